@@ -1,0 +1,163 @@
+"""The catalog aggregate: load every kind, index by id, resolve references, select apps."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, TypeVar
+
+from pydantic import BaseModel
+
+from .errors import CatalogError, Problem, UsageError
+from .loader import Document, load_model, read_document
+from .schema import App, Device, GenesisRegistry, Model, Stack
+
+T = TypeVar("T", bound=BaseModel)
+
+EMBEDDED = Path(__file__).resolve().parent.parent / "catalog"
+
+
+def display_path(path: Path) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
+
+
+@dataclass
+class Resolved:
+    """An app with its references looked up."""
+
+    app: App
+    model: Model
+    stack: Stack
+    device: Device
+    genesis: GenesisRegistry | None
+    file: str
+    doc: Document
+
+    def line(self, *loc: str | int) -> int:
+        return self.doc.line_of(tuple(loc))
+
+
+@dataclass
+class Catalog:
+    root: Path
+    models: dict[str, Model] = field(default_factory=dict)
+    stacks: dict[str, Stack] = field(default_factory=dict)
+    devices: dict[str, Device] = field(default_factory=dict)
+    genesis: GenesisRegistry | None = None
+    apps: dict[str, Resolved] = field(default_factory=dict)
+
+    def select(self, names: Iterable[str] = (), *, include_removed: bool = False) -> list[Resolved]:
+        names = list(names)
+        unknown = [n for n in names if n not in self.apps]
+        if unknown:
+            raise UsageError(f"unknown app(s): {', '.join(unknown)}; `catalog list` shows the apps")
+        chosen = [self.apps[n] for n in names] if names else list(self.apps.values())
+        if not include_removed and not names:
+            chosen = [r for r in chosen if r.app.status != "removed"]
+        return sorted(chosen, key=lambda r: r.app.name)
+
+    def file_of(self, name: str) -> Path:
+        return self.root / "apps" / f"{name}.yaml"
+
+
+def _files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.glob("*.yaml") if p.is_file()) if folder.is_dir() else []
+
+
+def _load_all(folder: Path, cls: type[T], problems: list[Problem]) -> list[tuple[T, Document, str]]:
+    out = []
+    for path in _files(folder):
+        name = display_path(path)
+        try:
+            doc = read_document(path, name)
+            out.append((load_model(cls, doc, name), doc, name))
+        except CatalogError as exc:
+            problems.extend(exc.problems)
+    return out
+
+
+def _index(items: list[tuple[T, Document, str]], kind: str, problems: list[Problem]) -> dict[str, T]:
+    index: dict[str, T] = {}
+    for obj, doc, name in items:
+        key = getattr(obj, "id")
+        if key in index:
+            problems.append(Problem(name, doc.line_of(("id",)), "id", f"duplicate {kind} id {key!r}; ids must be unique"))
+        index[key] = obj
+        stem = Path(name).stem
+        if stem != key:
+            problems.append(Problem(name, doc.line_of(("id",)), "id", f"{kind} id {key!r} must equal the file name {stem!r}"))
+    return index
+
+
+def load_catalog(root: Path | str | None = None) -> Catalog:
+    """Load and cross-check a catalog folder; raises CatalogError with every problem found."""
+    root = Path(root) if root else EMBEDDED
+    if not (root / "apps").is_dir():
+        raise UsageError(f"{display_path(root)}: not a catalog (no apps/ folder); pass --catalog DIR")
+    problems: list[Problem] = []
+    cat = Catalog(root=root)
+    cat.models = _index(_load_all(root / "models", Model, problems), "model", problems)
+    cat.stacks = _index(_load_all(root / "stacks", Stack, problems), "stack", problems)
+    cat.devices = _index(_load_all(root / "devices", Device, problems), "device", problems)
+    registries = _load_all(root / "genesis", GenesisRegistry, problems)
+    cat.genesis = registries[0][0] if registries else None
+    for app, doc, name in _load_all(root / "apps", App, problems):
+        resolved = _resolve(cat, app, doc, name, problems)
+        if resolved:
+            cat.apps[app.name] = resolved
+    _check_replacements(cat, problems)
+    if problems:
+        raise CatalogError(problems)
+    return cat
+
+
+def _resolve(cat: Catalog, app: App, doc: Document, name: str, problems: list[Problem]) -> Resolved | None:
+    def bad(field_: str, message: str) -> None:
+        problems.append(Problem(name, doc.line_of((field_,)), field_, message))
+
+    before = len(problems)
+    if Path(name).stem != app.name:
+        bad("name", f"app name {app.name!r} must equal the file name {Path(name).stem!r}")
+    if app.name in cat.apps:
+        bad("name", f"duplicate app name {app.name!r}")
+    model = cat.models.get(app.model)
+    stack = cat.stacks.get(app.stack)
+    device = cat.devices.get(app.device)
+    for kind, key, found, pool in (("model", app.model, model, cat.models), ("stack", app.stack, stack, cat.stacks),
+                                   ("device", app.device, device, cat.devices)):
+        if found is None:
+            bad(kind, f"unknown {kind} {key!r}; known: {', '.join(sorted(pool)) or 'none'}")
+    if model is not None:
+        if model.weight(app.quantization) is None:
+            bad("quantization", f"model {model.id!r} has no quantization {app.quantization!r}; known: "
+                + ", ".join(w.quant for w in model.weights))
+        drafter = app.speculative.drafter if app.speculative else None
+        if drafter and model.drafter(drafter) is None:
+            problems.append(Problem(name, doc.line_of(("speculative", "drafter")), "speculative.drafter",
+                                    f"model {model.id!r} has no drafter {drafter!r}; known: "
+                                    + (", ".join(d.id for d in model.drafters) or "none")))
+        if app.vision and model.mmproj is None and stack is not None and stack.engine == "llamacpp":
+            bad("vision", f"model {model.id!r} has no vision projector (mmproj); set vision: false")
+    if app.genesis_patches:
+        if cat.genesis is None:
+            bad("genesis_patches", "the catalog has no genesis/ registry")
+        else:
+            for index, pid in enumerate(app.genesis_patches):
+                if cat.genesis.patch(pid) is None:
+                    problems.append(Problem(name, doc.line_of(("genesis_patches", index)), f"genesis_patches.{index}",
+                                            f"unknown Genesis patch {pid!r}; see catalog/genesis/"))
+    if len(problems) > before or model is None or stack is None or device is None:
+        return None
+    return Resolved(app=app, model=model, stack=stack, device=device, genesis=cat.genesis, file=name, doc=doc)
+
+
+def _check_replacements(cat: Catalog, problems: list[Problem]) -> None:
+    for resolved in cat.apps.values():
+        target = resolved.app.replaced_by
+        if target and target not in cat.apps:
+            problems.append(Problem(resolved.file, resolved.line("replaced_by"), "replaced_by",
+                                    f"unknown app {target!r}; name an app of this catalog"))

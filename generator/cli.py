@@ -1,0 +1,47 @@
+"""Entry point: the single place where errors become messages and exit codes.
+
+Exit codes: 0 success; 1 findings (invalid catalog, failed rules, stale charts, regressions);
+2 usage or internal error.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from .cli_app import app
+from .errors import CatalogError, UsageError
+
+# Each module registers its commands on `app`; heavy libraries are imported inside the commands.
+from .commands import listing, render  # noqa: F401,E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        app(args=argv, standalone_mode=False)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except CatalogError as exc:
+        print(str(exc), file=sys.stderr)
+        print(f"{len(exc.problems)} problem(s); nothing was written.", file=sys.stderr)
+        return 1
+    except SystemExit as exc:  # typer.Exit inside commands
+        return int(exc.code or 0)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # click's own usage errors and anything unexpected
+        import click
+
+        if isinstance(exc, click.exceptions.Exit):
+            return exc.exit_code
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            return 2
+        if isinstance(exc, click.exceptions.Abort):
+            return 1
+        raise
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+"""The typer application and shared options; commands register themselves in generator/commands/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+app = typer.Typer(
+    name="catalog",
+    help="Typed local-LLM app catalog -> Olares Market charts: render, check, bump, publish, smoke, prune.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+CatalogOpt = Annotated[Optional[Path], typer.Option("--catalog", help="Catalog folder (default: the embedded catalog/).")]
+OutOpt = Annotated[Path, typer.Option("--out", help="Folder of rendered charts.")]
+AppsArg = Annotated[Optional[list[str]], typer.Argument(help="App names (default: every app).", show_default=False)]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of a table.")]
+
+DEFAULT_OUT = Path("charts")
+
+
+def default_out(catalog: Path | None) -> Path:
+    """charts/ beside the catalog folder (the repository layout), else ./charts."""
+    if catalog is not None:
+        return catalog.resolve().parent / "charts"
+    from .catalog import EMBEDDED
+
+    return EMBEDDED.parent / "charts"

@@ -1,0 +1,47 @@
+"""`catalog list`: one row per app."""
+
+from __future__ import annotations
+
+import json
+
+from ..catalog import load_catalog
+from ..cli_app import CatalogOpt, JsonOpt, app
+
+
+def _rows(cat) -> list[dict]:
+    rows = []
+    for r in cat.select(include_removed=True):
+        bench = r.app.last_benchmark
+        rows.append({
+            "name": r.app.name,
+            "title": r.app.title,
+            "model": r.model.name,
+            "stack": r.stack.id,
+            "context": r.app.context_length,
+            "version": r.app.version,
+            "status": r.app.status,
+            "tokens_per_s": bench.tokens_per_s if bench else None,
+            "measured": bench.date.isoformat() if bench else None,
+        })
+    return rows
+
+
+@app.command("list")
+def list_apps(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
+    """List the apps: name, title, model, stack, context, version, status, last tokens/s."""
+    rows = _rows(load_catalog(catalog))
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{len(rows)} apps")
+    for col in ("name", "title", "model", "stack", "context", "version", "status", "t/s"):
+        table.add_column(col, justify="right" if col in ("context", "t/s") else "left",
+                         no_wrap=col in ("name", "version", "status", "context", "t/s"))
+    for row in rows:
+        tps = f"{row['tokens_per_s']:.1f}" if row["tokens_per_s"] else "—"
+        table.add_row(row["name"], row["title"], row["model"], row["stack"], f"{row['context']:,}",
+                      row["version"], row["status"], tps)
+    Console().print(table)

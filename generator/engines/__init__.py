@@ -1,0 +1,18 @@
+"""One module per engine family; `engine_for` picks it from the app's stack."""
+
+from __future__ import annotations
+
+from ..catalog import Resolved
+from . import llamacpp, lucebox, vllm
+from .base import Arg, Download, EngineSpec, EnvVar, hami_limit
+
+
+def engine_for(r: Resolved) -> EngineSpec:
+    if r.stack.engine == "vllm":
+        return vllm.engine(r)
+    if r.stack.fork == "lucebox":
+        return lucebox.engine(r)
+    return llamacpp.engine(r)
+
+
+__all__ = ["Arg", "Download", "EngineSpec", "EnvVar", "engine_for", "hami_limit"]

@@ -1,0 +1,154 @@
+"""Read catalog YAML files, keep line numbers, and turn validation errors into `file:line: field: message`."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError
+
+from .errors import CatalogError, Problem
+
+T = TypeVar("T", bound=BaseModel)
+Path_ = tuple[str | int, ...]
+
+
+@dataclass
+class Document:
+    """One parsed YAML file: plain data plus the line of every key and item."""
+
+    path: Path
+    data: Any
+    lines: dict[Path_, int] = field(default_factory=dict)
+
+    def line_of(self, loc: Path_) -> int:
+        """The line of `loc`, or of its nearest ancestor that has one."""
+        for cut in range(len(loc), -1, -1):
+            if loc[:cut] in self.lines:
+                return self.lines[loc[:cut]]
+        return 1
+
+
+def _yaml() -> YAML:
+    yaml = YAML(typ="rt")
+    yaml.allow_duplicate_keys = False
+    return yaml
+
+
+def _plain(node: Any, loc: Path_, lines: dict[Path_, int]) -> Any:
+    """Copy ruamel's round-trip nodes into plain Python values, recording 1-based lines."""
+    if isinstance(node, CommentedMap):
+        out = {}
+        for key, value in node.items():
+            child = (*loc, str(key))
+            line = node.lc.key(key)[0] if node.lc.data and key in node.lc.data else None
+            if line is not None:
+                lines[child] = line + 1
+            out[str(key) if not isinstance(key, (int, bool)) else key] = _plain(value, child, lines)
+        return out
+    if isinstance(node, CommentedSeq):
+        out_list = []
+        for index, value in enumerate(node):
+            child = (*loc, index)
+            if node.lc.data and index < len(node.lc.data):
+                lines[child] = node.lc.item(index)[0] + 1
+            out_list.append(_plain(value, child, lines))
+        return tuple(out_list)  # the models are immutable: sequences are tuples
+    if isinstance(node, bool) or node is None:
+        return node
+    if isinstance(node, dt.datetime):
+        return node.date() if (node.hour, node.minute, node.second) == (0, 0, 0) else node
+    if isinstance(node, dt.date):
+        return dt.date(node.year, node.month, node.day)
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    if isinstance(node, str):
+        return str(node)
+    return node
+
+
+def read_document(path: Path, display: str | None = None) -> Document:
+    name = display or str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise CatalogError([Problem(name, None, None, f"not UTF-8 text ({exc.reason}); save the file as UTF-8")]) from exc
+    try:
+        raw = _yaml().load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        what = (exc.problem or exc.context or "invalid YAML").strip()
+        raise CatalogError([Problem(name, line, None, f"YAML syntax error: {what}; fix the YAML syntax")]) from exc
+    except Exception as exc:  # ruamel raises a few unmarked errors too
+        raise CatalogError([Problem(name, None, None, f"YAML error: {exc}")]) from exc
+    lines: dict[Path_, int] = {(): 1}
+    data = _plain(raw, (), lines)
+    return Document(path=path, data=data, lines=lines)
+
+
+def _field(loc: Path_) -> str:
+    return ".".join(str(p) for p in loc) or "(top level)"
+
+
+def _message(err: dict[str, Any]) -> str:
+    kind = err["type"]
+    msg = err["msg"]
+    if kind == "extra_forbidden":
+        return "unknown key; remove it or check its spelling"
+    if kind == "missing":
+        return "required field is missing; add it"
+    if kind == "string_pattern_mismatch":
+        return f"{err['input']!r} does not match {err['ctx']['pattern']}"
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+    if "input" in err and kind.endswith("_type"):
+        shown = repr(err["input"])
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        msg = f"{msg} (got {type(err['input']).__name__} {shown})"
+    return msg
+
+
+def validation_problems(doc: Document, exc: ValidationError, display: str) -> list[Problem]:
+    problems = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "tagged-union"))))
+        # pydantic appends the literal/union branch names; keep the data path only
+        loc = _data_path(doc.data, loc)
+        problems.append(Problem(display, doc.line_of(loc), _field(loc), _message(err)))
+    return problems
+
+
+def _data_path(data: Any, loc: Path_) -> Path_:
+    """Trim pydantic's location to the part that exists in the data (drops type-branch names)."""
+    out: list[str | int] = []
+    node = data
+    for part in loc:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+            out.append(part)
+        elif isinstance(node, (list, tuple)) and isinstance(part, int) and part < len(node):
+            node = node[part]
+            out.append(part)
+        elif isinstance(node, dict) and not out or isinstance(node, dict):
+            out.append(part)  # a missing or extra key: still name it
+            break
+        else:
+            break
+    return tuple(out)
+
+
+def load_model(cls: type[T], doc: Document, display: str) -> T:
+    if not isinstance(doc.data, dict):
+        raise CatalogError([Problem(display, 1, None, f"expected a mapping of {cls.__name__} fields, got {type(doc.data).__name__}")])
+    try:
+        return cls.model_validate(doc.data)
+    except ValidationError as exc:
+        raise CatalogError(validation_problems(doc, exc, display)) from exc

@@ -1,0 +1,13 @@
+"""Pure pydantic models of the catalog (no I/O)."""
+
+from .app import App, Benchmark, Probe, Resources, Speculative
+from .device import Device
+from .genesis import GenesisPatch, GenesisRegistry
+from .model import Architecture, AttentionGroup, Drafter, Model, RecurrentGroup, WeightFile
+from .stack import Stack
+
+__all__ = [
+    "App", "Architecture", "AttentionGroup", "Benchmark", "Device", "Drafter", "GenesisPatch",
+    "GenesisRegistry", "Model", "Probe", "RecurrentGroup", "Resources", "Speculative", "Stack",
+    "WeightFile",
+]

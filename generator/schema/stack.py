@@ -1,0 +1,67 @@
+"""Engine stacks: a pinned image of vLLM, llama.cpp or a fork, and what it supports."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from .common import EnvName, Id, ImageRef, PositiveInt, Sources, Strict
+
+Engine = Literal["vllm", "llamacpp"]
+Fork = Literal["upstream", "genesis", "atomic", "lucebox", "buun"]
+Feature = Literal[
+    "turboquant",  # TurboQuant KV cache types
+    "turboquant_hybrid",  # TurboQuant on hybrid (GDN) models: vLLM #39931 or Genesis P4
+    "mtp",  # multi-token-prediction speculative decoding
+    "draft_model",  # separate draft model
+    "dflash",  # DFlash block drafter
+    "ngram",  # n-gram / prompt-lookup speculation
+    "vision",  # multimodal projector
+    "vision_with_mtp",  # vision together with MTP speculation
+    "gemma4",  # Gemma 4 architecture
+    "gemma4_mtp",  # Gemma 4 assistant drafter
+    "genesis",  # Genesis runtime patch set
+]
+SpecMethod = Literal["mtp", "draft", "dflash", "ngram"]
+PLACEHOLDERS = ("{tokens}", "{drafter}")
+
+
+class Stack(Strict):
+    id: Id
+    title: str
+    engine: Engine
+    fork: Fork
+    image: ImageRef
+    image_recorded: bool = True  # False: no source records the exact image; `catalog check` warns
+    version: str  # engine version or build the image carries
+    genesis_version: str | None = None
+    port: PositiveInt
+    health_path: str = "/health"
+    command: tuple[str, ...] = ()  # overrides the image entrypoint (forks with their own binary)
+    features: tuple[Feature, ...] = ()
+    spec_methods: tuple[SpecMethod, ...] = ()
+    missing_python_packages: tuple[str, ...] = ()  # optional packages the image lacks
+    args: tuple[str, ...] = ()  # flags every app on this stack gets
+    # How this image spells each speculative method; `{tokens}` and `{drafter}` are filled in per app.
+    speculative_args: dict[SpecMethod, tuple[str, ...]] = Field(default_factory=dict)
+    env: dict[EnvName, str] = Field(default_factory=dict)
+    flag_table: Id | None = None  # catalog/flags/<id>.yaml, used by `catalog check`
+    sources: Sources
+
+    @model_validator(mode="after")
+    def _placeholders(self) -> "Stack":
+        for method, args in self.speculative_args.items():
+            for arg in args:
+                if ("{" in arg or "}" in arg) and arg not in PLACEHOLDERS:
+                    raise ValueError(f"speculative_args.{method}: {arg!r}: only {', '.join(PLACEHOLDERS)} may use braces")
+        missing = set(self.spec_methods) - set(self.speculative_args)
+        if missing:
+            raise ValueError(f"spec_methods {sorted(missing)} have no speculative_args spelling")
+        return self
+
+    @property
+    def image_tag(self) -> str:
+        ref = self.image.split("@", 1)[0]
+        tail = ref.rsplit("/", 1)[-1]
+        return tail.split(":", 1)[1] if ":" in tail else "latest"

@@ -1,0 +1,85 @@
+"""Write rendered charts atomically, delete stale files, and diff against what is on disk."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+Tree = dict[str, str]  # relative path -> text
+
+
+def read_tree(folder: Path) -> Tree:
+    if not folder.is_dir():
+        return {}
+    out = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            try:
+                out[path.relative_to(folder).as_posix()] = path.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                out[path.relative_to(folder).as_posix()] = "<binary>"
+    return out
+
+
+def diff_tree(label: str, old: Tree, new: Tree) -> list[str]:
+    """Unified diffs of every missing, extra or changed file; empty when identical."""
+    lines: list[str] = []
+    for rel in sorted(set(old) | set(new)):
+        before, after = old.get(rel), new.get(rel)
+        if before == after:
+            continue
+        lines += difflib.unified_diff(
+            (before or "").splitlines(keepends=True), (after or "").splitlines(keepends=True),
+            fromfile=f"a/{label}/{rel}" if before is not None else "/dev/null",
+            tofile=f"b/{label}/{rel}" if after is not None else "/dev/null",
+        )
+        if lines and not lines[-1].endswith("\n"):
+            lines[-1] += "\n"
+    return lines
+
+
+def _write(folder: Path, tree: Tree) -> None:
+    for rel, text in tree.items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+
+
+def write_charts(out: Path, charts: dict[str, Tree], *, prune_others: bool) -> list[str]:
+    """Replace `out/<name>/` for every chart; with prune_others, delete chart folders not in `charts`.
+
+    Everything is first written to a temporary folder beside `out`; the live folders are swapped
+    only once all charts are on disk, so a failure leaves the previous charts intact.
+    Returns the names of the folders removed as stale.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".render-", dir=out.parent))
+    try:
+        for name, tree in charts.items():
+            _write(staging / name, tree)
+        stale = sorted(p.name for p in out.iterdir() if p.is_dir() and not p.name.startswith(".")
+                       and p.name not in charts) if prune_others else []
+        trash = Path(tempfile.mkdtemp(prefix=".old-", dir=out.parent))
+        try:
+            for name in charts:
+                live = out / name
+                if live.exists():
+                    os.replace(live, trash / name)
+                os.replace(staging / name, live)
+            for name in stale:
+                os.replace(out / name, trash / name)
+        finally:
+            shutil.rmtree(trash, ignore_errors=True)
+        return stale
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def stale_folders(out: Path, names: set[str]) -> list[str]:
+    if not out.is_dir():
+        return []
+    return sorted(p.name for p in out.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name not in names)
