@@ -12,7 +12,7 @@ from .cli_app import app
 from .errors import CatalogError, UsageError
 
 # Each module registers its commands on `app`; heavy libraries are imported inside the commands.
-from .commands import listing, render  # noqa: F401,E402
+from .commands import bump, check, explain, listing, prune, publish, render, smoke  # noqa: F401,E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,1 @@
+"""`catalog check` (not implemented yet)."""

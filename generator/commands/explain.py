@@ -1,0 +1,1 @@
+"""`catalog explain` (not implemented yet)."""

@@ -1,0 +1,1 @@
+"""`catalog prune` (not implemented yet)."""

@@ -1,0 +1,1 @@
+"""`catalog publish` (not implemented yet)."""

@@ -1,0 +1,1 @@
+"""`catalog smoke` (not implemented yet)."""

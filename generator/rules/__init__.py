@@ -1,0 +1,83 @@
+"""Rules: one module per family; each rule has an id, a severity, a message and a fix.
+
+A rule is a function `(ctx: AppContext) -> Iterable[Finding]` registered with `@rule(...)`.
+`run_rules` never raises on findings: it runs every rule for every app and collects the results.
+Rule modules register themselves when imported (see `RULE_MODULES`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from ..catalog import Catalog, Resolved
+from ..engines import EngineSpec
+from ..findings import Finding, Severity
+from ..plan import ChartSpec, plan
+
+
+@dataclass
+class AppContext:
+    """Everything a rule may read about one app: catalog entry, resolved engine argv/env, planned chart."""
+
+    resolved: Resolved
+    catalog: Catalog
+    chart: ChartSpec
+    cache: dict = field(default_factory=dict)  # per-app memo shared by rules (e.g. the fit estimate)
+
+    @property
+    def engine(self) -> EngineSpec:
+        return self.chart.engine
+
+    @property
+    def app(self):
+        return self.resolved.app
+
+    def finding(self, rule_id: str, severity: Severity, message: str, fix: str = "", *loc: str | int) -> Finding:
+        """A finding that points at the app's catalog file, at the line of `loc` (a field path)."""
+        return Finding(rule=rule_id, severity=severity, app=self.app.name, message=message, fix=fix,
+                       file=self.resolved.file, line=self.resolved.line(*loc) if loc else 1)
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    severity: Severity
+    title: str  # what it checks
+    why: str  # the crash or rule it prevents
+    source: str  # where the fact comes from
+    check: Callable[[AppContext], Iterable[Finding]]
+
+
+REGISTRY: dict[str, Rule] = {}
+
+# Modules that define rules; each is imported once by `all_rules()`.
+RULE_MODULES: tuple[str, ...] = ()
+
+
+def rule(rule_id: str, severity: Severity, title: str, why: str, source: str):
+    def register(fn: Callable[[AppContext], Iterable[Finding]]) -> Callable[[AppContext], Iterable[Finding]]:
+        if rule_id in REGISTRY:
+            raise ValueError(f"duplicate rule id {rule_id}")
+        REGISTRY[rule_id] = Rule(rule_id, severity, title, why, source, fn)
+        return fn
+
+    return register
+
+
+def all_rules() -> list[Rule]:
+    for module in RULE_MODULES:
+        importlib.import_module(f"{__name__}.{module}")
+    return sorted(REGISTRY.values(), key=lambda r: r.id)
+
+
+def context(resolved: Resolved, catalog: Catalog) -> AppContext:
+    return AppContext(resolved=resolved, catalog=catalog, chart=plan(resolved))
+
+
+def run_rules(ctx: AppContext) -> list[Finding]:
+    findings: list[Finding] = []
+    for r in all_rules():
+        findings.extend(r.check(ctx))
+    return findings
