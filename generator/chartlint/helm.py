@@ -1,0 +1,107 @@
+"""The Helm engine (helm-python-sdk, Helm v4 SDK in-process): lint and render a chart folder.
+
+`helm_python` is imported inside the functions so `catalog --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+KUBE_VERSION = "v1.30.0"
+_SAFE_DIR = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
+
+
+@dataclass(frozen=True)
+class Doc:
+    """One rendered Kubernetes document and the template it came from."""
+
+    source: str  # chart-relative template path, e.g. templates/deployment.yaml
+    body: dict[str, Any]
+
+    @property
+    def kind(self) -> str:
+        return str(self.body.get("kind", ""))
+
+    @property
+    def name(self) -> str:
+        return str((self.body.get("metadata") or {}).get("name", ""))
+
+    @property
+    def namespace(self) -> str | None:
+        ns = (self.body.get("metadata") or {}).get("namespace")
+        return None if ns in (None, "") else str(ns)
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind or '?'}/{self.name or '?'}"
+
+
+@contextlib.contextmanager
+def chart_folder(name: str, tree: dict[str, str]) -> Iterator[Path]:
+    """Write the tree to a temporary `<name>/` folder (Helm loads charts from disk) and remove it after."""
+    root = Path(tempfile.mkdtemp(prefix="catalog-lint-"))
+    folder = root / (name if _SAFE_DIR.match(name) and name not in (".", "..") else "chart")
+    try:
+        for rel, text in tree.items():
+            path = folder / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        folder.mkdir(exist_ok=True)
+        yield folder
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def lint_errors(folder: Path, values: dict[str, Any]) -> list[tuple[str, str]]:
+    """(path, message) of every severity-3 message of `helm lint --strict`."""
+    import helm_python as helm
+
+    report = helm.lint(str(folder), values=values, strict=True, kube_version=KUBE_VERSION)
+    return [(str(m.get("path", "")), str(m.get("error", ""))) for m in report.get("messages", [])
+            if m.get("severity") == 3]
+
+
+def render(folder: Path, values: dict[str, Any], *, name: str, namespace: str) -> dict[str, str]:
+    """{chart-relative template path: text}; raises helm_python.HelmError when the engine fails."""
+    import helm_python as helm
+
+    with helm.Chart.load(str(folder)) as chart:
+        out = chart.render(values=values, name=name, namespace=namespace)
+    prefix = f"{folder.name}/"
+    return {(k[len(prefix):] if k.startswith(prefix) else k): v for k, v in sorted(out.items())}
+
+
+def yaml_loader() -> Any:
+    """PyYAML's safe loader (libyaml when built with it): YAML 1.1, as Go's yaml reads charts."""
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def documents(rendered: dict[str, str]) -> tuple[list[Doc], list[tuple[str, str]]]:
+    """Parse rendered templates; returns (docs, [(source, parse error)])."""
+    import yaml
+
+    loader = yaml_loader()
+    docs: list[Doc] = []
+    errors: list[tuple[str, str]] = []
+    for source, text in rendered.items():
+        if not source.endswith((".yaml", ".yml")) or Path(source).name.startswith("_"):
+            continue  # NOTES.txt, helpers
+        try:
+            parsed = [d for d in yaml.load_all(text, Loader=loader) if d is not None]
+        except yaml.YAMLError as exc:
+            errors.append((source, f"rendered output is not YAML: {exc}".replace("\n", " ")))
+            continue
+        for body in parsed:
+            if isinstance(body, dict):
+                docs.append(Doc(source, body))
+            else:
+                errors.append((source, f"a rendered document is a {type(body).__name__}, not a Kubernetes object"))
+    return docs, errors

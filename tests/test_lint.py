@@ -1,0 +1,302 @@
+"""`generator.lint.lint_chart`: real Helm engine, real Kubernetes schemas, one test per Olares rule.
+
+Each rule test takes a chart rendered from the embedded catalog, breaks it in memory the way a template
+or plan bug would, and asserts that exactly that rule fires.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from generator.catalog import load_catalog
+from generator.lint import CHART_RULES, lint_chart
+from generator.pipeline import render_apps, rendered_apps
+
+REPO = Path(__file__).resolve().parent.parent
+APP = "gemma4e2bone"  # llama.cpp fork, GPU, init container, hostPath: exercises every rule
+
+
+@pytest.fixture(scope="module")
+def charts() -> dict[str, dict[str, str]]:
+    return render_apps(rendered_apps(load_catalog()))
+
+
+@pytest.fixture
+def tree(charts) -> dict[str, str]:
+    return dict(charts[APP])
+
+
+def swap(tree: dict[str, str], rel: str, old: str, new: str) -> dict[str, str]:
+    """Replace one exact occurrence of `old` in a chart file (fails loudly if the chart changed shape)."""
+    assert tree[rel].count(old) == 1, f"{rel} should contain {old!r} exactly once"
+    tree[rel] = tree[rel].replace(old, new)
+    return tree
+
+
+def ids(findings) -> set[str]:
+    return {f.rule for f in findings}
+
+
+def only(findings, rule: str) -> list:
+    assert ids(findings) == {rule}, "\n".join(str(f) for f in findings)
+    return findings
+
+
+# --- the embedded charts -------------------------------------------------------------------------------
+
+def test_every_embedded_chart_lints_clean(charts):
+    assert len(charts) >= 10
+    for name, tree in charts.items():
+        assert lint_chart(name, tree) == [], name
+
+
+def test_committed_charts_lint_clean():
+    for folder in sorted((REPO / "charts").iterdir()):
+        files = {p.relative_to(folder).as_posix(): p.read_text(encoding="utf-8") for p in folder.rglob("*") if p.is_file()}
+        assert lint_chart(folder.name, files) == [], folder.name
+
+
+def test_render_with_injected_values_produces_the_workload(charts):
+    from generator.chartlint import helm
+    from generator.chartlint.view import build_view
+
+    for name, tree in charts.items():
+        with helm.chart_folder(name, tree) as folder:
+            view = build_view(name, tree, folder)
+        assert view.render_errors == [] and view.main is not None
+        deployment = next(d for d in view.main if d.kind == "Deployment")
+        assert deployment.name == name
+        pod = deployment.body["spec"]["template"]["spec"]
+        assert pod["volumes"][0]["hostPath"]["path"] == "/olares/userdata/Common/huggingface"
+
+
+# --- Helm and Kubernetes ----------------------------------------------------------------------------------
+
+def test_helm002_template_that_fails_under_olares_values(tree):
+    tree["templates/broken.yaml"] = "value: {{ .Values.notInjected.deep }}\n"
+    found = lint_chart(APP, tree)
+    assert {"HELM001", "HELM002"} <= ids(found)
+    helm002 = [f for f in found if f.rule == "HELM002"]
+    assert "nil pointer" in helm002[0].message and helm002[0].severity == "error"
+
+
+def test_helm001_template_rendering_broken_yaml(tree):
+    tree["templates/bad.yaml"] = "items: [a, b\n"
+    found = lint_chart(APP, tree)
+    helm001 = [f for f in found if f.rule == "HELM001"]
+    assert helm001 and "unable to parse YAML" in helm001[0].message
+    assert "K8S002" in ids(found)
+
+
+def test_k8s001_unknown_field_names_the_document_and_path(tree):
+    swap(tree, "templates/deployment.yaml", "          ports:\n", "          gpu: 1\n          ports:\n")
+    found = only(lint_chart(APP, tree), "K8S001")
+    assert "Deployment/gemma4e2bone" in found[0].message
+    assert "spec.template.spec.containers.0" in found[0].message and "'gpu' was unexpected" in found[0].message
+    assert found[0].file == f"{APP}/templates/deployment.yaml"
+
+
+def test_k8s001_wrong_type(tree):
+    swap(tree, "templates/service.yaml", "  type: ClusterIP\n", "  type: ClusterIP\n  sessionAffinityConfig: yes\n")
+    found = only(lint_chart(APP, tree), "K8S001")
+    assert "Service/gemma4e2bone: spec.sessionAffinityConfig" in found[0].message
+
+
+def test_k8s003_unknown_kind_is_a_warning(tree):
+    tree["templates/monitor.yaml"] = "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: m\n"
+    found = only(lint_chart(APP, tree), "K8S003")
+    assert found[0].severity == "warning"
+
+
+def test_cached_schemas_agree_with_kubernetes_validate(charts):
+    from kubernetes_validate import utils as kvu
+
+    from generator.chartlint import helm, kube
+    from generator.chartlint.view import build_view
+
+    tree = charts[APP]
+    with helm.chart_folder(APP, tree) as folder:
+        docs = build_view(APP, tree, folder).main
+    for doc in docs:
+        assert kvu.validate(doc.body, "1.30.0", strict=True) == "1.30"
+        assert kube.validate(doc.body) == []
+    bad = dict(docs[0].body, spec=dict(docs[0].body["spec"], replicas="three"))
+    with pytest.raises(kvu.ValidationError) as caught:
+        kvu.validate(bad, "1.30.0", strict=True)
+    errors = kube.validate(bad)
+    assert [e.path for e in errors] == [".".join(map(str, caught.value.path))]
+    assert errors[0].message == caught.value.message
+
+
+# --- Olares rules: one broken chart each ------------------------------------------------------------------
+
+def test_olares001_missing_manifest(tree):
+    del tree["OlaresManifest.yaml"]
+    found = only(lint_chart(APP, tree), "OLARES001")
+    assert "OlaresManifest.yaml: missing" in found[0].message
+
+
+def test_olares001_manifest_not_a_mapping(tree):
+    tree["OlaresManifest.yaml"] = "- just\n- a list\n"
+    assert "expected a mapping" in only(lint_chart(APP, tree), "OLARES001")[0].message
+
+
+def test_olares002_chart_name_differs(tree):
+    swap(tree, "Chart.yaml", f"name: {APP}\n", "name: gemma4e2btwo\n")
+    assert "Chart.yaml name 'gemma4e2btwo'" in only(lint_chart(APP, tree), "OLARES002")[0].message
+
+
+def _renamed(tree: dict[str, str], new: str) -> dict[str, str]:
+    return {rel: text.replace(APP, new) for rel, text in tree.items()}
+
+
+@pytest.mark.parametrize("name", ["kube", "pod", "a" + "b" * 30])
+def test_olares003_reserved_or_too_long_name(tree, name):
+    found = only(lint_chart(name, _renamed(tree, name)), "OLARES003")
+    assert repr(name) in found[0].message
+
+
+def test_olares004_versions_differ(tree):
+    swap(tree, "Chart.yaml", "version: 1.0.2\n", "version: 1.0.3\n")
+    found = only(lint_chart(APP, tree), "OLARES004")
+    assert "'1.0.3' != metadata.version '1.0.2'" in found[0].message
+
+
+def test_olares004_pre_release_version(tree):
+    swap(tree, "Chart.yaml", "version: 1.0.2\n", "version: 1.0.2-rc.1\n")
+    swap(tree, "OlaresManifest.yaml", "  version: 1.0.2\n", "  version: 1.0.2-rc.1\n")
+    found = only(lint_chart(APP, tree), "OLARES004")
+    assert {f.file for f in found} == {f"{APP}/Chart.yaml", f"{APP}/OlaresManifest.yaml"}
+    assert all(f.line for f in found)
+
+
+def test_olares005_no_workload_named_after_the_app(tree):
+    swap(tree, "templates/deployment.yaml", "metadata:\n  name: {{ .Release.Name }}\n",
+         "metadata:\n  name: {{ .Release.Name }}-engine\n")
+    swap(tree, "OlaresManifest.yaml", f"workloadReplicas:\n  {APP}: 1\n", f"workloadReplicas:\n  {APP}-engine: 1\n")
+    assert "no Deployment or StatefulSet named 'gemma4e2bone'" in only(lint_chart(APP, tree), "OLARES005")[0].message
+
+
+def test_olares006_unknown_workload_replicas_entry(tree):
+    swap(tree, "OlaresManifest.yaml", f"workloadReplicas:\n  {APP}: 1\n", f"workloadReplicas:\n  {APP}: 1\n  llminit: 1\n")
+    found = only(lint_chart(APP, tree), "OLARES006")
+    assert "'llminit' matches no rendered" in found[0].message and found[0].line
+
+
+@pytest.mark.parametrize("replicas", ["{{ .Values.workloads.gemma4e2bone.replicaCount | default 1 }}", "1"])
+def test_olares007_replicas_ignore_replica_count(tree, replicas):
+    swap(tree, "templates/deployment.yaml", "replicas: {{ .Values.workloads.gemma4e2bone.replicaCount }}",
+         f"replicas: {replicas}")
+    found = only(lint_chart(APP, tree), "OLARES007")
+    assert "replicaCount was 0" in found[0].message
+
+
+def test_olares008_hostpath_with_rolling_update(tree):
+    swap(tree, "templates/deployment.yaml", "    type: Recreate\n", "    type: RollingUpdate\n")
+    assert "hostPath volume(s) models" in only(lint_chart(APP, tree), "OLARES008")[0].message
+
+
+def test_olares009_container_without_memory_request(tree):
+    swap(tree, "values.yaml", "    requests:\n      cpu: '4'\n      memory: 4Gi\n", "    requests:\n      cpu: '4'\n")
+    found = only(lint_chart(APP, tree), "OLARES009")
+    assert "container 'engine' sets no valid requests.memory" in found[0].message
+
+
+def test_olares010_limits_exceed_the_envelope(tree):
+    swap(tree, "values.yaml", "      memory: 40Gi\n", "      memory: 400Gi\n")
+    found = only(lint_chart(APP, tree), "OLARES010")
+    assert "limits.memory" in found[0].message and "limitedMemory '40Gi'" in found[0].message
+
+
+def test_olares010_required_above_limited(tree):
+    swap(tree, "OlaresManifest.yaml", "      requiredCpu: '4'\n", "      requiredCpu: '32'\n")
+    assert "requiredCpu 32 exceeds limitedCpu 16" in only(lint_chart(APP, tree), "OLARES010")[0].message
+
+
+def test_olares011_template_syntax_in_manifest(tree):
+    line = next(i for i, t in enumerate(tree["OlaresManifest.yaml"].splitlines(), 1) if t.startswith("  description:"))
+    swap(tree, "OlaresManifest.yaml", "\n  description: Gemma", "\n  description: \"{{ .Values.bfl.username }}\" # Gemma")
+    found = only(lint_chart(APP, tree), "OLARES011")
+    assert found[0].line == line
+
+
+def test_olares012_literal_namespace(tree):
+    swap(tree, "templates/service.yaml", "metadata:\n", "metadata:\n  namespace: gemma4e2bone-admin\n")
+    found = only(lint_chart(APP, tree), "OLARES012")
+    assert "Service/gemma4e2bone sets metadata.namespace 'gemma4e2bone-admin'" in found[0].message
+
+
+def test_olares013_entrance_host_is_not_a_service(tree):
+    swap(tree, "OlaresManifest.yaml", f"    host: {APP}\n", "    host: download-svc\n")
+    assert "'download-svc' is not a rendered Service" in only(lint_chart(APP, tree), "OLARES013")[0].message
+
+
+def test_olares013_entrance_port_is_not_a_service_port(tree):
+    swap(tree, "OlaresManifest.yaml", "    port: 8080\n", "    port: 8090\n")
+    assert "port 8090 is not a port of Service" in only(lint_chart(APP, tree), "OLARES013")[0].message
+
+
+def test_olares014_gpumem_with_a_unit(tree):
+    tree["values.yaml"] = tree["values.yaml"].replace("nvidia.com/gpumem: 24300", "nvidia.com/gpumem: 24300Mi")
+    found = only(lint_chart(APP, tree), "OLARES014")
+    assert {f.message for f in found} == {
+        f"Deployment/{APP} container 'engine': {part}.nvidia.com/gpumem '24300Mi' is not a bare integer of MiB"
+        for part in ("requests", "limits")}
+
+
+def test_olares014_gpumem_differs_from_required_gpu_memory(tree):
+    swap(tree, "OlaresManifest.yaml", "requiredGPUMemory: 24300Mi", "requiredGPUMemory: 23Gi")
+    found = only(lint_chart(APP, tree), "OLARES014")
+    assert "24300 != requiredGPUMemory 23552 MiB" in found[0].message
+
+
+def test_olares014_no_gpumem_at_all(tree):
+    tree["values.yaml"] = re.sub(r"\n +nvidia.com/gpumem: 24300", "", tree["values.yaml"])
+    assert "no container requests nvidia.com/gpumem" in only(lint_chart(APP, tree), "OLARES014")[0].message
+
+
+def test_olares015_gpu_inject_names_another_container(tree):
+    swap(tree, "templates/deployment.yaml", 'gpu-inject: "engine"', 'gpu-inject: "model-fetch"')
+    found = only(lint_chart(APP, tree), "OLARES015")
+    assert {f.message.split("container ")[1] for f in found} == {"'engine' disagree", "'model-fetch' disagree"}
+
+
+def test_olares016_missing_olares_dependency(tree):
+    swap(tree, "OlaresManifest.yaml", "    - name: olares\n", "    - name: ollama\n")
+    assert "no {name: olares, type: system" in only(lint_chart(APP, tree), "OLARES016")[0].message
+
+
+# --- reporting ----------------------------------------------------------------------------------------
+
+def test_findings_can_point_at_the_catalog_file(tree):
+    swap(tree, "templates/deployment.yaml", "    type: Recreate\n", "    type: RollingUpdate\n")
+    found = only(lint_chart(APP, tree, file=f"catalog/apps/{APP}.yaml"), "OLARES008")
+    assert found[0].file == f"catalog/apps/{APP}.yaml" and found[0].line is None
+    assert found[0].message.startswith("templates/deployment.yaml: ")
+
+
+def test_every_rule_is_documented_and_tested():
+    doc = (REPO / "docs" / "chart-rules.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^\| (?:`)?([A-Z0-9]+\d{3})(?:`)? \|", doc, flags=re.M))
+    assert documented == set(CHART_RULES)
+    tests = Path(__file__).read_text(encoding="utf-8").lower()
+    assert all(f"test_{rid.lower()}" in tests for rid in CHART_RULES)
+
+
+def test_lint_leaves_no_temporary_folder(tree, tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    lint_chart(APP, tree)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_k8s002_document_without_kind(tree):
+    tree["templates/orphan.yaml"] = "apiVersion: v1\nmetadata:\n  name: orphan\n"
+    found = lint_chart(APP, tree)
+    k8s002 = [f for f in found if f.rule == "K8S002"]
+    assert k8s002 and "without apiVersion or kind" in k8s002[0].message
+    assert ids(found) <= {"K8S002", "HELM001"}
