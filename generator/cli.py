@@ -17,7 +17,9 @@ from .commands import bump, check, explain, listing, prune, publish, render, smo
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        app(args=argv, standalone_mode=False)
+        code = app(args=argv, standalone_mode=False)  # returns typer.Exit's code in this mode
+        if isinstance(code, int) and not isinstance(code, bool):
+            return code
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
