@@ -32,15 +32,15 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # click's own usage errors and anything unexpected
-        import click
+        import typer  # typer >= 0.20 vendors click (typer._click): there is no `click` module to import
 
-        if isinstance(exc, click.exceptions.Exit):
+        if isinstance(exc, typer.Exit):
             return exc.exit_code
-        if isinstance(exc, click.ClickException):
+        if isinstance(exc, typer.Abort):
+            return 1
+        if isinstance(exc, typer.TyperException) and hasattr(exc, "show"):  # click's UsageError & co.
             exc.show()
             return 2
-        if isinstance(exc, click.exceptions.Abort):
-            return 1
         raise
     return 0
 

@@ -64,19 +64,37 @@ def write_charts(out: Path, charts: dict[str, Tree], *, prune_others: bool) -> l
         stale = sorted(p.name for p in out.iterdir() if p.is_dir() and not p.name.startswith(".")
                        and p.name not in charts) if prune_others else []
         trash = Path(tempfile.mkdtemp(prefix=".old-", dir=out.parent))
-        try:
-            for name in charts:
-                live = out / name
-                if live.exists():
-                    os.replace(live, trash / name)
-                os.replace(staging / name, live)
-            for name in stale:
-                os.replace(out / name, trash / name)
-        finally:
-            shutil.rmtree(trash, ignore_errors=True)
+        _swap(out, staging, trash, list(charts), stale)
+        shutil.rmtree(trash, ignore_errors=True)
         return stale
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _swap(out: Path, staging: Path, trash: Path, names: list[str], stale: list[str]) -> None:
+    """Move the live folders to `trash` and the staged ones in; on any failure put the old ones back.
+
+    If even the roll-back fails, `trash` (a `.old-*` folder beside `out`) keeps the previous charts.
+    """
+    parked: list[str] = []  # live folders moved to trash
+    placed: list[str] = []  # staged folders now live
+    try:
+        for name in names:
+            if (out / name).exists():
+                os.replace(out / name, trash / name)
+                parked.append(name)
+            os.replace(staging / name, out / name)
+            placed.append(name)
+        for name in stale:
+            os.replace(out / name, trash / name)
+            parked.append(name)
+    except BaseException:
+        for name in reversed(placed):
+            shutil.rmtree(out / name, ignore_errors=True)
+        for name in parked:
+            os.replace(trash / name, out / name)
+        shutil.rmtree(trash, ignore_errors=True)
+        raise
 
 
 def stale_folders(out: Path, names: set[str]) -> list[str]:

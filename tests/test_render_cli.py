@@ -1,0 +1,158 @@
+"""`catalog render` end to end through `generator.cli.main`: determinism, --check, stale folders, atomicity."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from generator.cli import main
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "catalog_small"
+APPS = ("gemmalab", "qwenlab", "qwenvisionlab")
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Path:
+    dest = tmp_path / "catalog"
+    shutil.copytree(FIXTURE, dest)
+    return dest
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+def render(catalog: Path, *args: str) -> int:
+    return main(["render", "--catalog", str(catalog), *args])
+
+
+def test_embedded_charts_are_fresh(capsys):
+    assert main(["render", "--check"]) == 0, capsys.readouterr().out
+
+
+def test_render_twice_is_byte_identical(catalog):
+    charts = catalog.parent / "charts"
+    assert render(catalog) == 0
+    first = snapshot(charts)
+    assert sorted({k.split("/")[0] for k in first}) == list(APPS)
+    assert render(catalog) == 0
+    assert snapshot(charts) == first
+
+
+def test_check_is_clean_after_render(catalog, capsys):
+    assert render(catalog) == 0
+    capsys.readouterr()
+    assert render(catalog, "--check") == 0
+    assert "up to date: 3 chart(s)" in capsys.readouterr().out
+
+
+def test_check_before_any_render_lists_every_file(catalog, capsys):
+    assert render(catalog, "--check") == 1
+    out = capsys.readouterr().out
+    assert all(f"+++ b/{app}/OlaresManifest.yaml" in out for app in APPS)
+    assert not (catalog.parent / "charts").exists() or not any((catalog.parent / "charts").iterdir())
+
+
+def test_check_fails_with_a_diff_after_a_hand_edit(catalog, capsys):
+    assert render(catalog) == 0
+    values = catalog.parent / "charts" / "qwenlab" / "values.yaml"
+    before = snapshot(catalog.parent / "charts")
+    values.write_text(values.read_text(encoding="utf-8").replace("--jinja", "--no-jinja"), encoding="utf-8")
+    capsys.readouterr()
+    assert render(catalog, "--check") == 1
+    captured = capsys.readouterr()
+    assert "--- a/qwenlab/values.yaml" in captured.out and "+++ b/qwenlab/values.yaml" in captured.out
+    assert "-    - --no-jinja" in captured.out and "+    - --jinja" in captured.out
+    assert "stale" in captured.err
+    assert snapshot(catalog.parent / "charts")["qwenlab/values.yaml"] != before["qwenlab/values.yaml"]  # untouched
+
+
+def test_check_fails_on_a_stale_chart_folder_and_render_removes_it(catalog, capsys):
+    assert render(catalog) == 0
+    charts = catalog.parent / "charts"
+    shutil.copytree(charts / "qwenlab", charts / "oldapp")
+    capsys.readouterr()
+    assert render(catalog, "--check") == 1
+    assert "--- a/oldapp/Chart.yaml" in capsys.readouterr().out
+    assert render(catalog) == 0
+    assert "removed stale" in capsys.readouterr().out
+    assert sorted(p.name for p in charts.iterdir()) == list(APPS)
+    assert render(catalog, "--check") == 0
+
+
+def test_check_after_an_app_is_removed_from_the_catalog(catalog, capsys):
+    assert render(catalog) == 0
+    (catalog / "apps" / "qwenvisionlab.yaml").unlink()
+    capsys.readouterr()
+    assert render(catalog, "--check") == 1
+    assert "--- a/qwenvisionlab/values.yaml" in capsys.readouterr().out
+
+
+def test_naming_apps_renders_only_those_and_keeps_the_others(catalog):
+    assert render(catalog) == 0
+    charts = catalog.parent / "charts"
+    (charts / "qwenlab" / "owners").write_text("edited\n", encoding="utf-8")
+    assert render(catalog, "gemmalab") == 0
+    assert (charts / "qwenlab" / "owners").read_text(encoding="utf-8") == "edited\n"
+    assert render(catalog, "qwenlab") == 0
+    assert (charts / "qwenlab" / "owners").read_text(encoding="utf-8") != "edited\n"
+
+
+def _fail_on_call(n: int, real):
+    calls = {"n": 0}
+
+    def wrapper(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == n:
+            raise RuntimeError(f"injected failure on call {n}")
+        return real(*args, **kwargs)
+
+    return wrapper
+
+
+def test_renderer_failing_on_the_second_app_changes_nothing(catalog, monkeypatch):
+    import generator.pipeline
+
+    assert render(catalog) == 0
+    charts = catalog.parent / "charts"
+    (catalog / "apps" / "qwenlab.yaml").write_text(
+        (catalog / "apps" / "qwenlab.yaml").read_text(encoding="utf-8").replace("1.0.0", "1.0.1"), encoding="utf-8")
+    before = snapshot(charts)
+    monkeypatch.setattr(generator.pipeline, "render", _fail_on_call(2, generator.pipeline.render))
+    with pytest.raises(RuntimeError, match="injected failure"):
+        render(catalog)
+    assert snapshot(charts) == before
+    assert leftovers(catalog.parent) == [] and leftovers(charts) == []
+
+
+@pytest.mark.parametrize("target, call", [("_write", 2), ("os.replace", 2), ("os.replace", 3), ("os.replace", 6)])
+def test_writer_failing_midway_restores_the_previous_charts(catalog, monkeypatch, target, call):
+    """A failure while writing the staging copy, or while swapping folders, leaves the old charts."""
+    import generator.writer as writer
+
+    assert render(catalog) == 0
+    charts = catalog.parent / "charts"
+    for app in APPS:
+        path = catalog / "apps" / f"{app}.yaml"
+        path.write_text(path.read_text(encoding="utf-8").replace("context.", "context (v2)."), encoding="utf-8")
+    before = snapshot(charts)
+    if target == "_write":
+        monkeypatch.setattr(writer, "_write", _fail_on_call(call, writer._write))
+    else:
+        monkeypatch.setattr(writer.os, "replace", _fail_on_call(call, writer.os.replace))
+    with pytest.raises(RuntimeError, match="injected failure"):
+        render(catalog)
+    monkeypatch.undo()
+    assert snapshot(charts) == before
+    assert leftovers(catalog.parent) == [] and leftovers(charts) == []
+
+
+def test_unknown_option_is_a_usage_error(capsys):
+    assert main(["render", "--bogus"]) == 2
+    assert "No such option: --bogus" in capsys.readouterr().err
