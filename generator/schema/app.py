@@ -18,6 +18,7 @@ from .common import (
     Text,
     Title,
 )
+from .calibration import Calibration
 from .stack import SpecMethod
 
 Quantity = Annotated[str, StringConstraints(pattern=r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti)?$")]
@@ -95,6 +96,7 @@ class App(Strict):
     upgrade_description: str | None = None
     probe: Probe | None = None
     benchmarks: tuple[Benchmark, ...] = ()
+    calibration: tuple[Calibration, ...] = ()  # measured memory figures for this app (generator/fit.py)
 
     @model_validator(mode="after")
     def _status_fields(self) -> "App":

@@ -27,6 +27,7 @@ class GenesisRegistry(Strict):
     version: str
     truthy: tuple[str, ...] = ("1", "true", "yes", "on")
     patches: tuple[GenesisPatch, ...]
+    tunables: tuple[EnvName, ...] = ()  # Genesis env names that are settings, not patch toggles
     sources: Sources
 
     def patch(self, patch_id: str) -> GenesisPatch | None:

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from .calibration import Calibration
 from .common import Id, NonNegInt, PositiveFloat, PositiveInt, Sources, Strict
 
 
@@ -95,7 +96,16 @@ class Model(Strict):
     weights: tuple[WeightFile, ...] = Field(min_length=1)
     drafters: tuple[Drafter, ...] = ()
     mmproj: WeightFile | None = None
+    calibration: tuple[Calibration, ...] = ()  # measured figures per weight file (`quant`)
     sources: Sources
+
+    @model_validator(mode="after")
+    def _calibration_quants(self) -> "Model":
+        known = {w.quant for w in self.weights}
+        for row in self.calibration:
+            if row.quant not in known:
+                raise ValueError(f"calibration {row.what!r}: `quant` must name a weight file: {', '.join(sorted(known))}")
+        return self
 
     def weight(self, quant: str) -> WeightFile | None:
         return next((w for w in self.weights if w.quant == quant), None)

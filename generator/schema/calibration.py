@@ -1,0 +1,50 @@
+"""Measured memory figures that refine the fit estimate (`generator/fit.py`).
+
+A calibration row records one number an engine printed (or a maintainer measured) for a known setting:
+what was measured, the value in MiB or GiB, the settings it was measured at, and where it comes from.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from .common import Date, PositiveFloat, PositiveInt, Strict
+
+Measure = Literal[
+    "weights_loaded",  # GPU memory the weights took ("Model loading took X GiB")
+    "kv_available",  # KV memory vLLM found inside util x cap ("Available KV cache memory")
+    "kv_needed",  # KV (+ recurrent state) vLLM asked for one request at `context` tokens
+]
+
+
+class Calibration(Strict):
+    measure: Measure
+    value_mib: PositiveFloat | None = None
+    value_gib: PositiveFloat | None = None
+    what: Annotated[str, Field(min_length=3)]  # the log line or observation, in words
+    source: Annotated[str, Field(min_length=3)]
+    quant: str | None = None  # model-level rows: which weight file was measured
+    context: PositiveInt | None = None  # tokens (kv_needed)
+    cap_mib: PositiveInt | None = None  # HAMi cap / device total the engine saw
+    gpu_memory_utilization: Annotated[float, Field(gt=0, le=1)] | None = None
+    image: str | None = None  # engine image (or version) the figure was measured with
+    date: Date | None = None
+
+    @model_validator(mode="after")
+    def _one_value(self) -> "Calibration":
+        if (self.value_mib is None) == (self.value_gib is None):
+            raise ValueError("give exactly one of value_mib or value_gib")
+        if self.measure == "kv_needed" and self.context is None:
+            raise ValueError("kv_needed needs the `context` (tokens) it was measured at")
+        if self.measure == "kv_available" and (self.cap_mib is None or self.gpu_memory_utilization is None):
+            raise ValueError("kv_available needs `cap_mib` and `gpu_memory_utilization`")
+        return self
+
+    @property
+    def mib(self) -> float:
+        return self.value_mib if self.value_mib is not None else self.value_gib * 1024  # type: ignore[operator]
+
+
+__all__ = ["Calibration", "Measure"]
