@@ -1,0 +1,81 @@
+"""Helpers for the bump and publish tests: run the CLI in-process, a recorded catalog copy, real git."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
+           "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
+           "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0"}
+
+
+def run_cli(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
+    """`catalog ARGS` in this process: (exit code, stdout, stderr)."""
+    from generator.cli import main
+
+    capsys.readouterr()
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, **GIT_ENV, "HOME": str(cwd)}
+    proc = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, f"git {' '.join(args)}: {proc.stderr}"
+    return proc.stdout
+
+
+KEEP = ("vllmqwen36turbo27bone", "gemma4e2bone", "gemma426ba4bone")
+
+
+def trim_catalog(catalog: Path, keep: tuple[str, ...] = KEEP) -> Path:
+    """Keep a few apps of a catalog copy (each CLI call then renders 3 charts, not 11)."""
+    for path in (catalog / "apps").glob("*.yaml"):
+        if path.stem not in keep:
+            path.unlink()
+    return catalog
+
+
+def _make_recorded(root: Path) -> Path:
+    """Trimmed catalog copy + rendered charts + CHANGELOG.md + every app's current content recorded.
+
+    Recording here (rather than trusting the embedded releases.yaml) keeps the tests about bump's
+    behaviour, not about whether the embedded record is fresh.
+    """
+    from generator.cli import main
+
+    catalog = root / "catalog"
+    shutil.copytree(REPO / "catalog", catalog)
+    trim_catalog(catalog)
+    (catalog / "releases.yaml").unlink(missing_ok=True)
+    shutil.copy(REPO / "CHANGELOG.md", root / "CHANGELOG.md")
+    assert main(["render", "--catalog", str(catalog)]) == 0
+    assert main(["bump", "--record", "--catalog", str(catalog)]) == 0
+    return root
+
+
+@pytest.fixture(scope="session")
+def recorded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _make_recorded(tmp_path_factory.mktemp("recorded"))
+
+
+@pytest.fixture
+def recorded(recorded_template: Path, tmp_path: Path) -> Path:
+    """A private copy of the recorded template: tmp_path/{catalog, charts, CHANGELOG.md}; returns the catalog."""
+    for item in recorded_template.iterdir():
+        dest = tmp_path / item.name
+        shutil.copytree(item, dest) if item.is_dir() else shutil.copy(item, dest)
+    return tmp_path / "catalog"
+
+
+def lines_except(text: str, *drop: int) -> list[str]:
+    lines = text.splitlines(keepends=True)
+    return [line for i, line in enumerate(lines) if i not in drop]
