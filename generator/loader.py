@@ -76,10 +76,13 @@ def _plain(node: Any, loc: Path_, lines: dict[Path_, int]) -> Any:
 
 def read_document(path: Path, display: str | None = None) -> Document:
     name = display or str(path)
+    raw_bytes = path.read_bytes()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = raw_bytes.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise CatalogError([Problem(name, None, None, f"not UTF-8 text ({exc.reason}); save the file as UTF-8")]) from exc
+        line = raw_bytes[: exc.start].count(b"\n") + 1
+        raise CatalogError([Problem(name, line, None, f"not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                                    "save the file as UTF-8")]) from exc
     try:
         raw = _yaml().load(text)
     except MarkedYAMLError as exc:
@@ -122,8 +125,23 @@ def validation_problems(doc: Document, exc: ValidationError, display: str) -> li
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "tagged-union"))))
         # pydantic appends the literal/union branch names; keep the data path only
         loc = _data_path(doc.data, loc)
+        if not loc:
+            loc = _named_key(doc.data, loc, err["msg"])
         problems.append(Problem(display, doc.line_of(loc), _field(loc), _message(err)))
     return problems
+
+
+def _named_key(data: Any, loc: Path_, message: str) -> Path_:
+    """A model-level check reports no field: point at the first key of that model its message names."""
+    node = data
+    for part in loc:
+        node = node[part] if isinstance(node, (dict, list, tuple)) else None
+    if not isinstance(node, dict):
+        return loc
+    for word in message.replace("`", " ").replace("'", " ").replace(":", " ").split():
+        if word in node:
+            return (*loc, word)
+    return loc
 
 
 def _data_path(data: Any, loc: Path_) -> Path_:
@@ -146,8 +164,11 @@ def _data_path(data: Any, loc: Path_) -> Path_:
 
 
 def load_model(cls: type[T], doc: Document, display: str) -> T:
+    if doc.data is None:
+        raise CatalogError([Problem(display, 1, None, f"the file is empty; expected a mapping of {cls.__name__} fields")])
     if not isinstance(doc.data, dict):
-        raise CatalogError([Problem(display, 1, None, f"expected a mapping of {cls.__name__} fields, got {type(doc.data).__name__}")])
+        got = "a list" if isinstance(doc.data, (list, tuple)) else f"a {type(doc.data).__name__}"
+        raise CatalogError([Problem(display, 1, None, f"expected a mapping of {cls.__name__} fields, got {got}")])
     try:
         return cls.model_validate(doc.data)
     except ValidationError as exc:

@@ -26,11 +26,23 @@ def _semver(value: str) -> str:
     return value
 
 
+# Folder names GitBot refuses (beclab/Olares framework/oac/internal/chartfolder/folder.go isReservedWord).
+RESERVED_APP_NAMES = ("user", "system", "space", "default", "os", "kubesphere", "kube", "kubekey", "kubernetes",
+                      "gpu", "tapr", "bfl", "bytetrade", "project", "pod")
+
+
+def _not_reserved(value: str) -> str:
+    if value.lower() in RESERVED_APP_NAMES:
+        raise ValueError(f"{value!r} is reserved by Olares (GitBot refuses it as a folder name); choose another name")
+    return value
+
+
 AppName = Annotated[
     str,
     StringConstraints(pattern=r"^[a-z][a-z0-9]{0,29}$"),
+    AfterValidator(_not_reserved),
 ]
-"""Olares app/folder name: lowercase letters and digits, starts with a letter, <= 30 chars."""
+"""Olares app/folder name: lowercase letters and digits, starts with a letter, <= 30 chars, not reserved."""
 
 Id = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,62}$")]
 SemVer = Annotated[str, AfterValidator(_semver)]
