@@ -1,0 +1,100 @@
+"""Consistency rules: what the market shows (title, description, versions, GPU size) agrees with what runs."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from ..findings import Finding
+from . import AppContext, rule
+from .hami import hami_bytes, requested_gpu_mib
+from .locate import fit, settings
+
+CONTEXT = re.compile(r"\b(\d{1,4})\s?[Kk]\b")
+VISION_WORDS = re.compile(r"\b(vision|image|images|multimodal|multi-modal|VL)\b", re.IGNORECASE)
+NO_VISION = re.compile(r"\b(text[- ]only|no vision|without vision|vision (?:is )?(?:not|disabled))\b", re.IGNORECASE)
+MTP_WORDS = re.compile(r"\b(MTP|multi-token prediction)\b", re.IGNORECASE)
+
+
+def _text(ctx: AppContext) -> dict[str, str]:
+    return {"title": ctx.app.title, "description": ctx.app.description}
+
+
+def context_matches(k: int, tokens: int) -> bool:
+    """`128K` names 128 x 1024 or 128 x 1000 tokens (within one K)."""
+    return abs(tokens - k * 1024) <= 1024 or abs(tokens - k * 1000) <= 1000
+
+
+@rule("CON001", "error", "Chart appVersion is the engine image tag",
+      "The market shows appVersion as the engine version; a stale one hides which image users run",
+      "olares-chart.md §2 (Chart.yaml); generator/plan.py")
+def app_version(ctx: AppContext) -> Iterable[Finding]:
+    tag = ctx.resolved.stack.image_tag
+    if ctx.chart.chart.get("appVersion") != tag:
+        yield ctx.finding("CON001", "error", f"Chart appVersion {ctx.chart.chart.get('appVersion')!r} is not the image "
+                          f"tag {tag!r} of {ctx.resolved.stack.image}", "render again (appVersion comes from the stack image)",
+                          "stack")
+
+
+@rule("CON002", "error", "manifest spec.versionName equals the Chart appVersion",
+      "Olares shows versionName as the app's software version; two different values confuse users and reviewers",
+      "olares-chart.md §2 (OlaresManifest spec.versionName)")
+def version_name(ctx: AppContext) -> Iterable[Finding]:
+    name, app_ver = ctx.chart.manifest["spec"].get("versionName"), ctx.chart.chart.get("appVersion")
+    if name != app_ver:
+        yield ctx.finding("CON002", "error", f"spec.versionName {name!r} differs from Chart appVersion {app_ver!r}",
+                          "render again (both come from the stack image tag)", "stack")
+
+
+@rule("CON003", "error", "a context size in the title or description matches context_length",
+      "Users pick the app by the context the market card promises", "field-notes.md (apps table: context per app)")
+def context_claims(ctx: AppContext) -> Iterable[Finding]:
+    tokens = int(settings(ctx).context.value or 0)  # type: ignore[arg-type]
+    for field, text in _text(ctx).items():
+        for match in CONTEXT.finditer(text):
+            k = int(match.group(1))
+            if not context_matches(k, tokens):
+                yield ctx.finding("CON003", "error", f"{field} says {match.group(0)!r} but the engine gets a "
+                                  f"{tokens:,}-token context", f"say {round(tokens / 1024)}K in the {field} or change "
+                                  "context_length", field)
+
+
+def _vision_claim(text: str) -> bool | None:
+    if NO_VISION.search(text):
+        return False
+    return True if VISION_WORDS.search(text) else None
+
+
+@rule("CON004", "error", "a vision or MTP claim in the title or description matches the engine args",
+      "The 26B-A4B app ships without vision (atomic fork: mmproj not wired with MTP); the card must say so",
+      "field-notes.md crash 6 and apps table")
+def feature_claims(ctx: AppContext) -> Iterable[Finding]:
+    s = settings(ctx)
+    for field, text in _text(ctx).items():
+        claim = _vision_claim(text)
+        if claim is not None and claim != s.vision:
+            said = "vision" if claim else "no vision"
+            runs = "loads a vision projector" if s.vision else "runs text-only"
+            yield ctx.finding("CON004", "error", f"{field} promises {said} but the engine {runs}",
+                              f"{'remove the vision claim' if claim else 'remove text-only'} from the {field} or "
+                              f"{'enable' if claim else 'disable'} vision", field)
+        if MTP_WORDS.search(text) and s.spec_method != "mtp":
+            yield ctx.finding("CON004", "error", f"{field} mentions MTP but the engine runs "
+                              f"{s.spec_method or 'no speculative decoding'}", f"remove MTP from the {field} or set "
+                              "speculative.method: mtp", field)
+
+
+@rule("CON005", "error", "requested GPU memory == gpumem == HAMi limit == the cap the fit used",
+      "The scheduler, libvgpu and the memory fit must talk about the same number of MiB",
+      "DECISIONS.md (one GPU memory figure); olares-chart.md §6")
+def one_gpu_figure(ctx: AppContext) -> Iterable[Finding]:
+    figures = dict(requested_gpu_mib(ctx))
+    limit = next((e for e in ctx.engine.env if e.name == "CUDA_DEVICE_MEMORY_LIMIT_0"), None)
+    if limit is not None:
+        figures[f"env CUDA_DEVICE_MEMORY_LIMIT_0 ({limit.value})"] = hami_bytes(limit.value) / 1024**2
+    figures["memory fit cap"] = float(fit(ctx).cap_mib)
+    distinct = {round(v) for v in figures.values() if v is not None}
+    if len(distinct) > 1:
+        shown = "; ".join(f"{k} = {v:,.0f} MiB" for k, v in figures.items() if v is not None)
+        yield ctx.finding("CON005", "error", f"the chart states different GPU memory figures: {shown}",
+                          "state the GPU memory once, in gpu_memory_mib", "gpu_memory_mib")

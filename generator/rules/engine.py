@@ -1,0 +1,258 @@
+"""Engine and stack rules: settings the pinned image cannot run (stacks.md §8 R2-R6, R11, R22, R27;
+field-notes.md crashes 2, 3, 4, 6). Every rule reads the resolved argv/env, so an `extra_args` or `env`
+override is judged exactly as the engine will see it."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..argv import Argv, origin_label
+from ..catalog import Resolved
+from ..findings import Finding
+from ..memory import TURBOQUANT_BITS
+from . import AppContext, rule
+from .locate import at_flag, settings
+
+# llama.cpp KV types per fork (stacks.md §8 R22, R30): TurboQuant types exist only in these forks.
+TURBO_TYPES = {
+    "upstream": set(),
+    "atomic": {"turbo2", "turbo3", "turbo4"},
+    "buun": {"turbo2", "turbo3", "turbo4", "turbo8", "turbo1_tcq", "turbo2_tcq", "turbo3_tcq", "vbr"},
+    "lucebox": {"tq3_0"},
+    "genesis": set(), "": set(),
+}
+ALL_TURBO = set().union(*TURBO_TYPES.values())
+QUANTIZED_V = {"q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"} | ALL_TURBO
+
+
+def _image(ctx: AppContext) -> str:
+    return ctx.resolved.stack.image
+
+
+def _kv_shown(ctx: AppContext) -> str:
+    s = settings(ctx)
+    return f"`--kv-cache-dtype {s.kv_k.value}` ({s.kv_k.where() or 'from kv_cache_type'})"
+
+
+def _spec_shown(ctx: AppContext) -> str:
+    s = settings(ctx)
+    return f"speculative decoding ({s.spec_method}, {s.spec_source or 'from speculative'})"
+
+
+def _turboquant_vllm(ctx: AppContext) -> bool:
+    s = settings(ctx)
+    return s.engine == "vllm" and str(s.kv_k.value) in TURBOQUANT_BITS
+
+
+@rule("ENG001", "error", "xxhash prefix-cache hashing only where the image has the xxhash package",
+      "`--prefix-caching-hash-algo xxhash` imports the optional xxhash package: `ModuleNotFoundError: xxhash` after a "
+      "few requests (Fast 2.5.2 -> 2.5.3)", "field-notes.md crash 4; stacks.md §8 R5 (vllm/config/cache.py)")
+def xxhash(ctx: AppContext) -> Iterable[Finding]:
+    flag = Argv(ctx.engine).last("--prefix-caching-hash-algo")
+    stack = ctx.resolved.stack
+    if flag and (flag.value or "").startswith("xxhash") and "xxhash" in stack.missing_python_packages:
+        yield at_flag(ctx, "ENG001", "error", flag, f"{flag.shown()} ({flag.where()}) needs the xxhash Python package, "
+                      f"which {stack.image} lacks: `ModuleNotFoundError: xxhash` after a few requests",
+                      "drop the flag (the default sha256 works) or use an image with xxhash installed")
+
+
+@rule("ENG002", "error", "TurboQuant KV + speculative decoding + CUDA graphs needs --enforce-eager or Genesis P65/P67",
+      "Upstream vLLM crashes capturing CUDA graphs on `query_start_loc.tolist()` (turboquant_attn.py:583) or emits "
+      "degenerate output (#40807, #40831, #40880)", "field-notes.md crash 2; stacks.md §8 R3")
+def turboquant_spec_graphs(ctx: AppContext) -> Iterable[Finding]:
+    s = settings(ctx)
+    if not _turboquant_vllm(ctx) or not s.spec_method or s.get("eager"):
+        return
+    if any(s.genesis_on(p) for p in ("P65", "P67", "P67B")):
+        return
+    genesis = "Genesis without P65/P67" if s.genesis else "upstream vLLM, no Genesis"
+    flag = Argv(ctx.engine).last("--kv-cache-dtype")
+    message = (f"{_kv_shown(ctx)} with {_spec_shown(ctx)} and CUDA graphs on {_image(ctx)} ({genesis}): the graph "
+               "capture crashes on `query_start_loc.tolist()` (turboquant_attn.py:583)")
+    fix = ("add `--enforce-eager` to extra_args (measured 72.55 t/s, -17.5 % vs Genesis) or run on genesis-vllm "
+           "with P65 (+ P22, P38)")
+    yield at_flag(ctx, "ENG002", "error", flag, message, fix) if flag else ctx.finding("ENG002", "error", message, fix,
+                                                                                     "kv_cache_type")
+
+
+@rule("ENG003", "error", "TurboQuant KV on vLLM runs with Genesis P22 + P38",
+      "Without the pre-allocated workspaces, prompts past ~4-8K tokens crash: `AssertionError: Workspace is locked "
+      "but allocation requires ...` (#41565, #41726, #42544, #43357)", "field-notes.md crash 3; stacks.md §8 R4")
+def turboquant_workspace(ctx: AppContext) -> Iterable[Finding]:
+    s = settings(ctx)
+    if not _turboquant_vllm(ctx) or s.genesis:  # on Genesis, GEN004 judges P22/P38
+        return
+    flag = Argv(ctx.engine).last("--kv-cache-dtype")
+    message = (f"{_kv_shown(ctx)} on {_image(ctx)} without Genesis P22 + P38: prompts past ~4-8K tokens crash with "
+               "`AssertionError: Workspace is locked but allocation requires ...`")
+    fix = "run TurboQuant on the genesis-vllm stack (P22 + P38 are default-on) or use an fp8 KV cache"
+    yield at_flag(ctx, "ENG003", "error", flag, message, fix) if flag else ctx.finding("ENG003", "error", message, fix)
+
+
+def _kv_values(ctx: AppContext):
+    s = settings(ctx)
+    pairs = [("K", s.kv_k), ("V", s.kv_v)]
+    if s.engine == "llamacpp" and s.spec_method:
+        pairs += [("draft K", s.extra["kv_k_draft"]), ("draft V", s.extra["kv_v_draft"])]
+    return pairs
+
+
+@rule("ENG004", "error", "TurboQuant KV types only on a stack whose image has them",
+      "An image without the TurboQuant kernels rejects the cache type at boot (invalid choice / unknown cache type)",
+      "stacks.md §8 R1, R22, R30; §5")
+def turboquant_type_supported(ctx: AppContext) -> Iterable[Finding]:
+    s, stack = settings(ctx), ctx.resolved.stack
+    for label, value in _kv_values(ctx):
+        dtype = str(value.value)
+        if s.engine == "vllm":
+            bad = dtype in TURBOQUANT_BITS and "turboquant" not in stack.features
+        else:
+            bad = dtype in ALL_TURBO and dtype not in TURBO_TYPES.get(stack.fork, set())
+        if bad:
+            message = (f"{label} cache type `{dtype}` ({value.where() or 'from kv_cache_type'}) is not supported by "
+                       f"{stack.image} ({stack.id})")
+            fix = "use a type this stack lists (q8_0/q4_0 upstream, turbo* on atomic/buun, tq3_0 on Lucebox)"
+            yield at_flag(ctx, "ENG004", "error", value.source, message, fix) if value.source else \
+                ctx.finding("ENG004", "error", message, fix, "kv_cache_type")
+
+
+@rule("ENG005", "error", "TurboQuant on a hybrid (GDN) model needs a stack with turboquant_hybrid",
+      "vLLM before #39931 rejects TurboQuant for attention + Mamba/GDN models with NotImplementedError at boot",
+      "stacks.md §1.4 (v0.20.0), §8 R2")
+def turboquant_hybrid(ctx: AppContext) -> Iterable[Finding]:
+    stack = ctx.resolved.stack
+    if _turboquant_vllm(ctx) and ctx.resolved.model.architecture.recurrent and "turboquant_hybrid" not in stack.features:
+        yield ctx.finding("ENG005", "error", f"{_kv_shown(ctx)} on hybrid model {ctx.resolved.model.name} with "
+                          f"{stack.image}: NotImplementedError at boot (needs vLLM #39931 or Genesis P4)",
+                          "use a stack with turboquant_hybrid (vllm-nightly, vllm-gemma4-0505, genesis-vllm)", "kv_cache_type")
+
+
+def _vision_flag(ctx: AppContext):
+    return Argv(ctx.engine).last("--mmproj", "-mm", "--limit-mm-per-prompt")
+
+
+@rule("ENG006", "error", "vision together with speculative decoding only on a stack that wires both",
+      "The atomic fork does not wire mmproj with MTP (the 26B-A4B app ships text-only); upstream llama.cpp disables "
+      "speculative decoding with --mmproj", "field-notes.md crash 6; stacks.md §5.1, §8 R27")
+def vision_with_mtp(ctx: AppContext) -> Iterable[Finding]:
+    s, stack = settings(ctx), ctx.resolved.stack
+    if not (s.vision and s.spec_method) or "vision_with_mtp" in stack.features:
+        return
+    flag = _vision_flag(ctx)
+    shown = f"{flag.shown()} ({flag.where()})" if flag else "vision: true"
+    message = (f"{shown} with {_spec_shown(ctx)} on {stack.image}: this stack does not wire the vision projector "
+               "together with speculative decoding")
+    fix = "drop vision (ship text-only, as gemma426ba4bone does) or drop speculative decoding"
+    yield at_flag(ctx, "ENG006", "error", flag, message, fix) if flag else ctx.finding("ENG006", "error", message, fix,
+                                                                                     "vision")
+
+
+def spelling_problems(r: Resolved) -> list[Finding]:
+    """Speculative settings the stack cannot spell; checked before planning (planning would fail on them)."""
+    spec, stack = r.app.speculative, r.stack
+    if spec is None:
+        return []
+    out = []
+    line = r.line("speculative")
+    if spec.method not in stack.spec_methods:
+        out.append(Finding("ENG007", "error", r.app.name, f"speculative method `{spec.method}` (from speculative) is not "
+                           f"supported by {stack.image} ({stack.id}: {', '.join(stack.spec_methods) or 'none'})",
+                           f"use one of: {', '.join(stack.spec_methods) or 'none (remove speculative)'}", r.file, line))
+    spelling = stack.speculative_args.get(spec.method, ())
+    if "{drafter}" in spelling and not spec.drafter:
+        known = ", ".join(d.id for d in r.model.drafters) or "none in the model file"
+        out.append(Finding("ENG008", "error", r.app.name, f"stack {stack.id} spells `{spec.method}` with a drafter file "
+                           f"({' '.join(spelling)}) but speculative.drafter is not set", f"set speculative.drafter "
+                           f"({known})", r.file, line))
+    if "{tokens}" in spelling and spec.tokens is None:
+        out.append(Finding("ENG009", "error", r.app.name, f"stack {stack.id} spells `{spec.method}` with a draft length "
+                           f"({' '.join(spelling)}) but speculative.tokens is not set", "set speculative.tokens (e.g. 3)",
+                           r.file, line))
+    return out
+
+
+def _spelling(rule_id: str):
+    def check(ctx: AppContext) -> Iterable[Finding]:
+        return [f for f in spelling_problems(ctx.resolved) if f.rule == rule_id]
+    return check
+
+
+rule("ENG007", "error", "the speculative method is one the stack supports",
+     "An image without the method fails at boot (unknown --spec-type / speculative method)",
+     "stacks.md §1.3, §3.1, §5.4 (methods are per image)")(_spelling("ENG007"))
+rule("ENG008", "error", "a drafter is set where the stack's spelling needs a drafter file",
+     "The engine cannot start a draft-model / assistant / DFlash method without its drafter file",
+     "stacks.md §5.1-5.4 (--mtp-head, --draft, --model-draft)")(_spelling("ENG008"))
+rule("ENG009", "error", "a draft length is set where the stack's spelling needs one",
+     "The stack's flags take the draft length as a value; without it the argv is incomplete",
+     "stacks.md §3.1, §5.1 (--spec-draft-n-max, --draft-block-size)")(_spelling("ENG009"))
+
+
+@rule("ENG010", "error", "the context is not above the model's maximum context",
+      "Past max_position_embeddings the engine refuses to start (vLLM) or quality collapses past the trained RoPE range",
+      "catalog/models architecture.max_context (model config.json / GGUF metadata)")
+def context_limit(ctx: AppContext) -> Iterable[Finding]:
+    s, arch = settings(ctx), ctx.resolved.model.architecture
+    context = int(s.context.value or 0)  # type: ignore[arg-type]
+    if context <= arch.max_context:
+        return
+    allow = next((e for e in ctx.engine.env if e.name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN" and e.value.strip() == "1"), None)
+    severity = "warning" if (allow and s.engine == "vllm") else "error"
+    where = s.context.where() or "from context_length"
+    message = f"context {context:,} ({where}) is above {ctx.resolved.model.name}'s maximum {arch.max_context:,}"
+    fix = f"set context_length to at most {arch.max_context}"
+    if s.context.source is not None:
+        yield at_flag(ctx, "ENG010", severity, s.context.source, message, fix)
+    else:
+        yield ctx.finding("ENG010", severity, message, fix, "context_length")
+
+
+@rule("ENG011", "error", "--enable-auto-tool-choice comes with --tool-call-parser",
+      "vLLM refuses tool_choice=auto requests (HTTP 400) or fails at start without a parser", "stacks.md §1.2, §8 R6")
+def tool_choice(ctx: AppContext) -> Iterable[Finding]:
+    argv = Argv(ctx.engine)
+    auto = argv.present("--enable-auto-tool-choice")
+    if settings(ctx).engine == "vllm" and auto and argv.last("--tool-call-parser") is None:
+        parser = "qwen3_coder" if ctx.resolved.model.family.startswith("qwen") else "gemma4"
+        yield at_flag(ctx, "ENG011", "error", auto, f"{auto.shown()} ({auto.where()}) without `--tool-call-parser`: "
+                      "tool_choice=auto requests fail", f"add `--tool-call-parser {parser}`")
+
+
+@rule("ENG012", "error", "a quantized V cache runs with flash attention on (llama.cpp)",
+      "llama.cpp refuses a quantized V cache without flash attention (`V cache quantization requires flash_attn`)",
+      "stacks.md §3.1, §8 R22")
+def quantized_v_needs_fa(ctx: AppContext) -> Iterable[Finding]:
+    s = settings(ctx)
+    if s.engine != "llamacpp" or str(s.kv_v.value) not in QUANTIZED_V or s.get("flash_attn") != "off":
+        return
+    fa = s.extra["flash_attn"].source
+    message = (f"V cache `{s.kv_v.value}` ({s.kv_v.where() or 'from kv_cache_type'}) with {fa.shown() if fa else '-fa off'} "
+               f"({fa.where() if fa else ''}): llama.cpp refuses a quantized V cache without flash attention")
+    yield at_flag(ctx, "ENG012", "error", fa, message, "use `-fa on` (or auto) or an f16 V cache") if fa else \
+        ctx.finding("ENG012", "error", message, "use `-fa on`", "kv_cache_type")
+
+
+@rule("ENG013", "warning", "the stack's exact image is recorded in a source",
+      "An image no source records may not be the one the app was measured with; pin it before publishing",
+      "catalog/stacks image_recorded")
+def image_recorded(ctx: AppContext) -> Iterable[Finding]:
+    stack = ctx.resolved.stack
+    if not stack.image_recorded:
+        yield ctx.finding("ENG013", "warning", f"stack {stack.id}: no source records the image {stack.image} "
+                          "(image_recorded: false)", "record the image the app ran (chart or log) in the stack file",
+                          "stack")
+
+
+@rule("ENG014", "error", "self-speculative MTP uses weights that carry the MTP head",
+      "Weights without the MTP layer give the engine nothing to draft with: boot error or 0 % acceptance (a quantized "
+      "mtp.fc is skipped by vLLM's loader)", "stacks.md §1.3, §8 R11")
+def mtp_weights(ctx: AppContext) -> Iterable[Finding]:
+    spec, r = ctx.app.speculative, ctx.resolved
+    weight = r.model.weight(ctx.app.quantization)
+    if spec and spec.method == "mtp" and not spec.drafter and weight is not None and not weight.mtp_weights:
+        yield ctx.finding("ENG014", "error", f"speculative mtp without a drafter uses the model's own MTP head, but "
+                          f"{weight.repo} ({ctx.app.quantization}) has no MTP weights (mtp_weights: false)",
+                          "use a weight file with the MTP head (e.g. an *-MTP GGUF) or set a drafter", "quantization")
+
+
+__all__ = ["QUANTIZED_V", "TURBO_TYPES", "spelling_problems", "origin_label"]
