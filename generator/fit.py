@@ -49,6 +49,7 @@ class Ledger:
     parts: list[Part] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
     calibrated: list[str] = field(default_factory=list)
+    facts: list[str] = field(default_factory=list)  # derived figures worth a line (KV available vs needed)
 
     def pool(self, key: str, title: str, capacity_mib: float, note: str) -> None:
         self.pools.append(Pool(key, title, capacity_mib, note))
@@ -72,6 +73,7 @@ class Fit:
     parts: tuple[Part, ...]
     assumptions: tuple[str, ...]
     calibrated: tuple[str, ...]
+    facts: tuple[str, ...] = ()
 
     def used(self, pool: str) -> float:
         return sum(p.mib for p in self.parts if p.pool == pool)
@@ -135,7 +137,8 @@ def estimate(r: Resolved, engine: EngineSpec, settings: Settings | None = None) 
     cap = r.app.gpu_memory_mib
     return Fit(app=r.app.name, engine=s.engine, cap_mib=cap, context=int(s.context.value),  # type: ignore[arg-type]
                verdict=verdict_of(ledger.pools, ledger.parts, cap), pools=tuple(ledger.pools),
-               parts=tuple(ledger.parts), assumptions=tuple(ledger.assumptions), calibrated=tuple(ledger.calibrated))
+               parts=tuple(ledger.parts), assumptions=tuple(ledger.assumptions), calibrated=tuple(ledger.calibrated),
+               facts=tuple(ledger.facts))
 
 
 __all__ = ["Fit", "Ledger", "Part", "Pool", "TIGHT_FRACTION", "TIGHT_MIN_MIB", "Verdict", "estimate", "verdict_of"]

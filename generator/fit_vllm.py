@@ -44,7 +44,24 @@ def build(r: Resolved, s: Settings, ledger: Ledger) -> None:
     non_kv = _non_kv(r, s, ledger, fixed)
     need = _kv_need(r, s, ledger, "kv" if kv_bytes else "budget", s.context.value)  # type: ignore[arg-type]
     _calibrate(r, s, ledger, fixed, non_kv, need)
+    _kv_fact(s, ledger, fixed)
     _outside(r, s, ledger)
+
+
+KV_COMPONENTS = ("KV ", "recurrent state", "drafter KV", "calibration: KV need")
+
+
+def _kv_fact(s: Settings, ledger: Ledger, pool: str) -> None:
+    """Say in one line whether one request's KV fits what vLLM leaves for it."""
+    if pool != "budget":
+        return
+    capacity = next(p.capacity_mib for p in ledger.pools if p.key == "budget")
+    need = sum(p.mib for p in ledger.parts if p.pool == pool and p.component.startswith(KV_COMPONENTS))
+    available = capacity - sum(p.mib for p in ledger.parts if p.pool == pool) + need
+    verb = "fits" if need <= available else "does NOT fit"
+    ledger.facts.append(f"KV for one {s.context.value:,}-token request: {need:,.0f} MiB ({need / 1024:.2f} GiB) needed, "
+                        f"{available:,.0f} MiB ({available / 1024:.2f} GiB) available = util x cap - weights - activations "
+                        f"- graphs - overheads: it {verb}")
 
 
 def _pinned_kv_pools(ledger: Ledger, cap: int, kv_bytes: int) -> None:

@@ -1,0 +1,74 @@
+"""`catalog check` work, one app at a time: rules, then the rendered chart through the chart lint.
+
+Every app is checked and its findings collected; nothing raises on a finding (ARCHITECTURE.md habit 5).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+from .catalog import Catalog, Resolved, display_path
+from .findings import Finding, has_errors
+from .rules import context, run_rules
+from .rules.engine import spelling_problems
+
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+@dataclass
+class AppResult:
+    app: str
+    status: str
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not has_errors(self.findings)
+
+    def count(self, severity: str) -> int:
+        return sum(1 for f in self.findings if f.severity == severity)
+
+    def as_dict(self) -> dict:
+        return {"app": self.app, "ok": self.ok, "status": self.status, "findings": [f.as_dict() for f in self.findings]}
+
+
+def _sorted(findings: list[Finding]) -> list[Finding]:
+    return sorted(findings, key=lambda f: (SEVERITY_ORDER.get(f.severity, 9), f.rule, f.file or "", f.line or 0))
+
+
+def _lint(resolved: Resolved, ctx, charts_dir: str) -> list[Finding]:
+    from .lint import lint_chart  # heavy (Helm engine, Kubernetes schemas): imported only when linting
+    from .render import render
+
+    tree = render(ctx.chart)
+    return [replace(f, file=f"{charts_dir}/{f.file}") if f.file else f for f in lint_chart(resolved.app.name, tree)]
+
+
+def check_app(resolved: Resolved, catalog: Catalog, *, lint: bool, charts_dir: str = "charts") -> AppResult:
+    result = AppResult(resolved.app.name, resolved.app.status)
+    blocking = spelling_problems(resolved)  # the chart cannot be planned with these
+    if blocking:
+        result.findings = _sorted(blocking)
+        return result
+    ctx = context(resolved, catalog)
+    findings = run_rules(ctx)
+    if lint and resolved.app.status != "removed":
+        findings += _lint(resolved, ctx, charts_dir)
+    result.findings = _sorted(findings)
+    return result
+
+
+def check_all(catalog: Catalog, chosen: list[Resolved], *, lint: bool, charts: Path,
+              on_app: Callable[[str], None] | None = None) -> list[AppResult]:
+    charts_dir = display_path(charts)
+    results = []
+    for resolved in chosen:
+        if on_app:
+            on_app(resolved.app.name)
+        results.append(check_app(resolved, catalog, lint=lint, charts_dir=charts_dir))
+    return results
+
+
+__all__ = ["AppResult", "check_all", "check_app"]
