@@ -24,7 +24,7 @@ from .render import render
 from .versioning import content_hash, next_version, parse_version, release_state
 from .writer import Tree, write_charts
 
-UNCHANGED_NOTE = Change("Changed", "version only; the chart content is unchanged", "patch")
+UNCHANGED_NOTE = Change("", "Re-released without a chart change", "patch")
 
 
 @dataclass
@@ -177,13 +177,12 @@ def record_current(run: BumpRun, date: str | None = None) -> list[Outcome]:
     """`--record`: take the current content as the current version (for versions never published)."""
     date = date or today()
     done = []
-    for o in run.outcomes:
-        latest = run.releases.latest(o.app)
-        if latest and parse_version(o.after) < parse_version(latest.version):
-            raise UsageError(f"{o.app}: version {o.after} is below the recorded {latest.version}; versions never go down")
-        cur = run.currents[o.app]
-        run.releases.record(o.app, Release(o.after, cur.content, date, cur.state))
-        done.append(Outcome(o.app, latest.version if latest else None, o.after, "recorded"))
+    for name, cur in run.currents.items():
+        latest = run.releases.latest(name)
+        if latest and parse_version(cur.version) < parse_version(latest.version):
+            raise UsageError(f"{name}: version {cur.version} is below the recorded {latest.version}; versions never go down")
+        run.releases.record(name, Release(cur.version, cur.content, date, cur.state))
+        done.append(Outcome(name, latest.version if latest else None, cur.version, "recorded"))
     run.releases.save()
     return done
 

@@ -149,7 +149,7 @@ def test_suspend_bumps_for_prune(capsys, cat: Path) -> None:
 def test_named_app_with_level_bumps_without_change(capsys, cat: Path) -> None:
     code, out, err = run_cli(capsys, "bump", "gemma4e2bone", "--level", "minor", "--json", "--catalog", cat)
     assert code == 0, err
-    assert '"to": "1.1.0"' in out and "version only; the chart content is unchanged" in out
+    assert '"to": "1.1.0"' in out and "Re-released without a chart change" in out
 
 
 def test_unrecorded_app_fails_check_and_bump_records_it_without_entry(capsys, catalog_copy: Path) -> None:

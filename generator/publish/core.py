@@ -1,0 +1,102 @@
+"""The publish loop shared by every target: decide per app, publish what is missing, report.
+
+A target answers two questions per app: what is there already (`decide`: publish, skipped or refused,
+from the content hash of what the target holds at that version) and how to put it there (`publish`).
+Idempotence follows: a version already published with the same content is skipped; the same version
+with other content is refused; a run that stopped half-way is completed by running it again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+from ..writer import Tree
+from .secrets import PublishError, Redactor
+
+
+@dataclass(frozen=True)
+class Item:
+    """One app as the catalog wants it published."""
+
+    app: str
+    version: str
+    status: str  # active | deprecated | removed
+    tree: Tree  # the rendered chart ({} for a removed app)
+    content: str | None  # versioning.content_hash(tree)
+    date: str  # release date from releases.yaml (package file times)
+    note: str = ""  # this version's upgrade note
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: str  # publish | skipped | refused
+    detail: str = ""
+    extra: dict = field(default_factory=dict)  # target-specific (git: PR type, base version)
+
+
+@dataclass(frozen=True)
+class Result:
+    app: str
+    version: str
+    target: str
+    action: str  # published | skipped | refused | failed | would publish
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.action in ("published", "skipped", "would publish")
+
+
+class Target(Protocol):
+    label: str
+    redact: Redactor
+
+    def open(self) -> None: ...
+    def decide(self, item: Item) -> Decision: ...
+    def publish(self, item: Item, decision: Decision) -> str: ...
+    def finish(self, published: list[Item]) -> None: ...
+    def close(self) -> None: ...
+
+
+def refuse_other_content(item: Item, where: str, theirs: str) -> Decision:
+    return Decision("refused", f"{item.app} {item.version} is already published at {where} with content {theirs}, "
+                    f"but the catalog renders {item.content}; run `catalog bump {item.app}`")
+
+
+def _one(target: Target, item: Item, dry_run: bool) -> tuple[Result, bool]:
+    try:
+        decision = target.decide(item)
+        if decision.action != "publish":
+            return Result(item.app, item.version, target.label, decision.action, decision.detail), False
+        if dry_run:
+            return Result(item.app, item.version, target.label, "would publish", decision.detail), False
+        detail = target.publish(item, decision)
+        return Result(item.app, item.version, target.label, "published", detail), True
+    except PublishError as exc:
+        return Result(item.app, item.version, target.label, "failed", target.redact(str(exc))), False
+    except Exception as exc:  # the Helm engine, git or HTTP: keep going, report it redacted
+        return Result(item.app, item.version, target.label, "failed", target.redact(f"{type(exc).__name__}: {exc}")), False
+
+
+def run(target: Target, items: list[Item], *, dry_run: bool = False,
+        step: Callable[[Result], None] = lambda _r: None) -> list[Result]:
+    """Publish `items` to `target` in order; one result per item (plus one if finishing fails)."""
+    results: list[Result] = []
+    published: list[Item] = []
+    try:
+        target.open()
+        for item in items:
+            result, done = _one(target, item, dry_run)
+            results.append(result)
+            published += [item] if done else []
+            step(result)
+        if not dry_run:
+            target.finish(published)
+    except PublishError as exc:
+        results.append(Result("*", "", target.label, "failed", target.redact(str(exc))))
+    except Exception as exc:
+        results.append(Result("*", "", target.label, "failed", target.redact(f"{type(exc).__name__}: {exc}")))
+    finally:
+        target.close()
+    return results

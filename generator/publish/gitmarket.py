@@ -1,0 +1,196 @@
+"""`git:PATH_OR_URL[#BRANCH]`: a market repository in the beclab/apps layout (olares-chart.md §3 B, §5).
+
+One folder per app (the rendered chart with its `owners` file). Each app goes on its own branch
+`catalog/<app>`, forked from BRANCH (default main), as one commit titled `[TYPE][app][x.y.z]` — the
+title GitBot's regex `^\\[(NEW|UPDATE|SUSPEND|REMOVE)\\]\\[([a-z0-9]{1,30})\\]\\[(\\d+\\.\\d+\\.\\d+)\\].*$`
+expects — that touches only that folder; the branch is pushed with git. With a GitHub token and a
+GitHub repository (the remote, or `--pr-repo`), the pull request is opened (or its title updated)
+through the REST API.
+
+Types: NEW (folder absent on BRANCH), UPDATE, SUSPEND (a deprecated app: chart + empty `.suspend`,
+with a higher version: DECISIONS.md), REMOVE (a removed app: only an empty `.remove`, titled with the
+market's current version). Versions never go down and a removed name is never reused.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from ..gitbase import GitCharts, chart_version
+from ..versioning import content_hash, parse_version
+from ..writer import Tree
+from .core import Decision, Item
+from .github import DEFAULT_API, GitHub, github_repo
+from .secrets import PublishError, Redactor, safe_url
+
+SUSPEND, REMOVE = ".suspend", ".remove"
+BRANCH_PREFIX = "catalog/"
+
+
+def split_target(spec: str) -> tuple[str, str]:
+    """`PATH_OR_URL[#BRANCH]` -> (url, branch); a local path becomes absolute."""
+    url, _, branch = spec.partition("#")
+    if not url:
+        raise PublishError("git target needs a path or URL: git:PATH_OR_URL[#BRANCH]")
+    if "://" not in url and not url.startswith("git@") and Path(url).exists():
+        url = str(Path(url).resolve())
+    return url, branch or "main"
+
+
+def desired_tree(item: Item) -> Tree:
+    if item.status == "removed":
+        return {REMOVE: ""}
+    if item.status == "deprecated":
+        return {**item.tree, SUSPEND: ""}
+    return dict(item.tree)
+
+
+class GitMarketTarget:
+    def __init__(self, spec: str, *, token: str | None = None, github_api: str = DEFAULT_API,
+                 pr_repo: str | None = None, draft: bool = True):
+        self.url, self.branch = split_target(spec)
+        self.label = f"git:{safe_url(self.url)}#{self.branch}"
+        self.redact = Redactor()
+        self.redact.add(token)
+        self.redact.add(urlsplit(self.url).password if "://" in self.url else None)
+        self.token, self.api, self.draft = token, github_api, draft
+        self.pr_repo = pr_repo or github_repo(self.url)
+        self.github = GitHub(github_api, token, self.pr_repo, self.redact) if token and self.pr_repo else None
+        self.head_owner = (github_repo(self.url) or self.pr_repo or "/").split("/")[0]
+        self.work: Path | None = None
+
+    # -- git plumbing ------------------------------------------------------------------------------
+    def _env(self) -> dict[str, str]:
+        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "LC_ALL": "C"}
+        host = urlsplit(self.url).hostname if self.url.startswith("https://") else None
+        if self.token and host and host in ("github.com", urlsplit(self.api).hostname):
+            header = base64.b64encode(f"x-access-token:{self.token}".encode()).decode()
+            env.update({"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": f"http.https://{host}/.extraheader",
+                        "GIT_CONFIG_VALUE_0": f"AUTHORIZATION: basic {header}"})
+        return env
+
+    def _git(self, *args: str, check: bool = True) -> str:
+        proc = subprocess.run(["git", *args], cwd=self.work, env=self._env(), capture_output=True, text=True,
+                              timeout=300)
+        if check and proc.returncode != 0:
+            lines = proc.stderr.strip().splitlines()
+            keep = [line for line in lines if line.startswith("remote:")][:4] + lines[-2:]
+            tail = " | ".join(dict.fromkeys(keep)) or f"exit {proc.returncode}"
+            raise self.redact.error(f"git {args[0]} failed: {tail}")
+        return proc.stdout if proc.returncode == 0 else ""
+
+    def _tree(self, ref: str, app: str) -> Tree:
+        return GitCharts(self.work, "").tree(ref, app)
+
+    def _exists(self, ref: str) -> bool:
+        return bool(self._git("rev-parse", "--verify", "--quiet", ref, check=False).strip())
+
+    @property
+    def _base(self) -> str:
+        return f"refs/remotes/origin/{self.branch}"
+
+    # -- target protocol ---------------------------------------------------------------------------
+    def open(self) -> None:
+        self.work = Path(tempfile.mkdtemp(prefix="catalog-market-"))
+        self._git("init", "--quiet")
+        self._git("remote", "add", "origin", self.url)
+        self._git("fetch", "--quiet", "--no-tags", "--filter=blob:none", "origin",  # blobs on demand: big markets
+                  f"+refs/heads/{self.branch}:{self._base}", f"+refs/heads/{BRANCH_PREFIX}*:refs/remotes/origin/{BRANCH_PREFIX}*",
+                  check=False)
+        if not self._exists(self._base):
+            raise PublishError(f"{self.label}: no branch {self.branch}; create the market repository with a "
+                               f"first commit on {self.branch}")
+        if not self._git("var", "GIT_COMMITTER_IDENT", check=False):
+            self._git("config", "user.name", "catalog publish")
+            self._git("config", "user.email", "catalog-publish@users.noreply.github.com")
+
+    def _market_decision(self, item: Item, base: Tree, want: Tree) -> Decision | tuple[str, str]:
+        """Skip or refuse from what BRANCH holds, else (PR type, title version)."""
+        if not base:
+            if item.status != "active":
+                return Decision("skipped", f"{item.status} and not on {self.branch}: nothing to do")
+            return "NEW", item.version
+        if set(base) == {REMOVE}:
+            if item.status == "removed":
+                return Decision("skipped", f"already removed on {self.branch}")
+            return Decision("refused", f"{item.app} was removed from the market; a removed name is never reused "
+                            "(olares-chart.md §5): choose a new app name")
+        market = chart_version(base) or "0.0.0"
+        if item.status == "removed":
+            return "REMOVE", market
+        if parse_version(item.version) < parse_version(market):
+            return Decision("refused", f"{self.branch} has {item.app} {market}, above the catalog's {item.version}; "
+                            "versions never go down: raise `version:` and run `catalog bump`")
+        if item.version == market:
+            if content_hash(base) == content_hash(want):
+                return Decision("skipped", f"{item.version} is already on {self.branch}")
+            return Decision("refused", f"{item.app} {item.version} is already on {self.branch} with content "
+                            f"{content_hash(base)}, but the catalog wants {content_hash(want)}; "
+                            f"run `catalog bump {item.app}`")
+        return ("SUSPEND" if item.status == "deprecated" and SUSPEND not in base else "UPDATE"), item.version
+
+    def decide(self, item: Item) -> Decision:
+        want = desired_tree(item)
+        verdict = self._market_decision(item, self._tree(self._base, item.app), want)
+        if isinstance(verdict, Decision):
+            return verdict
+        kind, version = verdict
+        title = f"[{kind}][{item.app}][{version}]"
+        branch = f"{BRANCH_PREFIX}{item.app}"
+        ref = f"refs/remotes/origin/{branch}"
+        lease = self._git("rev-parse", "--verify", "--quiet", ref, check=False).strip()
+        extra = {"title": title, "branch": branch, "lease": lease, "tree": want, "mode": "push"}
+        if lease and self._git("log", "-1", "--format=%s", ref).strip() == title \
+                and content_hash(self._tree(ref, item.app)) == content_hash(want):
+            if self.github is None:
+                return Decision("skipped", f"branch {branch} already holds {title}")
+            if self.github.is_open(self._head(branch), title):
+                return Decision("skipped", f"{title}: pull request already open")
+            extra["mode"] = "pr-only"
+        return Decision("publish", title, extra)
+
+    def _head(self, branch: str) -> str:
+        return f"{self.head_owner}:{branch}"
+
+    def _commit(self, item: Item, extra: dict, body: str) -> None:
+        app, base = item.app, self._base
+        self._git("checkout", "--quiet", "--force", "-B", extra["branch"], base)
+        shutil.rmtree(self.work / app, ignore_errors=True)
+        for rel, text in sorted(extra["tree"].items()):
+            path = self.work / app / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8", newline="\n")
+        self._git("add", "--all", "--", app)
+        changed = self._git("diff", "--cached", "--name-only", base).split()
+        outside = [p for p in changed if not p.startswith(f"{app}/")]
+        if outside or not changed:
+            raise PublishError(f"{app}: the commit would touch {outside or 'nothing'}; a market PR touches only {app}/")
+        self._git("commit", "--quiet", "-m", extra["title"], "-m", body)
+        self._git("push", "--quiet", f"--force-with-lease=refs/heads/{extra['branch']}:{extra['lease']}",
+                  "origin", f"HEAD:refs/heads/{extra['branch']}")
+
+    def publish(self, item: Item, decision: Decision) -> str:
+        extra = decision.extra
+        body = (item.note or f"{extra['title']} from the catalog") + (
+            f"\n\nPublished by `catalog publish`; chart content {item.content}." if item.content else "")
+        if extra["mode"] == "push":
+            self._commit(item, extra, body)
+        done = f"{extra['branch']}: {extra['title']}"
+        if self.github is None:
+            return f"pushed {done}; open its pull request (no GitHub token and repository to do it)"
+        pr = self.github.ensure(head=self._head(extra["branch"]), base=self.branch, title=extra["title"], body=body,
+                                draft=self.draft)
+        return f"{'pushed ' if extra['mode'] == 'push' else ''}{done}; {pr}"
+
+    def finish(self, published: list[Item]) -> None:
+        return None
+
+    def close(self) -> None:
+        if self.work is not None:
+            shutil.rmtree(self.work, ignore_errors=True)

@@ -1,0 +1,54 @@
+"""What to publish: each app's fresh render, checked against the version recorded in releases.yaml."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..bumping import current, today
+from ..catalog import Resolved, load_catalog
+from ..releases import load_releases
+from .core import Item, Result
+
+_NEXT_NOTE = re.compile(r"\s(?=\d+\.\d+\.\d+: )")
+
+
+def version_note(upgrade_description: str | None, version: str) -> str:
+    """The `X.Y.Z: ...` part of an upgrade description for `version` ("" when there is none)."""
+    for part in _NEXT_NOTE.split((upgrade_description or "").strip()):
+        if part.startswith(f"{version}: "):
+            return part.strip()
+    return ""
+
+
+def _item(r: Resolved, releases, label: str) -> Item | Result:
+    app = r.app
+    note = version_note(app.upgrade_description, app.version)
+    if app.status == "removed":
+        return Item(app.name, app.version, app.status, {}, None, today(), note)
+    cur = current(r)
+    recorded = releases.get(app.name, app.version)
+    if recorded is None:
+        return Result(app.name, app.version, label, "refused",
+                      f"version {app.version} is not recorded in releases.yaml; run `catalog bump {app.name}`")
+    if recorded.content != cur.content:
+        return Result(app.name, app.version, label, "refused",
+                      f"content changed since {app.version} was recorded ({recorded.content} -> {cur.content}); "
+                      f"run `catalog bump {app.name}`")
+    return Item(app.name, app.version, app.status, cur.tree, cur.content, recorded.date, note)
+
+
+def items_for(catalog_root: Path | None, names: list[str] | None, label: str, *,
+              with_removed: bool) -> tuple[list[Item], list[Result]]:
+    """The apps to publish (every app, or the named ones) and the refusals found before any target is touched."""
+    cat = load_catalog(catalog_root)
+    releases = load_releases(cat.root)
+    chosen = cat.select(names or [], include_removed=with_removed)
+    if not with_removed:
+        chosen = [r for r in chosen if r.app.status != "removed"]
+    items: list[Item] = []
+    refused: list[Result] = []
+    for r in chosen:
+        made = _item(r, releases, label)
+        (items if isinstance(made, Item) else refused).append(made)
+    return items, refused
