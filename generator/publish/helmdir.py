@@ -26,7 +26,8 @@ class HelmDirTarget:
         self.redact = Redactor()
 
     def open(self) -> None:
-        self.path.mkdir(parents=True, exist_ok=True)
+        if self.path.exists() and not self.path.is_dir():
+            raise PublishError(f"{self.path} is not a folder")
 
     def _package_path(self, item: Item) -> Path:
         return self.path / f"{item.app}-{item.version}.tgz"
@@ -43,6 +44,7 @@ class HelmDirTarget:
         return Decision("skipped", f"{existing.name} already has this content")
 
     def publish(self, item: Item, decision: Decision) -> str:
+        self.path.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix=".catalog-publish-", dir=self.path))
         try:
             built = package(item.tree, item.app, item.version, item.date, work)
@@ -66,7 +68,7 @@ class HelmDirTarget:
         return listed == {p.name for p in self.path.glob("*.tgz")}
 
     def finish(self, published: list[Item]) -> None:
-        if not published and self._index_is_current():
+        if not self.path.is_dir() or (not published and self._index_is_current()):
             return
         import helm_python as helm
 
@@ -82,5 +84,7 @@ class HelmDirTarget:
             return False
 
     def close(self) -> None:
+        if not self.path.is_dir():
+            return
         for leftover in self.path.glob(".catalog-publish-*"):
             shutil.rmtree(leftover, ignore_errors=True)
