@@ -21,6 +21,7 @@ from .engines import EngineSpec
 from .settings import Settings, settings_for
 
 Verdict = Literal["FIT", "TIGHT", "FAIL"]
+KV_COMPONENTS = ("KV ", "recurrent state", "drafter KV", "calibration: KV need")  # parts that are one request's KV
 TIGHT_MIN_MIB = 256  # margins below max(256 MiB, 2 % of the cap) are TIGHT: one image rebuild can eat them
 TIGHT_FRACTION = 0.02
 
@@ -84,6 +85,13 @@ class Fit:
     def part(self, component: str) -> Part | None:
         return next((p for p in self.parts if p.component == component), None)
 
+    def kv_needed_mib(self, pool: str = "budget") -> float:
+        return sum(p.mib for p in self.parts if p.pool == pool and p.component.startswith(KV_COMPONENTS))
+
+    def kv_available_mib(self, pool: str = "budget") -> float:
+        """What the pool leaves for KV once everything else is placed (vLLM: util x cap - non-KV)."""
+        return self.margin(pool) + self.kv_needed_mib(pool)
+
     @property
     def tightest(self) -> Pool:
         return min(self.pools, key=lambda p: self.margin(p.key))
@@ -141,4 +149,4 @@ def estimate(r: Resolved, engine: EngineSpec, settings: Settings | None = None) 
                facts=tuple(ledger.facts))
 
 
-__all__ = ["Fit", "Ledger", "Part", "Pool", "TIGHT_FRACTION", "TIGHT_MIN_MIB", "Verdict", "estimate", "verdict_of"]
+__all__ = ["KV_COMPONENTS", "Fit", "Ledger", "Part", "Pool", "TIGHT_FRACTION", "TIGHT_MIN_MIB", "Verdict", "estimate", "verdict_of"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from statistics import mean
 
 from .catalog import Resolved
-from .fit import Ledger
+from .fit import KV_COMPONENTS, Ledger
 from .memory import MIB, TURBOQUANT_BITS, Geometry, align_up, cdiv, group_bytes_per_token, recurrent_layer_bytes, vllm_slot_bytes
 from .settings import Settings
 
@@ -46,9 +46,6 @@ def build(r: Resolved, s: Settings, ledger: Ledger) -> None:
     _calibrate(r, s, ledger, fixed, non_kv, need)
     _kv_fact(s, ledger, fixed)
     _outside(r, s, ledger)
-
-
-KV_COMPONENTS = ("KV ", "recurrent state", "drafter KV", "calibration: KV need")
 
 
 def _kv_fact(s: Settings, ledger: Ledger, pool: str) -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -84,7 +86,7 @@ def read_document(path: Path, display: str | None = None) -> Document:
         raise CatalogError([Problem(name, line, None, f"not UTF-8 text ({exc.reason} at byte {exc.start}); "
                                     "save the file as UTF-8")]) from exc
     try:
-        raw = _yaml().load(text)
+        data, lines = _parsed(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
@@ -92,9 +94,15 @@ def read_document(path: Path, display: str | None = None) -> Document:
         raise CatalogError([Problem(name, line, None, f"YAML syntax error: {what}; fix the YAML syntax")]) from exc
     except Exception as exc:  # ruamel raises a few unmarked errors too
         raise CatalogError([Problem(name, None, None, f"YAML error: {exc}")]) from exc
+    return Document(path=path, data=copy.deepcopy(data), lines=dict(lines))
+
+
+@lru_cache(maxsize=512)
+def _parsed(text: str) -> tuple[Any, dict[Path_, int]]:
+    """Plain data and line numbers of a YAML text; identical texts (catalog copies, repeated loads in one
+    process) are parsed once, since round-trip parsing is the slow part of loading a catalog."""
     lines: dict[Path_, int] = {(): 1}
-    data = _plain(raw, (), lines)
-    return Document(path=path, data=data, lines=lines)
+    return _plain(_yaml().load(text), (), lines), lines
 
 
 def _field(loc: Path_) -> str:

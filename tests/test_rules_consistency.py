@@ -1,0 +1,61 @@
+"""Consistency, status and memory-fit rules through `catalog check`."""
+
+from __future__ import annotations
+
+from checkhelp import DENSE, FAST, G26, LONG, check, findings, one, set_app
+
+
+def test_description_context_must_match(catalog_copy, capsys):
+    set_app(catalog_copy, LONG, description="Qwen3.6 27B long context — llama.cpp with native MTP, 256K context.")
+    code, data = check(capsys, catalog_copy, LONG)
+    f = one(data, "CON003")
+    assert code == 1 and "'256K'" in f["message"] and "131,072-token" in f["message"]
+
+
+def test_context_override_in_extra_args_is_what_the_card_is_judged_against(catalog_copy, capsys):
+    set_app(catalog_copy, LONG, extra_args=["--ctx-size", "65536"])
+    code, data = check(capsys, catalog_copy, LONG)
+    assert code == 1 and "65,536-token" in one(data, "CON003")["message"]
+
+
+def test_vision_claim_on_a_text_only_app(catalog_copy, capsys):
+    set_app(catalog_copy, G26, description="Gemma 4 26B-A4B (MoE) with vision and MTP speculative decoding, 64K context.")
+    code, data = check(capsys, catalog_copy, G26)
+    assert code == 1 and "promises vision but the engine runs text-only" in one(data, "CON004")["message"]
+
+
+def test_mtp_claim_without_mtp(catalog_copy, capsys):
+    set_app(catalog_copy, LONG, speculative=None)
+    code, data = check(capsys, catalog_copy, LONG)
+    assert code == 1 and "mentions MTP but the engine runs no speculative decoding" in one(data, "CON004")["message"]
+
+
+def test_replacement_must_be_active(catalog_copy, capsys):
+    set_app(catalog_copy, "dflashqwen36one", replaced_by=DENSE)
+    code, data = check(capsys, catalog_copy, "dflashqwen36one")
+    f = one(data, "STA002")
+    assert code == 1 and f"replaced_by {DENSE} is deprecated itself" in f["message"]
+
+
+def test_deprecated_apps_say_why(catalog_copy, capsys):
+    code, data = check(capsys, catalog_copy, DENSE)
+    f = one(data, "STA001")
+    assert f["severity"] == "warning" and "Crash-loops on vanilla vLLM 0.19.1" in f["message"]
+    assert "replaced by vllmqwen36turbo27bone" in f["message"]
+
+
+def test_context_that_does_not_fit_fails_with_a_fix(catalog_copy, capsys):
+    set_app(catalog_copy, FAST, context_length=262144,
+            description="Qwen3.6 27B fastest stack — vLLM Turbo + Genesis, TurboQuant K8V4 KV and MTP, 256K context.")
+    code, data = check(capsys, catalog_copy, FAST)
+    f = one(data, "FIT001")
+    assert code == 1 and f["severity"] == "error" and f["message"].startswith("FAIL at 262,144 tokens")
+    tokens = int(f["fix"].split("at most ")[1].split(" tokens")[0].replace(",", ""))
+    assert 120_000 < tokens < 140_000  # what the calibrated estimate says fits
+
+
+def test_shipped_fast_is_tight_not_failing(catalog_copy, capsys):
+    code, data = check(capsys, catalog_copy, FAST)
+    fit = findings(data, "FIT001")
+    assert code == 0
+    assert all(f["severity"] == "warning" and f["message"].startswith("TIGHT") for f in fit)

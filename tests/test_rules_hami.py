@@ -1,0 +1,81 @@
+"""HAMi rules: field-notes.md crash 1 (the `0m` limit) and every malformed or inconsistent limit.
+
+Each test copies the embedded catalog, applies the setting through the app's `env` (the resolved env is what
+is judged), and runs `catalog check` through the CLI entry point.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from checkhelp import E2B, FAST, add_env, check, findings, line_of, one, set_app
+from generator.rules.hami import hami_bytes
+
+
+def test_zero_limit_override_is_the_0m_crash(catalog_copy, capsys):
+    add_env(catalog_copy, FAST, CUDA_DEVICE_MEMORY_LIMIT_0="0m")
+    code, data = check(capsys, catalog_copy, FAST)
+    assert code == 1
+    f = one(data, "HAMI002")
+    assert f["severity"] == "error"
+    assert "`CUDA_DEVICE_MEMORY_LIMIT_0=0m` (from env)" in f["message"]
+    assert "invalid argument" in f["message"]
+    assert f["file"].endswith(f"apps/{FAST}.yaml")
+    assert f["line"] == line_of(catalog_copy, FAST, "CUDA_DEVICE_MEMORY_LIMIT_0")
+    assert "24300m" in f["fix"]
+
+
+def test_zero_limit_on_a_llamacpp_fork_too(catalog_copy, capsys):
+    add_env(catalog_copy, E2B, CUDA_DEVICE_MEMORY_LIMIT_0="0")
+    code, data = check(capsys, catalog_copy, E2B)
+    assert code == 1 and "`CUDA_DEVICE_MEMORY_LIMIT_0=0`" in one(data, "HAMI002")["message"]
+
+
+def test_empty_override_leaves_no_limit(catalog_copy, capsys):
+    add_env(catalog_copy, FAST, CUDA_DEVICE_MEMORY_LIMIT_0="")
+    code, data = check(capsys, catalog_copy, FAST)
+    assert code == 1 and "no `CUDA_DEVICE_MEMORY_LIMIT_0`" in one(data, "HAMI001")["message"]
+
+
+@pytest.mark.parametrize("value, read_as", [("24300Mi", "24300 bytes"), ("024300m", "10,432 MiB"), ("23.5g", "23,552 MiB")])
+def test_kubernetes_units_octal_and_decimals_are_misread(catalog_copy, capsys, value, read_as):
+    add_env(catalog_copy, FAST, CUDA_DEVICE_MEMORY_LIMIT_0=value)
+    code, data = check(capsys, catalog_copy, FAST)
+    f = one(data, "HAMI003")
+    assert code == 1 and f"`CUDA_DEVICE_MEMORY_LIMIT_0={value}`" in f["message"] and read_as in f["message"]
+
+
+def test_limit_above_the_card(catalog_copy, capsys):
+    add_env(catalog_copy, FAST, CUDA_DEVICE_MEMORY_LIMIT_0="30g")
+    code, data = check(capsys, catalog_copy, FAST)
+    assert code == 1 and "30,720 MiB, above the 24,576 MiB" in one(data, "HAMI004")["message"]
+
+
+def test_limit_differs_from_gpumem_and_manifest(catalog_copy, capsys):
+    """The maintainer's vLLM workaround used 24000m; DECISIONS.md wants one figure everywhere."""
+    add_env(catalog_copy, FAST, CUDA_DEVICE_MEMORY_LIMIT_0="24000m")
+    code, data = check(capsys, catalog_copy, FAST)
+    places = {f["message"].split(" but ")[1] for f in findings(data, "HAMI005")}
+    assert code == 1
+    assert "values engine.resources.limits nvidia.com/gpumem is 24,300 MiB" in places
+    assert "manifest requiredGPUMemory is 24,300 MiB" in places
+    assert "24,000 MiB" in one(data, "CON005")["message"]
+
+
+def test_global_limit_is_judged_too(catalog_copy, capsys):
+    add_env(catalog_copy, FAST, CUDA_DEVICE_MEMORY_LIMIT="0m")
+    code, data = check(capsys, catalog_copy, FAST)
+    assert code == 1 and "`CUDA_DEVICE_MEMORY_LIMIT=0m`" in one(data, "HAMI002")["message"]
+
+
+def test_request_above_the_device_cap_warns(catalog_copy, capsys):
+    set_app(catalog_copy, E2B, gpu_memory_mib=24400)
+    code, data = check(capsys, catalog_copy, E2B)
+    assert one(data, "HAMI006")["severity"] == "warning"
+
+
+@pytest.mark.parametrize("value, expected", [("24300m", 24300 * 2**20), ("1g", 2**30), ("1048576k", 2**30),
+                                             ("1073741824", 2**30), ("0x10m", 16 * 2**20), ("010m", 8 * 2**20),
+                                             ("0m", 0), ("abc", 0), ("24300Mi", 24300)])
+def test_hami_parser_follows_get_limit_from_env(value, expected):
+    assert hami_bytes(value) == expected
