@@ -139,19 +139,19 @@ def wait_ready(http: Http, deadline: Deadline) -> None:
     path, last = "/health", "no answer yet"
     while True:
         try:
-            reply = http.get(path, deadline, limit=PROBE_S)
-            if reply.status == 200:
-                return
-            if reply.status == 404 and path == "/health":
-                path = "/v1/models"
-                continue
-            if reply.status in (401, 403, 404):
-                raise SmokeFailure(f"GET {path}: HTTP {reply.status}: "
-                                   + ("the endpoint wants credentials" if reply.status != 404 else
-                                      "not an OpenAI-compatible server root (give the URL without /v1)"))
-            last = f"GET {path}: HTTP {reply.status}" + (" (still loading)" if reply.status == 503 else "")
+            status = http.get(path, deadline, limit=PROBE_S).status
         except SmokeFailure as exc:
-            last = str(exc)
+            status, last = None, str(exc)
+        if status == 200:
+            return
+        if status == 404 and path == "/health":
+            path = "/v1/models"
+            continue
+        if status in (401, 403, 404):
+            raise SmokeFailure(f"GET {path}: HTTP {status}: " + ("the endpoint wants credentials" if status != 404
+                               else "not an OpenAI-compatible server root (give the URL without /v1)"))
+        if status is not None:
+            last = f"GET {path}: HTTP {status}" + (" (still loading)" if status == 503 else "")
         if deadline.left() <= POLL_S:
             raise SmokeFailure(f"not ready before the timeout: {last}")
         time.sleep(POLL_S)

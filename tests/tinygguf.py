@@ -10,6 +10,8 @@ Two opt-in knobs shape what the model says, through one constant "bias" channel:
 dimension 0 is set to 1.0 for every token, so after the final RMSNorm that dimension is large and
 the same sign for every position, and column 0 of `output.weight` then acts as a per-token logit bias.
 - `never_eos=True`: `</s>` gets a large negative bias, so sampled output runs to max_tokens.
+- `text_only=True`: also the special and the 256 byte-fallback tokens, so every generated token is
+  a whole text piece (a server then streams exactly one chunk per token).
 - `dominant_token="▁ok"`: that token gets a large positive bias and wins every step — a model
   that answers one token over and over (a degenerate output with HTTP 200).
 """
@@ -85,26 +87,29 @@ def _tensors(dims: Dims, vocab: int, rng: np.random.Generator) -> dict[str, np.n
     return out
 
 
-def _bias(tensors: dict[str, np.ndarray], tokens: list[str], never_eos: bool, dominant: str | None) -> None:
-    if not never_eos and dominant is None:
+def _bias(tensors: dict[str, np.ndarray], tokens: list[str], never_eos: bool, text_only: bool,
+          dominant: str | None) -> None:
+    if not (never_eos or text_only or dominant):
         return
     tensors["token_embd.weight"][:, 0] = 1.0
     column = np.zeros(len(tokens), np.float32)
     if never_eos:
         column[tokens.index("</s>")] = -BIAS
+    if text_only:
+        column[: 3 + 256] = -BIAS
     if dominant is not None:
         column[tokens.index(dominant)] = BIAS
     tensors["output.weight"][:, 0] = column
 
 
 def write(path: Path, dims: Dims = MAIN, *, seed: int = 0, name: str = "tiny-llama",
-          never_eos: bool = False, dominant_token: str | None = None) -> Path:
+          never_eos: bool = False, text_only: bool = False, dominant_token: str | None = None) -> Path:
     """Write the GGUF to `path` (about 2.8 MB with the default dimensions) and return it."""
     import gguf
 
     tokens, scores, types = vocabulary()
     tensors = _tensors(dims, len(tokens), np.random.default_rng(seed))
-    _bias(tensors, tokens, never_eos, dominant_token)
+    _bias(tensors, tokens, never_eos, text_only, dominant_token)
     writer = gguf.GGUFWriter(str(path), "llama")
     writer.add_name(name)
     writer.add_context_length(dims.context)

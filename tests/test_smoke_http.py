@@ -1,0 +1,142 @@
+"""Broken servers fail cleanly and within the timeout: hanging, trickling, malformed, oversized, wrong status.
+
+The servers here are deliberately broken stand-ins written for these tests (a real server will not
+misbehave on demand); the well-behaved paths are tested against a real llama-server elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from generator.smoke import SmokeOptions, Target, measure
+from generator.smoke_http import Deadline, Http, SmokeFailure, server_root
+
+from smoke_support import QuietHandler, hanging_server, serve_http
+
+TARGET = Target(app="demo", model_alias="demo", context_length=4096, engine="llamacpp", speculative=None,
+                chart_version="1.0.0", image="docker.io/x/y:1")
+MODELS = {"object": "list", "data": [{"id": "demo", "meta": {"n_ctx": 4096}}]}
+
+
+def chunk(text: str) -> bytes:
+    return b"data: " + json.dumps({"choices": [{"index": 0, "delta": {"content": text}}]}).encode() + b"\n\n"
+
+
+def handler(stream_body):
+    """A server that is healthy and lists `demo`, and answers completions with `stream_body(self)`."""
+
+    class Handler(QuietHandler):
+        def do_GET(self) -> None:
+            if self.path == "/health":
+                self.send_json(200, {"status": "ok"})
+            elif self.path == "/v1/models":
+                self.send_json(200, MODELS)
+            else:
+                self.send_json(404, {"error": "not found"})
+
+        def do_POST(self) -> None:
+            self.body()
+            stream_body(self)
+
+    return Handler
+
+
+def smoke(url: str, timeout: float = 3.0):
+    started = time.monotonic()
+    result = measure(TARGET, url, SmokeOptions(runs=2, max_tokens=32, timeout_s=timeout))
+    return result, time.monotonic() - started
+
+
+def test_hanging_server_fails_within_the_timeout():
+    with hanging_server() as url:
+        result, took = smoke(url, timeout=2.0)
+    assert took < 2.8
+    assert result.runs == [] and result.failures == ["not ready before the timeout: GET /health: timed out"]
+
+
+def test_trickling_stream_is_cut_at_the_deadline():
+    def trickle(h):
+        h.start_stream()
+        for _ in range(200):
+            h.wfile.write(b":")  # one byte every 0.1 s, never a full line
+            h.wfile.flush()
+            time.sleep(0.1)
+
+    with serve_http(handler(trickle)) as url:
+        result, took = smoke(url, timeout=1.5)
+    assert took < 1.5 * 2 + 1.0  # readiness and the run each get the timeout; the run is cut at 1.5 s
+    assert result.failures == ["run 1: POST /v1/chat/completions: no complete answer before the deadline"]
+
+
+def test_malformed_chunk_fails_with_the_offending_text():
+    def garbage(h):
+        h.start_stream()
+        h.wfile.write(chunk("Hello") + b"data: {not json\n\n")
+
+    with serve_http(handler(garbage)) as url:
+        result, _ = smoke(url)
+    assert result.failures == ["run 1: malformed SSE chunk: {not json"]
+
+
+def test_oversized_answers_are_capped():
+    def huge(h):
+        h.send_json(200, MODELS | {"padding": "x" * (2 << 20)})
+
+    class Big(handler(None)):
+        def do_GET(self) -> None:
+            huge(self) if self.path == "/v1/models" else super().do_GET()
+
+    with serve_http(Big) as url:
+        result, _ = smoke(url)
+    assert result.failures == ["GET /v1/models: the answer exceeds 1024 KiB; not an OpenAI-compatible reply"]
+
+
+def test_a_line_without_end_is_capped():
+    def endless_line(h):
+        h.start_stream()
+        h.wfile.write(b"data: " + b"x" * (1 << 21))
+
+    with serve_http(handler(endless_line)) as url:
+        result, _ = smoke(url)
+    assert result.failures == ["run 1: POST /v1/chat/completions: a streamed line exceeds 1024 KiB"]
+
+
+def test_error_status_and_missing_done_are_failures():
+    def refused(h):
+        h.send_json(500, {"error": {"message": "CUDA error: out of memory"}})
+
+    def cut(h):
+        h.start_stream()
+        h.wfile.write(chunk("Hello"))
+
+    with serve_http(handler(refused)) as url:
+        assert "HTTP 500" in smoke(url)[0].failures[0] and "out of memory" in smoke(url)[0].failures[0]
+    with serve_http(handler(cut)) as url:
+        assert smoke(url)[0].failures == ["run 1: the stream ended without `data: [DONE]`"]
+
+
+def test_wrong_path_fails_fast_instead_of_waiting():
+    class NoApi(QuietHandler):
+        def do_GET(self) -> None:
+            self.send_json(404, {"error": "not found"})
+
+    with serve_http(NoApi) as url:
+        result, took = smoke(url, timeout=5.0)
+    assert took < 2.0
+    assert "not an OpenAI-compatible server root" in result.failures[0]
+
+
+def test_base_url_forms():
+    assert server_root("http://h:8000/v1/") == "http://h:8000"
+    assert server_root("https://u:p@h/app/v1?x=1#f") == "https://u:p@h/app"
+
+
+def test_get_outside_the_deadline_is_refused():
+    with Http("http://127.0.0.1:9") as http:
+        try:
+            http.get("/health", Deadline.after(0))
+        except SmokeFailure as exc:
+            assert str(exc) == "timed out"
+        else:
+            raise AssertionError("expected a SmokeFailure")

@@ -1,0 +1,137 @@
+"""Pure parts of `catalog smoke`: verdict, baseline, content checks, metrics parsing, ledger."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from generator.catalog import load_catalog
+from generator.errors import CatalogError
+from generator.smoke_content import degenerate, problems
+from generator.smoke_ledger import SmokeRecord, append, history, redact
+from generator.smoke_metrics import SpecCounts, llamacpp_counts, vllm_counts
+from generator.smoke_verdict import Baseline, baseline_for, judge
+
+FIXTURE = Path(__file__).parent / "fixtures" / "vllm_spec_decode_metrics.prom"
+
+
+def record(app: str = "lucedflashqwen36one", *, verdict: str = "pass", tps: float | None = 88.0,
+           image: str = "docker.io/aamsellem/lucebox-dflash:v1.9.0", version: str = "1.4.4",
+           date: str = "2026-11-29T10:00:00Z") -> SmokeRecord:
+    return SmokeRecord(app=app, endpoint="http://127.0.0.1:8000", chart_version=version, image=image, date=date,
+                       runs=(), tokens_per_s=tps, acceptance=None, baseline_tokens_per_s=None, verdict=verdict,
+                       reasons=() if verdict == "pass" else ("x",))
+
+
+# --- verdict -----------------------------------------------------------------------------------
+
+def test_lucebox_drop_from_88_5_to_69_is_a_regression():
+    verdict, reasons = judge(69.0, [], Baseline(88.5, "benchmark 2026-05-04, Lucebox v1.4.4"), 0.10)
+    assert verdict == "regression"
+    assert "22.0% below the baseline 88.5 t/s" in reasons[0] and "Lucebox v1.4.4" in reasons[0]
+
+
+@pytest.mark.parametrize("tps, expected", [(79.65, "pass"), (79.6, "regression"), (95.0, "pass")])
+def test_tolerance_boundary(tps, expected):
+    assert judge(tps, [], Baseline(88.5, "b"), 0.10)[0] == expected
+
+
+def test_failures_win_over_speed_and_no_baseline_passes():
+    assert judge(500.0, ["run 1: degenerate"], Baseline(88.5, "b"))[0] == "fail"
+    assert judge(None, [], None) == ("fail", ["no throughput was measured"])
+    assert judge(12.0, [], None) == ("pass", [])
+
+
+def test_baseline_prefers_last_pass_on_the_same_image_then_the_latest_benchmark():
+    app = load_catalog().apps["lucedflashqwen36one"].app
+    image = "docker.io/aamsellem/lucebox-dflash:v1.9.0"
+    rows = [record(tps=70.0, date="2026-11-01T00:00:00Z"), record(tps=71.0, date="2026-11-02T00:00:00Z"),
+            record(tps=50.0, verdict="regression"), record(tps=99.0, image="other:1")]
+    assert baseline_for(app, image, rows) == Baseline(71.0, "smoke 2026-11-02T00:00:00Z, chart 1.4.4")
+    bench = baseline_for(app, image, [record(tps=99.0, image="other:1")])
+    assert bench is not None and bench.tokens_per_s == 69.0 and bench.source.startswith("benchmark 2026-05-07")
+
+
+# --- content -----------------------------------------------------------------------------------
+
+def test_empty_and_degenerate_answers_fail_even_with_http_200():
+    assert problems("  \n", [], None) == ["the answer is empty (HTTP 200 with no generated text)"]
+    one_token = [" ok"] * 60
+    assert "one token ' ok'" in degenerate("".join(one_token), one_token)
+    cycle = "the cat sat. " * 20
+    assert "repeats" in degenerate(cycle, [cycle])  # one big piece: found by the period check
+
+
+def test_normal_and_short_answers_pass():
+    text = ("A hash table maps keys to buckets with a hash function; collisions are resolved by chaining "
+            "or open addressing, and the table grows when its load factor passes a threshold.")
+    assert problems(text, text.split(" "), None) == []
+    assert problems("4", ["4"], "4") == []
+    assert problems("four", ["four"], "4") == ["the answer does not contain the expected text '4'"]
+
+
+# --- acceptance --------------------------------------------------------------------------------
+
+def test_vllm_counters_from_a_real_capture_ignore_created_and_per_position_samples():
+    counts = vllm_counts(FIXTURE.read_text())
+    assert counts == SpecCounts(drafted=1.0218118e07, accepted=7.268642e06)
+    assert counts.acceptance == pytest.approx(0.7113, abs=1e-4)
+    assert vllm_counts("# HELP nothing here\n") is None
+
+
+def test_vllm_counters_sum_engines_and_filter_by_model_name():
+    text = FIXTURE.read_text() + (
+        'vllm:spec_decode_num_draft_tokens_total{engine="1",model_name="/models/v4-flash-0731"} 100.0\n'
+        'vllm:spec_decode_num_accepted_tokens_total{engine="1",model_name="/models/v4-flash-0731"} 50.0\n'
+        'vllm:spec_decode_num_draft_tokens_total{engine="0",model_name="other"} 5.0\n')
+    assert vllm_counts(text, "/models/v4-flash-0731") == SpecCounts(1.0218218e07, 7.268692e06)
+    assert vllm_counts(text, "unknown").drafted == 1.0218223e07  # no match: every engine counts
+
+
+def test_llamacpp_timings():
+    assert llamacpp_counts({"draft_n": 34, "draft_n_accepted": 17}).acceptance == 0.5
+    assert llamacpp_counts({"predicted_n": 12}) is None
+    assert SpecCounts(10, 4) - SpecCounts(4, 1) == SpecCounts(6, 3)
+
+
+# --- ledger ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("url, shown", [
+    ("https://alice:s3cret@app.example.com:8443/v1?token=abc#x", "https://app.example.com:8443/v1"),
+    ("http://127.0.0.1:8000/", "http://127.0.0.1:8000"),
+    ("http://[::1]:9000", "http://[::1]:9000"),
+])
+def test_endpoint_is_redacted(url, shown):
+    assert redact(url) == shown
+
+
+def test_append_is_atomic_append_only_and_reads_back(tmp_path):
+    first, second = record(date="2026-11-29T10:00:00Z"), record(tps=70.0, verdict="regression",
+                                                                 date="2026-11-29T11:00:00Z")
+    path = append(tmp_path, first)
+    before = path.read_text()
+    append(tmp_path, second)
+    after = path.read_text()
+    assert after.startswith(before) and after.count("- app: lucedflashqwen36one") == 2
+    assert [r.verdict for r in history(tmp_path, "lucedflashqwen36one")] == ["pass", "regression"]
+    assert oct(path.stat().st_mode & 0o777) == "0o644"
+    assert sorted(p.name for p in path.parent.iterdir()) == ["lucedflashqwen36one.yaml"]
+
+
+def test_a_bad_ledger_row_names_file_and_line(tmp_path):
+    path = append(tmp_path, record())
+    path.write_text(path.read_text().replace("verdict: pass", "verdict: great"))
+    with pytest.raises(CatalogError) as err:
+        history(tmp_path, "lucedflashqwen36one")
+    message = str(err.value)
+    assert "lucedflashqwen36one.yaml:" in message and "0.verdict" in message
+    line = int(message.split(".yaml:")[1].split(":")[0])
+    assert path.read_text().splitlines()[line - 1].strip().startswith("verdict:")
+
+
+def test_record_dates_are_utc_stamps():
+    assert record().when == dt.datetime(2026, 11, 29, 10, tzinfo=dt.timezone.utc)
+    with pytest.raises(ValueError):
+        record(date="yesterday")
