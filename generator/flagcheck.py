@@ -88,6 +88,9 @@ class ArgvChecker:
     def _split(self, text: str) -> tuple[str, str | None, str | None]:
         """(flag spelling, inline value, dotted JSON key path)."""
         syntax = self.table.syntax
+        for short in syntax.attached_values:
+            if text.startswith(short) and len(text) > len(short) and not text.startswith("--"):
+                return short, text[len(short):].removeprefix("="), None
         value = None
         if syntax.equals_values and "=" in text:
             text, value = text.split("=", 1)
@@ -282,10 +285,18 @@ def _member(value: str, choices: tuple[str, ...], case_insensitive: bool) -> boo
     return value in choices
 
 
-def check_env(table: FlagTable, engine: EngineSpec) -> Iterator[tuple[str, str, str, str]]:
-    """(name, value, origin, allowed) for env vars whose value the table restricts."""
-    known = {e.name: e for e in table.env if e.choices}
+def check_env(table: FlagTable, engine: EngineSpec) -> list[tuple[str, str, str, str, str]]:
+    """(rule, severity, message, fix, origin) for env vars the table knows something about."""
+    out = []
+    known = table.env_names
     for var in engine.env:
         spec = known.get(var.name)
-        if spec is not None and var.value not in spec.choices:
-            yield var.name, var.value, var.origin, listing(spec.choices)
+        if spec is not None and spec.choices and not _member(var.value, spec.choices, True):
+            out.append(("FLAG002", "error", f"env {var.name}={var.value} (from {var.origin}) is not a value "
+                        f"{table.id} accepts", f"use one of: {listing(spec.choices)}", var.origin))
+        elif var.name not in known and var.name.startswith(table.env_prefixes) and table.env_prefixes:
+            near = closest(var.name, list(known))
+            out.append(("FLAG001", "warning", f"env {var.name} (from {var.origin}) is not read by {table.id}: the "
+                        f"engine ignores it" + (f"; did you mean {near}?" if near else ""),
+                        f"rename it to {near}" if near else f"remove {var.name}", var.origin))
+    return out

@@ -13,7 +13,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints, ValidationError, model_validator
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
 
 from .errors import CatalogError, Problem
 from .loader import load_model, read_document
@@ -117,6 +119,7 @@ class Syntax(Strict):
     dotted_json: bool  # `--compilation-config.mode 3` (vLLM)
     positionals: int = 0  # how many positional arguments the command takes (vLLM: the model)
     positional_name: str | None = None
+    attached_values: tuple[FlagName, ...] = ()  # short flags that take their value glued on (vLLM -O3)
 
 
 class FlagTable(Strict):
@@ -129,6 +132,9 @@ class FlagTable(Strict):
     syntax: Syntax
     flags: tuple[Flag, ...]
     env: tuple[EnvVar, ...] = ()
+    # Env names under these prefixes must be known (listed in `env` or as a flag's `env`): a misspelt one is
+    # silently ignored by the engine.
+    env_prefixes: tuple[Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]*_$")], ...] = ()
 
     @model_validator(mode="after")
     def _unique(self) -> "FlagTable":
@@ -154,11 +160,48 @@ class FlagTable(Strict):
     def all_spellings(self) -> list[str]:
         return sorted(self.index)
 
+    @cached_property
+    def env_names(self) -> dict[str, EnvVar | None]:
+        """Every env name the table knows: its `env` entries and the env of each flag."""
+        names: dict[str, EnvVar | None] = {f.env: None for f in self.flags if f.env}
+        names.update({e.name: e for e in self.env})
+        return names
+
+
+_PARSED: dict[tuple[str, int, int], FlagTable] = {}
+
+
+def _tuples(value):
+    """Plain YAML data -> the immutable shapes the strict models take (sequences as tuples)."""
+    if isinstance(value, dict):
+        return {str(k): _tuples(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return tuple(_tuples(v) for v in value)
+    return value
+
+
+def _fast(path: Path) -> FlagTable | None:
+    """The C YAML parser + validation; None on any problem (the slow path then reports file:line)."""
+    try:
+        data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+        return FlagTable.model_validate(_tuples(data)) if isinstance(data, dict) else None
+    except (YAMLError, ValidationError, UnicodeDecodeError, ValueError):
+        return None
+
 
 def load_table(path: Path, display: str | None = None) -> FlagTable:
-    """Read and validate one table; CatalogError with `file:line: field: message` when invalid."""
+    """Read and validate one table; CatalogError with `file:line: field: message` when invalid.
+
+    Tables are large (hundreds of flags): a valid one is parsed with the C YAML parser and kept per
+    (path, mtime, size); only an invalid one is re-read with the line-tracking loader for its message.
+    """
     name = display or str(path)
-    table = load_model(FlagTable, read_document(path, name), name)
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    table = _PARSED.get(key) or _fast(path)
+    if table is None:
+        table = load_model(FlagTable, read_document(path, name), name)
+    _PARSED[key] = table
     if table.id != path.stem:
         raise CatalogError([Problem(name, 1, "id", f"table id {table.id!r} must equal the file name {path.stem!r}")])
     return table

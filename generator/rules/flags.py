@@ -55,15 +55,20 @@ def _issues(ctx: AppContext) -> list[Issue]:
     return ctx.cache["flag_issues"]
 
 
-def _line(ctx: AppContext, token: Token) -> int:
-    """The catalog line the token comes from: the app field of its origin, else the app's `stack:`."""
-    origin = token.origin
-    if origin == "app.extra_args":
-        return ctx.resolved.line("extra_args", token.offset)
+def _field(origin: str) -> str:
+    """The app field an argument or env var comes from (`app.extra_args` -> extra_args, `stack x` -> stack)."""
     if origin.startswith("app."):
-        field = origin[4:].split(" ", 1)[0].split(".", 1)[0]
-        return ctx.resolved.line(field)
-    return ctx.resolved.line("stack")
+        return origin[4:].split(" ", 1)[0].split(".", 1)[0]
+    if origin.startswith("genesis"):
+        return "genesis_patches"
+    return "stack"
+
+
+def _line(ctx: AppContext, token: Token) -> int:
+    """The catalog line the token comes from: the item of extra_args, else the app field of its origin."""
+    if token.origin == "app.extra_args":
+        return ctx.resolved.line("extra_args", token.offset)
+    return ctx.resolved.line(_field(token.origin))
 
 
 def _findings(ctx: AppContext, rule_id: str) -> Iterable[Finding]:
@@ -71,6 +76,11 @@ def _findings(ctx: AppContext, rule_id: str) -> Iterable[Finding]:
         if issue.rule == rule_id:
             yield Finding(rule=rule_id, severity=issue.severity, app=ctx.app.name, message=issue.message,
                           fix=issue.fix, file=ctx.resolved.file, line=_line(ctx, issue.token))
+    table, _ = _table(ctx)
+    if table is not None:
+        for rule_, severity, message, fix, origin in check_env(table, ctx.engine):
+            if rule_ == rule_id:
+                yield ctx.finding(rule_id, severity, message, fix, _field(origin))
 
 
 @rule("FLAG000", "error", "the stack has a readable flag table",
@@ -100,14 +110,7 @@ def unknown_flag(ctx: AppContext) -> Iterable[Finding]:
 @rule("FLAG002", "error", "flag and env values are among the engine's choices",
       "a value outside an engine's choice set (e.g. a KV cache type the image lacks) fails at start-up", SOURCE)
 def bad_value(ctx: AppContext) -> Iterable[Finding]:
-    yield from _findings(ctx, "FLAG002")
-    table, _ = _table(ctx)
-    if table is None:
-        return
-    for name, value, origin, allowed in check_env(table, ctx.engine):
-        field = origin[4:].split(" ", 1)[0] if origin.startswith("app.") else "stack"
-        yield ctx.finding("FLAG002", "error", f"env {name}={value} (from {origin}) is not a value {table.id} "
-                          f"accepts", f"use one of: {allowed}", field)
+    return _findings(ctx, "FLAG002")
 
 
 @rule("FLAG003", "error", "no removed or renamed flag or value",

