@@ -196,7 +196,9 @@ class LocalForward:
             end.close()
 
     def close(self) -> None:
+        _shutdown(self._server)  # wakes the blocked accept() (a bare close() would not, on Linux)
         self._server.close()
+        self._thread.join(timeout=5)
         with self._lock:
             for end in self._open:
                 _shutdown(end)
