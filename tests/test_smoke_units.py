@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,23 @@ def test_record_dates_are_utc_stamps():
     assert record().when == dt.datetime(2026, 11, 29, 10, tzinfo=dt.timezone.utc)
     with pytest.raises(ValueError):
         record(date="yesterday")
+
+
+# --- catalog list ------------------------------------------------------------------------------
+
+def test_list_shows_the_last_smoke(catalog_copy, capsys, monkeypatch):
+    from smoke_support import run_cli
+
+    monkeypatch.setenv("COLUMNS", "220")
+    append(catalog_copy, record(tps=88.0, date="2026-11-29T10:00:00Z"))
+    append(catalog_copy, record(tps=69.0, verdict="regression", date="2026-11-29T11:00:00Z"))
+    code, out, _ = run_cli(["list", "--json", "--catalog", str(catalog_copy)], capsys)
+    rows = {r["name"]: r for r in json.loads(out)}
+    luce = rows["lucedflashqwen36one"]
+    assert code == 0 and {"name", "title", "model", "stack", "context", "version", "status", "tokens_per_s",
+                          "measured"} < set(luce)
+    assert (luce["smoke_verdict"], luce["smoke_tokens_per_s"], luce["smoke_date"]) == (
+        "regression", 69.0, "2026-11-29T11:00:00Z")
+    assert rows["gemma4e2bone"]["smoke_verdict"] is None
+    code, out, _ = run_cli(["list", "--catalog", str(catalog_copy)], capsys)
+    assert code == 0 and "regression 69.0" in out
