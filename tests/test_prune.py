@@ -1,0 +1,169 @@
+"""`catalog prune --deprecated` on a copy of the embedded catalog and its rendered charts.
+
+The gate: the four deprecated Qwen3.6 27B apps go only once their replacements ("Fast"
+vllmqwen36turbo27bone 2.5.6 and "Long" llamacppqwen36mtpone) have a passing smoke for their current
+chart version. Passing smokes are recorded by `catalog smoke` itself against a REAL llama-server that
+answers under both replacements' served names (the smoke's HTTP path is engine-agnostic; the vLLM
+specifics are covered in test_smoke_vllm.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from generator.catalog import load_catalog
+from generator.prune import plan
+from generator.smoke_ledger import SmokeRecord, append
+
+from smoke_support import llama_server, run_cli, write_models
+
+DEPRECATED = {"dflashqwen36one", "llamacppqwen36dense27bone", "lucedflashqwen36one", "vllmqwen36dense27bone"}
+FAST, LONG = "vllmqwen36turbo27bone", "llamacppqwen36mtpone"
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def workspace(catalog_copy: Path) -> Path:
+    """catalog/ and its rendered charts/ side by side, as in the repository."""
+    shutil.copytree(REPO / "charts", catalog_copy.parent / "charts")
+    return catalog_copy
+
+
+def snapshot(*folders: Path) -> dict[str, str]:
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest()
+            for folder in folders for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def row(app: str, version: str, verdict: str = "pass", date: str = "2026-11-29T12:00:00Z") -> SmokeRecord:
+    return SmokeRecord(app=app, endpoint="http://127.0.0.1:8000", chart_version=version, image="img", date=date,
+                       runs=(), tokens_per_s=90.0, acceptance=0.6, baseline_tokens_per_s=88.0, verdict=verdict,
+                       reasons=() if verdict == "pass" else ("run 1: degenerate output",))
+
+
+# --- the plan (pure) ---------------------------------------------------------------------------
+
+def test_plan_needs_a_pass_for_the_current_chart_version():
+    cat = load_catalog()
+    ledgers = {FAST: [row(FAST, "2.5.5")], LONG: [row(LONG, "1.0.4"), row(LONG, "1.0.4", "fail")]}
+    items = {i.app: i for i in plan(cat, ledgers)}
+    assert set(items) == DEPRECATED and not any(i.pruned for i in items.values())
+    assert "no smoke for its current chart version 2.5.6" in items["lucedflashqwen36one"].reason
+    assert "is a fail: run 1: degenerate output" in items["llamacppqwen36dense27bone"].reason
+    ledgers = {FAST: [row(FAST, "2.5.6", "fail"), row(FAST, "2.5.6")], LONG: [row(LONG, "1.0.4")]}
+    assert all(i.pruned for i in plan(cat, ledgers))
+
+
+# --- end to end --------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def replacement_server(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("llama-prune")
+    with llama_server(write_models(folder, context=131072), aliases=["qwen3.6-27b", "qwen3.6-27b-mtp"],
+                      context=131072, log_dir=folder) as server:
+        yield server
+
+
+def record_passing_smokes(catalog: Path, server, capsys) -> None:
+    for app in (FAST, LONG):
+        code, out, err = run_cli(["smoke", app, "--endpoint", server.url, "--catalog", str(catalog), "--runs", "2",
+                                  "--max-tokens", "24", "--timeout", "60", "--tolerance", "0.95"], capsys)
+        assert code == 0, out + err
+
+
+def prune(catalog: Path, capsys, *extra: str) -> tuple[int, list[dict]]:
+    code, out, err = run_cli(["prune", "--deprecated", "--catalog", str(catalog), "--json", *extra], capsys)
+    return code, json.loads(out) if out.strip() else err
+
+
+def test_without_passing_smokes_it_refuses_and_changes_nothing(workspace, capsys):
+    before = snapshot(workspace, workspace.parent / "charts")
+    code, items = prune(workspace, capsys)
+    assert code == 1 and {i["app"] for i in items} == DEPRECATED
+    assert all(i["action"] == "blocked" and not i["applied"] for i in items)
+    assert snapshot(workspace, workspace.parent / "charts") == before
+
+
+def test_after_passing_smokes_exactly_the_four_27b_apps_go(workspace, replacement_server, capsys):
+    record_passing_smokes(workspace, replacement_server, capsys)
+    charts = workspace.parent / "charts"
+    before = snapshot(workspace, charts)
+    code, items = prune(workspace, capsys, "--dry-run")
+    assert code == 0 and all(i["action"] == "prune" and not i["applied"] for i in items)
+    assert snapshot(workspace, charts) == before  # --dry-run writes nothing
+
+    code, items = prune(workspace, capsys)
+    assert code == 0 and {i["app"] for i in items if i["applied"]} == DEPRECATED
+    cat = load_catalog(workspace)
+    assert {n for n, r in cat.apps.items() if r.app.status == "removed"} == DEPRECATED
+    assert {p.name for p in charts.iterdir()} == {n for n in cat.apps if n not in DEPRECATED}
+    for kept in ("llamacppqwen36a3bone", "qwen36a3bvisionone", FAST, LONG):  # the 35B-A3B apps and replacements
+        assert cat.apps[kept].app.status == "active"
+    after = snapshot(workspace, charts)
+    changed = {Path(p).name for p in set(before) | set(after) if before.get(p) != after.get(p)}
+    assert {n for n in changed if n.endswith(".yaml") and n[:-5] in cat.apps} == {f"{n}.yaml" for n in DEPRECATED}
+    code, out, err = run_cli(["render", "--check", "--catalog", str(workspace)], capsys)
+    assert code == 0, out + err  # charts/ agrees with the pruned catalog
+
+
+def test_the_app_file_keeps_every_untouched_line(workspace, replacement_server, capsys):
+    record_passing_smokes(workspace, replacement_server, capsys)
+    path = workspace / "apps" / "vllmqwen36dense27bone.yaml"
+    old = path.read_text().splitlines()
+    assert prune(workspace, capsys)[0] == 0
+    new = path.read_text().splitlines()
+    assert [l for l in old if not l.startswith(("status:", "reason:"))] == \
+        [l for l in new if not l.startswith(("status:", "reason:", "removed_on:"))]
+    app = load_catalog(workspace).apps["vllmqwen36dense27bone"].app
+    original = load_catalog().apps["vllmqwen36dense27bone"].app.reason
+    assert app.removed_on is not None and app.reason.startswith(original)
+    assert f"Pruned {app.removed_on.isoformat()}: {FAST} 2.5.6 passed its smoke on" in app.reason
+
+
+def test_market_suspend_bumps_and_marks(workspace, replacement_server, tmp_path, capsys):
+    record_passing_smokes(workspace, replacement_server, capsys)
+    market = tmp_path / "market"
+    shutil.copytree(workspace.parent / "charts", market)  # beclab/apps layout: <market>/<app>/
+    untouched = snapshot(*(market / n for n in ("llamacppqwen36a3bone", FAST)))
+    code, items = prune(workspace, capsys, "--market", str(market))
+    assert code == 0
+    assert {i["app"]: i["market"] for i in items}["lucedflashqwen36one"] == "[SUSPEND][lucedflashqwen36one][1.4.5]"
+    for name in DEPRECATED:
+        folder = market / name
+        assert (folder / ".suspend").read_text() == "" and not (folder / ".remove").exists()
+        version = load_catalog(workspace).apps[name].app.version
+        assert f"\nversion: {version}\n" in (folder / "Chart.yaml").read_text()
+        assert f"\n  version: {version}\n" in (folder / "OlaresManifest.yaml").read_text()
+    assert load_catalog(workspace).apps["lucedflashqwen36one"].app.version == "1.4.5"
+    assert snapshot(*(market / n for n in ("llamacppqwen36a3bone", FAST))) == untouched
+
+
+def test_remove_needs_yes_then_leaves_only_the_marker(workspace, replacement_server, tmp_path, capsys):
+    record_passing_smokes(workspace, replacement_server, capsys)
+    market = tmp_path / "market"
+    shutil.copytree(workspace.parent / "charts", market)
+    before = snapshot(workspace, workspace.parent / "charts", market)
+    code, _, err = run_cli(["prune", "--deprecated", "--remove", "--market", str(market),
+                            "--catalog", str(workspace)], capsys)
+    assert code == 2 and "irreversible" in err and "--yes" in err
+    code, _, err = run_cli(["prune", "--deprecated", "--remove", "--yes", "--catalog", str(workspace)], capsys)
+    assert code == 2 and "--market DIR" in err
+    assert snapshot(workspace, workspace.parent / "charts", market) == before
+    code, items = prune(workspace, capsys, "--remove", "--yes", "--market", str(market))
+    assert code == 0 and {i["market"] for i in items} == {f"[REMOVE][{n}][{load_catalog(workspace).apps[n].app.version}]"
+                                                          for n in DEPRECATED}
+    for name in DEPRECATED:
+        assert [p.name for p in (market / name).iterdir()] == [".remove"]
+
+
+def test_a_failed_latest_smoke_of_the_replacement_blocks(workspace, replacement_server, capsys):
+    record_passing_smokes(workspace, replacement_server, capsys)
+    append(workspace, row(FAST, "2.5.6", "regression", date="2026-12-01T00:00:00Z"))
+    code, items = prune(workspace, capsys)
+    assert code == 1
+    assert {i["app"] for i in items if i["applied"]} == {"llamacppqwen36dense27bone"}
+    assert all("is a regression" in i["reason"] for i in items if i["replaced_by"] == FAST)
