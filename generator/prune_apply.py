@@ -1,10 +1,12 @@
 """Carry out a prune plan: market change, catalog file, chart folder — computed first, then written.
 
 For each app the plan lets go:
-1. with a market tree, the SUSPEND change (bumped version, empty `.suspend`) or, with `--remove`,
-   the REMOVE change (only `.remove` left) — market_lifecycle.py;
+1. with a market tree, the SUSPEND change or, with `--remove`, the REMOVE change (only `.remove`
+   left) — market_lifecycle.py. A SUSPEND bumps (DECISIONS.md): the catalog's version is raised by
+   `catalog bump`'s own `bump_for_suspend` (CHANGELOG.md entry, upgrade_description, releases.yaml)
+   and the market folder gets that same version and an empty `.suspend`;
 2. its catalog file: `status: removed`, `removed_on: <date>`, `reason` kept and extended with the
-   smoke that allowed it (and, after a SUSPEND, the bumped version, so catalog and market agree);
+   smoke that allowed it;
 3. its rendered chart folder `charts/<app>` is deleted.
 The catalog file is edited line by line at the positions ruamel's round-trip loader reports, and the
 result is parsed back and compared with the expected data: comments, key order and the flow style
@@ -19,18 +21,18 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from ruamel.yaml import YAML
 
 from .catalog import Catalog, display_path
-from .errors import CatalogError
+from .errors import CatalogError, UsageError
 from .loader import load_model, read_document
-from .market_lifecycle import MarketChange, plan_remove, plan_suspend
+from .market_lifecycle import MarketChange, chart_version, folder_of, plan_remove, plan_suspend
 from .market_lifecycle import apply as apply_market
 from .prune import PruneItem
 from .schema import App
 from .smoke_ledger import write_atomic
+from .versioning import parse_version
 from .yamlout import dump, load
 
 
@@ -38,12 +40,16 @@ from .yamlout import dump, load
 class AppChanges:
     item: PruneItem
     app_file: Path
-    app_text: str  # the catalog file after the change
+    note: str  # appended to `reason`
     chart_dir: Path | None  # deleted when present
     market: MarketChange | None
+    today: dt.date
+    bump_to: str | None = None  # the SUSPEND version the catalog is bumped to first
 
     def describe(self) -> list[str]:
         lines = []
+        if self.bump_to is not None:
+            lines.append(f"catalog bump: {self.item.app} -> {self.bump_to} (CHANGELOG.md, releases.yaml)")
         if self.market is not None:
             lines.append(f"market: {self.market.title or 'no change'} in {display_path(self.market.folder)}"
                          f" ({self.market.note})")
@@ -54,35 +60,62 @@ class AppChanges:
 
 
 def prepare(catalog: Catalog, items: list[PruneItem], *, charts: Path, market: Path | None, remove: bool,
-            today: dt.date, bump: Callable[[str], str]) -> list[AppChanges]:
-    """Every write of the prune, in memory; raises before anything is written if one cannot be made."""
+            today: dt.date) -> list[AppChanges]:
+    """Every change of the prune, checked; raises before anything is written if one cannot be made."""
     out = []
     for item in (i for i in items if i.pruned):
-        change = None
-        if market is not None:
-            change = plan_remove(market, item.app) if remove else plan_suspend(market, item.app, bump)
-        version = change.version if change is not None and change.kind == "SUSPEND" else None
+        change, bump_to = None, None
+        if market is not None and remove:
+            change = plan_remove(market, item.app)
+        elif market is not None:
+            change, bump_to = _suspend(catalog.root, catalog.apps[item.app].app.version, market, item.app, _why(item))
         note = f"Pruned {today.isoformat()}: {item.reason}."
         if change is not None and change.kind != "none":
             note += f" Market: {change.title}."
         path = catalog.file_of(item.app)
-        text = mark_removed(path, today=today, note=note, version=version)
+        mark_removed(path, today=today, note=note)  # refuses now if the file cannot be edited safely
         chart_dir = charts / item.app
-        out.append(AppChanges(item, path, text, chart_dir if chart_dir.is_dir() else None, change))
+        out.append(AppChanges(item, path, note, chart_dir if chart_dir.is_dir() else None, change, today, bump_to))
     return out
 
 
-def apply(changes: list[AppChanges]) -> None:
-    """Write everything `prepare` computed: per app the market first, then the catalog file, then the chart."""
+def _suspend(root: Path, version: str, market: Path, app: str, why: str) -> tuple[MarketChange, str | None]:
+    """The SUSPEND change at the version `catalog bump` will give the app (the market must not be ahead)."""
+    from .bumping import assess_catalog
+
+    outcome = assess_catalog(root, [app], level="patch", note=f"Suspended: {why}").outcomes[0]
+    if outcome.action == "refused":
+        raise UsageError(f"{app}: {outcome.message}")
+    market_version = chart_version(folder_of(market, app))
+    if parse_version(market_version) > parse_version(version):
+        raise UsageError(f"{market / app}: the market has {market_version}, above the catalog's {version}; "
+                         "align the catalog version first")
+    change = plan_suspend(market, app, lambda current: outcome.after)
+    return change, (outcome.after if change.kind == "SUSPEND" else None)
+
+
+def apply(changes: list[AppChanges], *, charts: Path) -> None:
+    """Per app: the catalog bump of a SUSPEND, the market change, the catalog file, then the chart."""
+    from .bumping import bump_for_suspend
+
     for change in changes:
+        if change.bump_to is not None:
+            outcome = bump_for_suspend(change.app_file.parent.parent, change.item.app, _why(change.item), out=charts)
+            if outcome.after != change.bump_to:
+                raise CatalogError(f"{change.item.app}: `catalog bump` wrote {outcome.after} but the market change "
+                                   f"was prepared for {change.bump_to}; the market was not touched: run prune again")
         if change.market is not None and change.market.kind != "none":
             apply_market(change.market)
-        write_atomic(change.app_file, change.app_text)
-        if change.chart_dir is not None:
+        write_atomic(change.app_file, mark_removed(change.app_file, today=change.today, note=change.note))
+        if change.chart_dir is not None and change.chart_dir.is_dir():
             _delete_tree(change.chart_dir)
 
 
-def mark_removed(path: Path, *, today: dt.date, note: str, version: str | None = None) -> str:
+def _why(item: PruneItem) -> str:
+    return f"superseded by {item.replaced_by} ({item.reason})"
+
+
+def mark_removed(path: Path, *, today: dt.date, note: str) -> str:
     """The app file's text with status removed, removed_on and an extended reason (verified)."""
     text = path.read_text(encoding="utf-8")
     lines = text.splitlines(keepends=True)
@@ -90,14 +123,10 @@ def mark_removed(path: Path, *, today: dt.date, note: str, version: str | None =
     reason = f"{str(doc.get('reason') or '').strip()} {note}".strip()
     edits = [(*_span(path, doc, lines, "status"), ["status: removed\n", f"removed_on: {today.isoformat()}\n"]),
              (*_span(path, doc, lines, "reason"), [dump({"reason": reason})])]
-    if version is not None:
-        edits.append((*_span(path, doc, lines, "version"), [f"version: {version}\n"]))
     for start, end, new in sorted(edits, reverse=True):
         lines[start:end] = new
     result = "".join(lines)
     expected = dict(load(text)) | {"status": "removed", "removed_on": today, "reason": reason}
-    if version is not None:
-        expected["version"] = version
     _verify(path, result, expected)
     return result
 

@@ -139,6 +139,9 @@ def test_market_suspend_bumps_and_marks(workspace, replacement_server, tmp_path,
         assert f"\nversion: {version}\n" in (folder / "Chart.yaml").read_text()
         assert f"\n  version: {version}\n" in (folder / "OlaresManifest.yaml").read_text()
     assert load_catalog(workspace).apps["lucedflashqwen36one"].app.version == "1.4.5"
+    changelog = (workspace.parent / "CHANGELOG.md").read_text()  # the bump went through `catalog bump`
+    assert "### lucedflashqwen36one 1.4.5 — " in changelog
+    assert f"- Suspended: superseded by {FAST} ({FAST} 2.5.6 passed its smoke on" in changelog
     assert snapshot(*(market / n for n in ("llamacppqwen36a3bone", FAST))) == untouched
 
 

@@ -34,15 +34,14 @@ def prune(
     from .. import smoke_ledger
     from ..prune import plan, replacements
     from ..prune_apply import apply, prepare
-    from ..versioning import next_version
-
     _check_options(deprecated, market, remove, yes)
     cat = load_catalog(catalog)
     items = plan(cat, {name: smoke_ledger.history(cat.root, name) for name in replacements(cat)})
-    changes = prepare(cat, items, charts=default_out(catalog), market=market, remove=remove,
-                      today=dt.datetime.now(dt.timezone.utc).date(), bump=lambda v: next_version(v, "patch"))
+    charts = default_out(catalog)
+    changes = prepare(cat, items, charts=charts, market=market, remove=remove,
+                      today=dt.datetime.now(dt.timezone.utc).date())
     if not dry_run:
-        apply(changes)
+        apply(changes, charts=charts)
     _report(items, changes, dry_run=dry_run, as_json=as_json)
     raise typer.Exit(1 if any(not i.pruned for i in items) else 0)
 
