@@ -130,6 +130,9 @@ class GitMarketTarget:
         if item.version == market:
             if content_hash(base) == content_hash(want):
                 return Decision("skipped", f"{item.version} is already on {self.branch}")
+            if content_hash({**base, SUSPEND: ""}) == content_hash(want):
+                return Decision("refused", f"a SUSPEND needs a version above {market} (DECISIONS.md): run "
+                                f"`catalog bump {item.app} --note 'Suspended: <why>'`")
             return Decision("refused", f"{item.app} {item.version} is already on {self.branch} with content "
                             f"{content_hash(base)}, but the catalog wants {content_hash(want)}; "
                             f"run `catalog bump {item.app}`")
