@@ -62,13 +62,16 @@ class AppChanges:
 def prepare(catalog: Catalog, items: list[PruneItem], *, charts: Path, market: Path | None, remove: bool,
             today: dt.date) -> list[AppChanges]:
     """Every change of the prune, checked; raises before anything is written if one cannot be made."""
+    pruned = [i for i in items if i.pruned]
+    suspend_to = _suspend_versions(catalog.root, [i.app for i in pruned]) if market and not remove else {}
     out = []
-    for item in (i for i in items if i.pruned):
+    for item in pruned:
         change, bump_to = None, None
         if market is not None and remove:
             change = plan_remove(market, item.app)
         elif market is not None:
-            change, bump_to = _suspend(catalog.root, catalog.apps[item.app].app.version, market, item.app, _why(item))
+            change = _suspend(catalog.apps[item.app].app.version, market, item.app, suspend_to[item.app])
+            bump_to = suspend_to[item.app] if change.kind == "SUSPEND" else None
         note = f"Pruned {today.isoformat()}: {item.reason}."
         if change is not None and change.kind != "none":
             note += f" Market: {change.title}."
@@ -79,19 +82,26 @@ def prepare(catalog: Catalog, items: list[PruneItem], *, charts: Path, market: P
     return out
 
 
-def _suspend(root: Path, version: str, market: Path, app: str, why: str) -> tuple[MarketChange, str | None]:
-    """The SUSPEND change at the version `catalog bump` will give the app (the market must not be ahead)."""
+def _suspend_versions(root: Path, apps: list[str]) -> dict[str, str]:
+    """The version `catalog bump` will give each app when it is suspended (read-only assessment)."""
     from .bumping import assess_catalog
 
-    outcome = assess_catalog(root, [app], level="patch", note=f"Suspended: {why}").outcomes[0]
-    if outcome.action == "refused":
-        raise UsageError(f"{app}: {outcome.message}")
+    if not apps:
+        return {}
+    outcomes = assess_catalog(root, apps, level="patch", note="Suspended").outcomes
+    refused = [f"{o.app}: {o.message}" for o in outcomes if o.action == "refused"]
+    if refused:
+        raise UsageError("; ".join(refused))
+    return {o.app: o.after for o in outcomes}
+
+
+def _suspend(version: str, market: Path, app: str, new: str) -> MarketChange:
+    """The SUSPEND change at `new` (a market folder above the catalog's version is refused)."""
     market_version = chart_version(folder_of(market, app))
     if parse_version(market_version) > parse_version(version):
         raise UsageError(f"{market / app}: the market has {market_version}, above the catalog's {version}; "
                          "align the catalog version first")
-    change = plan_suspend(market, app, lambda current: outcome.after)
-    return change, (outcome.after if change.kind == "SUSPEND" else None)
+    return plan_suspend(market, app, lambda current: new)
 
 
 def apply(changes: list[AppChanges], *, charts: Path) -> None:

@@ -72,7 +72,7 @@ class Http:
 
         self._httpx = httpx
         self.client = httpx.Client(base_url=server_root(base_url), transport=transport, follow_redirects=False,
-                                   headers={"Accept-Encoding": "identity"}, trust_env=False)
+                                   headers={"Accept-Encoding": "identity"})
 
     def close(self) -> None:
         self.client.close()

@@ -68,11 +68,26 @@ def replacement_server(tmp_path_factory):
         yield server
 
 
-def record_passing_smokes(catalog: Path, server, capsys) -> None:
+@pytest.fixture(scope="module")
+def passing_ledger(replacement_server, tmp_path_factory) -> Path:
+    """Ledger files with a passing smoke of each replacement, written once by `catalog smoke` itself."""
+    catalog = tmp_path_factory.mktemp("ledger") / "catalog"
+    shutil.copytree(REPO / "catalog", catalog)
     for app in (FAST, LONG):
-        code, out, err = run_cli(["smoke", app, "--endpoint", server.url, "--catalog", str(catalog), "--runs", "2",
-                                  "--max-tokens", "24", "--timeout", "60", "--tolerance", "0.95"], capsys)
-        assert code == 0, out + err
+        code = run_cli_plain(["smoke", app, "--endpoint", replacement_server.url, "--catalog", str(catalog),
+                              "--runs", "2", "--max-tokens", "24", "--timeout", "60", "--tolerance", "0.95"])
+        assert code == 0, f"smoke {app} did not pass; see the ledger in {catalog}"
+    return catalog / "ledger"
+
+
+def run_cli_plain(argv: list[str]) -> int:
+    from generator.cli import main
+
+    return main(argv)
+
+
+def record_passing_smokes(catalog: Path, ledger: Path) -> None:
+    shutil.copytree(ledger, catalog / "ledger", dirs_exist_ok=True)
 
 
 def prune(catalog: Path, capsys, *extra: str) -> tuple[int, list[dict]]:
@@ -88,8 +103,8 @@ def test_without_passing_smokes_it_refuses_and_changes_nothing(workspace, capsys
     assert snapshot(workspace, workspace.parent / "charts") == before
 
 
-def test_after_passing_smokes_exactly_the_four_27b_apps_go(workspace, replacement_server, capsys):
-    record_passing_smokes(workspace, replacement_server, capsys)
+def test_after_passing_smokes_exactly_the_four_27b_apps_go(workspace, passing_ledger, capsys):
+    record_passing_smokes(workspace, passing_ledger)
     charts = workspace.parent / "charts"
     before = snapshot(workspace, charts)
     code, items = prune(workspace, capsys, "--dry-run")
@@ -110,8 +125,8 @@ def test_after_passing_smokes_exactly_the_four_27b_apps_go(workspace, replacemen
     assert code == 0, out + err  # charts/ agrees with the pruned catalog
 
 
-def test_the_app_file_keeps_every_untouched_line(workspace, replacement_server, capsys):
-    record_passing_smokes(workspace, replacement_server, capsys)
+def test_the_app_file_keeps_every_untouched_line(workspace, passing_ledger, capsys):
+    record_passing_smokes(workspace, passing_ledger)
     path = workspace / "apps" / "vllmqwen36dense27bone.yaml"
     old = path.read_text().splitlines()
     assert prune(workspace, capsys)[0] == 0
@@ -124,8 +139,8 @@ def test_the_app_file_keeps_every_untouched_line(workspace, replacement_server, 
     assert f"Pruned {app.removed_on.isoformat()}: {FAST} 2.5.6 passed its smoke on" in app.reason
 
 
-def test_market_suspend_bumps_and_marks(workspace, replacement_server, tmp_path, capsys):
-    record_passing_smokes(workspace, replacement_server, capsys)
+def test_market_suspend_bumps_and_marks(workspace, passing_ledger, tmp_path, capsys):
+    record_passing_smokes(workspace, passing_ledger)
     market = tmp_path / "market"
     shutil.copytree(workspace.parent / "charts", market)  # beclab/apps layout: <market>/<app>/
     untouched = snapshot(*(market / n for n in ("llamacppqwen36a3bone", FAST)))
@@ -145,8 +160,8 @@ def test_market_suspend_bumps_and_marks(workspace, replacement_server, tmp_path,
     assert snapshot(*(market / n for n in ("llamacppqwen36a3bone", FAST))) == untouched
 
 
-def test_remove_needs_yes_then_leaves_only_the_marker(workspace, replacement_server, tmp_path, capsys):
-    record_passing_smokes(workspace, replacement_server, capsys)
+def test_remove_needs_yes_then_leaves_only_the_marker(workspace, passing_ledger, tmp_path, capsys):
+    record_passing_smokes(workspace, passing_ledger)
     market = tmp_path / "market"
     shutil.copytree(workspace.parent / "charts", market)
     before = snapshot(workspace, workspace.parent / "charts", market)
@@ -163,8 +178,8 @@ def test_remove_needs_yes_then_leaves_only_the_marker(workspace, replacement_ser
         assert [p.name for p in (market / name).iterdir()] == [".remove"]
 
 
-def test_a_failed_latest_smoke_of_the_replacement_blocks(workspace, replacement_server, capsys):
-    record_passing_smokes(workspace, replacement_server, capsys)
+def test_a_failed_latest_smoke_of_the_replacement_blocks(workspace, passing_ledger, capsys):
+    record_passing_smokes(workspace, passing_ledger)
     append(workspace, row(FAST, "2.5.6", "regression", date="2026-12-01T00:00:00Z"))
     code, items = prune(workspace, capsys)
     assert code == 1

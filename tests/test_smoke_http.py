@@ -51,7 +51,7 @@ def smoke(url: str, timeout: float = 3.0):
 def test_hanging_server_fails_within_the_timeout():
     with hanging_server() as url:
         result, took = smoke(url, timeout=2.0)
-    assert took < 2.8
+    assert took < 2.0 + 1.5  # the deadline, plus slack for a loaded 2-core CI machine
     assert result.runs == [] and result.failures == ["not ready before the timeout: GET /health: timed out"]
 
 
