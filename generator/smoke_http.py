@@ -83,10 +83,10 @@ class Http:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _timeout(self, deadline: Deadline, limit: float | None = None) -> Any:
-        left = deadline.left() if limit is None else min(limit, deadline.left())
+    def _timeout(self, deadline: Deadline, what: str) -> Any:
+        left = deadline.left()
         if left <= 0:
-            raise SmokeFailure("timed out")
+            raise SmokeFailure(f"{what}: timed out")
         return self._httpx.Timeout(left, connect=min(left, CONNECT_S))
 
     def get(self, path: str, deadline: Deadline, cap: int = JSON_CAP, limit: float | None = None) -> Reply:
@@ -110,7 +110,7 @@ class Http:
         httpx = self._httpx
         bound = Deadline(min(deadline.at, time.monotonic() + limit)) if limit is not None else deadline
         try:
-            with self.client.stream(method, path, timeout=self._timeout(bound), **kw) as response:
+            with self.client.stream(method, path, timeout=self._timeout(bound, what), **kw) as response:
                 with _watchdog(response, bound):
                     yield response
                     if bound.expired():

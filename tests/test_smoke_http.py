@@ -137,6 +137,6 @@ def test_get_outside_the_deadline_is_refused():
         try:
             http.get("/health", Deadline.after(0))
         except SmokeFailure as exc:
-            assert str(exc) == "timed out"
+            assert str(exc) == "GET /health: timed out"
         else:
             raise AssertionError("expected a SmokeFailure")
