@@ -8,6 +8,7 @@ in OlaresManifest.yaml, and Helm never sees catalog text as a template).
 from __future__ import annotations
 
 import io
+import re
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -38,7 +39,15 @@ class _InertEmitter(Emitter):
 _YAML11 = VersionedResolver(version=(1, 1))
 
 
+# Characters safe to emit raw in plain, single-quoted and block scalars. Anything else (C0/C1 controls,
+# DEL, the YAML 1.1 line breaks NEL/LS/PS, \r, a BOM, non-characters) goes double-quoted, where the
+# emitter escapes it: raw, a reader rejects it or turns it into a line break.
+_SPECIAL = re.compile("[^\t\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+
+
 def _str(representer: RoundTripRepresenter, value: str) -> Any:
+    if _SPECIAL.search(value):
+        return representer.represent_scalar("tag:yaml.org,2002:str", value, style='"')
     # Go's YAML (Helm, Olares) reads YAML 1.1: `yes`, `on`, `1_000`, `1:20` must stay strings there too.
     if _YAML11.resolve(ScalarNode, value, (True, False)) != "tag:yaml.org,2002:str" and "\n" not in value:
         return representer.represent_scalar("tag:yaml.org,2002:str", value, style="'")
