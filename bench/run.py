@@ -1,0 +1,139 @@
+"""Benchmark, not a test: the tool at store scale (10, 100, 1000 apps).
+
+For each size it writes a synthetic catalog (the embedded catalog's models, stacks and flag tables, with N apps
+varied from the embedded ones: names, contexts, titles), then times whole `catalog` processes, median of
+--runs runs after one warm-up: `catalog --help`, `render`, `check --no-lint`, `check` (Helm lint + strict
+Kubernetes schemas + Olares rules), `bump --check`; and the peak RSS of any of them. In the same run it times
+the Helm engine's own lint + render of the same charts, so our lint overhead is a ratio, not an absolute.
+
+    .venv/bin/python bench/run.py [--apps 10 100 1000] [--runs 5] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ruamel.yaml import YAML
+
+REPO = Path(__file__).resolve().parent.parent
+CATALOG = REPO / "catalog"
+CATALOG_BIN = [sys.executable, "-m", "generator.cli"]
+CONTEXTS = (16384, 32768, 65536, 131072)
+
+
+def synthetic_catalog(root: Path, n: int) -> Path:
+    """A catalog of `n` apps derived from the embedded ones (deprecated/removed bases excluded)."""
+    cat = root / "catalog"
+    for kind in ("devices", "models", "stacks", "genesis", "flags"):
+        if (CATALOG / kind).is_dir():
+            shutil.copytree(CATALOG / kind, cat / kind)
+    (cat / "apps").mkdir(parents=True)
+    yaml = YAML(typ="rt")
+    bases = []
+    for path in sorted((CATALOG / "apps").glob("*.yaml")):
+        data = yaml.load(path.read_text(encoding="utf-8"))
+        if data.get("status", "active") == "active":
+            bases.append(data)
+    width = len(str(n))
+    for i in range(n):
+        data = bases[i % len(bases)]
+        name = f"{str(data['name'])[:29 - width]}{i:0{width}d}"
+        data["name"] = name
+        data["title"] = f"{str(data['title'])[:22]} #{i}"
+        data["context_length"] = CONTEXTS[i % len(CONTEXTS)]
+        data.pop("benchmarks", None)
+        with (cat / "apps" / f"{name}.yaml").open("w", encoding="utf-8") as fh:
+            yaml.dump(data, fh)
+    return cat
+
+
+def run(args: list[str], cwd: Path) -> tuple[float, int, int]:
+    """Wall seconds, exit code and peak RSS (KiB) of one whole process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    return time.perf_counter() - start, os.waitstatus_to_exitcode(status), usage.ru_maxrss
+
+
+def median_of(args: list[str], cwd: Path, runs: int, peaks: list[int]) -> float:
+    run(args, cwd)  # warm-up (page cache, .pyc)
+    times = []
+    for _ in range(runs):
+        seconds, _code, rss = run(args, cwd)
+        times.append(seconds)
+        peaks.append(rss)
+    return statistics.median(times)
+
+
+HELM_SCRIPT = """
+import sys, time, pathlib, tempfile
+sys.path.insert(0, {repo!r})
+from generator.chartlint.values import olares_values  # the same placeholder values our lint passes
+from generator.yamlout import load
+import helm_python as helm
+charts = sorted(p for p in pathlib.Path(sys.argv[1]).iterdir() if p.is_dir())
+for chart in charts:
+    manifest = load((chart / "OlaresManifest.yaml").read_text())
+    values = olares_values(chart.name, manifest, load((chart / "values.yaml").read_text()))
+    helm.lint(str(chart), values=values, strict=True, kube_version="v1.30.0")
+    with helm.Chart.load(str(chart)) as ch:
+        ch.render(values=values, name=chart.name, namespace=chart.name + "-ns")
+"""
+
+
+def helm_own(charts: Path, runs: int, peaks: list[int]) -> float:
+    script = HELM_SCRIPT.format(repo=str(REPO))
+    return median_of([sys.executable, "-c", script, str(charts)], REPO, runs, peaks)
+
+
+def measure(n: int, runs: int) -> dict:
+    with tempfile.TemporaryDirectory(prefix=f"bench-{n}-") as tmp:
+        root = Path(tmp)
+        cat = synthetic_catalog(root, n)
+        out = root / "charts"
+        common = ["--catalog", str(cat)]
+        peaks: list[int] = []
+        help_s = median_of(CATALOG_BIN + ["--help"], REPO, runs, peaks)
+        render_s = median_of(CATALOG_BIN + ["render", *common, "--out", str(out)], REPO, runs, peaks)
+        subprocess.run(CATALOG_BIN + ["bump", "--record", *common], cwd=REPO, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        check_s = median_of(CATALOG_BIN + ["check", *common, "--no-lint"], REPO, runs, peaks)
+        lint_s = median_of(CATALOG_BIN + ["check", *common], REPO, runs, peaks)
+        bump_s = median_of(CATALOG_BIN + ["bump", "--check", *common], REPO, runs, peaks)
+        helm_s = helm_own(out, runs, [])
+    per = lambda s: round(1000 * s / n, 3)  # noqa: E731
+    return {"apps": n, "help_s": round(help_s, 3), "render_ms_per_app": per(render_s),
+            "check_ms_per_app": per(check_s), "check_lint_ms_per_app": per(lint_s),
+            "bump_check_ms_per_app": per(bump_s), "helm_ms_per_app": per(helm_s),
+            "lint_overhead_ratio": round(lint_s / helm_s, 2) if helm_s else None,
+            "peak_rss_mb": round(max(peaks) / 1024, 1)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="catalog at store scale")
+    parser.add_argument("--apps", type=int, nargs="+", default=[10, 100, 1000])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    results = []
+    for n in args.apps:
+        result = measure(n, args.runs)
+        results.append(result)
+        if not args.json:
+            print(" ".join(f"{k}={v}" for k, v in result.items()), flush=True)
+    if args.json:
+        print(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
