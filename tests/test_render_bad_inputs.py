@@ -114,12 +114,21 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory) -> Path:
+    """The fixture catalog and its charts, rendered once per module."""
+    root = tmp_path_factory.mktemp("bad-inputs")
+    shutil.copytree(FIXTURE, root / "catalog")
+    assert main(["render", "--catalog", str(root / "catalog")]) == 0
+    return root
+
+
 @pytest.fixture
-def workspace(tmp_path: Path, monkeypatch) -> Path:
+def workspace(rendered: Path, tmp_path: Path, monkeypatch) -> Path:
     """tmp_path/catalog (a copy of the fixture) with its charts rendered; cwd = tmp_path."""
-    shutil.copytree(FIXTURE, tmp_path / "catalog")
+    for name in ("catalog", "charts"):
+        shutil.copytree(rendered / name, tmp_path / name)
     monkeypatch.chdir(tmp_path)
-    assert main(["render", "--catalog", "catalog"]) == 0
     return tmp_path
 
 
