@@ -300,3 +300,10 @@ def test_k8s002_document_without_kind(tree):
     k8s002 = [f for f in found if f.rule == "K8S002"]
     assert k8s002 and "without apiVersion or kind" in k8s002[0].message
     assert ids(found) <= {"K8S002", "HELM001"}
+
+
+def test_helm001_chart_without_chart_yaml(tree):
+    del tree["Chart.yaml"]
+    found = lint_chart(APP, tree)
+    assert ids(found) == {"HELM001", "OLARES001"}
+    assert any("Chart.yaml" in f.message for f in found if f.rule == "HELM001")

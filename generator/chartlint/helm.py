@@ -63,8 +63,11 @@ def lint_errors(folder: Path, values: dict[str, Any]) -> list[tuple[str, str]]:
     import helm_python as helm
 
     report = helm.lint(str(folder), values=values, strict=True, kube_version=KUBE_VERSION)
-    return [(str(m.get("path", "")), str(m.get("error", ""))) for m in report.get("messages", [])
-            if m.get("severity") == 3]
+    found = [(str(m.get("path", "")), str(m.get("error", ""))) for m in report.get("messages", [])
+             if m.get("severity") == 3]
+    seen = {message for _, message in found}
+    # a chart Helm cannot even open (no Chart.yaml) reports only in `errors`, with no message
+    return found + [("", str(e)) for e in report.get("errors", []) if str(e) not in seen]
 
 
 def render(folder: Path, values: dict[str, Any], *, name: str, namespace: str) -> dict[str, str]:

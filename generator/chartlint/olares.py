@@ -44,7 +44,8 @@ def _at(view: ChartView, rel: str, needle: str) -> int | None:
             "beclab/Olares framework/oac/internal/chartfolder/folder.go CheckLayout; olares-chart.md §1")
 def required_files(view: ChartView) -> Iterator[Issue]:
     for rel, problem in view.parse_errors.items():
-        yield Issue(f"{rel}: {problem}", "emit the file as a YAML mapping", rel)
+        yield Issue(f"{rel}: {problem}", "add the file" if problem == "missing" else "emit the file as a YAML mapping",
+                    rel)
     if not any(rel.startswith("templates/") for rel in view.tree):
         yield Issue("templates/ is missing or empty", "render the Helm templates into templates/", "templates/")
 
