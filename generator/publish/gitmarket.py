@@ -100,12 +100,13 @@ class GitMarketTarget:
         self.work = Path(tempfile.mkdtemp(prefix="catalog-market-"))
         self._git("init", "--quiet")
         self._git("remote", "add", "origin", self.url)
-        self._git("fetch", "--quiet", "--no-tags", "--filter=blob:none", "origin",  # blobs on demand: big markets
-                  f"+refs/heads/{self.branch}:{self._base}", f"+refs/heads/{BRANCH_PREFIX}*:refs/remotes/origin/{BRANCH_PREFIX}*",
-                  check=False)
-        if not self._exists(self._base):
-            raise PublishError(f"{self.label}: no branch {self.branch}; create the market repository with a "
-                               f"first commit on {self.branch}")
+        fetch = ("fetch", "--quiet", "--no-tags", "--filter=blob:none", "origin")  # blobs on demand: big markets
+        try:
+            self._git(*fetch, f"+refs/heads/{self.branch}:{self._base}")
+        except PublishError as exc:
+            raise PublishError(f"{self.label}: cannot fetch branch {self.branch} ({exc}); check the URL and access, "
+                               f"or create the market repository with a first commit on {self.branch}") from None
+        self._git(*fetch, f"+refs/heads/{BRANCH_PREFIX}*:refs/remotes/origin/{BRANCH_PREFIX}*", check=False)
         if not self._git("var", "GIT_COMMITTER_IDENT", check=False):
             self._git("config", "user.name", "catalog publish")
             self._git("config", "user.email", "catalog-publish@users.noreply.github.com")
