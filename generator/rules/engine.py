@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..argv import Argv, origin_label
+from ..argv import Argv
 from ..catalog import Resolved
 from ..findings import Finding
 from ..memory import TURBOQUANT_BITS
@@ -255,4 +255,4 @@ def mtp_weights(ctx: AppContext) -> Iterable[Finding]:
                           "use a weight file with the MTP head (e.g. an *-MTP GGUF) or set a drafter", "quantization")
 
 
-__all__ = ["QUANTIZED_V", "TURBO_TYPES", "spelling_problems", "origin_label"]
+__all__ = ["QUANTIZED_V", "TURBO_TYPES", "spelling_problems"]
