@@ -212,7 +212,7 @@ def test_olares010_limits_exceed_the_envelope(tree):
 
 
 def test_olares010_required_above_limited(tree):
-    swap(tree, "OlaresManifest.yaml", "      requiredCpu: '4'\n", "      requiredCpu: '32'\n")
+    swap(tree, "OlaresManifest.yaml", "    requiredCpu: '4'\n", "    requiredCpu: '32'\n")
     assert "requiredCpu 32 exceeds limitedCpu 16" in only(lint_chart(APP, tree), "OLARES010")[0].message
 
 
@@ -230,12 +230,12 @@ def test_olares012_literal_namespace(tree):
 
 
 def test_olares013_entrance_host_is_not_a_service(tree):
-    swap(tree, "OlaresManifest.yaml", f"    host: {APP}\n", "    host: download-svc\n")
+    swap(tree, "OlaresManifest.yaml", f"  host: {APP}\n", "  host: download-svc\n")
     assert "'download-svc' is not a rendered Service" in only(lint_chart(APP, tree), "OLARES013")[0].message
 
 
 def test_olares013_entrance_port_is_not_a_service_port(tree):
-    swap(tree, "OlaresManifest.yaml", "    port: 8080\n", "    port: 8090\n")
+    swap(tree, "OlaresManifest.yaml", "  port: 8080\n", "  port: 8090\n")
     assert "port 8090 is not a port of Service" in only(lint_chart(APP, tree), "OLARES013")[0].message
 
 
@@ -265,7 +265,7 @@ def test_olares015_gpu_inject_names_another_container(tree):
 
 
 def test_olares016_missing_olares_dependency(tree):
-    swap(tree, "OlaresManifest.yaml", "    - name: olares\n", "    - name: ollama\n")
+    swap(tree, "OlaresManifest.yaml", "  - name: olares\n", "  - name: ollama\n")
     assert "no {name: olares, type: system" in only(lint_chart(APP, tree), "OLARES016")[0].message
 
 

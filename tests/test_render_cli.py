@@ -68,7 +68,7 @@ def test_check_fails_with_a_diff_after_a_hand_edit(catalog, capsys):
     assert render(catalog, "--check") == 1
     captured = capsys.readouterr()
     assert "--- a/qwenlab/values.yaml" in captured.out and "+++ b/qwenlab/values.yaml" in captured.out
-    assert "-    - --no-jinja" in captured.out and "+    - --jinja" in captured.out
+    assert "-  - --no-jinja" in captured.out and "+  - --jinja" in captured.out
     assert "stale" in captured.err
     assert snapshot(catalog.parent / "charts")["qwenlab/values.yaml"] != before["qwenlab/values.yaml"]  # untouched
 
