@@ -66,7 +66,7 @@ def test_slowed_server_is_a_regression_against_the_last_pass(catalog_copy, long_
         code, second = smoke(catalog_copy, "llamacppqwen36mtpone", slow, capsys, "--runs", "2", "--max-tokens", "24")
     assert code == 1 and second["verdict"] == "regression"
     assert second["baseline_tokens_per_s"] == first["tokens_per_s"]
-    assert second["tokens_per_s"] < slow_rate * 1.05
+    assert second["tokens_per_s"] < slow_rate * 1.10  # 24 tokens over 23 paced gaps
     assert "below the baseline" in second["reasons"][0] and first["date"] in second["reasons"][0]
     assert [r.verdict for r in history(catalog_copy, "llamacppqwen36mtpone")] == ["pass", "regression"]
 
@@ -83,9 +83,10 @@ def test_lucebox_88_5_to_69_is_a_regression_end_to_end(catalog_copy, tmp_path, c
         with pacing_proxy(server.url, 69.0) as rebuilt:
             code, out = smoke(catalog_copy, "lucedflashqwen36one", rebuilt, capsys, "--runs", "2")
     assert code == 1 and out["verdict"] == "regression", out
-    # the proxy releases at most 69 tokens/s (less if this machine's server is slower still)
-    assert out["baseline_tokens_per_s"] == 88.5 and 0 < out["tokens_per_s"] <= 69.5
-    assert all(r["tokens_per_s"] <= 69.0 * 1.03 for r in out["runs"])
+    # the proxy releases at most 69 tokens/s (less if this machine's server is slower still); the
+    # slack covers 47 gaps for 48 tokens and the client's scheduling jitter on a loaded machine
+    assert out["baseline_tokens_per_s"] == 88.5 and 0 < out["tokens_per_s"] <= 72.0
+    assert all(r["tokens_per_s"] <= 69.0 * 1.10 for r in out["runs"]), out["runs"]
     assert "below the baseline 88.5 t/s (benchmark 2026-05-04, Lucebox v1.4.4)" in out["reasons"][0]
 
 
