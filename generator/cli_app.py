@@ -23,6 +23,19 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines i
 DEFAULT_OUT = Path("charts")
 
 
+def load_catalog(root: Path | None = None):
+    """The catalog, imported on use: pydantic model building stays out of `catalog --help`."""
+    from .catalog import load_catalog as load
+
+    return load(root)
+
+
+def display_path(path: Path) -> str:
+    from .catalog import display_path as show
+
+    return show(path)
+
+
 def default_out(catalog: Path | None) -> Path:
     """charts/ beside the catalog folder (the repository layout), else ./charts."""
     if catalog is not None:

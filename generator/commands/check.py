@@ -7,8 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..catalog import load_catalog
-from ..cli_app import AppsArg, CatalogOpt, JsonOpt, app, default_out
+from ..cli_app import AppsArg, CatalogOpt, JsonOpt, app, default_out, load_catalog
 
 NoLintOpt = Annotated[bool, typer.Option("--no-lint", help="Skip the chart lint (Helm engine, Kubernetes schemas, "
                                                            "Olares chart rules).")]

@@ -7,8 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..catalog import load_catalog
-from ..cli_app import CatalogOpt, JsonOpt, app
+from ..cli_app import CatalogOpt, JsonOpt, app, load_catalog
 
 AppArg = Annotated[str, typer.Argument(help="The app to explain.", show_default=False)]
 

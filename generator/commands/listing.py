@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..catalog import load_catalog
-from ..cli_app import CatalogOpt, JsonOpt, app
+from ..cli_app import CatalogOpt, JsonOpt, app, load_catalog
 
 
 def _rows(cat) -> list[dict]:

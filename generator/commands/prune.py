@@ -9,8 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..catalog import load_catalog
-from ..cli_app import CatalogOpt, JsonOpt, app, default_out
+from ..cli_app import CatalogOpt, JsonOpt, app, default_out, load_catalog
 from ..errors import UsageError
 
 

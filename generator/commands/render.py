@@ -6,12 +6,10 @@ import sys
 
 import typer
 
-from ..catalog import load_catalog
-from ..cli_app import AppsArg, CatalogOpt, app, default_out
-from ..pipeline import render_apps, rendered_apps
-from ..writer import diff_tree, read_tree, stale_folders, write_charts
 from pathlib import Path
 from typing import Annotated, Optional
+
+from ..cli_app import AppsArg, CatalogOpt, app, default_out, load_catalog
 
 
 @app.command()
@@ -22,6 +20,9 @@ def render(
     check: Annotated[bool, typer.Option("--check", help="Write nothing; exit 1 with a diff when charts are stale.")] = False,
 ) -> None:
     """Render apps into Olares v3 application charts."""
+    from ..pipeline import render_apps, rendered_apps
+    from ..writer import diff_tree, read_tree, stale_folders, write_charts
+
     cat = load_catalog(catalog)
     out = out or default_out(catalog)
     chosen = [r for r in cat.select(apps or []) if r.app.status != "removed"]

@@ -9,8 +9,7 @@ from typing import Annotated, Iterator, Optional
 
 import typer
 
-from ..catalog import display_path, load_catalog
-from ..cli_app import CatalogOpt, JsonOpt, app
+from ..cli_app import CatalogOpt, JsonOpt, app, display_path, load_catalog
 from ..errors import UsageError
 
 EndpointOpt = Annotated[Optional[str], typer.Option(
