@@ -41,7 +41,11 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, typer.TyperException) and hasattr(exc, "show"):  # click's UsageError & co.
             exc.show()
             return 2
-        raise
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
+        print(f"internal error: {type(exc).__name__}: {exc} (a bug in catalog: please report it)", file=sys.stderr)
+        return 2
     return 0
 
 
