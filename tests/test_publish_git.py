@@ -79,7 +79,13 @@ def test_update_suspend_remove_and_refusals_after_merge(capsys, recorded: Path, 
     edit_app(recorded, "gemma426ba4bone", status="deprecated", reason="superseded by gemma4e2bone")
     bump_for_suspend(recorded, "gemma426ba4bone", "superseded by gemma4e2bone")
     edit_app(recorded, "vllmqwen36turbo27bone", status="removed", reason="gone", removed_on=dt.date(2026, 11, 29))
-    code, out, err = _publish(capsys, recorded, f"git:{market}")
+    # a removed app is not sent as an irreversible REMOVE unless asked for and confirmed
+    code, out, err = _publish(capsys, recorded, f"git:{market}", "vllmqwen36turbo27bone")
+    assert code == 0 and "REMOVE" not in out, out + err
+    assert not _git(market, "log", "-1", "--format=%s", "catalog/vllmqwen36turbo27bone").startswith("[REMOVE]")
+    code, out, err = _publish(capsys, recorded, f"git:{market}", "--remove")
+    assert code == 2 and "--yes" in err
+    code, out, err = _publish(capsys, recorded, f"git:{market}", "--remove", "--yes")
     assert code == 0, out + err
     log = {app: _git(market, "log", "-1", "--format=%s", f"catalog/{app}").strip() for app in APPS}
     assert log == {"gemma4e2bone": "[UPDATE][gemma4e2bone][1.0.3]",

@@ -60,10 +60,16 @@ def publish(
     github_api: Annotated[Optional[str], typer.Option("--github-api", help="git: GitHub REST API base URL (GitHub Enterprise, tests).")] = None,
     pr_repo: Annotated[Optional[str], typer.Option("--pr-repo", help="git: OWNER/REPO to open pull requests against (a fork's upstream).")] = None,
     draft: Annotated[bool, typer.Option("--draft/--ready", help="git: open pull requests as drafts (GitBot checks on ready).")] = True,
+    remove: Annotated[bool, typer.Option("--remove", help="git: send the REMOVE pull request of apps marked removed "
+                                                          "(irreversible: the name can never be used again).")] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="Confirm --remove.")] = False,
     catalog: CatalogOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Publish the recorded version of each app; already published content is skipped, other content refused."""
+    """Publish the recorded version of each app; already published content is skipped, other content refused.
+
+    Apps marked `removed` are left alone unless `--remove --yes`: `catalog prune` prepares the reversible
+    SUSPEND, and a REMOVE pull request deletes the market folder for good."""
     from ..publish import PublishError, make_target
     from ..publish.items import items_for
 
@@ -72,7 +78,10 @@ def publish(
                              pr_repo=pr_repo, draft=draft)
     except PublishError as exc:
         raise UsageError(str(exc)) from None
-    items, refused = items_for(catalog, apps, target.label, with_removed=to.startswith("git:"))
+    if remove and not yes:
+        raise UsageError("--remove sends irreversible REMOVE pull requests (the app name can never be used again); "
+                         "add --yes to confirm")
+    items, refused = items_for(catalog, apps, target.label, with_removed=remove and to.startswith("git:"))
     results = refused + (_run_with_progress(target, items, dry_run) if items else [])
     _summary(results, as_json)
     bad = [r for r in results if not r.ok]
