@@ -19,7 +19,7 @@ if [ "${#need[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
   else
-    echo "missing ${need[*]}: install them (sudo apt-get install ${need[*]}) or the tests that need them skip" >&2
+    echo "missing ${need[*]}: install them (sudo apt-get install ${need[*]}); the tests that need them fail without them" >&2
   fi
 fi
 export LLAMA_SERVER="${LLAMA_SERVER:-$(bash .ci/build-llama-server.sh)}"
