@@ -7,6 +7,8 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 
+from conftest import edit_app
+
 from generator.cli import main
 
 FAST = "vllmqwen36turbo27bone"
@@ -42,16 +44,7 @@ def app_doc(catalog: Path, app: str) -> dict:
 
 def set_app(catalog: Path, app: str, **changes) -> None:
     """Round-trip edit of an app file: top-level keys (None deletes)."""
-    yaml = YAML(typ="rt")
-    path = catalog / "apps" / f"{app}.yaml"
-    data = yaml.load(path.read_text(encoding="utf-8"))
-    for key, value in changes.items():
-        if value is None:
-            data.pop(key, None)
-        else:
-            data[key] = value
-    with path.open("w", encoding="utf-8") as fh:
-        yaml.dump(data, fh)
+    edit_app(catalog, app, **changes)
 
 
 def add_env(catalog: Path, app: str, **env: str) -> None:
