@@ -9,6 +9,7 @@ Tables load lazily by id (`FlagTables(root).get(id)`), with `file:line: field: m
 
 from __future__ import annotations
 
+import hashlib
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Literal
@@ -168,7 +169,7 @@ class FlagTable(Strict):
         return names
 
 
-_PARSED: dict[tuple[str, int, int], FlagTable] = {}
+_PARSED: dict[str, FlagTable] = {}  # sha256 of the file's bytes -> the valid table
 
 
 def _tuples(value):
@@ -180,10 +181,10 @@ def _tuples(value):
     return value
 
 
-def _fast(path: Path) -> FlagTable | None:
+def _fast(raw: bytes) -> FlagTable | None:
     """The C YAML parser + validation; None on any problem (the slow path then reports file:line)."""
     try:
-        data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+        data = YAML(typ="safe").load(raw.decode("utf-8"))
         return FlagTable.model_validate(_tuples(data)) if isinstance(data, dict) else None
     except (YAMLError, ValidationError, UnicodeDecodeError, ValueError):
         return None
@@ -192,13 +193,13 @@ def _fast(path: Path) -> FlagTable | None:
 def load_table(path: Path, display: str | None = None) -> FlagTable:
     """Read and validate one table; CatalogError with `file:line: field: message` when invalid.
 
-    Tables are large (hundreds of flags): a valid one is parsed with the C YAML parser and kept per
-    (path, mtime, size); only an invalid one is re-read with the line-tracking loader for its message.
+    Tables are large (hundreds of flags): a valid one is parsed with the C YAML parser and kept by content
+    hash; only an invalid one is re-read with the line-tracking loader for its message.
     """
     name = display or str(path)
-    stat = path.stat()
-    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
-    table = _PARSED.get(key) or _fast(path)
+    raw = path.read_bytes()
+    key = hashlib.sha256(raw).hexdigest()
+    table = _PARSED.get(key) or _fast(raw)
     if table is None:
         table = load_model(FlagTable, read_document(path, name), name)
     _PARSED[key] = table

