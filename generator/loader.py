@@ -42,11 +42,16 @@ def _yaml() -> YAML:
     return YAML(typ="safe")
 
 
+_STR = "tag:yaml.org,2002:str"
+
+
 class _DuplicateKey(MarkedYAMLError):
     pass
 
 
 def _scalar(yaml: YAML, node: ScalarNode) -> Any:
+    if node.tag == _STR:  # most scalars: the resolver already said "string", nothing to construct
+        return node.value
     value = yaml.constructor.construct_object(node, deep=True)
     if isinstance(value, dt.datetime):
         return value.date() if (value.hour, value.minute, value.second) == (0, 0, 0) else value

@@ -50,7 +50,8 @@ def _write(folder: Path, tree: Tree) -> None:
 
 
 def write_charts(out: Path, charts: dict[str, Tree], *, prune_others: bool) -> list[str]:
-    """Replace `out/<name>/` for every chart; with prune_others, delete chart folders not in `charts`.
+    """Replace `out/<name>/` for every chart that differs from its tree on disk; with prune_others, delete
+    chart folders not in `charts`.
 
     Everything is first written to a temporary folder beside `out`; the live folders are swapped
     only once all charts are on disk, so a failure leaves the previous charts intact.
@@ -59,12 +60,13 @@ def write_charts(out: Path, charts: dict[str, Tree], *, prune_others: bool) -> l
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".render-", dir=out.parent))
     try:
-        for name, tree in charts.items():
-            _write(staging / name, tree)
+        changed = [name for name, tree in charts.items() if read_tree(out / name) != tree]  # unchanged: untouched
+        for name in changed:
+            _write(staging / name, charts[name])
         stale = sorted(p.name for p in out.iterdir() if p.is_dir() and not p.name.startswith(".")
                        and p.name not in charts) if prune_others else []
         trash = Path(tempfile.mkdtemp(prefix=".old-", dir=out.parent))
-        _swap(out, staging, trash, list(charts), stale)
+        _swap(out, staging, trash, changed, stale)
         shutil.rmtree(trash, ignore_errors=True)
         return stale
     finally:

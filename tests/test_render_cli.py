@@ -138,9 +138,9 @@ def test_writer_failing_midway_restores_the_previous_charts(catalog, monkeypatch
 
     assert render(catalog) == 0
     charts = catalog.parent / "charts"
-    for app in APPS:
+    for app in APPS:  # every chart changes, so every folder is staged and swapped
         path = catalog / "apps" / f"{app}.yaml"
-        path.write_text(path.read_text(encoding="utf-8").replace("context.", "context (v2)."), encoding="utf-8")
+        path.write_text(path.read_text(encoding="utf-8") + "upgrade_description: v2\n", encoding="utf-8")
     before = snapshot(charts)
     if target == "_write":
         monkeypatch.setattr(writer, "_write", _fail_on_call(call, writer._write))
@@ -156,3 +156,17 @@ def test_writer_failing_midway_restores_the_previous_charts(catalog, monkeypatch
 def test_unknown_option_is_a_usage_error(capsys):
     assert main(["render", "--bogus"]) == 2
     assert "No such option: --bogus" in capsys.readouterr().err
+
+
+def test_unchanged_charts_are_not_rewritten(catalog):
+    """A re-render only swaps the folders whose content changed (the others keep their files)."""
+    assert render(catalog) == 0
+    charts = catalog.parent / "charts"
+    inodes = {app: (charts / app / "values.yaml").stat().st_ino for app in APPS}
+    path = catalog / "apps" / "qwenlab.yaml"
+    path.write_text(path.read_text(encoding="utf-8") + "upgrade_description: v2\n", encoding="utf-8")
+    assert render(catalog) == 0
+    after = {app: (charts / app / "values.yaml").stat().st_ino for app in APPS}
+    assert after["gemmalab"] == inodes["gemmalab"] and after["qwenvisionlab"] == inodes["qwenvisionlab"]
+    assert after["qwenlab"] != inodes["qwenlab"]
+    assert "v2" in (charts / "qwenlab" / "OlaresManifest.yaml").read_text(encoding="utf-8")
