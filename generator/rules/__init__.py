@@ -53,7 +53,7 @@ class Rule:
 REGISTRY: dict[str, Rule] = {}
 
 # Modules that define rules; each is imported once by `all_rules()`.
-RULE_MODULES: tuple[str, ...] = ("hami", "genesis", "engine", "fit", "consistency", "status")
+RULE_MODULES: tuple[str, ...] = ("flags", "hami", "genesis", "engine", "fit", "consistency", "status")
 
 
 def rule(rule_id: str, severity: Severity, title: str, why: str, source: str):
