@@ -49,6 +49,7 @@ def swapped(argv: list[str], model: Path, port: int) -> list[str]:
     return out
 
 
+@pytest.mark.slow  # needs the built llama-server
 def test_swaps_are_exactly_what_this_build_refuses(tmp_path):
     """Checked against the table generated from this very binary: the rendered argv has one problem
     (--mlock, removed), and the swapped argv has none."""
@@ -64,6 +65,7 @@ def test_swaps_are_exactly_what_this_build_refuses(tmp_path):
     assert check(swapped(argv, tmp_path / "m.gguf", 1234)) == []
 
 
+@pytest.mark.slow  # needs the built llama-server
 def test_rendered_argv_serves_on_a_real_llama_server(tmp_path):
     binary = llama_server_binary()
     model = tinygguf.write(tmp_path / "tiny.gguf")

@@ -61,6 +61,7 @@ def comparable(path: Path) -> dict:
 
 # -- llama.cpp ----------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # needs the built llama-server (cached; built once by .ci/build-llama-server.sh)
 def test_llamacpp_generator_on_the_real_help(tmp_path):
     table = load_table(generate_llamacpp_table(tmp_path, "upstream-local"))
     assert table.engine == "llamacpp" and table.syntax.equals_values is False
@@ -100,6 +101,7 @@ def vllm_0_19_1(tmp_path_factory) -> Path:
     return out / "vllm-0-19-1.yaml"
 
 
+@pytest.mark.slow  # first run only: downloads the vllm 0.19.1 wheel (~430 MB) into the cache
 def test_vllm_generator_reads_the_wheel(vllm_0_19_1):
     table: FlagTable = load_table(vllm_0_19_1)
     assert table.syntax.positionals == 1 and table.syntax.dotted_json and table.syntax.equals_values
@@ -119,5 +121,6 @@ def test_vllm_generator_reads_the_wheel(vllm_0_19_1):
     assert "VLLM_ALLOW_LONG_MAX_MODEL_LEN" in table.env_names
 
 
+@pytest.mark.slow  # first run only: downloads the vllm 0.19.1 wheel (~430 MB) into the cache
 def test_committed_vllm_table_matches_the_wheel(vllm_0_19_1):
     assert comparable(vllm_0_19_1) == comparable(FLAGS / "vllm-0-19-1.yaml")
