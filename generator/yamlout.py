@@ -20,6 +20,11 @@ from ruamel.yaml import YAML
 # emitter escapes it: raw, a reader rejects it or turns it into a line break.
 _SPECIAL = re.compile("[^\t\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
 _STR = "tag:yaml.org,2002:str"
+# What other readers take for a non-string but PyYAML's YAML 1.1 resolver does not: YAML 1.2 numbers
+# (`0E0`, `1e5`, `0o17`; ruamel, Go's yaml.v3) and go-yaml v2's one-letter booleans (`y`, `N`: Helm reads
+# values with it). Quoted too, so every reader gets the string back.
+_AMBIGUOUS = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$|^0o[0-7]+$|^[-+]?\.(inf|Inf|INF)$"
+                        r"|^\.(nan|NaN|NAN)$|^[yYnN]$")
 
 
 class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
@@ -31,6 +36,8 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
         return dumper.represent_scalar(_STR, value, style='"')
     if "\n" in value:
         return dumper.represent_scalar(_STR, value, style="|")
+    if _AMBIGUOUS.match(value):
+        return dumper.represent_scalar(_STR, value, style="'")
     return dumper.represent_scalar(_STR, value)
 
 
