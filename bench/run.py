@@ -12,6 +12,7 @@ the Helm engine's own lint + render of the same charts, so our lint overhead is 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import shutil
@@ -45,7 +46,7 @@ def synthetic_catalog(root: Path, n: int) -> Path:
             bases.append(data)
     width = len(str(n))
     for i in range(n):
-        data = bases[i % len(bases)]
+        data = copy.deepcopy(bases[i % len(bases)])
         name = f"{str(data['name'])[:29 - width]}{i:0{width}d}"
         data["name"] = name
         data["title"] = f"{str(data['title'])[:22]} #{i}"

@@ -5,6 +5,7 @@ Every app is checked and its findings collected; nothing raises on a finding (AR
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -60,14 +61,52 @@ def check_app(resolved: Resolved, catalog: Catalog, *, lint: bool, charts_dir: s
     return result
 
 
+# Linting is CPU-bound (Helm engine, JSON schemas): past this many apps, one worker process per core.
+PARALLEL_FROM = 40
+
+
 def check_all(catalog: Catalog, chosen: list[Resolved], *, lint: bool, charts: Path,
               on_app: Callable[[str], None] | None = None) -> list[AppResult]:
     charts_dir = display_path(charts)
+    workers = min(os.cpu_count() or 1, 8)
+    if lint and workers > 1 and len(chosen) >= PARALLEL_FROM:
+        return _check_parallel(catalog, chosen, charts_dir, workers, on_app)
     results = []
     for resolved in chosen:
         if on_app:
             on_app(resolved.app.name)
         results.append(check_app(resolved, catalog, lint=lint, charts_dir=charts_dir))
+    return results
+
+
+_WORKER: dict = {}
+
+
+def _worker_init(root: str) -> None:
+    from .catalog import load_catalog
+
+    _WORKER["catalog"] = load_catalog(Path(root))
+
+
+def _worker_check(name: str, charts_dir: str) -> AppResult:
+    catalog = _WORKER["catalog"]
+    return check_app(catalog.apps[name], catalog, lint=True, charts_dir=charts_dir)
+
+
+def _check_parallel(catalog: Catalog, chosen: list[Resolved], charts_dir: str, workers: int,
+                    on_app: Callable[[str], None] | None) -> list[AppResult]:
+    """The same checks in worker processes (each loads the catalog once); results in the apps' order."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    names = [r.app.name for r in chosen]
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_worker_init,
+                             initargs=(str(catalog.root),)) as pool:
+        results = []
+        for result in pool.map(_worker_check, names, [charts_dir] * len(names), chunksize=8):
+            if on_app:
+                on_app(result.app)
+            results.append(result)
     return results
 
 
