@@ -87,14 +87,15 @@ def llama_server(models: tuple[Path, Path], *, aliases: list[str], context: int,
     with log.open("wb") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env)
     try:
-        _wait_healthy(f"http://127.0.0.1:{port}", proc, log)
+        wait_healthy(f"http://127.0.0.1:{port}", proc, log)
         yield LlamaServer(f"http://127.0.0.1:{port}", proc.pid, log)
     finally:
         proc.kill()
         proc.wait(timeout=10)
 
 
-def _wait_healthy(url: str, proc: subprocess.Popen, log: Path, timeout: float = 30.0) -> None:
+def wait_healthy(url: str, proc: subprocess.Popen, log: Path, timeout: float = 30.0) -> None:
+    """Poll /health until 200; fail with the server log's tail when it exits or the timeout passes."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:

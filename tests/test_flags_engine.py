@@ -14,10 +14,8 @@ rendered. The server must answer /health 200 and one chat completion; it is kill
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
-import time
 from pathlib import Path
 
 import httpx
@@ -28,7 +26,7 @@ from generator.catalog import load_catalog
 from generator.engines import engine_for
 from generator.flagcheck import ArgvChecker, Token
 from generator.flagtables import load_table
-from smoke_support import free_port, llama_server_binary
+from smoke_support import free_port, llama_server_binary, wait_healthy
 from test_flags_generators import generate_llamacpp_table
 
 APP = "llamacppqwen36a3bone"
@@ -78,7 +76,7 @@ def test_rendered_argv_serves_on_a_real_llama_server(tmp_path):
         proc = subprocess.Popen([binary, *argv], stdout=out, stderr=subprocess.STDOUT, env=env)
     try:
         url = f"http://127.0.0.1:{port}"
-        wait_healthy(url, proc, log)
+        wait_healthy(url, proc, log, timeout=60.0)
         reply = httpx.post(url + "/v1/chat/completions", timeout=60, json={
             "model": resolved.app.model_alias, "max_tokens": 16, "temperature": 0,
             "messages": [{"role": "user", "content": "hello"}]})
@@ -89,16 +87,3 @@ def test_rendered_argv_serves_on_a_real_llama_server(tmp_path):
     finally:
         proc.kill()
         proc.wait(timeout=10)
-
-
-def wait_healthy(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"llama-server exited {proc.returncode} on the rendered argv:\n"
-                        + log.read_text(errors="replace")[-3000:])
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(url + "/health", timeout=1.0).status_code == 200:
-                return
-        time.sleep(0.1)
-    pytest.fail(f"no /health 200 within {timeout}s:\n" + log.read_text(errors="replace")[-3000:])
