@@ -6,7 +6,8 @@ from ..catalog import Resolved
 from .base import Arg, Download, EngineSpec, EnvVar, MODELS_DIR, common_env, download, fill, resolve_env
 
 
-def _speculative(r: Resolved, downloads: list[Download]) -> list[Arg]:
+def speculative(r: Resolved, downloads: list[Download]) -> list[Arg]:
+    """The stack's spelling of the app's speculative decoding; a drafter file joins `downloads`."""
     spec = r.app.speculative
     if spec is None:
         return []
@@ -38,7 +39,7 @@ def engine(r: Resolved) -> EngineSpec:
     if app.kv_cache_type:
         args.append(Arg(("--cache-type-k", app.kv_cache_type, "--cache-type-v", app.kv_cache_type_v or app.kv_cache_type),
                         "app.kv_cache_type"))
-    args += _speculative(r, downloads)
+    args += speculative(r, downloads)
     if app.vision and r.model.mmproj is not None:
         projector = download(r.model.mmproj)
         downloads.append(projector)

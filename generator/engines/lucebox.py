@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..catalog import Resolved
 from .base import Arg, EngineSpec, EnvVar, MODELS_DIR, common_env, download, resolve_env
+from .llamacpp import speculative
 
 
 def engine(r: Resolved) -> EngineSpec:
@@ -12,13 +13,7 @@ def engine(r: Resolved) -> EngineSpec:
     assert weight is not None
     target = download(weight)
     downloads = [target]
-    args = [Arg((target.path,), "app.model + app.quantization")]
-    if app.speculative and app.speculative.drafter:
-        drafter = r.model.drafter(app.speculative.drafter)
-        assert drafter is not None
-        fetched = download(drafter.weights[0])
-        downloads.append(fetched)
-        args.append(Arg(("--draft", fetched.path), "app.speculative"))
+    args = [Arg((target.path,), "app.model + app.quantization"), *speculative(r, downloads)]
     args += [
         Arg(("--model-name", app.model_alias), "app.served_name"),
         Arg(("--host", "0.0.0.0", "--port", str(stack.port)), f"stack {stack.id} port"),
