@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
+import yaml
 from pydantic import BaseModel, ValidationError
 from ruamel.yaml import YAML
-from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
-from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml import nodes as ruamel_nodes
+from ruamel.yaml.error import MarkedYAMLError as RuamelMarkedError
+from ruamel.yaml.resolver import implicit_resolvers as RUAMEL_RESOLVERS
+from yaml.error import MarkedYAMLError
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from .errors import CatalogError, Problem
 
@@ -36,49 +39,85 @@ class Document:
         return 1
 
 
-def _yaml() -> YAML:
-    # typ="safe" uses libyaml's C parser when ruamel.yaml.clib is installed (a dependency): composing is
-    # ~10x faster than the round-trip loader, and the nodes still carry their line marks.
-    return YAML(typ="safe")
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """libyaml composes the nodes (parser and composer in C, ~4x faster than ruamel's Python composer) and
+    resolves plain scalars with YAML 1.2's core schema, taken from ruamel.yaml's own table: `yes`, `on`,
+    `NO` are strings, `0o17` is an int, as ruamel.yaml reads them (a `%YAML 1.1` directive changes nothing)."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is ScalarNode:  # catalog files repeat keys and values: resolve each distinct one once
+            return _scalar_tag(value, implicit)
+        return super().resolve(kind, value, implicit)
+
+
+_Loader.yaml_implicit_resolvers = {}
+for _versions, _tag, _regexp, _first in RUAMEL_RESOLVERS:
+    if (1, 2) in _versions and _tag != "tag:yaml.org,2002:value":  # `=` (a YAML 1.1 type ruamel cannot build)
+        _Loader.add_implicit_resolver(_tag, _regexp, _first)
+_RESOLVER = _Loader("")
+
+
+@lru_cache(maxsize=8192)
+def _scalar_tag(value: str, implicit: tuple[bool, bool]) -> str:
+    return yaml.resolver.BaseResolver.resolve(_RESOLVER, ScalarNode, value, implicit)
+
+
+@lru_cache(maxsize=1)
+def _constructor() -> Any:
+    # ruamel.yaml's YAML 1.2 constructor builds the few non-string scalars (ints, floats, bools, dates,
+    # explicit tags), so values are exactly what ruamel.yaml would load.
+    return YAML(typ="safe").constructor
 
 
 _STR = "tag:yaml.org,2002:str"
+_MERGE = "tag:yaml.org,2002:merge"
+_INT = "tag:yaml.org,2002:int"
 
 
-class _DuplicateKey(MarkedYAMLError):
-    pass
+class _Refused(MarkedYAMLError):
+    """Valid YAML the catalog refuses (duplicate or merge keys, a tagged value that does not fit its tag)."""
 
 
-def _scalar(yaml: YAML, node: ScalarNode) -> Any:
+def _scalar(node: ScalarNode) -> Any:
     if node.tag == _STR:  # most scalars: the resolver already said "string", nothing to construct
         return node.value
-    value = yaml.constructor.construct_object(node, deep=True)
+    if node.tag == _INT and node.value.isdigit() and node.value.isascii():  # the common int: plain digits
+        return int(node.value)
+    if node.tag == _MERGE:
+        raise _Refused(None, None, "merge key `<<` is not supported (write its keys out)", node.start_mark)
+    twin = ruamel_nodes.ScalarNode(node.tag, node.value, start_mark=node.start_mark, end_mark=node.end_mark,
+                                   style=node.style)
+    try:
+        value = _constructor().construct_object(twin, deep=True)
+    except (ValueError, TypeError, OverflowError) as exc:  # e.g. `!!int x`: an explicit tag the text does not fit
+        tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+        raise _Refused(None, None, f"{node.value!r} is not a valid {tag} ({exc})", node.start_mark) from exc
     if isinstance(value, dt.datetime):
         return value.date() if (value.hour, value.minute, value.second) == (0, 0, 0) else value
     return value
 
 
-def _plain(yaml: YAML, node: Node, loc: Path_, lines: dict[Path_, int]) -> Any:
+def _plain(node: Node, loc: Path_, lines: dict[Path_, int]) -> Any:
     """Plain Python values from composed nodes (mappings -> dict, sequences -> tuple), recording 1-based lines."""
     if isinstance(node, MappingNode):
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            key = _scalar(yaml, key_node) if isinstance(key_node, ScalarNode) else str(key_node.value)
+            key = _scalar(key_node) if isinstance(key_node, ScalarNode) else str(key_node.value)
             key = key if isinstance(key, (int, bool)) else str(key)
             if key in out:
-                raise _DuplicateKey(None, None, f"duplicate key {key!r}", key_node.start_mark)
+                raise _Refused(None, None, f"duplicate key {key!r}", key_node.start_mark)
             child = (*loc, str(key))
             lines[child] = key_node.start_mark.line + 1
-            out[key] = _plain(yaml, value_node, child, lines)
+            out[key] = _plain(value_node, child, lines)
         return out
     if isinstance(node, SequenceNode):
         items = []
         for index, item in enumerate(node.value):
             child = (*loc, index)
             lines[child] = item.start_mark.line + 1
-            items.append(_plain(yaml, item, child, lines))
+            items.append(_plain(item, child, lines))
         return tuple(items)  # the models are immutable: sequences are tuples
-    return _scalar(yaml, node)
+    return _scalar(node)
 
 
 def read_document(path: Path, display: str | None = None) -> Document:
@@ -92,14 +131,14 @@ def read_document(path: Path, display: str | None = None) -> Document:
                                     "save the file as UTF-8")]) from exc
     try:
         data, lines = _parsed(text)
-    except MarkedYAMLError as exc:
+    except (MarkedYAMLError, RuamelMarkedError) as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
         what = (exc.problem or exc.context or "invalid YAML").strip()
         raise CatalogError([Problem(name, line, None, f"YAML syntax error: {what}; fix the YAML syntax")]) from exc
-    except Exception as exc:  # ruamel raises a few unmarked errors too
+    except Exception as exc:  # the YAML libraries raise a few unmarked errors too
         raise CatalogError([Problem(name, None, None, f"YAML error: {exc}")]) from exc
-    return Document(path=path, data=copy.deepcopy(data), lines=dict(lines))
+    return Document(path=path, data=_copied(data), lines=dict(lines))
 
 
 @lru_cache(maxsize=512)
@@ -107,9 +146,17 @@ def _parsed(text: str) -> tuple[Any, dict[Path_, int]]:
     """Plain data and line numbers of a YAML text; identical texts (catalog copies, repeated loads in one
     process) are parsed once."""
     lines: dict[Path_, int] = {(): 1}
-    yaml = _yaml()
-    node = yaml.compose(text)
-    return (None if node is None else _plain(yaml, node, (), lines)), lines
+    node = yaml.compose(text, Loader=_Loader)
+    return (None if node is None else _plain(node, (), lines)), lines
+
+
+def _copied(value: Any) -> Any:
+    """A fresh copy of cached plain data (dicts, tuples, immutable scalars): callers own their Document."""
+    if type(value) is dict:
+        return {k: _copied(v) for k, v in value.items()}
+    if type(value) is tuple:
+        return tuple(_copied(v) for v in value)
+    return value
 
 
 def _field(loc: Path_) -> str:

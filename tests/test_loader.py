@@ -1,0 +1,77 @@
+"""Catalog YAML is read by libyaml with YAML 1.2's core schema: values are what ruamel.yaml (the YAML 1.2
+reader) loads, every key and item keeps its line, and the few YAML features a catalog must not use fail at
+their line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from generator.errors import CatalogError
+from generator.loader import read_document
+
+PLAIN = ["yes", "No", "on", "OFF", "y", "true", "False", "null", "~", "", "1_000", "0x1F", "0o17", "017", "0b101",
+         "1e5", "1.5", ".5", "-.inf", ".NaN", "2026-01-02", "2026-01-02 10:00:00", "12:30", "1:20", "+7", "-0",
+         "8000", "24300m", "v1.0", "0.97"]
+
+
+def _doc(tmp_path: Path, text: str):
+    path = tmp_path / "doc.yaml"
+    path.write_text(text, encoding="utf-8")
+    return read_document(path, "doc.yaml")
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) and a != a:
+        return isinstance(b, float) and b != b
+    return a == b and type(a) is type(b)
+
+
+@pytest.mark.parametrize("text", PLAIN)
+def test_plain_scalars_load_as_ruamel_yaml_1_2_loads_them(tmp_path, text):
+    source = f"k: {text}\n"
+    expected = YAML(typ="safe", pure=True).load(source)["k"]
+    if hasattr(expected, "date") and not isinstance(expected, str) and type(expected).__name__ == "datetime" \
+            and (expected.hour, expected.minute, expected.second) == (0, 0, 0):
+        expected = expected.date()  # the catalog reads midnight timestamps as dates
+    assert _same(_doc(tmp_path, source).data["k"], expected), (text, expected)
+
+
+def test_explicit_tags_and_flow_collections(tmp_path):
+    doc = _doc(tmp_path, "a: !!str 12\nb: !!int '7'\nc: {d: [1, 'x', NO]}\n")
+    assert doc.data == {"a": "12", "b": 7, "c": {"d": (1, "x", "NO")}}
+
+
+def test_a_lone_equals_sign_is_a_string(tmp_path):
+    # YAML 1.1's `value` type is not in 1.2's core schema (and ruamel.yaml resolves it but cannot build it)
+    assert _doc(tmp_path, "k: =\n").data == {"k": "="}
+
+
+def test_every_key_and_item_keeps_its_line(tmp_path):
+    doc = _doc(tmp_path, "# comment\nname: x\nargs:\n  - --a\n  - --b\nnested:\n  key: 1\n")
+    assert doc.line_of(("name",)) == 2
+    assert doc.line_of(("args", 1)) == 5
+    assert doc.line_of(("nested", "key")) == 7
+    assert doc.line_of(("nested", "missing")) == 6  # nearest ancestor
+
+
+def test_documents_do_not_share_data(tmp_path):
+    first = _doc(tmp_path, "a: {b: 1}\n")
+    first.data["a"]["b"] = 2
+    assert _doc(tmp_path, "a: {b: 1}\n").data == {"a": {"b": 1}}  # same text, parsed once, copied out
+
+
+@pytest.mark.parametrize("text, line, words", [
+    ("a: 1\n<<: {b: 2}\n", 2, "merge key"),
+    ("a: 1\nb: 2\na: 3\n", 3, "duplicate key 'a'"),
+    ("a: !custom x\n", 1, "could not determine a constructor"),
+    ("a: [1,\n", 2, "YAML syntax error"),
+    ("a: !!int x\n", 1, "'x' is not a valid !!int"),
+])
+def test_unsupported_or_broken_yaml_fails_at_its_line(tmp_path, text, line, words):
+    with pytest.raises(CatalogError) as err:
+        _doc(tmp_path, text)
+    message = str(err.value)
+    assert message.startswith(f"doc.yaml:{line}: ") and words in message, message
