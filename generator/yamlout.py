@@ -10,9 +10,11 @@ OlaresManifest.yaml, and Helm never sees catalog text as a template). Reading us
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml import YAML
 
 # Characters safe to emit raw in plain, single-quoted and block scalars. Anything else (C0/C1 controls,
@@ -20,6 +22,8 @@ from ruamel.yaml import YAML
 # emitter escapes it: raw, a reader rejects it or turns it into a line break.
 _SPECIAL = re.compile("[^\t\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
 _STR = "tag:yaml.org,2002:str"
+_MAP, _SEQ = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+_BOOL, _INT, _NULL = "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:null"
 # What other readers take for a non-string but PyYAML's YAML 1.1 resolver does not: YAML 1.2 numbers
 # (`0E0`, `1e5`, `0o17`; ruamel, Go's yaml.v3) and go-yaml v2's one-letter booleans (`y`, `N`: Helm reads
 # values with it). Quoted too, so every reader gets the string back.
@@ -28,20 +32,49 @@ _AMBIGUOUS = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$|
 
 
 class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
-    pass
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        # the emitter asks twice per scalar whether its tag may stay implicit; chart files repeat the same
+        # keys and values, so the answer is cached (it depends on the value and `implicit` only)
+        if kind is ScalarNode:
+            return _scalar_tag(value, implicit)
+        return super().resolve(kind, value, implicit)
 
 
-def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+_RESOLVER = yaml.resolver.Resolver()
+
+
+@lru_cache(maxsize=8192)
+def _scalar_tag(value: str, implicit: tuple[bool, bool]) -> str:
+    return _RESOLVER.resolve(ScalarNode, value, implicit)
+
+
+@lru_cache(maxsize=8192)
+def _str_style(value: str) -> str | None:
     if _SPECIAL.search(value) or "{{" in value or "}}" in value:
-        return dumper.represent_scalar(_STR, value, style='"')
+        return '"'
     if "\n" in value:
-        return dumper.represent_scalar(_STR, value, style="|")
+        return "|"
     if _AMBIGUOUS.match(value):
-        return dumper.represent_scalar(_STR, value, style="'")
-    return dumper.represent_scalar(_STR, value)
+        return "'"
+    return None
 
 
-_Dumper.add_representer(str, _str)
+def _node(value: Any) -> Node:
+    """The representation graph of plain data, built in one pass (PyYAML's representer does the same walk
+    with alias bookkeeping we never need: ~2x slower); other types go through PyYAML's safe representer."""
+    if isinstance(value, str):
+        return ScalarNode(_STR, value, style=_str_style(value))
+    if isinstance(value, dict):
+        return MappingNode(_MAP, [(_node(k), _node(v)) for k, v in value.items()], flow_style=False)
+    if isinstance(value, (list, tuple)):
+        return SequenceNode(_SEQ, [_node(v) for v in value], flow_style=False)
+    if value is True or value is False:
+        return ScalarNode(_BOOL, "true" if value else "false")
+    if type(value) is int:
+        return ScalarNode(_INT, str(value))
+    if value is None:
+        return ScalarNode(_NULL, "null")
+    return yaml.representer.SafeRepresenter(default_flow_style=False).represent_data(value)
 
 
 def _escape_braces(text: str) -> str:
@@ -51,8 +84,7 @@ def _escape_braces(text: str) -> str:
 
 
 def dump(data: Any) -> str:
-    text = yaml.dump(data, Dumper=_Dumper, sort_keys=False, width=4096, allow_unicode=True,
-                     default_flow_style=False)
+    text = yaml.serialize(_node(data), Dumper=_Dumper, width=4096, allow_unicode=True)
     return _escape_braces(text)
 
 
