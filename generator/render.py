@@ -12,7 +12,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from jinja2 import FileSystemLoader, StrictUndefined
+from jinja2 import FileSystemLoader, StrictUndefined, Template
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from . import yamlout
@@ -41,6 +41,7 @@ def environment() -> ImmutableSandboxedEnvironment:
         loader=FileSystemLoader(str(TEMPLATES)),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
+        auto_reload=False,  # templates do not change during a run: no stat per get_template
         autoescape=False,
         variable_start_string="[[",
         variable_end_string="]]",
@@ -56,16 +57,16 @@ def environment() -> ImmutableSandboxedEnvironment:
 
 
 @lru_cache(maxsize=1)
-def _helm_templates() -> tuple[str, ...]:
-    folder = TEMPLATES / "chart" / "templates"
-    return tuple(sorted(p.name for p in folder.glob("*.j2")))
+def _templates() -> tuple[tuple[str, Template], ...]:
+    """(output path, template) for every file of a chart, in path order."""
+    env = environment()
+    sources = dict(ROOT_FILES)
+    for path in sorted((TEMPLATES / "chart" / "templates").glob("*.j2")):
+        sources[f"templates/{path.name[:-3]}"] = f"chart/templates/{path.name}"
+    return tuple((out, env.get_template(src)) for out, src in sorted(sources.items()))
 
 
 def render(spec: ChartSpec) -> dict[str, str]:
-    env = environment()
     context = {"name": spec.name, "chart": spec.chart, "manifest": spec.manifest, "values": spec.values,
                "owners": spec.owners, "container": CONTAINER}
-    files = {out: env.get_template(src).render(context) for out, src in ROOT_FILES.items()}
-    for name in _helm_templates():
-        files[f"templates/{name[:-3]}"] = env.get_template(f"chart/templates/{name}").render(context)
-    return dict(sorted(files.items()))
+    return {out: template.render(context) for out, template in _templates()}

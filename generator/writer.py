@@ -12,16 +12,18 @@ Tree = dict[str, str]  # relative path -> text
 
 
 def read_tree(folder: Path) -> Tree:
-    if not folder.is_dir():
-        return {}
+    """Every file under `folder` by its relative POSIX path, in path order (os.walk: one scandir a folder)."""
     out = {}
-    for path in sorted(folder.rglob("*")):
-        if path.is_file():
+    for top, _dirs, files in os.walk(folder):
+        rel_top = os.path.relpath(top, folder).replace(os.sep, "/")
+        for name in files:
+            rel = name if rel_top == "." else f"{rel_top}/{name}"
             try:
-                out[path.relative_to(folder).as_posix()] = path.read_text(encoding="utf-8")
+                with open(os.path.join(top, name), encoding="utf-8") as fh:
+                    out[rel] = fh.read()
             except UnicodeDecodeError:
-                out[path.relative_to(folder).as_posix()] = "<binary>"
-    return out
+                out[rel] = "<binary>"
+    return dict(sorted(out.items()))
 
 
 def diff_tree(label: str, old: Tree, new: Tree) -> list[str]:
