@@ -18,6 +18,7 @@ from yaml.error import MarkedYAMLError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from .errors import CatalogError, Problem
+from .yamlresolve import CachedScalarResolve
 
 T = TypeVar("T", bound=BaseModel)
 Path_ = tuple[str | int, ...]
@@ -39,27 +40,16 @@ class Document:
         return 1
 
 
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+class _Loader(CachedScalarResolve, getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """libyaml composes the nodes (parser and composer in C, ~4x faster than ruamel's Python composer) and
     resolves plain scalars with YAML 1.2's core schema, taken from ruamel.yaml's own table: `yes`, `on`,
     `NO` are strings, `0o17` is an int, as ruamel.yaml reads them (a `%YAML 1.1` directive changes nothing)."""
-
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        if kind is ScalarNode:  # catalog files repeat keys and values: resolve each distinct one once
-            return _scalar_tag(value, implicit)
-        return super().resolve(kind, value, implicit)
 
 
 _Loader.yaml_implicit_resolvers = {}
 for _versions, _tag, _regexp, _first in RUAMEL_RESOLVERS:
     if (1, 2) in _versions and _tag != "tag:yaml.org,2002:value":  # `=` (a YAML 1.1 type ruamel cannot build)
         _Loader.add_implicit_resolver(_tag, _regexp, _first)
-_RESOLVER = _Loader("")
-
-
-@lru_cache(maxsize=8192)
-def _scalar_tag(value: str, implicit: tuple[bool, bool]) -> str:
-    return yaml.resolver.BaseResolver.resolve(_RESOLVER, ScalarNode, value, implicit)
 
 
 @lru_cache(maxsize=1)

@@ -17,6 +17,8 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml import YAML
 
+from .yamlresolve import CachedScalarResolve
+
 # Characters safe to emit raw in plain, single-quoted and block scalars. Anything else (C0/C1 controls,
 # DEL, the YAML 1.1 line breaks NEL/LS/PS, \r, a BOM, non-characters) goes double-quoted, where the
 # emitter escapes it: raw, a reader rejects it or turns it into a line break.
@@ -31,21 +33,8 @@ _AMBIGUOUS = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$|
                         r"|^\.(nan|NaN|NAN)$|^[yYnN]$")
 
 
-class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        # the emitter asks twice per scalar whether its tag may stay implicit; chart files repeat the same
-        # keys and values, so the answer is cached (it depends on the value and `implicit` only)
-        if kind is ScalarNode:
-            return _scalar_tag(value, implicit)
-        return super().resolve(kind, value, implicit)
-
-
-_RESOLVER = yaml.resolver.Resolver()
-
-
-@lru_cache(maxsize=8192)
-def _scalar_tag(value: str, implicit: tuple[bool, bool]) -> str:
-    return _RESOLVER.resolve(ScalarNode, value, implicit)
+class _Dumper(CachedScalarResolve, getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    pass
 
 
 @lru_cache(maxsize=8192)

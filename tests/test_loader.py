@@ -75,3 +75,12 @@ def test_unsupported_or_broken_yaml_fails_at_its_line(tmp_path, text, line, word
         _doc(tmp_path, text)
     message = str(err.value)
     assert message.startswith(f"doc.yaml:{line}: ") and words in message, message
+
+
+def test_loader_and_emitter_keep_their_own_resolver_memo(tmp_path):
+    # both memoise scalar tags, but YAML 1.2 (catalog) and 1.1 (emitter) disagree on `yes`: the emitter
+    # must still quote it after the loader has resolved it as a string
+    from generator.yamlout import dump
+
+    assert _doc(tmp_path, "k: yes\n").data == {"k": "yes"}
+    assert dump({"k": "yes"}) == "k: 'yes'\n"
