@@ -78,8 +78,8 @@ def median_of(args: list[str], cwd: Path, runs: int, peaks: list[int]) -> float:
 HELM_SCRIPT = """
 import sys, time, pathlib, tempfile
 sys.path.insert(0, {repo!r})
-from generator.chartlint.values import olares_values  # the same placeholder values our lint passes
-from generator.yamlout import load
+from generator.lint.values import olares_values  # the same placeholder values our lint passes
+from generator.yamlio.yamlout import load
 import helm_python as helm
 charts = sorted(p for p in pathlib.Path(sys.argv[1]).iterdir() if p.is_dir())
 for chart in charts:

@@ -9,9 +9,9 @@ from typing import Iterable, TypeVar
 
 from pydantic import BaseModel
 
-from .errors import CatalogError, Problem, UsageError
-from .loader import Document, load_model, read_document
-from .schema import App, Device, GenesisRegistry, Model, Stack
+from generator.core.errors import CatalogError, InputError, Problem, UsageError
+from generator.yamlio.loader import Document, load_model, read_document
+from generator.schema import App, Device, GenesisRegistry, Model, Stack
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -111,7 +111,7 @@ def load_catalog(root: Path | str | None = None) -> Catalog:
             cat.apps[app.name] = resolved
     _check_replacements(cat, problems)
     if problems:
-        raise CatalogError(problems)
+        raise InputError(problems)
     return cat
 
 

@@ -9,8 +9,8 @@ from ruamel.yaml import YAML
 
 from bump_support import lines_except, recorded, recorded_template, run_cli, trim_catalog  # noqa: F401
 from conftest import edit_app
-from generator import yamlout
-from generator.releases import load_releases
+from generator.yamlio import yamlout
+from generator.versions.releases import load_releases
 
 FAST = "vllmqwen36turbo27bone"
 
@@ -112,8 +112,7 @@ def test_version_raised_by_hand_is_recorded_with_its_entry(capsys, cat: Path) ->
 
 
 def test_interrupted_bump_is_completed_by_a_second_run(capsys, cat: Path, monkeypatch) -> None:
-    from generator import releases
-
+    from generator.versions import releases
     edit_app(cat, "gemma4e2bone", context_length=65536)
 
     def crash(self) -> None:
@@ -133,7 +132,7 @@ def test_interrupted_bump_is_completed_by_a_second_run(capsys, cat: Path, monkey
 
 
 def test_suspend_bumps_for_prune(capsys, cat: Path) -> None:
-    from generator.bumping import bump_for_suspend
+    from generator.versions.bump import bump_for_suspend
 
     edit_app(cat, "gemma426ba4bone", status="deprecated", replaced_by="gemma4e2bone", reason="superseded")
     outcome = bump_for_suspend(cat, "gemma426ba4bone", "superseded by gemma4e2bone")

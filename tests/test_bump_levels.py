@@ -6,9 +6,9 @@ from pathlib import Path
 
 from bump_support import recorded, recorded_template, run_cli  # noqa: F401
 from conftest import edit_app, edit_yaml
-from generator.release_diff import Change, diff_states, level_of
-from generator.releases import load_releases
-from generator.versioning import content_hash, next_version, option_groups
+from generator.versions.diff import Change, diff_states, level_of
+from generator.versions.releases import load_releases
+from generator.versions.state import content_hash, next_version, option_groups
 
 STATE = {
     "status": "active", "stack": "s", "engine": "vllm", "image": "img:1", "command": ["serve"],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 
-from generator import checking
+from generator.check import run as checking
 from generator.catalog import load_catalog
 
 from conftest import EMBEDDED, REPO

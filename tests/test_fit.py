@@ -21,10 +21,10 @@ from ruamel.yaml import YAML
 
 from generator.catalog import load_catalog
 from generator.engines import engine_for
-from generator.fit import estimate
-from generator.fit_vllm import kv_need_bytes
-from generator.memory import (GIB, MIB, Geometry, group_bytes_per_token, recurrent_state_bytes, vllm_slot_bytes)
-from generator.settings import Value, settings_for
+from generator.fit.estimate import estimate
+from generator.fit.vllm import kv_need_bytes
+from generator.fit.memory import (GIB, MIB, Geometry, group_bytes_per_token, recurrent_state_bytes, vllm_slot_bytes)
+from generator.engines.settings import Value, settings_for
 from checkhelp import E4B, FAST, G26, add_env, set_app
 
 KV_TOLERANCE = 0.03  # KV need of vLLM's hybrid layout vs the sizes vLLM printed

@@ -24,8 +24,8 @@ import pytest
 import tinygguf
 from generator.catalog import load_catalog
 from generator.engines import engine_for
-from generator.flagcheck import ArgvChecker, Token
-from generator.flagtables import load_table
+from generator.flags.check import ArgvChecker, Token
+from generator.flags.tables import load_table
 from smoke_support import free_port, llama_server_binary, wait_healthy
 from test_flags_generators import generate_llamacpp_table
 

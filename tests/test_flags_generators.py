@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from generator.flagtables import FlagTable, load_table
+from generator.flags.tables import FlagTable, load_table
 from smoke_support import llama_server_binary
 
 REPO = Path(__file__).resolve().parent.parent

@@ -11,7 +11,7 @@ from ruamel.yaml import YAML
 
 from conftest import edit_app, edit_yaml
 from generator.catalog import load_catalog
-from generator.findings import Finding
+from generator.core.findings import Finding
 from generator.rules import REGISTRY, all_rules, context, run_rules
 
 

@@ -1,4 +1,4 @@
-"""`generator.lint.lint_chart`: real Helm engine, real Kubernetes schemas, one test per Olares rule.
+"""`generator.lint.run.lint_chart`: real Helm engine, real Kubernetes schemas, one test per Olares rule.
 
 Each rule test takes a chart rendered from the embedded catalog, breaks it in memory the way a template
 or plan bug would, and asserts that exactly that rule fires.
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from generator.catalog import load_catalog
-from generator.lint import CHART_RULES, lint_chart
-from generator.pipeline import render_apps, rendered_apps
+from generator.lint.run import CHART_RULES, lint_chart
+from generator.chart.pipeline import render_apps, rendered_apps
 
 REPO = Path(__file__).resolve().parent.parent
 APP = "gemma4e2bone"  # llama.cpp fork, GPU, init container, hostPath: exercises every rule
@@ -60,8 +60,8 @@ def test_committed_charts_lint_clean():
 
 
 def test_render_with_injected_values_produces_the_workload(charts):
-    from generator.chartlint import helm
-    from generator.chartlint.view import build_view
+    from generator.lint import helm
+    from generator.lint.view import build_view
 
     for name, tree in charts.items():
         with helm.chart_folder(name, tree) as folder:
@@ -114,8 +114,9 @@ def test_k8s003_unknown_kind_is_a_warning(tree):
 def test_cached_schemas_agree_with_kubernetes_validate(charts):
     from kubernetes_validate import utils as kvu
 
-    from generator.chartlint import helm, kube
-    from generator.chartlint.view import build_view
+    from generator.lint import helm
+    from generator.lint import kube
+    from generator.lint.view import build_view
 
     tree = charts[APP]
     with helm.chart_folder(APP, tree) as folder:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from generator.errors import CatalogError
-from generator.loader import read_document
+from generator.core.errors import CatalogError
+from generator.yamlio.loader import read_document
 
 PLAIN = ["yes", "No", "on", "OFF", "y", "true", "False", "null", "~", "", "1_000", "0x1F", "0o17", "017", "0b101",
          "1e5", "1.5", ".5", "-.inf", ".NaN", "2026-01-02", "2026-01-02 10:00:00", "12:30", "1:20", "+7", "-0",
@@ -80,7 +80,7 @@ def test_unsupported_or_broken_yaml_fails_at_its_line(tmp_path, text, line, word
 def test_loader_and_emitter_keep_their_own_resolver_memo(tmp_path):
     # both memoise scalar tags, but YAML 1.2 (catalog) and 1.1 (emitter) disagree on `yes`: the emitter
     # must still quote it after the loader has resolved it as a string
-    from generator.yamlout import dump
+    from generator.yamlio.yamlout import dump
 
     assert _doc(tmp_path, "k: yes\n").data == {"k": "yes"}
     assert dump({"k": "yes"}) == "k: 'yes'\n"

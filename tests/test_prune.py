@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from generator.catalog import load_catalog
-from generator.prune import plan
-from generator.smoke_ledger import SmokeRecord, append
+from generator.prune.gate import plan
+from generator.smoke.ledger import SmokeRecord, append
 
 from smoke_support import llama_server, run_cli, write_models
 

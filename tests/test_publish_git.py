@@ -74,7 +74,7 @@ def test_update_suspend_remove_and_refusals_after_merge(capsys, recorded: Path, 
 
     edit_app(recorded, "gemma4e2bone", version="1.0.3")  # a proper bump: UPDATE
     assert run_cli(capsys, "bump", "--catalog", recorded)[0] == 0
-    from generator.bumping import bump_for_suspend
+    from generator.versions.bump import bump_for_suspend
 
     edit_app(recorded, "gemma426ba4bone", status="deprecated", reason="superseded by gemma4e2bone")
     bump_for_suspend(recorded, "gemma426ba4bone", "superseded by gemma4e2bone")

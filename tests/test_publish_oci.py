@@ -27,10 +27,10 @@ def _actions(out: str) -> dict[str, str]:
 
 def _expected_package(cat: Path, app: str, tmp: Path) -> bytes:
     """The package publish builds for `app`, built again here (reproducible: same content -> same bytes)."""
-    from generator.bumping import current
+    from generator.versions.bump import current
     from generator.catalog import load_catalog
     from generator.publish.package import package
-    from generator.releases import load_releases
+    from generator.versions.releases import load_releases
 
     r = load_catalog(cat).apps[app]
     rec = load_releases(cat).get(app, r.app.version)

@@ -117,14 +117,14 @@ def _fail_on_call(n: int, real):
 
 
 def test_renderer_failing_on_the_second_app_changes_nothing(catalog, monkeypatch, capsys):
-    import generator.pipeline
+    import generator.chart.pipeline
 
     assert render(catalog) == 0
     charts = catalog.parent / "charts"
     (catalog / "apps" / "qwenlab.yaml").write_text(
         (catalog / "apps" / "qwenlab.yaml").read_text(encoding="utf-8").replace("1.0.0", "1.0.1"), encoding="utf-8")
     before = snapshot(charts)
-    monkeypatch.setattr(generator.pipeline, "render", _fail_on_call(2, generator.pipeline.render))
+    monkeypatch.setattr(generator.chart.pipeline, "render", _fail_on_call(2, generator.chart.pipeline.render))
     assert render(catalog) == 2  # an internal error: exit 2 with a message
     assert "injected failure" in capsys.readouterr().err
     assert snapshot(charts) == before
@@ -134,7 +134,7 @@ def test_renderer_failing_on_the_second_app_changes_nothing(catalog, monkeypatch
 @pytest.mark.parametrize("target, call", [("_write", 2), ("os.replace", 2), ("os.replace", 3), ("os.replace", 6)])
 def test_writer_failing_midway_restores_the_previous_charts(catalog, monkeypatch, capsys, target, call):
     """A failure while writing the staging copy, or while swapping folders, leaves the old charts."""
-    import generator.writer as writer
+    import generator.chart.writer as writer
 
     assert render(catalog) == 0
     charts = catalog.parent / "charts"

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from generator.cli import main
-from generator.lint import lint_chart
-from generator.writer import diff_tree, read_tree
+from generator.lint.run import lint_chart
+from generator.chart.writer import diff_tree, read_tree
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE / "fixtures" / "catalog_small"

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generator import yamlout
+from generator.yamlio import yamlout
 from generator.catalog import Resolved, load_catalog
-from generator.plan import k8s_literal, plan
-from generator.render import render
+from generator.chart.plan import k8s_literal, plan
+from generator.chart.render import render
 from generator.schema import App
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "catalog_small"
@@ -79,8 +79,8 @@ def test_catalog_text_round_trips_and_stays_inert(catalog, data):
 
 
 def helm_container(name: str, tree: dict[str, str]) -> dict:
-    from generator.chartlint import helm
-    from generator.chartlint.values import olares_values
+    from generator.lint import helm
+    from generator.lint.values import olares_values
 
     values = olares_values(name, yamlout.load(tree["OlaresManifest.yaml"]), yamlout.load(tree["values.yaml"]))
     with helm.chart_folder(name, tree) as folder:
@@ -93,7 +93,7 @@ def helm_container(name: str, tree: dict[str, str]) -> dict:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=INPUTS)
 def test_helm_renders_catalog_text_verbatim(catalog, data):
-    from generator.lint import lint_chart
+    from generator.lint.run import lint_chart
 
     name = data["app"]
     tree = render(plan(resolved(catalog, data)))

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 import time
 
-from generator.smoke import SmokeOptions, Target, measure
-from generator.smoke_http import Deadline, Http, SmokeFailure, server_root
+from generator.smoke.run import SmokeOptions, Target, measure
+from generator.smoke.http import Deadline, Http, SmokeFailure, server_root
 
 from smoke_support import QuietHandler, hanging_server, serve_http
 

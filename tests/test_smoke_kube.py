@@ -16,9 +16,9 @@ from kubernetes.client import (V1Container, V1ContainerPort, V1ObjectMeta, V1Pod
                                V1PodSpec, V1PodStatus, V1Service, V1ServiceList, V1ServicePort, V1ServiceSpec)
 from kubernetes.client.exceptions import ApiException
 
-from generator import kube_forward
-from generator.errors import UsageError
-from generator.kube_forward import find_target, forwarded
+from generator.smoke import kube_forward
+from generator.core.errors import UsageError
+from generator.smoke.kube_forward import find_target, forwarded
 
 from smoke_support import llama_server, run_json, write_models
 

@@ -13,7 +13,7 @@ import datetime as dt
 
 import pytest
 
-from generator.smoke_ledger import history
+from generator.smoke.ledger import history
 
 from conftest import edit_app
 from smoke_support import llama_server, pacing_proxy, run_cli, run_json, write_models

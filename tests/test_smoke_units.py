@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from generator.catalog import load_catalog
-from generator.errors import CatalogError
-from generator.smoke_content import degenerate, problems
-from generator.smoke_ledger import SmokeRecord, append, history, redact
-from generator.smoke_metrics import SpecCounts, llamacpp_counts, vllm_counts
-from generator.smoke_verdict import Baseline, baseline_for, judge
+from generator.core.errors import CatalogError
+from generator.smoke.content import degenerate, problems
+from generator.smoke.ledger import SmokeRecord, append, history, redact
+from generator.smoke.metrics import SpecCounts, llamacpp_counts, vllm_counts
+from generator.smoke.verdict import Baseline, baseline_for, judge
 
 FIXTURE = Path(__file__).parent / "fixtures" / "vllm_spec_decode_metrics.prom"
 

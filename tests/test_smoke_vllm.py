@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from generator.catalog import load_catalog
-from generator.smoke import SmokeOptions, Target, measure
+from generator.smoke.run import SmokeOptions, Target, measure
 
 from smoke_support import QuietHandler, serve_http
 

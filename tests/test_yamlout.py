@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import yaml as pyyaml
 
-from generator.yamlout import dump, load
+from generator.yamlio.yamlout import dump, load
 
 AMBIGUOUS = ["yes", "No", "on", "OFF", "y", "N", "true", "null", "~", "1_000", "1:20", "0x1F", "0o17", "0E0", "1e5",
              ".5e3", ".inf", "-.Inf", ".NaN", "2026-01-01", "0.97", "8000", "", "- dash", "key: value", "#hash"]

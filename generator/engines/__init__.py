@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..catalog import Resolved
-from . import llamacpp, lucebox, vllm
-from .base import Arg, Download, EngineSpec, EnvVar, hami_limit
+from generator.catalog import Resolved
+from generator.engines import llamacpp, lucebox, vllm
+from generator.engines.base import Arg, Download, EngineSpec, EnvVar, hami_limit
 
 
 def engine_for(r: Resolved) -> EngineSpec:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..catalog import Resolved
-from ..schema import WeightFile
+from generator.catalog import Resolved
+from generator.schema import WeightFile
 
 MODELS_DIR = "/models"
 

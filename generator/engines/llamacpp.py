@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..catalog import Resolved
-from .base import Arg, Download, EngineSpec, EnvVar, MODELS_DIR, common_env, download, fill, resolve_env
+from generator.catalog import Resolved
+from generator.engines.base import Arg, Download, EngineSpec, EnvVar, MODELS_DIR, common_env, download, fill, resolve_env
 
 
 def speculative(r: Resolved, downloads: list[Download]) -> list[Arg]:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..catalog import Resolved
-from .base import Arg, EngineSpec, EnvVar, MODELS_DIR, common_env, download, resolve_env
-from .llamacpp import speculative
+from generator.catalog import Resolved
+from generator.engines.base import Arg, EngineSpec, EnvVar, MODELS_DIR, common_env, download, resolve_env
+from generator.engines.llamacpp import speculative
 
 
 def engine(r: Resolved) -> EngineSpec:

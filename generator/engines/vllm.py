@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..catalog import Resolved
-from .base import Arg, EngineSpec, common_env, compact_json, resolve_env, EnvVar, MODELS_DIR
+from generator.catalog import Resolved
+from generator.engines.base import Arg, EngineSpec, common_env, compact_json, resolve_env, EnvVar, MODELS_DIR
 
 
 def _speculative(r: Resolved) -> list[Arg]:

@@ -9,25 +9,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .secrets import PublishError
+from generator.publish.secrets import PublishError
 
 
 def make_target(spec: str, *, plain_http: bool = False, registry_config: Path | None = None,
                 github_api: str | None = None, pr_repo: str | None = None, draft: bool = True):
     """The adapter for a TARGET string; PublishError when it is not one of the three forms."""
     if spec.startswith("git:"):
-        from .github import DEFAULT_API, check_repo
-        from .gitmarket import GitMarketTarget
-        from .secrets import github_token
+        from generator.publish.github import DEFAULT_API, check_repo
+        from generator.publish.gitmarket import GitMarketTarget
+        from generator.publish.secrets import github_token
 
         return GitMarketTarget(spec[len("git:"):], token=github_token(), github_api=github_api or DEFAULT_API,
                                pr_repo=check_repo(pr_repo) if pr_repo else None, draft=draft)
     if spec.startswith("oci://"):
-        from .oci import OciTarget
+        from generator.publish.oci import OciTarget
 
         return OciTarget(spec, plain_http=plain_http, registry_config=registry_config)
     if spec.startswith("dir:"):
-        from .helmdir import HelmDirTarget
+        from generator.publish.helmdir import HelmDirTarget
 
         return HelmDirTarget(Path(spec[len("dir:"):]).expanduser())
     raise PublishError(f"--to {spec!r}: expected git:PATH_OR_URL[#BRANCH], oci://HOST/PATH or dir:PATH")

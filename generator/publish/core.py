@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
-from ..writer import Tree
-from .secrets import PublishError, Redactor
+from generator.chart.writer import Tree
+from generator.publish.secrets import PublishError, Redactor
 
 
 @dataclass(frozen=True)

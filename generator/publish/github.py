@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .secrets import PublishError, Redactor
+from generator.publish.secrets import PublishError, Redactor
 
 DEFAULT_API = "https://api.github.com"
 _GITHUB_URL = re.compile(r"^(?:https://(?:[^@/]+@)?github\.com/|git@github\.com:|ssh://git@github\.com/)"

@@ -22,12 +22,12 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..gitbase import GitCharts, chart_version
-from ..versioning import content_hash, parse_version
-from ..writer import Tree
-from .core import Decision, Item
-from .github import DEFAULT_API, GitHub, github_repo
-from .secrets import PublishError, Redactor, safe_url
+from generator.versions.gitbase import GitCharts, chart_version
+from generator.versions.state import content_hash, parse_version
+from generator.chart.writer import Tree
+from generator.publish.core import Decision, Item
+from generator.publish.github import DEFAULT_API, GitHub, github_repo
+from generator.publish.secrets import PublishError, Redactor, safe_url
 
 SUSPEND, REMOVE = ".suspend", ".remove"
 BRANCH_PREFIX = "catalog/"

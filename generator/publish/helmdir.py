@@ -12,11 +12,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .. import yamlout
-from ..versioning import content_hash
-from .core import Decision, Item, refuse_other_content
-from .package import package, tree_of_package
-from .secrets import PublishError, Redactor
+from generator.yamlio import yamlout
+from generator.versions.state import content_hash
+from generator.publish.core import Decision, Item, refuse_other_content
+from generator.publish.package import package, tree_of_package
+from generator.publish.secrets import PublishError, Redactor
 
 
 class HelmDirTarget:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..bumping import current, today
-from ..catalog import Resolved, load_catalog
-from ..releases import load_releases
-from .core import Item, Result
+from generator.versions.bump import current, today
+from generator.catalog import Resolved, load_catalog
+from generator.versions.releases import load_releases
+from generator.publish.core import Item, Result
 
 _NEXT_NOTE = re.compile(r"\s(?=\d+\.\d+\.\d+: )")
 

@@ -12,10 +12,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..versioning import content_hash
-from .core import Decision, Item, refuse_other_content
-from .package import package, tree_of_package
-from .secrets import PublishError, Redactor, registry_login
+from generator.versions.state import content_hash
+from generator.publish.core import Decision, Item, refuse_other_content
+from generator.publish.package import package, tree_of_package
+from generator.publish.secrets import PublishError, Redactor, registry_login
 
 _NOT_FOUND = ("status code 404", "name unknown", "NAME_UNKNOWN")  # the repository does not exist yet
 

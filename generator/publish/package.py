@@ -8,7 +8,7 @@ import os
 import tarfile
 from pathlib import Path
 
-from ..writer import Tree
+from generator.chart.writer import Tree
 
 
 def _epoch(date: str) -> float:

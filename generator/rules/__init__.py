@@ -11,10 +11,10 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from ..catalog import Catalog, Resolved
-from ..engines import EngineSpec
-from ..findings import Finding, Severity
-from ..plan import ChartSpec, plan
+from generator.catalog import Catalog, Resolved
+from generator.engines import EngineSpec
+from generator.core.findings import Finding, Severity
+from generator.chart.plan import ChartSpec, plan
 
 
 @dataclass

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from ..findings import Finding
-from . import AppContext, rule
-from .hami import hami_bytes, requested_gpu_mib
-from .locate import fit, settings
+from generator.core.findings import Finding
+from generator.rules import AppContext, rule
+from generator.rules.hami import hami_bytes, requested_gpu_mib
+from generator.rules.locate import fit, settings
 
 CONTEXT = re.compile(r"\b(\d{1,4})\s?[Kk]\b")
 VISION_WORDS = re.compile(r"\b(vision|image|images|multimodal|multi-modal|VL)\b", re.IGNORECASE)
@@ -27,7 +27,7 @@ def context_matches(k: int, tokens: int) -> bool:
 
 @rule("CON001", "error", "Chart appVersion is the engine image tag",
       "The market shows appVersion as the engine version; a stale one hides which image users run",
-      "olares-chart.md §2 (Chart.yaml); generator/plan.py")
+      "olares-chart.md §2 (Chart.yaml); generator/chart/plan.py")
 def app_version(ctx: AppContext) -> Iterable[Finding]:
     tag = ctx.resolved.stack.image_tag
     if ctx.chart.chart.get("appVersion") != tag:

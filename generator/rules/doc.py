@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from . import all_rules
+from generator.rules import all_rules
 
 DOC = Path(__file__).resolve().parent.parent.parent / "docs" / "rules.md"
 FAMILIES = {

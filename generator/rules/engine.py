@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..argv import Argv
-from ..catalog import Resolved
-from ..findings import Finding
-from ..memory import TURBOQUANT_BITS
-from . import AppContext, rule
-from .locate import at_flag, settings
+from generator.engines.argv import Argv
+from generator.catalog import Resolved
+from generator.core.findings import Finding
+from generator.fit.memory import TURBOQUANT_BITS
+from generator.rules import AppContext, rule
+from generator.rules.locate import at_flag, settings
 
 # llama.cpp KV types per fork (stacks.md §8 R22, R30): TurboQuant types exist only in these forks.
 TURBO_TYPES = {

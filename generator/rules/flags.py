@@ -2,19 +2,19 @@
 
 A flag the image does not know, a removed flag or a value outside the engine's choices makes the
 container exit at start-up (or, for llama.cpp forks, silently run without the intended feature). The
-argv is walked once per app (generator/flagcheck.py) and each rule reports its share.
+argv is walked once per app (generator/flags/check.py) and each rule reports its share.
 """
 
 from __future__ import annotations
 
 from typing import Iterable
 
-from ..catalog import display_path
-from ..errors import CatalogError
-from ..findings import Finding
-from ..flagcheck import ArgvChecker, Issue, Token, check_env, tokens
-from ..flagtables import FlagTable, FlagTables
-from . import AppContext, rule
+from generator.catalog import display_path
+from generator.core.errors import CatalogError
+from generator.core.findings import Finding
+from generator.flags.check import ArgvChecker, Issue, Token, check_env, tokens
+from generator.flags.tables import FlagTable, FlagTables
+from generator.rules import AppContext, rule
 
 SOURCE = "catalog/flags/<table>.yaml (provenance in each table); docs/flags.md"
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..findings import Finding
-from ..genesis_env import PatchState, is_genesis_name, suggestion, unknown_vars
-from . import AppContext, rule
-from .locate import at_env, env_where, settings
+from generator.core.findings import Finding
+from generator.engines.genesis_env import PatchState, is_genesis_name, suggestion, unknown_vars
+from generator.rules import AppContext, rule
+from generator.rules.locate import at_env, env_where, settings
 
 SRC = "stacks.md §4, §8 R33-R37; catalog/genesis/registry.yaml"
 P65_PARTNERS = ("P22", "P38")  # field-notes.md crash 3: P65 needs both

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from ..engines import EnvVar
-from ..findings import Finding
-from . import AppContext, rule
-from .locate import at_env, env_where
+from generator.engines import EnvVar
+from generator.core.findings import Finding
+from generator.rules import AppContext, rule
+from generator.rules.locate import at_env, env_where
 
 LIMIT = "CUDA_DEVICE_MEMORY_LIMIT_0"
 GLOBAL = "CUDA_DEVICE_MEMORY_LIMIT"

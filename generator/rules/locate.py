@@ -6,14 +6,14 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from ..argv import Flag
-from ..catalog import display_path
-from ..engines import EnvVar
-from ..findings import Finding, Severity
-from ..fit import Fit, estimate
-from ..loader import Document, read_document
-from ..settings import Settings, settings_for
-from . import AppContext
+from generator.engines.argv import Flag
+from generator.catalog import display_path
+from generator.engines import EnvVar
+from generator.core.findings import Finding, Severity
+from generator.fit.estimate import Fit, estimate
+from generator.yamlio.loader import Document, read_document
+from generator.engines.settings import Settings, settings_for
+from generator.rules import AppContext
 
 # Arg/EnvVar origins written by the engine modules -> the app field they come from.
 APP_FIELDS = {

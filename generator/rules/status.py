@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..findings import Finding
-from . import AppContext, rule
+from generator.core.findings import Finding
+from generator.rules import AppContext, rule
 
 
 @rule("STA001", "warning", "a deprecated app is reported with its reason and replacement",

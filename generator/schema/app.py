@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from .common import (
+from generator.schema.common import (
     AppName,
     Date,
     EnvName,
@@ -18,8 +18,8 @@ from .common import (
     Text,
     Title,
 )
-from .calibration import Calibration
-from .stack import SpecMethod
+from generator.schema.calibration import Calibration
+from generator.schema.stack import SpecMethod
 
 Quantity = Annotated[str, StringConstraints(pattern=r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti)?$")]
 HttpsUrl = Annotated[str, StringConstraints(pattern=r"^https?://[^\s]+$")]
@@ -96,7 +96,7 @@ class App(Strict):
     upgrade_description: str | None = None
     probe: Probe | None = None
     benchmarks: tuple[Benchmark, ...] = ()
-    calibration: tuple[Calibration, ...] = ()  # measured memory figures for this app (generator/fit.py)
+    calibration: tuple[Calibration, ...] = ()  # measured memory figures for this app (generator/fit/estimate.py)
 
     @model_validator(mode="after")
     def _status_fields(self) -> "App":

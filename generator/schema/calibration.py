@@ -1,4 +1,4 @@
-"""Measured memory figures that refine the fit estimate (`generator/fit.py`).
+"""Measured memory figures that refine the fit estimate (`generator/fit/estimate.py`).
 
 A calibration row records one number an engine printed (or a maintainer measured) for a known setting:
 what was measured, the value in MiB or GiB, the settings it was measured at, and where it comes from.
@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from .common import Date, PositiveFloat, PositiveInt, Strict
+from generator.schema.common import Date, PositiveFloat, PositiveInt, Strict
 
 Measure = Literal[
     "weights_loaded",  # GPU memory the weights took ("Model loading took X GiB")

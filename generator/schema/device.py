@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import Id, PositiveInt, Sources, Strict
+from generator.schema.common import Id, PositiveInt, Sources, Strict
 
 
 class Device(Strict):

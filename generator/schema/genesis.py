@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from .common import EnvName, Id, Sources, Strict
+from generator.schema.common import EnvName, Id, Sources, Strict
 
 
 class GenesisPatch(Strict):

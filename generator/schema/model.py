@@ -6,8 +6,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from .calibration import Calibration
-from .common import Id, NonNegInt, PositiveFloat, PositiveInt, Sources, Strict
+from generator.schema.calibration import Calibration
+from generator.schema.common import Id, NonNegInt, PositiveFloat, PositiveInt, Sources, Strict
 
 
 class AttentionGroup(Strict):

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from .common import EnvName, Id, ImageRef, PositiveInt, Sources, Strict
+from generator.schema.common import EnvName, Id, ImageRef, PositiveInt, Sources, Strict
 
 Engine = Literal["vllm", "llamacpp"]
 Fork = Literal["upstream", "genesis", "atomic", "lucebox", "buun"]

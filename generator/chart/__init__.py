@@ -1,0 +1,1 @@
+"""chart: see docs/architecture.md."""

@@ -1,0 +1,72 @@
+"""The one jinja2 environment: ChartSpec -> {relative path: text}, in memory.
+
+Jinja uses `[[ ]]` / `[% %]` so it never collides with Helm's `{{ }}`; catalog values reach files only
+through the `toyaml` filter (values.yaml, Chart.yaml, OlaresManifest.yaml, owners), never through the
+Helm templates, so catalog text cannot become a template.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from jinja2 import FileSystemLoader, StrictUndefined, Template
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from generator.yamlio import yamlout
+from generator.chart.plan import CONTAINER, ChartSpec
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+ROOT_FILES = {"Chart.yaml": "Chart.yaml.j2", "OlaresManifest.yaml": "OlaresManifest.yaml.j2",
+              "values.yaml": "values.yaml.j2", "owners": "owners.j2"}
+_IDENT = re.compile(r"^[a-z][a-z0-9]*$")
+
+
+def _helm_ident(value: str) -> str:
+    if not _IDENT.match(value):
+        raise ValueError(f"{value!r} cannot be a Go template field name")
+    return value
+
+
+def _gostr(value: str) -> str:
+    """A Go/YAML double-quoted string literal."""
+    return json.dumps(value, ensure_ascii=True)
+
+
+@lru_cache(maxsize=1)
+def environment() -> ImmutableSandboxedEnvironment:
+    env = ImmutableSandboxedEnvironment(
+        loader=FileSystemLoader(str(TEMPLATES)),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        auto_reload=False,  # templates do not change during a run: no stat per get_template
+        autoescape=False,
+        variable_start_string="[[",
+        variable_end_string="]]",
+        block_start_string="[%",
+        block_end_string="%]",
+        comment_start_string="[#",
+        comment_end_string="#]",
+    )
+    env.filters["toyaml"] = lambda v: yamlout.dump(v).rstrip("\n")
+    env.filters["gostr"] = _gostr
+    env.filters["helm_ident"] = _helm_ident
+    return env
+
+
+@lru_cache(maxsize=1)
+def _templates() -> tuple[tuple[str, Template], ...]:
+    """(output path, template) for every file of a chart, in path order."""
+    env = environment()
+    sources = dict(ROOT_FILES)
+    for path in sorted((TEMPLATES / "chart" / "templates").glob("*.j2")):
+        sources[f"templates/{path.name[:-3]}"] = f"chart/templates/{path.name}"
+    return tuple((out, env.get_template(src)) for out, src in sorted(sources.items()))
+
+
+def render(spec: ChartSpec) -> dict[str, str]:
+    context = {"name": spec.name, "chart": spec.chart, "manifest": spec.manifest, "values": spec.values,
+               "owners": spec.owners, "container": CONTAINER}
+    return {out: template.render(context) for out, template in _templates()}

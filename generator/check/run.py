@@ -1,0 +1,113 @@
+"""`catalog check` work, one app at a time: rules, then the rendered chart through the chart lint.
+
+Every app is checked and its findings collected; nothing raises on a finding (ARCHITECTURE.md habit 5).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+from generator.catalog import Catalog, Resolved, display_path
+from generator.core.findings import Finding, has_errors
+from generator.rules import context, run_rules
+from generator.rules.engine import spelling_problems
+
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+@dataclass
+class AppResult:
+    app: str
+    status: str
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not has_errors(self.findings)
+
+    def count(self, severity: str) -> int:
+        return sum(1 for f in self.findings if f.severity == severity)
+
+    def as_dict(self) -> dict:
+        return {"app": self.app, "ok": self.ok, "status": self.status, "findings": [f.as_dict() for f in self.findings]}
+
+
+def _sorted(findings: list[Finding]) -> list[Finding]:
+    return sorted(findings, key=lambda f: (SEVERITY_ORDER.get(f.severity, 9), f.rule, f.file or "", f.line or 0))
+
+
+def _lint(resolved: Resolved, ctx, charts_dir: str) -> list[Finding]:
+    from generator.lint.run import lint_chart  # heavy (Helm engine, Kubernetes schemas): imported only when linting
+    from generator.chart.render import render
+
+    tree = render(ctx.chart)
+    return [replace(f, file=f"{charts_dir}/{f.file}") if f.file else f for f in lint_chart(resolved.app.name, tree)]
+
+
+def check_app(resolved: Resolved, catalog: Catalog, *, lint: bool, charts_dir: str = "charts") -> AppResult:
+    result = AppResult(resolved.app.name, resolved.app.status)
+    blocking = spelling_problems(resolved)  # the chart cannot be planned with these
+    if blocking:
+        result.findings = _sorted(blocking)
+        return result
+    ctx = context(resolved, catalog)
+    findings = run_rules(ctx)
+    if lint and resolved.app.status != "removed":
+        findings += _lint(resolved, ctx, charts_dir)
+    result.findings = _sorted(findings)
+    return result
+
+
+# Linting is CPU-bound (Helm engine, JSON schemas): past this many apps, one worker process per core.
+PARALLEL_FROM = 40
+
+
+def check_all(catalog: Catalog, chosen: list[Resolved], *, lint: bool, charts: Path,
+              on_app: Callable[[str], None] | None = None) -> list[AppResult]:
+    charts_dir = display_path(charts)
+    workers = min(os.cpu_count() or 1, 8)
+    if lint and workers > 1 and len(chosen) >= PARALLEL_FROM:
+        return _check_parallel(catalog, chosen, charts_dir, workers, on_app)
+    results = []
+    for resolved in chosen:
+        if on_app:
+            on_app(resolved.app.name)
+        results.append(check_app(resolved, catalog, lint=lint, charts_dir=charts_dir))
+    return results
+
+
+_WORKER: dict = {}
+
+
+def _worker_init(root: str) -> None:
+    from generator.catalog import load_catalog
+
+    _WORKER["catalog"] = load_catalog(Path(root))
+
+
+def _worker_check(name: str, charts_dir: str) -> AppResult:
+    catalog = _WORKER["catalog"]
+    return check_app(catalog.apps[name], catalog, lint=True, charts_dir=charts_dir)
+
+
+def _check_parallel(catalog: Catalog, chosen: list[Resolved], charts_dir: str, workers: int,
+                    on_app: Callable[[str], None] | None) -> list[AppResult]:
+    """The same checks in worker processes (each loads the catalog once); results in the apps' order."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    names = [r.app.name for r in chosen]
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_worker_init,
+                             initargs=(str(catalog.root),)) as pool:
+        results = []
+        for result in pool.map(_worker_check, names, [charts_dir] * len(names), chunksize=8):
+            if on_app:
+                on_app(result.app)
+            results.append(result)
+    return results
+
+
+__all__ = ["AppResult", "check_all", "check_app"]

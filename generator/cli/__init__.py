@@ -1,0 +1,66 @@
+"""Entry point: the single place where errors become messages and exit codes.
+
+Exit codes: 0 success; 1 findings (invalid catalog, failed rules, stale charts, regressions);
+2 usage or internal error.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from generator.cli.app import app
+from generator.core.errors import CatalogError, InputError, UsageError, translate_os_error
+
+# Each module registers its commands on `app`; heavy libraries are imported inside the commands.
+from generator.cli import bump
+from generator.cli import check
+from generator.cli import explain
+from generator.cli import listing
+from generator.cli import prune
+from generator.cli import publish
+from generator.cli import render
+from generator.cli import smoke
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        code = app(args=argv, standalone_mode=False)  # returns typer.Exit's code in this mode
+        if isinstance(code, int) and not isinstance(code, bool):
+            return code
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except InputError as exc:
+        print(str(exc), file=sys.stderr)
+        print(f"{len(exc.problems)} problem(s); nothing was written.", file=sys.stderr)
+        return exc.exit_code
+    except CatalogError as exc:  # findings, and the environment failing (a path, a tool, a module, a server)
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except OSError as exc:  # an OS error no adapter translated: still a plain message naming the path
+        print(f"error: {translate_os_error(exc)}", file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # typer.Exit inside commands
+        return int(exc.code or 0)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # click's own usage errors and anything unexpected
+        import typer  # typer >= 0.20 vendors click (typer._click): there is no `click` module to import
+
+        if isinstance(exc, typer.Exit):
+            return exc.exit_code
+        if isinstance(exc, typer.Abort):
+            return 1
+        if isinstance(exc, typer.TyperException) and hasattr(exc, "show"):  # click's UsageError & co.
+            exc.show()
+            return 2
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
+        print(f"internal error: {type(exc).__name__}: {exc} (a bug in catalog: please report it)", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

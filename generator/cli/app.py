@@ -1,0 +1,46 @@
+"""The typer application and shared options; commands register themselves in generator/cli/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+app = typer.Typer(
+    name="catalog",
+    help="Typed local-LLM app catalog -> Olares Market charts: render, check, bump, publish, smoke, prune.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: importing rich's help formatter costs ~150 ms of every `--help`
+)
+
+CatalogOpt = Annotated[Optional[Path], typer.Option("--catalog", help="Catalog folder (default: the embedded catalog/).")]
+OutOpt = Annotated[Path, typer.Option("--out", help="Folder of rendered charts.")]
+AppsArg = Annotated[Optional[list[str]], typer.Argument(help="App names (default: every app).", show_default=False)]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of a table.")]
+
+DEFAULT_OUT = Path("charts")
+
+
+def load_catalog(root: Path | None = None):
+    """The catalog, imported on use: pydantic model building stays out of `catalog --help`."""
+    from generator.catalog import load_catalog as load
+
+    return load(root)
+
+
+def display_path(path: Path) -> str:
+    from generator.catalog import display_path as show
+
+    return show(path)
+
+
+def default_out(catalog: Path | None) -> Path:
+    """charts/ beside the catalog folder (the repository layout), else ./charts."""
+    if catalog is not None:
+        return catalog.resolve().parent / "charts"
+    from generator.catalog import EMBEDDED
+
+    return EMBEDDED.parent / "charts"

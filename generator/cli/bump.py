@@ -1,0 +1,92 @@
+"""`catalog bump`: raise the version of every app whose rendered chart changed since its recorded release."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app, default_out
+from generator.core.errors import UsageError
+
+
+class Level(str, Enum):
+    patch = "patch"
+    minor = "minor"
+    major = "major"
+
+
+def _table(rows: list[dict], title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    for col in ("app", "from", "to", "action", "level", "changes"):
+        table.add_column(col, no_wrap=col != "changes", overflow="fold")
+    for row in rows:
+        table.add_row(row["app"], row["from"] or "—", row["to"], row["action"], row["level"] or "",
+                      "\n".join(row["changes"]))
+    Console().print(table)
+
+
+def _row(o) -> dict:
+    return {"app": o.app, "from": o.before, "to": o.after, "action": o.action, "level": o.level,
+            "changes": [c.bullet[2:] for c in o.changes], "message": o.message}
+
+
+def _check(run, catalog: Path | None, out: Path | None, base: str | None) -> None:
+    from generator.versions.bump import check_message
+
+    problems = [m for m in (check_message(o) for o in run.outcomes) if m]
+    if base:
+        from generator.versions.gitbase import version_problems
+
+        charts = out or default_out(catalog)
+        problems += version_problems(charts, base, {n: c.tree for n, c in run.currents.items()})
+    for line in problems:
+        print(line, file=sys.stderr)
+    if problems:
+        print(f"{len(problems)} app(s) need `catalog bump`", file=sys.stderr)
+        raise typer.Exit(1)
+    print(f"versions up to date: {len(run.outcomes)} app(s)" + (f", each above {base} where changed" if base else ""))
+
+
+@app.command()
+def bump(
+    apps: AppsArg = None,
+    level: Annotated[Optional[Level], typer.Option("--level", help="Force the semver level (default: inferred from the change).")] = None,
+    note: Annotated[Optional[str], typer.Option("--note", help="An extra changelog line (with named apps: bump even without a chart change).")] = None,
+    check: Annotated[bool, typer.Option("--check", help="Write nothing; exit 1 when an app changed without a bump.")] = False,
+    base: Annotated[Optional[str], typer.Option("--base", help="With --check: a changed chart needs a version above the one at this git ref (chart-testing's rule).")] = None,
+    record: Annotated[bool, typer.Option("--record", help="Record the current content as the current version, without bumping (seeding; never for published versions).")] = False,
+    catalog: CatalogOpt = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Charts folder to re-render (default: charts/ beside the catalog).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Raise app versions whose chart content changed; write CHANGELOG.md, upgrade_description, releases.yaml."""
+    from generator.versions.bump import apply, assess_catalog, record_current
+
+    if base and not check:
+        raise UsageError("--base works with --check (it compares against the charts at a git ref)")
+    if record and (check or level or note):
+        raise UsageError("--record takes no --check, --level or --note")
+    run = assess_catalog(catalog, apps, level=level.value if level else None, note=note)
+    if check:
+        return _check(run, catalog, out, base)
+    done = record_current(run) if record else apply(run, out or default_out(catalog))
+    refused = [o for o in run.outcomes if o.action == "refused"]
+    rows = [_row(o) for o in done + refused]
+    if as_json:
+        print(json.dumps(rows, indent=2))
+    elif rows:
+        _table(rows, f"{len(done)} app(s) recorded or bumped")
+    else:
+        print(f"nothing to bump: {len(run.outcomes)} app(s) match their recorded release")
+    for o in refused:
+        print(f"{o.app}: {o.message}", file=sys.stderr)
+    if refused:
+        raise typer.Exit(1)

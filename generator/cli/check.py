@@ -1,0 +1,86 @@
+"""`catalog check`: rules and chart lint for every app (or the named ones, or those a PR changed).
+
+Exit codes: 0 clean (warnings allowed), 1 findings, 2 usage or internal error.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app, default_out, load_catalog
+
+NoLintOpt = Annotated[bool, typer.Option("--no-lint", help="Skip the chart lint (Helm engine, Kubernetes schemas, "
+                                                           "Olares chart rules).")]
+BaseOpt = Annotated[Optional[str], typer.Option(
+    "--base", metavar="REF", help="PR mode: check only the apps changed since the merge-base with REF, plus render "
+                                  "drift and chart-testing's version increment against REF.")]
+
+
+@app.command()
+def check(apps: AppsArg = None, catalog: CatalogOpt = None, as_json: JsonOpt = False, no_lint: NoLintOpt = False,
+          base: BaseOpt = None) -> None:
+    """Check apps: catalog validity, crash rules, memory fit, and the rendered chart (lint)."""
+    from rich.console import Console
+
+    from generator.check.report import check_json, print_check
+
+    annotate = os.environ.get("GITHUB_ACTIONS") == "true"
+    cat = _load(catalog, annotate)
+    charts = default_out(catalog)
+    err = Console(stderr=True)
+    with err.status("checking", spinner="dots") if (not as_json and err.is_terminal) else _Quiet() as status:
+        def progress(name: str) -> None:
+            if status is not None:
+                status.update(f"checking {name}")
+        if base:
+            from generator.check.pr import check_changed
+
+            scope, results = check_changed(cat, charts, base, lint=not no_lint, on_app=progress)
+            if not as_json:
+                err.print(f"PR check against {base}: {scope.why}", highlight=False)
+        else:
+            from generator.check.run import check_all
+
+            results = check_all(cat, cat.select(apps or []), lint=not no_lint, charts=charts, on_app=progress)
+    if as_json:
+        sys.stdout.write(check_json(results) + "\n")
+    else:
+        print_check(results, Console())
+    if annotate:
+        _annotations([f for r in results for f in r.findings])
+    raise typer.Exit(1 if any(not r.ok for r in results) else 0)
+
+
+def _load(catalog, annotate: bool):
+    """Load the catalog; in GitHub Actions, a broken file also becomes an annotation on its line."""
+    from generator.core.errors import CatalogError
+
+    try:
+        return load_catalog(catalog)
+    except CatalogError as exc:
+        if annotate:
+            from generator.core.findings import Finding
+
+            _annotations([Finding("CATALOG", "error", "", p.message if not p.field else f"{p.field}: {p.message}",
+                                  file=p.file, line=p.line) for p in exc.problems])
+        raise
+
+
+def _annotations(findings) -> None:
+    from generator.check.pr import annotation
+
+    for finding in findings:
+        if finding.severity in ("error", "warning"):
+            print(annotation(finding), flush=True)
+
+
+class _Quiet:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None

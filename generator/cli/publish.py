@@ -1,0 +1,90 @@
+"""`catalog publish`: put recorded app versions into a market repo, an OCI registry or a Helm repo folder."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app
+from generator.core.errors import UsageError
+
+
+def _summary(results, as_json: bool) -> None:
+    rows = [{"app": r.app, "version": r.version, "target": r.target, "action": r.action, "detail": r.detail}
+            for r in results]
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=f"publish: {sum(r.ok for r in results)}/{len(results)} ok")
+    for col in ("app", "version", "target", "action", "detail"):
+        table.add_column(col, no_wrap=col in ("app", "version", "action"), overflow="fold")
+    styles = {"published": "green", "skipped": "dim", "would publish": "cyan", "refused": "red", "failed": "red"}
+    for r in results:
+        style = styles.get(r.action, "none")
+        table.add_row(escape(r.app), r.version, escape(r.target), f"[{style}]{r.action}[/]", escape(r.detail))
+    Console(width=max(Console().width, 120)).print(table)
+
+
+def _run_with_progress(target, items, dry_run: bool):
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from generator.publish.core import run
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task(escape(f"publishing to {target.label}"), total=len(items))
+
+        def step(result) -> None:
+            progress.update(task, advance=1, description=escape(f"{result.app} {result.version}: {result.action}"))
+
+        return run(target, items, dry_run=dry_run, step=step)
+
+
+@app.command()
+def publish(
+    apps: AppsArg = None,
+    to: Annotated[str, typer.Option("--to", help="git:PATH_OR_URL or git:PATH_OR_URL#BRANCH (default main), oci://HOST/PATH, or dir:PATH.")] = ...,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Decide and report; change nothing.")] = False,
+    plain_http: Annotated[bool, typer.Option("--plain-http", help="OCI: the registry speaks plain HTTP.")] = False,
+    registry_config: Annotated[Optional[Path], typer.Option("--registry-config", help="OCI: docker-config-style credentials file.")] = None,
+    github_api: Annotated[Optional[str], typer.Option("--github-api", help="git: GitHub REST API base URL (GitHub Enterprise, tests).")] = None,
+    pr_repo: Annotated[Optional[str], typer.Option("--pr-repo", help="git: OWNER/REPO to open pull requests against (a fork's upstream).")] = None,
+    draft: Annotated[bool, typer.Option("--draft/--ready", help="git: open pull requests as drafts (GitBot checks on ready).")] = True,
+    remove: Annotated[bool, typer.Option("--remove", help="git: send the REMOVE pull request of apps marked removed "
+                                                          "(irreversible: the name can never be used again).")] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="Confirm --remove.")] = False,
+    catalog: CatalogOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Publish the recorded version of each app; already published content is skipped, other content refused.
+
+    Apps marked `removed` are left alone unless `--remove --yes`: `catalog prune` prepares the reversible
+    SUSPEND, and a REMOVE pull request deletes the market folder for good."""
+    from generator.publish import PublishError, make_target
+    from generator.publish.items import items_for
+
+    try:
+        target = make_target(to, plain_http=plain_http, registry_config=registry_config, github_api=github_api,
+                             pr_repo=pr_repo, draft=draft)
+    except PublishError as exc:
+        raise UsageError(str(exc)) from None
+    if remove and not yes:
+        raise UsageError("--remove sends irreversible REMOVE pull requests (the app name can never be used again); "
+                         "add --yes to confirm")
+    items, refused = items_for(catalog, apps, target.label, with_removed=remove and to.startswith("git:"))
+    results = refused + (_run_with_progress(target, items, dry_run) if items else [])
+    _summary(results, as_json)
+    bad = [r for r in results if not r.ok]
+    if bad:
+        print(f"{len(bad)} of {len(results)} not published; see the table", file=sys.stderr)
+        raise typer.Exit(1)

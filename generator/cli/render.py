@@ -1,0 +1,47 @@
+"""`catalog render`: write charts/<app>/ for every app (or the named ones); `--check` only diffs."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+from generator.cli.app import AppsArg, CatalogOpt, app, default_out, load_catalog
+
+
+@app.command()
+def render(
+    apps: AppsArg = None,
+    catalog: CatalogOpt = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default: charts/ beside the catalog).")] = None,
+    check: Annotated[bool, typer.Option("--check", help="Write nothing; exit 1 with a diff when charts are stale.")] = False,
+) -> None:
+    """Render apps into Olares v3 application charts."""
+    from generator.chart.pipeline import render_apps, rendered_apps
+    from generator.chart.writer import diff_tree, read_tree, stale_folders, write_charts
+
+    cat = load_catalog(catalog)
+    out = out or default_out(catalog)
+    chosen = [r for r in cat.select(apps or []) if r.app.status != "removed"]
+    charts = render_apps(chosen)
+    every = not apps
+    if check:
+        lines: list[str] = []
+        for name, tree in charts.items():
+            lines += diff_tree(name, read_tree(out / name), tree)
+        stale = stale_folders(out, {r.app.name for r in rendered_apps(cat)}) if every else []
+        for name in stale:
+            lines += diff_tree(name, read_tree(out / name), {})
+        if lines:
+            sys.stdout.writelines(lines)
+            print(f"stale: charts differ from a fresh render; run `catalog render`", file=sys.stderr)
+            raise typer.Exit(1)
+        print(f"up to date: {len(charts)} chart(s) in {out}")
+        return
+    removed = write_charts(out, charts, prune_others=every)
+    for name in removed:
+        print(f"removed stale {out / name}")
+    print(f"rendered {len(charts)} chart(s) into {out}")

@@ -1,0 +1,143 @@
+"""`catalog smoke APP`: measure a running app, judge it against its baseline, record it in the ledger."""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import contextmanager
+from typing import Annotated, Iterator, Optional
+
+import typer
+
+from generator.cli.app import CatalogOpt, JsonOpt, app, display_path, load_catalog
+from generator.core.errors import UsageError
+
+EndpointOpt = Annotated[Optional[str], typer.Option(
+    "--endpoint", help="The app's OpenAI-compatible base URL, e.g. http://127.0.0.1:8000 (no /v1).")]
+KubeContextOpt = Annotated[Optional[str], typer.Option(
+    "--kube-context", help="Find the app's Service on this kubeconfig context and port-forward to it.")]
+NamespaceOpt = Annotated[Optional[str], typer.Option(
+    "--namespace", help="The app's namespace on the cluster (default: search every namespace).")]
+
+
+@app.command()
+def smoke(
+    app_name: Annotated[str, typer.Argument(help="The app to measure.", show_default=False)],
+    endpoint: EndpointOpt = None,
+    runs: Annotated[int, typer.Option("--runs", min=1, max=50, help="Completions to run; the first is cold.")] = 3,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="max_tokens of each completion.")] = 800,
+    timeout: Annotated[float, typer.Option(
+        "--timeout", min=0.1, help="Seconds allowed for readiness, and for each request.")] = 600.0,
+    tolerance: Annotated[float, typer.Option(
+        "--tolerance", min=0.0, max=0.99, help="Allowed tokens/s drop below the baseline (0.10 = 10 %).")] = 0.10,
+    expect: Annotated[Optional[str], typer.Option(
+        "--expect", help="Text the answer must contain (default: the app's probe.expect).")] = None,
+    kube_context: KubeContextOpt = None,
+    namespace: NamespaceOpt = None,
+    no_record: Annotated[bool, typer.Option("--no-record", help="Do not append the result to the ledger.")] = False,
+    as_json: JsonOpt = False,
+    catalog: CatalogOpt = None,
+) -> None:
+    """Measure a running app like the maintainer does: readiness, model and context, N streamed completions.
+
+    Exit 0 on pass, 1 on regression or fail. Every result is appended to catalog/ledger/<app>.yaml.
+    """
+    from generator.smoke import ledger as smoke_ledger
+    from generator.smoke.run import SmokeOptions, Target, measure
+    from generator.smoke.verdict import conclude
+
+    cat = load_catalog(catalog)
+    resolved = cat.select([app_name])[0]
+    if resolved.app.status == "removed":
+        raise UsageError(f"{app_name} is removed from the catalog; there is nothing to smoke")
+    history = smoke_ledger.history(cat.root, app_name)
+    options = SmokeOptions(runs=runs, max_tokens=max_tokens, timeout_s=timeout, expect=expect)
+    with _reach(app_name, endpoint, kube_context, namespace) as (url, label):
+        with _progress(as_json) as say:
+            measurement = measure(Target.of(resolved), url, options, progress=say)
+    record = conclude(measurement, resolved.app, history, endpoint=label, max_tokens=max_tokens,
+                      tolerance=tolerance, date=smoke_ledger.now_stamp())
+    written = None if no_record else smoke_ledger.append(cat.root, record)
+    if as_json:
+        print(json.dumps(record.model_dump(mode="json"), indent=2))
+    else:
+        _report(record, written)
+    raise typer.Exit(0 if record.verdict == "pass" else 1)
+
+
+@contextmanager
+def _reach(app_name: str, endpoint: str | None, context: str | None,
+           namespace: str | None) -> Iterator[tuple[str, str]]:
+    """(URL to call, endpoint as the ledger records it)."""
+    from generator.smoke.ledger import redact
+
+    kube = context is not None or namespace is not None
+    if endpoint and kube:
+        raise UsageError("give either --endpoint or --kube-context/--namespace, not both")
+    if endpoint:
+        if not endpoint.startswith(("http://", "https://")):
+            raise UsageError(f"--endpoint {redact(endpoint)!r}: expected an http:// or https:// URL")
+        yield endpoint, redact(endpoint)
+        return
+    if not kube:
+        raise UsageError("say where the app runs: --endpoint URL, or --kube-context/--namespace to port-forward")
+    from generator.smoke.kube_forward import forwarded
+
+    with forwarded(app_name, context=context, namespace=namespace) as reached:
+        yield reached
+
+
+@contextmanager
+def _progress(quiet: bool) -> Iterator:
+    if quiet or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status("smoke") as status:
+        yield lambda message: status.update(message)
+
+
+def _report(record, written) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title=f"smoke {record.app} {record.chart_version} @ {record.endpoint}")
+    for col in ("run", "ttft s", "tokens", "decode t/s", "e2e t/s", "acceptance"):
+        table.add_column(col, justify="left" if col == "run" else "right")
+    for index, run in enumerate(record.runs, 1):
+        table.add_row(f"{index}{' (cold)' if run.cold else ''}", _num(run.ttft_s, 3), str(run.completion_tokens),
+                      _num(run.tokens_per_s, 1), _num(run.e2e_tokens_per_s, 1), _pct(run.acceptance))
+    if record.runs:
+        console.print(table)
+    else:
+        console.print(f"smoke {record.app} {record.chart_version} @ {record.endpoint}: no completed run")
+    console.print(_verdict_line(record))
+    for reason in record.reasons:
+        console.print(f"  - {reason}", markup=False)
+    for note in record.notes:
+        console.print(f"  note: {note}", style="dim", markup=False)
+    if written is not None:
+        console.print(f"recorded in {display_path(written)}", style="dim")
+
+
+def _verdict_line(record) -> str:
+    color = {"pass": "green", "regression": "yellow", "fail": "red"}[record.verdict]
+    line = f"[bold {color}]{record.verdict.upper()}[/]"
+    if record.tokens_per_s is not None:
+        line += f" {record.tokens_per_s:.1f} t/s (mean of warm runs)"
+    if record.baseline_tokens_per_s:
+        line += f", baseline {record.baseline_tokens_per_s:.1f} t/s ({record.baseline})"
+    if record.acceptance is not None:
+        line += f", acceptance {_pct(record.acceptance)}"
+    return line
+
+
+def _num(value: float | None, digits: int) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1%}"
+

@@ -1,0 +1,89 @@
+"""Read the resolved argv and env of an engine the way the engine does: the last occurrence of a flag wins.
+
+Every value keeps the origin of the argument it came from (`app.extra_args`, `stack <id>`, `app.env`, ...)
+so rules and `catalog explain` can say which setting of the catalog produced it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator.engines import EngineSpec, EnvVar
+
+
+def normalize(flag: str) -> str:
+    """`--max_model_len` and `--max-model-len` are the same flag for argparse and llama.cpp."""
+    dashes = len(flag) - len(flag.lstrip("-"))
+    return flag[:dashes] + flag[dashes:].replace("_", "-")
+
+
+def origin_label(origin: str) -> str:
+    """`app.extra_args` -> `extra_args`; `stack genesis-vllm` -> `stack genesis-vllm`."""
+    return origin[4:] if origin.startswith("app.") else origin
+
+
+@dataclass(frozen=True)
+class Flag:
+    flag: str  # as written in the argv
+    value: str | None  # None for a boolean flag
+    origin: str  # Arg.origin
+    offset: int  # index of the flag token inside its Arg (extra_args line lookup)
+
+    def shown(self) -> str:
+        return f"`{self.flag}`" if self.value is None else f"`{self.flag} {self.value}`"
+
+    def where(self) -> str:
+        return f"from {origin_label(self.origin)}"
+
+
+class Argv:
+    """Lookups over one engine's argv."""
+
+    def __init__(self, engine: EngineSpec):
+        self.tokens = [(text, arg.origin, i) for arg in engine.args for i, text in enumerate(arg.tokens)]
+
+    def _matches(self, names: tuple[str, ...]) -> list[tuple[int, str, str | None]]:
+        found = []
+        for index, (text, _, _) in enumerate(self.tokens):
+            if not text.startswith("-"):
+                continue
+            head, eq, tail = text.partition("=")
+            if normalize(head) in names:
+                found.append((index, head, tail if eq else None))
+        return found
+
+    def all(self, *names: str, boolean: bool = False) -> list[Flag]:
+        out = []
+        for index, head, inline in self._matches(tuple(normalize(n) for n in names)):
+            _, origin, offset = self.tokens[index]
+            value = inline
+            if value is None and not boolean and index + 1 < len(self.tokens):
+                value = self.tokens[index + 1][0]
+            out.append(Flag(head, value, origin, offset))
+        return out
+
+    def last(self, *names: str) -> Flag | None:
+        """The effective value of a flag that takes a value."""
+        found = self.all(*names)
+        return found[-1] if found else None
+
+    def present(self, *names: str) -> Flag | None:
+        """The last occurrence of a boolean flag."""
+        found = self.all(*names, boolean=True)
+        return found[-1] if found else None
+
+    def overridden(self) -> list[tuple[Flag, Flag]]:
+        """(earlier, winner) pairs for flags given more than once."""
+        seen: dict[str, list[Flag]] = {}
+        for index, (text, origin, offset) in enumerate(self.tokens):
+            if text.startswith("--") or (text.startswith("-") and len(text) > 1 and not text[1].isdigit()):
+                head = normalize(text.partition("=")[0])
+                seen.setdefault(head, []).append(Flag(text.partition("=")[0], None, origin, offset))
+        return [(flag, flags[-1]) for flags in seen.values() if len(flags) > 1 for flag in flags[:-1]]
+
+
+def env_var(engine: EngineSpec, name: str) -> EnvVar | None:
+    return next((e for e in engine.env if e.name == name), None)
+
+
+__all__ = ["Argv", "Flag", "env_var", "normalize", "origin_label"]

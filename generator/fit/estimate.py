@@ -1,0 +1,104 @@
+"""The memory fit: what an app allocates on its GPU against the HAMi cap it runs under -> FIT / TIGHT / FAIL.
+
+An estimate is a list of parts (component, MiB, note), each drawn from a pool with a capacity:
+- vLLM: `budget` = gpu_memory_utilization x cap (HAMi reports its cap as the device total, stacks.md §7), which
+  must hold weights, activations, graphs and then the KV of one request at the full context; `outside` =
+  the rest of the cap, which must hold what is allocated after vLLM sized its KV pool (Genesis P38's lazy
+  workspace, P5B's padded pages, CUDA graphs when they are not profiled).
+- llama.cpp and forks: one pool, the cap.
+The engine modules (`fit/vllm.py`, `fit/llamacpp.py`; their shared types in `fit/ledger.py`) build the parts; measured rows of the catalog
+(`calibration:` on the app or the model) replace or scale the estimate where they apply. docs/fit.md
+explains every formula and assumption.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from generator.catalog import Resolved
+from generator.engines import EngineSpec
+from generator.engines.settings import Settings, settings_for
+from generator.fit import llamacpp as fit_llamacpp
+from generator.fit import vllm as fit_vllm
+from generator.fit.ledger import KV_COMPONENTS, TIGHT_FRACTION, TIGHT_MIN_MIB, Ledger, Part, Pool, Verdict, verdict_of
+
+@dataclass(frozen=True)
+class Fit:
+    app: str
+    engine: str
+    cap_mib: int
+    context: int
+    verdict: Verdict
+    pools: tuple[Pool, ...]
+    parts: tuple[Part, ...]
+    assumptions: tuple[str, ...]
+    calibrated: tuple[str, ...]
+    facts: tuple[str, ...] = ()
+
+    def used(self, pool: str) -> float:
+        return sum(p.mib for p in self.parts if p.pool == pool)
+
+    def margin(self, pool: str) -> float:
+        return next(p.capacity_mib for p in self.pools if p.key == pool) - self.used(pool)
+
+    def part(self, component: str) -> Part | None:
+        return next((p for p in self.parts if p.component == component), None)
+
+    def kv_needed_mib(self, pool: str = "budget") -> float:
+        return sum(p.mib for p in self.parts if p.pool == pool and p.component.startswith(KV_COMPONENTS))
+
+    def kv_available_mib(self, pool: str = "budget") -> float:
+        """What the pool leaves for KV once everything else is placed (vLLM: util x cap - non-KV)."""
+        return self.margin(pool) + self.kv_needed_mib(pool)
+
+    @property
+    def tightest(self) -> Pool:
+        return min(self.pools, key=lambda p: self.margin(p.key))
+
+    @property
+    def tight_mib(self) -> float:
+        return max(TIGHT_MIN_MIB, TIGHT_FRACTION * self.cap_mib)
+
+    def breakdown(self) -> list[tuple[str, float, str]]:
+        """(component, MiB, note) rows, pool by pool, each pool closed by its capacity and margin."""
+        rows: list[tuple[str, float, str]] = []
+        for pool in self.pools:
+            rows += [(p.component, round(p.mib, 1), p.note) for p in self.parts if p.pool == pool.key]
+            rows.append((f"= {pool.title}: used", round(self.used(pool.key), 1), ""))
+            rows.append((f"= {pool.title}: capacity", round(pool.capacity_mib, 1), pool.note))
+            rows.append((f"= {pool.title}: margin", round(self.margin(pool.key), 1), ""))
+        return rows
+
+    def summary(self) -> str:
+        pool = self.tightest
+        margin = self.margin(pool.key)
+        word = {"FAIL": "short by", "TIGHT": "only", "FIT": "margin"}[self.verdict]
+        amount = f"{abs(margin):,.0f} MiB" + (" left" if self.verdict == "TIGHT" else "")
+        return (f"{self.verdict} at {self.context:,} tokens on a {self.cap_mib:,} MiB cap: {pool.title} {word} {amount} "
+                f"({self.used(pool.key):,.0f} of {pool.capacity_mib:,.0f} MiB)")
+
+    def as_dict(self) -> dict:
+        out = asdict(self)
+        out["margins"] = {p.key: round(self.margin(p.key), 1) for p in self.pools}
+        out["summary"] = self.summary()
+        return out
+
+
+
+
+def estimate(r: Resolved, engine: EngineSpec, settings: Settings | None = None) -> Fit:
+    """The fit of one resolved app with the argv/env its engine will really get."""
+    s = settings or settings_for(r, engine)
+    ledger = Ledger()
+    if s.engine == "vllm":
+        fit_vllm.build(r, s, ledger)
+    else:
+        fit_llamacpp.build(r, s, ledger)
+    cap = r.app.gpu_memory_mib
+    return Fit(app=r.app.name, engine=s.engine, cap_mib=cap, context=int(s.context.value),  # type: ignore[arg-type]
+               verdict=verdict_of(ledger.pools, ledger.parts, cap), pools=tuple(ledger.pools),
+               parts=tuple(ledger.parts), assumptions=tuple(ledger.assumptions), calibrated=tuple(ledger.calibrated),
+               facts=tuple(ledger.facts))
+
+
+__all__ = ["KV_COMPONENTS", "Fit", "Ledger", "Part", "Pool", "TIGHT_FRACTION", "TIGHT_MIN_MIB", "Verdict", "estimate", "verdict_of"]

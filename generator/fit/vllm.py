@@ -1,0 +1,232 @@
+"""vLLM's memory: util x cap holds weights, activations, graphs and one request's KV; the rest of the cap
+holds what is allocated after the KV pool was sized.
+
+KV follows vLLM's own accounting (`vllm/v1/kv_cache_interface.py`): full-attention layers take
+cdiv(context, block) pages; sliding-window layers min(window - 1 + max_num_batched_tokens, context) tokens;
+Mamba/GDN state pages are per request: (2 if mamba_cache_mode == align else 1) + num_speculative_tokens
+copies. On hybrid models the block size is the smallest multiple of 16 whose attention page holds one
+state page, and state pages are padded to the attention page (this gives the 2080-token block the
+maintainer's Fast 2.0.2 note records for Qwen3.6 27B + turboquant_k8v4).
+"""
+
+from __future__ import annotations
+
+from statistics import mean
+
+from generator.catalog import Resolved
+from generator.fit.ledger import KV_COMPONENTS, Ledger
+from generator.fit.memory import MIB, TURBOQUANT_BITS, Geometry, align_up, cdiv, group_bytes_per_token, recurrent_layer_bytes, vllm_slot_bytes
+from generator.engines.settings import Settings
+
+DEFAULT_BLOCK = 16
+HYBRID_BLOCK_ALIGN = 16
+NON_TORCH_MIB = 512  # CUDA context, cuBLAS/NCCL workspaces (assumption)
+ACT_TENSORS = 20  # fp16 hidden-size tensors alive per batched token at the profile peak (assumption)
+GRAPH_FRACTION = 0.12  # graphs at the full 512-size capture ladder cost ~12 % of the weights (see docs/fit.md)
+GRAPH_FLOOR_MIB = 64
+SSM_BYTES, CONV_BYTES = 4, 2  # GDN state in fp32, conv state in the model dtype (stacks.md §6.2)
+P5B_PADDING = 0.32  # Genesis P5 v2 docstring: pad-smaller-to-max costs (max - small) / small = 32 % on state pages
+P38_BYTES = 2  # P38's k_full workspace is fp16
+
+
+def build(r: Resolved, s: Settings, ledger: Ledger) -> None:
+    cap = r.app.gpu_memory_mib
+    util = float(s.get("util"))  # type: ignore[arg-type]
+    kv_bytes = s.get("kv_bytes")
+    if kv_bytes:
+        _pinned_kv_pools(ledger, cap, int(kv_bytes))  # type: ignore[arg-type]
+    else:
+        ledger.pool("budget", "vLLM budget (util x cap)", util * cap,
+                    f"{util} x {cap} MiB ({s.extra['util'].where() or 'app.gpu_memory_utilization'})")
+    ledger.pool("outside", "outside vLLM's budget", cap - (0 if kv_bytes else util * cap),
+                "the cap minus what vLLM reserved; holds what is allocated after the KV pool is sized")
+    fixed = "cap" if kv_bytes else "budget"
+    non_kv = _non_kv(r, s, ledger, fixed)
+    need = _kv_need(r, s, ledger, "kv" if kv_bytes else "budget", s.context.value)  # type: ignore[arg-type]
+    _calibrate(r, s, ledger, fixed, non_kv, need)
+    _kv_fact(s, ledger, fixed)
+    _outside(r, s, ledger)
+
+
+def _kv_fact(s: Settings, ledger: Ledger, pool: str) -> None:
+    """Say in one line whether one request's KV fits what vLLM leaves for it."""
+    if pool != "budget":
+        return
+    capacity = next(p.capacity_mib for p in ledger.pools if p.key == "budget")
+    need = sum(p.mib for p in ledger.parts if p.pool == pool and p.component.startswith(KV_COMPONENTS))
+    available = capacity - sum(p.mib for p in ledger.parts if p.pool == pool) + need
+    verb = "fits" if need <= available else "does NOT fit"
+    ledger.facts.append(f"KV for one {s.context.value:,}-token request: {need:,.0f} MiB ({need / 1024:.2f} GiB) needed, "
+                        f"{available:,.0f} MiB ({available / 1024:.2f} GiB) available = util x cap - weights - activations "
+                        f"- graphs - overheads: it {verb}")
+
+
+def _pinned_kv_pools(ledger: Ledger, cap: int, kv_bytes: int) -> None:
+    ledger.pool("cap", "HAMi cap", cap, "--kv-cache-memory-bytes replaces gpu_memory_utilization")
+    ledger.pool("kv", "KV pool (--kv-cache-memory-bytes)", kv_bytes / MIB, "fixed by --kv-cache-memory-bytes")
+    ledger.add("cap", "KV pool", kv_bytes / MIB, "--kv-cache-memory-bytes")
+
+
+# ---- weights, activations, graphs --------------------------------------------------------------------
+
+def weights_part(r: Resolved, quant: str) -> tuple[float, str]:
+    rows = [c for c in r.model.calibration if c.measure == "weights_loaded" and c.quant == quant]
+    if rows:
+        return mean(c.mib for c in rows), f"measured: {rows[0].what} ({rows[0].source})"
+    weight = r.model.weight(quant)
+    assert weight is not None
+    return weight.size_gib * 1024, f"{weight.repo} size_gib {weight.size_gib} (catalog)"
+
+
+def _non_kv(r: Resolved, s: Settings, ledger: Ledger, pool: str) -> float:
+    start = len(ledger.parts)
+    mib, note = weights_part(r, r.app.quantization)
+    ledger.add(pool, "weights", mib, note)
+    _drafter_weights(r, s, ledger, pool)
+    arch = r.model.architecture
+    batched, seqs = int(s.get("batched")), int(s.get("seqs"))  # type: ignore[arg-type]
+    act = (batched * arch.hidden_size * 2 * ACT_TENSORS + seqs * arch.vocab_size * 4 * 2) / MIB
+    ledger.add(pool, "activations (profile peak)", act,
+               f"{batched} batched tokens x hidden {arch.hidden_size} x {ACT_TENSORS} fp16 tensors + {seqs} seqs x vocab logits")
+    ledger.assume(f"vLLM activation peak ~ {ACT_TENSORS} fp16 hidden-size tensors per batched token + fp32 sampler "
+                  "logits for max_num_seqs (not measured; calibration rows replace it)")
+    if s.get("graphs_profiled"):
+        ledger.add(pool, "CUDA graphs (profiled)", graphs_mib(s, mib), _graph_note(s))
+    ledger.add(pool, "non-torch (CUDA context, cuBLAS)", NON_TORCH_MIB, "assumption")
+    if _turboquant(s) and s.genesis_on("P22"):
+        p22 = batched * arch.full_attention.kv_heads * arch.full_attention.head_dim * 2 * 2 / MIB
+        ledger.add(pool, "Genesis P22 dequant scratch", p22, "pre-allocated at init: batched tokens x KV heads x head_dim x K,V fp16")
+    return sum(p.mib for p in ledger.parts[start:])
+
+
+def _drafter_weights(r: Resolved, s: Settings, ledger: Ledger, pool: str) -> None:
+    spec = r.app.speculative
+    if spec is None or s.spec_method is None:
+        return
+    if spec.drafter:
+        drafter = r.model.drafter(spec.drafter)
+        assert drafter is not None
+        ledger.add(pool, f"drafter weights ({drafter.id})", drafter.weights[0].size_gib * 1024, drafter.weights[0].repo)
+    elif s.spec_method == "mtp":
+        ledger.assume("the model's own MTP layer is part of its checkpoint (counted in the weights)")
+
+
+def graphs_mib(s: Settings, weights_mib: float) -> float:
+    if s.get("eager"):
+        return 0.0
+    seqs, tokens = int(s.get("seqs")), (s.spec_tokens or 0)  # type: ignore[arg-type]
+    largest = min(512, 2 * seqs * (1 + tokens))
+    return max(GRAPH_FLOOR_MIB, GRAPH_FRACTION * weights_mib * largest / 512)
+
+
+def _graph_note(s: Settings) -> str:
+    if s.get("eager"):
+        return "--enforce-eager / cudagraph_mode NONE: no graphs"
+    return f"~{GRAPH_FRACTION:.0%} of weights at the full 512-size capture ladder, scaled to 2 x max_num_seqs x (1 + K)"
+
+
+# ---- KV ---------------------------------------------------------------------------------------------
+
+def _turboquant(s: Settings) -> bool:
+    return str(s.kv_k.value) in TURBOQUANT_BITS
+
+
+def block_layout(r: Resolved, dtype: str) -> tuple[int, float, float]:
+    """(block tokens, attention bytes per token per layer, state page bytes per layer)."""
+    geo = Geometry.of(r.model.architecture)
+    per_token = geo.full.kv_heads * vllm_slot_bytes(dtype, geo.full.head_dim)
+    if geo.recurrent is None:
+        return DEFAULT_BLOCK, per_token, 0.0
+    state = recurrent_layer_bytes(geo.recurrent, ssm_bytes=SSM_BYTES, conv_bytes=CONV_BYTES)
+    block = align_up(cdiv(int(state), int(per_token)), HYBRID_BLOCK_ALIGN)
+    return block, per_token, block * per_token
+
+
+def kv_need_parts(r: Resolved, s: Settings, context: int) -> list[tuple[str, float, str]]:
+    """(component, bytes, note) of the KV one request at `context` tokens needs."""
+    geo = Geometry.of(r.model.architecture)
+    dtype = str(s.kv_k.value)
+    block, per_token, page = block_layout(r, dtype)
+    blocks = cdiv(context, block)
+    out = [("KV full attention", blocks * block * per_token * geo.full.layers,
+            f"{geo.full.layers} layers x {geo.full.kv_heads} KV heads x {vllm_slot_bytes(dtype, geo.full.head_dim):.0f} B "
+            f"({dtype}) x {blocks} blocks of {block}")]
+    if s.spec_method == "mtp" and not (r.app.speculative and r.app.speculative.drafter) and geo.mtp_layers:
+        out.append(("KV MTP layer", blocks * block * per_token * geo.mtp_layers, f"{geo.mtp_layers} MTP attention layer(s)"))
+    if geo.sliding is not None:
+        out.append(_sliding(s, geo, dtype, context))
+    if geo.recurrent is not None:
+        copies = (2 if s.get("mamba_mode") == "align" else 1) + (s.spec_tokens or 0)
+        out.append(("recurrent state", geo.recurrent.layers * page * copies,
+                    f"{geo.recurrent.layers} GDN layers x {page / MIB:.2f} MiB page (fp32 state + conv, padded) x {copies} "
+                    f"copies ({s.get('mamba_mode')} mode + {s.spec_tokens or 0} speculative)"))
+    if geo.kv_shared_layers:
+        out.append(("KV shared layers", 0.0, f"{geo.kv_shared_layers} layers reuse earlier KV"))
+    return out
+
+
+def _sliding(s: Settings, geo: Geometry, dtype: str, context: int) -> tuple[str, float, str]:
+    sw = geo.sliding
+    assert sw is not None and sw.window is not None
+    tokens = min(sw.window - 1 + int(s.get("batched")), context)  # type: ignore[arg-type]
+    bytes_ = (cdiv(tokens, DEFAULT_BLOCK) + 1) * DEFAULT_BLOCK * group_bytes_per_token(sw, vllm_slot_bytes(dtype, sw.head_dim))
+    return ("KV sliding window", bytes_, f"{sw.layers} layers, window {sw.window} + {s.get('batched')} batched tokens")
+
+
+def kv_need_bytes(r: Resolved, s: Settings, context: int) -> float:
+    return sum(b for _, b, _ in kv_need_parts(r, s, context))
+
+
+def _kv_need(r: Resolved, s: Settings, ledger: Ledger, pool: str, context: int) -> float:
+    for component, bytes_, note in kv_need_parts(r, s, context):
+        ledger.add(pool, component, bytes_ / MIB, note)
+    if r.app.speculative and r.app.speculative.drafter:
+        ledger.add(pool, "drafter KV", 0.0, "Gemma 4 assistant shares the target's KV (stacks.md §1.3)")
+    return kv_need_bytes(r, s, context) / MIB
+
+
+# ---- calibration ---------------------------------------------------------------------------------------
+
+def _rows(r: Resolved, measure: str):
+    return [c for c in r.app.calibration if c.measure == measure and c.image in (None, r.stack.image)]
+
+
+def _calibrate(r: Resolved, s: Settings, ledger: Ledger, pool: str, non_kv: float, need: float) -> None:
+    needed = _rows(r, "kv_needed")
+    if needed:
+        factor = mean(c.mib * MIB / kv_need_bytes(r, s, c.context or 0) for c in needed)
+        shown = ", ".join(f"{c.mib / 1024:.2f} GiB @ {c.context:,}" for c in needed)
+        ledger.add(pool, "calibration: KV need", (factor - 1) * need,
+                   f"x{factor:.3f}: measured {shown} ({needed[0].source})")
+        ledger.calibrated.append(f"KV need scaled x{factor:.3f} by {len(needed)} measured row(s)")
+    available = _rows(r, "kv_available")
+    if available and pool == "budget":
+        measured = mean((c.gpu_memory_utilization or 0) * (c.cap_mib or 0) - c.mib for c in available)
+        row = available[0]
+        ledger.add(pool, "calibration: measured non-KV", measured - non_kv,
+                   f"{row.value_gib or row.mib} {'GiB' if row.value_gib else 'MiB'} KV available at "
+                   f"{row.gpu_memory_utilization} x {row.cap_mib} MiB => non-KV {measured:,.0f} MiB ({row.source})")
+        ledger.calibrated.append(f"non-KV memory {measured:,.0f} MiB from {len(available)} measured row(s)")
+
+
+# ---- after the KV pool ---------------------------------------------------------------------------------
+
+def _outside(r: Resolved, s: Settings, ledger: Ledger) -> None:
+    if not s.get("graphs_profiled"):
+        weights = next(p.mib for p in ledger.parts if p.component == "weights")
+        ledger.add("outside", "CUDA graphs (not profiled)", graphs_mib(s, weights), _graph_note(s)
+                   + "; captured after the KV pool is sized (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS unset, vllm#40937)")
+    arch = r.model.architecture
+    if _turboquant(s) and s.genesis_on("P38"):
+        p38 = arch.max_context * arch.full_attention.kv_heads * arch.full_attention.head_dim * P38_BYTES / MIB
+        ledger.add("outside", "Genesis P38 continuation-prefill workspace", p38,
+                   f"lazy k_full buffer: max positions {arch.max_context:,} x {arch.full_attention.kv_heads} KV heads x "
+                   f"head_dim {arch.full_attention.head_dim} x fp16, outside the util budget (Genesis TROUBLESHOOTING Bug Class 14)")
+    if s.genesis_on("P5B") and arch.recurrent is not None:
+        state = next((p.mib for p in ledger.parts if p.component == "recurrent state"), 0.0)
+        ledger.add("outside", "Genesis P5B padded pages", P5B_PADDING * state,
+                   f"{P5B_PADDING:.0%} padding of the state pages, pre-allocated after the KV pool (Fast 2.5.5 note; "
+                   "Genesis P5 v2 docstring)")
+
+
+__all__ = ["block_layout", "build", "graphs_mib", "kv_need_bytes", "kv_need_parts", "weights_part"]

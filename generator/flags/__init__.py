@@ -1,0 +1,1 @@
+"""flags: see docs/architecture.md."""

@@ -1,0 +1,1 @@
+"""prune: see docs/architecture.md."""

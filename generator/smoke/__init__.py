@@ -1,0 +1,1 @@
+"""smoke: see docs/architecture.md."""

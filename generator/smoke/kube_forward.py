@@ -1,0 +1,239 @@
+"""Reach an app on a cluster: find its Service through the Kubernetes API and port-forward to it.
+
+The chart's Service is named after the app and selects `app.kubernetes.io/name=<app>`
+(templates/service.yaml); its port `http` targets the engine container's port. We read the Service,
+pick a Running and Ready pod it selects, resolve the target port on that pod, and open a local
+listener on 127.0.0.1 whose every connection is a fresh `kubernetes.stream.portforward` stream to
+the pod — what `kubectl port-forward svc/<app>` does. The smoke then runs its normal HTTP path
+against `http://127.0.0.1:<port>`.
+
+Testing: no Kubernetes API server can run on our machines (DECISIONS.md, machines.md §9). The
+discovery logic is tested against a stand-in CoreV1Api that returns the kubernetes client's own
+model objects, and the forwarder against a stand-in connector that dials a real llama-server; the
+`portforward` websocket itself is only exercised against a real cluster.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+from generator.core.errors import UsageError
+
+NAME_LABEL = "app.kubernetes.io/name"
+CHUNK = 65536
+
+
+@dataclass(frozen=True)
+class PodPort:
+    namespace: str
+    service: str
+    pod: str
+    port: int  # the container port on the pod
+
+    @property
+    def label(self) -> str:
+        """How the ledger names this endpoint (no cluster credentials in it)."""
+        return f"kube:{self.namespace}/svc/{self.service} -> pod {self.pod}:{self.port}"
+
+
+def find_target(api: Any, app: str, namespace: str | None) -> PodPort:
+    """The Service of `app` and a ready pod behind it, through CoreV1Api read/list calls."""
+    service = _service(api, app, namespace)
+    ns = service.metadata.namespace or namespace
+    port = _service_port(service)
+    selector = service.spec.selector or {}
+    if not selector:
+        raise UsageError(f"Service {ns}/{service.metadata.name} has no selector; cannot find its pods")
+    label_selector = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+    pods = api.list_namespaced_pod(ns, label_selector=label_selector).items
+    pod = next((p for p in pods if _ready(p)), None)
+    if pod is None:
+        states = ", ".join(f"{p.metadata.name} {p.status.phase}" for p in pods) or "no pods"
+        raise UsageError(f"no Running and Ready pod behind Service {ns}/{service.metadata.name} ({states})")
+    return PodPort(ns, service.metadata.name, pod.metadata.name, _container_port(pod, port.target_port or port.port))
+
+
+def _service(api: Any, app: str, namespace: str | None) -> Any:
+    if namespace is None:
+        found = api.list_service_for_all_namespaces(field_selector=f"metadata.name={app}").items
+        if not found:
+            found = api.list_service_for_all_namespaces(label_selector=f"{NAME_LABEL}={app}").items
+    else:
+        found = [s for s in [_read(api, app, namespace)] if s is not None]
+        if not found:
+            found = api.list_namespaced_service(namespace, label_selector=f"{NAME_LABEL}={app}").items
+    where = f"namespace {namespace}" if namespace else "any namespace"
+    if not found:
+        raise UsageError(f"no Service for app {app!r} in {where}; is the app installed? (--namespace, --kube-context)")
+    if len(found) > 1:
+        names = ", ".join(sorted(f"{s.metadata.namespace}/{s.metadata.name}" for s in found))
+        raise UsageError(f"several Services match app {app!r} ({names}); pass --namespace")
+    return found[0]
+
+
+def _read(api: Any, name: str, namespace: str) -> Any:
+    try:
+        return api.read_namespaced_service(name, namespace)
+    except Exception as exc:  # kubernetes.client.ApiException; imported lazily
+        if getattr(exc, "status", None) == 404:
+            return None
+        raise UsageError(f"reading Service {namespace}/{name}: HTTP {getattr(exc, 'status', '?')} "
+                         f"{getattr(exc, 'reason', exc)}") from None
+
+
+def _service_port(service: Any) -> Any:
+    ports = service.spec.ports or []
+    named = [p for p in ports if p.name == "http"]
+    if named or len(ports) == 1:
+        return (named or ports)[0]
+    raise UsageError(f"Service {service.metadata.namespace}/{service.metadata.name} has {len(ports)} ports "
+                     "and none is named http")
+
+
+def _ready(pod: Any) -> bool:
+    status = pod.status
+    if status is None or status.phase != "Running" or pod.metadata.deletion_timestamp is not None:
+        return False
+    return any(c.type == "Ready" and c.status == "True" for c in status.conditions or [])
+
+
+def _container_port(pod: Any, target: int | str) -> int:
+    if isinstance(target, int) or str(target).isdigit():
+        return int(target)
+    for container in pod.spec.containers:
+        for port in container.ports or []:
+            if port.name == target:
+                return int(port.container_port)
+    raise UsageError(f"pod {pod.metadata.name} has no container port named {target!r}")
+
+
+def core_api(context: str | None) -> Any:
+    """A CoreV1Api from the kubeconfig (its current context unless `context`)."""
+    try:
+        from kubernetes import client, config
+    except ImportError:
+        raise UsageError("reaching an app on a cluster needs the kubernetes client: "
+                         "pip install 'olares-llm-catalog[kube]'") from None
+    try:
+        config.load_kube_config(context=context)
+    except Exception as exc:
+        raise UsageError(f"cannot load the kubeconfig{f' context {context!r}' if context else ''}: {exc}") from None
+    return client.CoreV1Api()
+
+
+def portforward_connector(api: Any, target: PodPort) -> Callable[[], Any]:
+    """A function opening one port-forward stream to the pod (needs a real API server)."""
+    from kubernetes.stream import portforward
+
+    def connect() -> Any:
+        forward = portforward(api.connect_get_namespaced_pod_portforward, target.pod, target.namespace,
+                              ports=str(target.port))
+        return _Upstream(forward.socket(target.port), forward.close)
+
+    return connect
+
+
+class _Upstream:
+    def __init__(self, sock: Any, on_close: Callable[[], None]):
+        self.sock, self._on_close = sock, on_close
+
+    def recv(self, size: int) -> bytes:
+        return self.sock.recv(size)
+
+    def sendall(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def shutdown(self, how: int) -> None:
+        try:
+            self.sock.shutdown(how)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self._on_close()
+
+
+class LocalForward:
+    """A listener on 127.0.0.1 piping each accepted connection to a fresh upstream from `connect`."""
+
+    def __init__(self, connect: Callable[[], Any]):
+        self._connect = connect
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self._open: list[Any] = []
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._accept, name="kube-forward", daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.getsockname()[1]}"
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._server.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _serve(self, client: socket.socket) -> None:
+        try:
+            upstream = self._connect()
+        except Exception:
+            client.close()
+            return
+        with self._lock:
+            self._open += [client, upstream]
+        back = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
+        back.start()
+        _pump(client, upstream)
+        back.join()
+        for end in (client, upstream):
+            end.close()
+
+    def close(self) -> None:
+        _shutdown(self._server)  # wakes the blocked accept() (a bare close() would not, on Linux)
+        self._server.close()
+        self._thread.join(timeout=5)
+        with self._lock:
+            for end in self._open:
+                _shutdown(end)
+
+    def __enter__(self) -> "LocalForward":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _pump(source: Any, sink: Any) -> None:
+    try:
+        while True:
+            data = source.recv(CHUNK)
+            if not data:
+                break
+            sink.sendall(data)
+    except OSError:
+        pass
+    _shutdown(sink, socket.SHUT_WR)
+
+
+def _shutdown(end: Any, how: int = socket.SHUT_RDWR) -> None:
+    try:
+        end.shutdown(how)
+    except OSError:
+        pass
+
+
+@contextmanager
+def forwarded(app: str, *, context: str | None, namespace: str | None, api: Any = None,
+              connect: Callable[[], Any] | None = None) -> Iterator[tuple[str, str]]:
+    """(local URL, ledger label) of the app's Service, for the duration of the block."""
+    api = api if api is not None else core_api(context)
+    target = find_target(api, app, namespace)
+    with LocalForward(connect or portforward_connector(api, target)) as forward:
+        yield forward.url, target.label

@@ -1,0 +1,182 @@
+"""The smoke ledger: every `catalog smoke` result, appended to `catalog/ledger/<app>.yaml`.
+
+One YAML list per app, oldest first, so a new smoke is a few appended lines in a git diff. Appends
+hold an exclusive lock on the ledger folder and replace the file atomically (temp file + rename),
+after checking that the new text parses back. Endpoints are stored without credentials, query or
+fragment. The ledger is data the tool reads back: it is the baseline for the next smoke (same
+stack image) and the gate of `catalog prune --deprecated`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fcntl
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Iterator, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import Field, StringConstraints
+
+from generator.catalog import display_path
+from generator.core.errors import CatalogError, InputError, Problem
+from generator.yamlio.loader import load_model, read_document, validation_problems
+from generator.schema.common import AppName, SemVer, Strict
+from generator.yamlio.yamlout import dump, load
+
+Verdict = Literal["pass", "regression", "fail"]
+Rate = Annotated[float, Field(ge=0)]
+Stamp = Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")]
+FOLDER = "ledger"
+HEADER = ("# Smoke history of {app}: appended by `catalog smoke`, oldest first. Reviewed in git;\n"
+          "# read back as the baseline of the next smoke and as the gate of `catalog prune --deprecated`.\n")
+
+
+class RunRecord(Strict):
+    cold: bool
+    ttft_s: Rate | None
+    completion_tokens: Annotated[int, Field(ge=0)]
+    tokens_per_s: Rate | None
+    e2e_tokens_per_s: Rate | None
+    acceptance: Annotated[float, Field(ge=0, le=1)] | None
+
+
+class SmokeRecord(Strict):
+    """One smoke result; also the exact object `catalog smoke --json` prints."""
+
+    app: AppName
+    endpoint: str
+    chart_version: SemVer
+    image: str
+    date: Stamp
+    runs: tuple[RunRecord, ...]
+    tokens_per_s: Rate | None
+    acceptance: Annotated[float, Field(ge=0, le=1)] | None
+    baseline_tokens_per_s: Rate | None
+    verdict: Verdict
+    reasons: tuple[str, ...]
+    decode_tokens_per_s: Rate | None = None
+    ttft_s: Rate | None = None
+    baseline: str | None = None  # where the baseline comes from
+    max_tokens: Annotated[int, Field(gt=0)] | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def when(self) -> dt.datetime:
+        return dt.datetime.strptime(self.date, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
+
+
+def now_stamp(now: dt.datetime | None = None) -> str:
+    return (now or dt.datetime.now(dt.timezone.utc)).astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def redact(endpoint: str) -> str:
+    """scheme://host[:port][/path] — never user:password@, ?query or #fragment."""
+    parts = urlsplit(endpoint)
+    if not parts.scheme or not parts.hostname:
+        return endpoint.split("@")[-1].split("?")[0].split("#")[0]
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
+def path_of(catalog_root: Path, app: str) -> Path:
+    return catalog_root / FOLDER / f"{app}.yaml"
+
+
+def history(catalog_root: Path, app: str) -> list[SmokeRecord]:
+    """Every recorded smoke of `app`, oldest first; [] when it has none. Bad rows raise CatalogError."""
+    path = path_of(catalog_root, app)
+    if not path.is_file():
+        return []
+    name = display_path(path)
+    doc = read_document(path, name)
+    if doc.data is None:
+        return []
+    if not isinstance(doc.data, tuple):
+        raise InputError([Problem(name, 1, None, "a ledger is a YAML list of smoke results")])
+    records, problems = [], []
+    for index, row in enumerate(doc.data):
+        try:
+            records.append(_row(doc, index, row, name, app))
+        except CatalogError as exc:
+            problems += exc.problems
+    if problems:
+        raise InputError(problems)
+    return records
+
+
+def _row(doc, index: int, row: object, name: str, app: str) -> SmokeRecord:
+    from pydantic import ValidationError
+
+    line = doc.line_of((index,))
+    if not isinstance(row, dict):
+        raise InputError([Problem(name, line, str(index), "a ledger row is a mapping of smoke fields")])
+    try:
+        record = SmokeRecord.model_validate(row)
+    except ValidationError as exc:
+        prefixed = [Problem(p.file, p.line, f"{index}.{p.field}", p.message)
+                    for p in validation_problems(_Shifted(doc, index), exc, name)]
+        raise InputError(prefixed) from None
+    if record.app != app:
+        raise InputError([Problem(name, line, f"{index}.app", f"row of app {record.app!r} in the ledger of {app!r}")])
+    return record
+
+
+class _Shifted:
+    """A view of one ledger row as its own document, for line numbers of its fields."""
+
+    def __init__(self, doc, index: int):
+        self.data, self._doc, self._index = doc.data[index], doc, index
+
+    def line_of(self, loc: tuple) -> int:
+        return self._doc.line_of((self._index, *loc))
+
+
+def last(catalog_root: Path, app: str) -> SmokeRecord | None:
+    rows = history(catalog_root, app)
+    return rows[-1] if rows else None
+
+
+def append(catalog_root: Path, record: SmokeRecord) -> Path:
+    """Append one result to the app's ledger, atomically and under a lock; returns the file."""
+    folder = catalog_root / FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    path = path_of(catalog_root, record.app)
+    with _locked(folder):
+        before = path.read_text(encoding="utf-8") if path.exists() else HEADER.format(app=record.app)
+        if before and not before.endswith("\n"):
+            before += "\n"
+        text = before + dump([record.model_dump(mode="json")])
+        if len(load(text) or []) != len(load(before) or []) + 1:
+            raise InputError(f"{display_path(path)}: not a YAML list; fix or move the file, then smoke again")
+        write_atomic(path, text)
+    return path
+
+
+@contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` through a synced temp file and a rename: readers see old or new, never half."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

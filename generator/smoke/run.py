@@ -1,0 +1,348 @@
+"""Measure a running app the way the maintainer does (field-notes.md, "How the maintainer measures").
+
+Against the app's OpenAI-compatible endpoint: wait for readiness (`/health`, 503 = still loading;
+`/v1/models` when there is no `/health`), check the served model name and context length, then run
+N streamed chat completions of ~800 tokens. Per run: time to first token, decode tokens/s after the
+first token, end-to-end tokens/s (generated tokens / wall seconds, the maintainer's figure) and the
+speculative acceptance. The first run is cold; the app's figure is the mean over the warm runs.
+Every call is bounded (generator/smoke/http.py). Judging against a baseline is smoke_verdict.py.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from generator.smoke.content import problems as content_problems
+from generator.smoke.http import METRICS_CAP, Deadline, Http, SmokeFailure
+from generator.smoke.metrics import SpecCounts, llamacpp_counts, vllm_counts
+
+DEFAULT_PROMPT = ("Explain in detail, step by step, how a hash table works: hashing, collisions, chaining "
+                  "versus open addressing, resizing, and the cost of each operation. Give examples.")
+PROBE_S = 10.0  # one readiness probe
+POLL_S = 0.5  # between readiness probes
+METRICS_S = 10.0  # one /metrics scrape
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a smoke needs to know about the app it measures."""
+
+    app: str
+    model_alias: str
+    context_length: int
+    engine: str  # "vllm" | "llamacpp"
+    speculative: str | None  # the configured method, None when off
+    chart_version: str
+    image: str
+    prompt: str = DEFAULT_PROMPT
+    expect: str | None = None
+
+    @classmethod
+    def of(cls, resolved: Any) -> "Target":
+        app, stack = resolved.app, resolved.stack
+        probe = app.probe
+        return cls(app=app.name, model_alias=app.model_alias, context_length=app.context_length,
+                   engine=stack.engine, speculative=app.speculative.method if app.speculative else None,
+                   chart_version=app.version, image=stack.image,
+                   prompt=probe.prompt if probe else DEFAULT_PROMPT, expect=probe.expect if probe else None)
+
+
+@dataclass(frozen=True)
+class SmokeOptions:
+    runs: int = 3
+    max_tokens: int = 800
+    timeout_s: float = 600.0
+    expect: str | None = None  # overrides the app's probe.expect
+
+
+@dataclass
+class Run:
+    cold: bool
+    ttft_s: float | None
+    completion_tokens: int
+    tokens_per_s: float | None  # decode rate after the first token
+    e2e_tokens_per_s: float | None  # completion tokens / wall seconds of the request
+    spec: SpecCounts | None = None
+    text: str = ""
+    pieces: list[str] = field(default_factory=list)
+    timings_seen: bool = False
+
+    @property
+    def acceptance(self) -> float | None:
+        return self.spec.acceptance if self.spec else None
+
+
+@dataclass
+class Measurement:
+    target: Target
+    endpoint: str
+    runs: list[Run] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    served_context: int | None = None
+
+    @property
+    def warm(self) -> list[Run]:
+        return self.runs[1:] if len(self.runs) > 1 else self.runs
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        values = [r.e2e_tokens_per_s for r in self.warm if r.e2e_tokens_per_s]
+        return statistics.fmean(values) if values else None
+
+    @property
+    def decode_tokens_per_s(self) -> float | None:
+        values = [r.tokens_per_s for r in self.warm if r.tokens_per_s]
+        return statistics.fmean(values) if values else None
+
+    @property
+    def ttft_s(self) -> float | None:
+        values = [r.ttft_s for r in self.warm if r.ttft_s is not None]
+        return statistics.fmean(values) if values else None
+
+    @property
+    def spec(self) -> SpecCounts | None:
+        counts = [r.spec for r in self.warm if r.spec is not None]
+        if not counts:
+            return None
+        return SpecCounts(sum(c.drafted for c in counts), sum(c.accepted for c in counts))
+
+    @property
+    def acceptance(self) -> float | None:
+        spec = self.spec
+        return spec.acceptance if spec else None
+
+
+def measure(target: Target, endpoint: str, options: SmokeOptions, *, progress: Any = None) -> Measurement:
+    """Run the whole smoke; every problem ends up in `failures`, never as an exception."""
+    say = progress or (lambda message: None)
+    result = Measurement(target=target, endpoint=endpoint)
+    with Http(endpoint) as http:
+        try:
+            say("waiting for the server to be ready")
+            wait_ready(http, Deadline.after(options.timeout_s))
+            check_model(http, target, Deadline.after(options.timeout_s), result)
+            _runs(http, target, options, result, say)
+        except SmokeFailure as exc:
+            result.failures.append(str(exc))
+    _check_content(result, options.expect if options.expect is not None else target.expect)
+    _check_speculation(result)
+    return result
+
+
+def wait_ready(http: Http, deadline: Deadline) -> None:
+    """Poll `/health` until 200 (503 means loading); use `/v1/models` when `/health` is 404."""
+    path, last = "/health", "no answer yet"
+    while True:
+        try:
+            status = http.get(path, deadline, limit=PROBE_S).status
+        except SmokeFailure as exc:
+            status, last = None, str(exc)
+        if status == 200:
+            return
+        if status == 404 and path == "/health":
+            path = "/v1/models"
+            continue
+        if status in (401, 403, 404):
+            raise SmokeFailure(f"GET {path}: HTTP {status}: " + ("the endpoint wants credentials" if status != 404
+                               else "not an OpenAI-compatible server root (give the URL without /v1)"))
+        if status is not None:
+            last = f"GET {path}: HTTP {status}" + (" (still loading)" if status == 503 else "")
+        if deadline.left() <= POLL_S:
+            raise SmokeFailure(f"not ready before the timeout: {last}")
+        time.sleep(POLL_S)
+
+
+def check_model(http: Http, target: Target, deadline: Deadline, result: Measurement) -> None:
+    """The served name must be listed; the context the server reports must be the app's."""
+    reply = http.get("/v1/models", deadline)
+    if reply.status != 200:
+        raise SmokeFailure(f"GET /v1/models: HTTP {reply.status}")
+    cards = _cards(reply.json("GET /v1/models"))
+    card = next((c for c in cards if target.model_alias in _names(c)), None)
+    if card is None:
+        listed = ", ".join(sorted({n for c in cards for n in _names(c)})) or "nothing"
+        result.failures.append(f"the served model {target.model_alias!r} is not listed by /v1/models "
+                               f"(it lists {listed}); check the served model name / alias")
+    result.served_context = served_context(http, card or {}, deadline)
+    if result.served_context is None:
+        result.notes.append("the server does not report its context length; not checked")
+    elif result.served_context != target.context_length:
+        result.failures.append(f"the server's context is {result.served_context:,} tokens but the app's "
+                               f"context_length is {target.context_length:,}")
+
+
+def served_context(http: Http, card: dict, deadline: Deadline) -> int | None:
+    """vLLM: `max_model_len` on the model card; llama.cpp: the per-slot `n_ctx` of `/props`, else `meta.n_ctx`."""
+    if _positive_int(card.get("max_model_len")):
+        return card["max_model_len"]
+    reply = http.get("/props", deadline)
+    if reply.status == 200:
+        props = reply.json("GET /props")
+        settings = props.get("default_generation_settings") if isinstance(props, dict) else None
+        if isinstance(settings, dict) and _positive_int(settings.get("n_ctx")):
+            return settings["n_ctx"]
+    meta = card.get("meta")
+    if isinstance(meta, dict) and _positive_int(meta.get("n_ctx")):
+        return meta["n_ctx"]
+    return None
+
+
+def _runs(http: Http, target: Target, options: SmokeOptions, result: Measurement, say: Any) -> None:
+    scrape = target.engine == "vllm"
+    for index in range(options.runs):
+        say(f"run {index + 1}/{options.runs}" + (" (cold)" if index == 0 else ""))
+        before = _scrape(http, target, options, result) if scrape else None
+        try:
+            run = run_once(http, target, options, cold=index == 0)
+        except SmokeFailure as exc:
+            raise SmokeFailure(f"run {index + 1}: {exc}") from None
+        after = _scrape(http, target, options, result) if before is not None else None
+        if run.spec is None and before is not None and after is not None:
+            run.spec = after - before
+        scrape = scrape and before is not None
+        result.runs.append(run)
+
+
+def run_once(http: Http, target: Target, options: SmokeOptions, *, cold: bool) -> Run:
+    """One streamed chat completion, timed from the request to `[DONE]`."""
+    payload = {"model": target.model_alias, "messages": [{"role": "user", "content": target.prompt}],
+               "max_tokens": options.max_tokens, "stream": True, "stream_options": {"include_usage": True}}
+    stream = _Stream()
+    start = time.monotonic()
+    for at, line in http.stream("/v1/chat/completions", payload, Deadline.after(options.timeout_s)):
+        if stream.feed(at, line):
+            break
+    end = time.monotonic()
+    if not stream.done:
+        raise SmokeFailure("the stream ended without `data: [DONE]`")
+    return stream.run(cold, start, end)
+
+
+class _Stream:
+    """Accumulates the SSE chunks of one completion."""
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.first_at: float | None = None
+        self.last_at: float | None = None
+        self.usage_tokens: int | None = None
+        self.timings: dict | None = None
+        self.done = False
+
+    def feed(self, at: float, line: bytes) -> bool:
+        """Take one line; True once the stream is complete."""
+        if line.startswith(b"error:"):
+            raise SmokeFailure(f"the server streamed an error: {_short(line[6:])}")
+        if not line.startswith(b"data:"):
+            return False
+        data = line[5:].strip()
+        if data == b"[DONE]":
+            self.done = True
+            return True
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            raise SmokeFailure(f"malformed SSE chunk: {_short(data)}") from None
+        if not isinstance(chunk, dict):
+            raise SmokeFailure(f"malformed SSE chunk: {_short(data)}")
+        self._take(at, chunk)
+        return False
+
+    def _take(self, at: float, chunk: dict) -> None:
+        if "error" in chunk:
+            raise SmokeFailure(f"the server streamed an error: {_short(json.dumps(chunk['error']))}")
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") if isinstance(choice, dict) else None
+            for key in ("reasoning_content", "reasoning", "content"):
+                piece = delta.get(key) if isinstance(delta, dict) else None
+                if isinstance(piece, str) and piece:
+                    self.pieces.append(piece)
+                    self.first_at = self.first_at if self.first_at is not None else at
+                    self.last_at = at
+        usage = chunk.get("usage")
+        if isinstance(usage, dict) and _positive_int(usage.get("completion_tokens")):
+            self.usage_tokens = usage["completion_tokens"]
+        if isinstance(chunk.get("timings"), dict):
+            self.timings = chunk["timings"]
+
+    def tokens(self) -> int:
+        if self.usage_tokens is not None:
+            return self.usage_tokens
+        predicted = (self.timings or {}).get("predicted_n")
+        return predicted if _positive_int(predicted) else len(self.pieces)
+
+    def run(self, cold: bool, start: float, end: float) -> Run:
+        tokens = self.tokens()
+        ttft = self.first_at - start if self.first_at is not None else None
+        decode = None
+        if self.first_at is not None and self.last_at is not None and tokens > 1 and self.last_at > self.first_at:
+            decode = (tokens - 1) / (self.last_at - self.first_at)
+        e2e = tokens / (end - start) if tokens and end > start else None
+        return Run(cold=cold, ttft_s=ttft, completion_tokens=tokens, tokens_per_s=decode, e2e_tokens_per_s=e2e,
+                   spec=llamacpp_counts(self.timings), text="".join(self.pieces), pieces=self.pieces,
+                   timings_seen=self.timings is not None)
+
+
+def _scrape(http: Http, target: Target, options: SmokeOptions, result: Measurement) -> SpecCounts | None:
+    """vLLM's spec-decode counters now; None (with a note, once) when /metrics cannot give them."""
+    try:
+        reply = http.get("/metrics", Deadline.after(options.timeout_s), cap=METRICS_CAP, limit=METRICS_S)
+        if reply.status != 200:
+            raise SmokeFailure(f"GET /metrics: HTTP {reply.status}")
+        counts = vllm_counts(reply.body.decode("utf-8", "replace"), target.model_alias)
+        if counts is None:
+            raise SmokeFailure("GET /metrics has no vllm:spec_decode_* counters")
+        return counts
+    except (SmokeFailure, ValueError) as exc:
+        note = f"acceptance from /metrics unavailable: {exc}"
+        if note not in result.notes:
+            result.notes.append(note)
+        return None
+
+
+def _check_content(result: Measurement, expect: str | None) -> None:
+    for index, run in enumerate(result.runs, 1):
+        for problem in content_problems(run.text, run.pieces, expect):
+            result.failures.append(f"run {index}: {problem}")
+
+
+def _check_speculation(result: Measurement) -> None:
+    """With speculation configured, the server must show drafts (llama.cpp draft_n / vLLM counters)."""
+    method = result.target.speculative
+    if method is None or not result.runs:
+        return
+    spec = result.spec
+    if spec is not None and spec.drafted <= 0:
+        result.failures.append(f"speculative decoding ({method}) is configured but the server drafted no tokens")
+    elif spec is None and any(r.timings_seen for r in result.runs):
+        result.failures.append(f"speculative decoding ({method}) is configured but the response timings "
+                               "carry no draft_n: speculation is off on the server")
+    elif spec is None:
+        result.notes.append("speculative acceptance not measurable: no timings.draft_n and no vLLM counters")
+
+
+def _cards(data: Any) -> list[dict]:
+    cards = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(cards, list):
+        raise SmokeFailure("GET /v1/models: the answer has no `data` list of models")
+    return [c for c in cards if isinstance(c, dict)]
+
+
+def _names(card: dict) -> set[str]:
+    names = {card.get("id")} | set(card.get("aliases") or [])
+    return {n for n in names if isinstance(n, str)}
+
+
+def _positive_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _short(data: bytes | str, limit: int = 160) -> str:
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    text = text.strip()
+    return text[:limit] + "..." if len(text) > limit else text

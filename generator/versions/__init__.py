@@ -1,0 +1,1 @@
+"""versions: see docs/architecture.md."""

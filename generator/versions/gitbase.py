@@ -1,0 +1,97 @@
+"""chart-testing's version-increment rule against a git ref (`catalog bump --check --base REF`).
+
+Like `ct lint --check-version-increment`: a chart that changed since the merge-base of REF and HEAD
+needs a version strictly greater than the chart's version at REF; a chart that does not exist at REF
+is new and passes. "Changed" compares content hashes (versioning.content_hash), so a chart whose only
+difference is its own version, or YAML formatting, is not changed.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.yamlio import yamlout
+from generator.core.errors import UsageError
+from generator.versions.state import content_hash, parse_version
+from generator.chart.writer import Tree
+
+
+def git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    """Run git in `repo`; a failure becomes a UsageError with git's own message."""
+    proc = subprocess.run(["git", "-C", str(repo), *args], input=stdin, capture_output=True, timeout=120)
+    if proc.returncode != 0:
+        message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise UsageError(f"git {' '.join(args[:2])}: {message[-1] if message else 'failed'}")
+    return proc.stdout
+
+
+@dataclass(frozen=True)
+class GitCharts:
+    """The charts folder inside its git repository, at a ref."""
+
+    repo: Path
+    folder: str  # charts folder relative to the repository root ("" when it is the root)
+
+    @classmethod
+    def locate(cls, charts_dir: Path) -> "GitCharts":
+        start = charts_dir if charts_dir.is_dir() else charts_dir.parent
+        top = Path(git(start, "rev-parse", "--show-toplevel").decode().strip())
+        rel = charts_dir.resolve().relative_to(top.resolve()).as_posix()
+        return cls(top, "" if rel == "." else rel)
+
+    def commit(self, ref: str) -> str:
+        try:
+            return git(self.repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").decode().strip()
+        except UsageError:
+            raise UsageError(f"--base {ref}: not a commit in {self.repo}; fetch it first (git fetch origin)") from None
+
+    def merge_base(self, ref: str) -> str:
+        return git(self.repo, "merge-base", ref, "HEAD").decode().strip()
+
+    def tree(self, commit: str, app: str) -> Tree:
+        """Every file of charts/<app>/ at `commit` ({relative path: text}); {} when absent."""
+        prefix = f"{self.folder}/{app}/" if self.folder else f"{app}/"
+        listing = git(self.repo, "ls-tree", "-r", "-z", commit, "--", prefix).decode()
+        entries = [line.split("\t", 1) for line in listing.split("\0") if line]
+        blobs = [(meta.split()[2], path) for meta, path in entries if meta.split()[1] == "blob"]
+        if not blobs:
+            return {}
+        out = git(self.repo, "cat-file", "--batch", stdin="".join(f"{oid}\n" for oid, _ in blobs).encode())
+        return dict(zip((p[len(prefix):] for _, p in blobs), _batch_bodies(out)))
+
+
+def _batch_bodies(data: bytes) -> list[str]:
+    bodies, pos = [], 0
+    while pos < len(data):
+        end = data.index(b"\n", pos)
+        size = int(data[pos:end].split()[2])
+        bodies.append(data[end + 1:end + 1 + size].decode("utf-8", "replace"))
+        pos = end + 1 + size + 1
+    return bodies
+
+
+def chart_version(tree: Tree) -> str | None:
+    chart = yamlout.load(tree.get("Chart.yaml", "")) or {}
+    return str(chart.get("version")) if isinstance(chart, dict) and chart.get("version") else None
+
+
+def version_problems(charts_dir: Path, ref: str, current: dict[str, Tree]) -> list[str]:
+    """One message per app whose chart changed since merge-base(REF, HEAD) without a higher version."""
+    gc = GitCharts.locate(charts_dir)
+    target = gc.commit(ref)
+    base = gc.merge_base(target)
+    problems = []
+    for app, tree in sorted(current.items()):
+        at_ref = gc.tree(target, app)
+        old_version = chart_version(at_ref)
+        if old_version is None:
+            continue  # new chart
+        if content_hash(gc.tree(base, app)) == content_hash(tree):
+            continue  # not changed on this branch
+        new_version = chart_version(tree) or "?"
+        if parse_version(new_version) <= parse_version(old_version):
+            problems.append(f"{app}: chart changed since {base[:12]} but version {new_version} is not greater than "
+                            f"{old_version} at {ref}; run `catalog bump {app}`")
+    return problems

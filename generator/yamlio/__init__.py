@@ -1,0 +1,1 @@
+"""yamlio: see docs/architecture.md."""

@@ -1,0 +1,227 @@
+"""Read catalog YAML files, keep line numbers, and turn validation errors into `file:line: field: message`."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml import nodes as ruamel_nodes
+from ruamel.yaml.error import MarkedYAMLError as RuamelMarkedError
+from ruamel.yaml.resolver import implicit_resolvers as RUAMEL_RESOLVERS
+from yaml.error import MarkedYAMLError
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from generator.core.errors import CatalogError, InputError, Problem
+from generator.yamlio.resolve import CachedScalarResolve
+
+T = TypeVar("T", bound=BaseModel)
+Path_ = tuple[str | int, ...]
+
+
+@dataclass
+class Document:
+    """One parsed YAML file: plain data plus the line of every key and item."""
+
+    path: Path
+    data: Any
+    lines: dict[Path_, int] = field(default_factory=dict)
+
+    def line_of(self, loc: Path_) -> int:
+        """The line of `loc`, or of its nearest ancestor that has one."""
+        for cut in range(len(loc), -1, -1):
+            if loc[:cut] in self.lines:
+                return self.lines[loc[:cut]]
+        return 1
+
+
+class _Loader(CachedScalarResolve, getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """libyaml composes the nodes (parser and composer in C, ~4x faster than ruamel's Python composer) and
+    resolves plain scalars with YAML 1.2's core schema, taken from ruamel.yaml's own table: `yes`, `on`,
+    `NO` are strings, `0o17` is an int, as ruamel.yaml reads them (a `%YAML 1.1` directive changes nothing)."""
+
+
+_Loader.yaml_implicit_resolvers = {}
+for _versions, _tag, _regexp, _first in RUAMEL_RESOLVERS:
+    if (1, 2) in _versions and _tag != "tag:yaml.org,2002:value":  # `=` (a YAML 1.1 type ruamel cannot build)
+        _Loader.add_implicit_resolver(_tag, _regexp, _first)
+
+
+@lru_cache(maxsize=1)
+def _constructor() -> Any:
+    # ruamel.yaml's YAML 1.2 constructor builds the few non-string scalars (ints, floats, bools, dates,
+    # explicit tags), so values are exactly what ruamel.yaml would load.
+    return YAML(typ="safe").constructor
+
+
+_STR = "tag:yaml.org,2002:str"
+_MERGE = "tag:yaml.org,2002:merge"
+_INT = "tag:yaml.org,2002:int"
+
+
+class _Refused(MarkedYAMLError):
+    """Valid YAML the catalog refuses (duplicate or merge keys, a tagged value that does not fit its tag)."""
+
+
+def _scalar(node: ScalarNode) -> Any:
+    if node.tag == _STR:  # most scalars: the resolver already said "string", nothing to construct
+        return node.value
+    if node.tag == _INT and node.value.isdigit() and node.value.isascii():  # the common int: plain digits
+        return int(node.value)
+    if node.tag == _MERGE:
+        raise _Refused(None, None, "merge key `<<` is not supported (write its keys out)", node.start_mark)
+    twin = ruamel_nodes.ScalarNode(node.tag, node.value, start_mark=node.start_mark, end_mark=node.end_mark,
+                                   style=node.style)
+    try:
+        value = _constructor().construct_object(twin, deep=True)
+    except (ValueError, TypeError, OverflowError) as exc:  # e.g. `!!int x`: an explicit tag the text does not fit
+        tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+        raise _Refused(None, None, f"{node.value!r} is not a valid {tag} ({exc})", node.start_mark) from exc
+    if isinstance(value, dt.datetime):
+        return value.date() if (value.hour, value.minute, value.second) == (0, 0, 0) else value
+    return value
+
+
+def _plain(node: Node, loc: Path_, lines: dict[Path_, int]) -> Any:
+    """Plain Python values from composed nodes (mappings -> dict, sequences -> tuple), recording 1-based lines."""
+    if isinstance(node, MappingNode):
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = _scalar(key_node) if isinstance(key_node, ScalarNode) else str(key_node.value)
+            key = key if isinstance(key, (int, bool)) else str(key)
+            if key in out:
+                raise _Refused(None, None, f"duplicate key {key!r}", key_node.start_mark)
+            child = (*loc, str(key))
+            lines[child] = key_node.start_mark.line + 1
+            out[key] = _plain(value_node, child, lines)
+        return out
+    if isinstance(node, SequenceNode):
+        items = []
+        for index, item in enumerate(node.value):
+            child = (*loc, index)
+            lines[child] = item.start_mark.line + 1
+            items.append(_plain(item, child, lines))
+        return tuple(items)  # the models are immutable: sequences are tuples
+    return _scalar(node)
+
+
+def read_document(path: Path, display: str | None = None) -> Document:
+    name = display or str(path)
+    raw_bytes = path.read_bytes()
+    try:
+        text = raw_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw_bytes[: exc.start].count(b"\n") + 1
+        raise InputError([Problem(name, line, None, f"not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                                    "save the file as UTF-8")]) from exc
+    try:
+        data, lines = _parsed(text)
+    except (MarkedYAMLError, RuamelMarkedError) as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        what = (exc.problem or exc.context or "invalid YAML").strip()
+        raise InputError([Problem(name, line, None, f"YAML syntax error: {what}; fix the YAML syntax")]) from exc
+    except Exception as exc:  # the YAML libraries raise a few unmarked errors too
+        raise InputError([Problem(name, None, None, f"YAML error: {exc}")]) from exc
+    return Document(path=path, data=_copied(data), lines=dict(lines))
+
+
+@lru_cache(maxsize=512)
+def _parsed(text: str) -> tuple[Any, dict[Path_, int]]:
+    """Plain data and line numbers of a YAML text; identical texts (catalog copies, repeated loads in one
+    process) are parsed once."""
+    lines: dict[Path_, int] = {(): 1}
+    node = yaml.compose(text, Loader=_Loader)
+    return (None if node is None else _plain(node, (), lines)), lines
+
+
+def _copied(value: Any) -> Any:
+    """A fresh copy of cached plain data (dicts, tuples, immutable scalars): callers own their Document."""
+    if type(value) is dict:
+        return {k: _copied(v) for k, v in value.items()}
+    if type(value) is tuple:
+        return tuple(_copied(v) for v in value)
+    return value
+
+
+def _field(loc: Path_) -> str:
+    return ".".join(str(p) for p in loc) or "(top level)"
+
+
+def _message(err: dict[str, Any]) -> str:
+    kind = err["type"]
+    msg = err["msg"]
+    if kind == "extra_forbidden":
+        return "unknown key; remove it or check its spelling"
+    if kind == "missing":
+        return "required field is missing; add it"
+    if kind == "string_pattern_mismatch":
+        return f"{err['input']!r} does not match {err['ctx']['pattern']}"
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+    if "input" in err and kind.endswith("_type"):
+        shown = repr(err["input"])
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        msg = f"{msg} (got {type(err['input']).__name__} {shown})"
+    return msg
+
+
+def validation_problems(doc: Document, exc: ValidationError, display: str) -> list[Problem]:
+    problems = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "tagged-union"))))
+        # pydantic appends the literal/union branch names; keep the data path only
+        loc = _data_path(doc.data, loc)
+        if not loc:
+            loc = _named_key(doc.data, loc, err["msg"])
+        problems.append(Problem(display, doc.line_of(loc), _field(loc), _message(err)))
+    return problems
+
+
+def _named_key(data: Any, loc: Path_, message: str) -> Path_:
+    """A model-level check reports no field: point at the first key of that model its message names."""
+    node = data
+    for part in loc:
+        node = node[part] if isinstance(node, (dict, list, tuple)) else None
+    if not isinstance(node, dict):
+        return loc
+    for word in message.replace("`", " ").replace("'", " ").replace(":", " ").split():
+        if word in node:
+            return (*loc, word)
+    return loc
+
+
+def _data_path(data: Any, loc: Path_) -> Path_:
+    """Trim pydantic's location to the part that exists in the data (drops type-branch names)."""
+    out: list[str | int] = []
+    node = data
+    for part in loc:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+            out.append(part)
+        elif isinstance(node, (list, tuple)) and isinstance(part, int) and part < len(node):
+            node = node[part]
+            out.append(part)
+        elif isinstance(node, dict) and not out or isinstance(node, dict):
+            out.append(part)  # a missing or extra key: still name it
+            break
+        else:
+            break
+    return tuple(out)
+
+
+def load_model(cls: type[T], doc: Document, display: str) -> T:
+    if doc.data is None:
+        raise InputError([Problem(display, 1, None, f"the file is empty; expected a mapping of {cls.__name__} fields")])
+    if not isinstance(doc.data, dict):
+        got = "a list" if isinstance(doc.data, (list, tuple)) else f"a {type(doc.data).__name__}"
+        raise InputError([Problem(display, 1, None, f"expected a mapping of {cls.__name__} fields, got {got}")])
+    try:
+        return cls.model_validate(doc.data)
+    except ValidationError as exc:
+        raise InputError(validation_problems(doc, exc, display)) from exc
