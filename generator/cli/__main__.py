@@ -1,0 +1,7 @@
+"""`python -m generator.cli ...` is the `catalog` command."""
+
+import sys
+
+from generator.cli import main
+
+sys.exit(main())
