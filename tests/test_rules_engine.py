@@ -95,25 +95,6 @@ def test_turboquant_hybrid_needs_39931(catalog_copy, capsys):
     assert code == 1 and "NotImplementedError" in one(data, "ENG005")["message"]
 
 
-def test_speculative_method_the_stack_lacks(catalog_copy, capsys):
-    set_app(catalog_copy, DENSE, speculative={"method": "dflash", "drafter": "dflash-q8"})
-    code, data = check(capsys, catalog_copy, DENSE)
-    assert code == 1 and "`dflash` (from speculative) is not supported" in one(data, "ENG007")["message"]
-
-
-def test_drafter_missing_where_the_stack_needs_a_file(catalog_copy, capsys):
-    set_app(catalog_copy, E2B, speculative={"method": "mtp", "tokens": 3})
-    code, data = check(capsys, catalog_copy, E2B)
-    f = one(data, "ENG008")
-    assert code == 1 and "--mtp-head" in f["message"] and "assistant-q4km" in f["fix"]
-
-
-def test_draft_length_missing_where_the_stack_needs_one(catalog_copy, capsys):
-    set_app(catalog_copy, LONG, speculative={"method": "mtp"})
-    code, data = check(capsys, catalog_copy, LONG)
-    assert code == 1 and "speculative.tokens is not set" in one(data, "ENG009")["message"]
-
-
 def test_context_above_the_model_maximum(catalog_copy, capsys):
     add_args(catalog_copy, E4B, "--max-model-len", "262144")
     code, data = check(capsys, catalog_copy, E4B)

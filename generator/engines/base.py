@@ -63,8 +63,7 @@ def hami_limit(mib: int) -> str:
 
 
 def download(weight: WeightFile) -> Download:
-    if weight.file is None:
-        raise ValueError(f"{weight.repo}: a GGUF engine needs `file`")
+    assert weight.file is not None, "the catalog resolver checks that a llama.cpp stack's weights name a file"
     return Download(repo=weight.repo, revision=weight.revision or "main", file=weight.file)
 
 
@@ -94,15 +93,15 @@ def common_env(r: Resolved) -> tuple[list[EnvVar], list[EnvVar], list[EnvVar], l
 
 
 def fill(args: tuple[str, ...], tokens: int | None, drafter: str | None) -> tuple[str, ...]:
+    """The stack's speculative spelling with its placeholders filled; the catalog resolver has checked that the app
+    sets what the spelling takes (a drafter, a draft length)."""
     out = []
     for arg in args:
         if arg == "{tokens}":
-            if tokens is None:
-                raise ValueError("this stack's speculative spelling needs a draft length; set speculative.tokens")
+            assert tokens is not None, "checked when the catalog is resolved"
             out.append(str(tokens))
         elif arg == "{drafter}":
-            if drafter is None:
-                raise ValueError("this stack's speculative spelling needs a drafter; set speculative.drafter")
+            assert drafter is not None, "checked when the catalog is resolved"
             out.append(drafter)
         else:
             out.append(arg)

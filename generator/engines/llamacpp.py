@@ -14,13 +14,11 @@ def speculative(r: Resolved, downloads: list[Download]) -> list[Arg]:
     drafter_path = None
     if spec.drafter:
         drafter = r.model.drafter(spec.drafter)
-        assert drafter is not None
+        assert drafter is not None  # checked by the catalog resolver
         fetched = download(drafter.weights[0])
         downloads.append(fetched)
         drafter_path = fetched.path
-    spelling = r.stack.speculative_args.get(spec.method)
-    if spelling is None:  # reported by `catalog check`; render what the app asked for verbatim
-        return [Arg(("--spec-type", spec.method), "app.speculative")]
+    spelling = r.stack.speculative_args[spec.method]  # the catalog resolver checked the stack offers the method
     return [Arg(fill(spelling, spec.tokens, drafter_path), "app.speculative")]
 
 

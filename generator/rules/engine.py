@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Iterable
 
 from generator.engines.argv import Argv
-from generator.catalog import Resolved
 from generator.core.findings import Finding
 from generator.fit.memory import TURBOQUANT_BITS
 from generator.rules import AppContext, rule
@@ -147,47 +146,6 @@ def vision_with_mtp(ctx: AppContext) -> Iterable[Finding]:
                                                                                      "vision")
 
 
-def spelling_problems(r: Resolved) -> list[Finding]:
-    """Speculative settings the stack cannot spell; checked before planning (planning would fail on them)."""
-    spec, stack = r.app.speculative, r.stack
-    if spec is None:
-        return []
-    out = []
-    line = r.line("speculative")
-    if spec.method not in stack.spec_methods:
-        out.append(Finding("ENG007", "error", r.app.name, f"speculative method `{spec.method}` (from speculative) is not "
-                           f"supported by {stack.image} ({stack.id}: {', '.join(stack.spec_methods) or 'none'})",
-                           f"use one of: {', '.join(stack.spec_methods) or 'none (remove speculative)'}", r.file, line))
-    spelling = stack.speculative_args.get(spec.method, ())
-    if "{drafter}" in spelling and not spec.drafter:
-        known = ", ".join(d.id for d in r.model.drafters) or "none in the model file"
-        out.append(Finding("ENG008", "error", r.app.name, f"stack {stack.id} spells `{spec.method}` with a drafter file "
-                           f"({' '.join(spelling)}) but speculative.drafter is not set", f"set speculative.drafter "
-                           f"({known})", r.file, line))
-    if "{tokens}" in spelling and spec.tokens is None:
-        out.append(Finding("ENG009", "error", r.app.name, f"stack {stack.id} spells `{spec.method}` with a draft length "
-                           f"({' '.join(spelling)}) but speculative.tokens is not set", "set speculative.tokens (e.g. 3)",
-                           r.file, line))
-    return out
-
-
-def _spelling(rule_id: str):
-    def check(ctx: AppContext) -> Iterable[Finding]:
-        return [f for f in spelling_problems(ctx.resolved) if f.rule == rule_id]
-    return check
-
-
-rule("ENG007", "error", "the speculative method is one the stack supports",
-     "An image without the method fails at boot (unknown --spec-type / speculative method)",
-     "stacks.md §1.3, §3.1, §5.4 (methods are per image)")(_spelling("ENG007"))
-rule("ENG008", "error", "a drafter is set where the stack's spelling needs a drafter file",
-     "The engine cannot start a draft-model / assistant / DFlash method without its drafter file",
-     "stacks.md §5.1-5.4 (--mtp-head, --draft, --model-draft)")(_spelling("ENG008"))
-rule("ENG009", "error", "a draft length is set where the stack's spelling needs one",
-     "The stack's flags take the draft length as a value; without it the argv is incomplete",
-     "stacks.md §3.1, §5.1 (--spec-draft-n-max, --draft-block-size)")(_spelling("ENG009"))
-
-
 @rule("ENG010", "error", "the context is not above the model's maximum context",
       "Past max_position_embeddings the engine refuses to start (vLLM) or quality collapses past the trained RoPE range",
       "catalog/models architecture.max_context (model config.json / GGUF metadata)")
@@ -255,4 +213,4 @@ def mtp_weights(ctx: AppContext) -> Iterable[Finding]:
                           "use a weight file with the MTP head (e.g. an *-MTP GGUF) or set a drafter", "quantization")
 
 
-__all__ = ["QUANTIZED_V", "TURBO_TYPES", "spelling_problems"]
+__all__ = ["QUANTIZED_V", "TURBO_TYPES"]
