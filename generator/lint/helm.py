@@ -1,6 +1,7 @@
 """The Helm engine (helm-python-sdk, Helm v4 SDK in-process): lint and render a chart folder.
 
-`helm_python` is imported inside the functions so `catalog --help` stays fast.
+`helm_python` is imported inside the functions (`require`: a missing extra says how to install it) so
+`catalog --help` stays fast.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
+
+from generator.core.imports import require
 
 KUBE_VERSION = "v1.30.0"
 _SAFE_DIR = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
@@ -60,7 +63,7 @@ def chart_folder(name: str, tree: dict[str, str]) -> Iterator[Path]:
 
 def lint_errors(folder: Path, values: dict[str, Any]) -> list[tuple[str, str]]:
     """(path, message) of every severity-3 message of `helm lint --strict`."""
-    import helm_python as helm
+    helm = require("helm_python", "lint")
 
     report = helm.lint(str(folder), values=values, strict=True, kube_version=KUBE_VERSION)
     found = [(str(m.get("path", "")), str(m.get("error", ""))) for m in report.get("messages", [])
@@ -72,7 +75,7 @@ def lint_errors(folder: Path, values: dict[str, Any]) -> list[tuple[str, str]]:
 
 def render(folder: Path, values: dict[str, Any], *, name: str, namespace: str) -> dict[str, str]:
     """{chart-relative template path: text}; raises helm_python.HelmError when the engine fails."""
-    import helm_python as helm
+    helm = require("helm_python", "lint")
 
     with helm.Chart.load(str(folder)) as chart:
         out = chart.render(values=values, name=name, namespace=namespace)

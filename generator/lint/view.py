@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from generator.core.imports import require
 from generator.lint import helm
 from generator.lint.helm import Doc
 from generator.lint.values import OAC_NAMESPACE, OWNER, filled_env, olares_values
@@ -76,7 +77,7 @@ def main_gpu_type(view: ChartView) -> str:
 
 def _render(view: ChartView, folder: Path, label: str, namespace: str, replicas: int, gpu: str,
             env: dict[str, str]) -> Render | None:
-    import helm_python
+    helm_python = require("helm_python", "lint")
 
     values = olares_values(view.name, view.manifest, view.values, replicas=replicas, gpu_type=gpu, olares_env=env)
     try:
