@@ -9,6 +9,7 @@ from pathlib import Path
 from generator.engines.argv import Flag
 from generator.catalog import display_path
 from generator.engines import EnvVar
+from generator.core.errors import CatalogError
 from generator.core.findings import Finding, Severity
 from generator.fit.estimate import Fit, estimate
 from generator.yamlio.loader import Document, read_document
@@ -45,7 +46,7 @@ def _stack_place(ctx: AppContext, *loc: str | int) -> tuple[str, int]:
     path = ctx.catalog.root / "stacks" / f"{ctx.resolved.stack.id}.yaml"
     try:
         doc = _stack_doc(str(path))
-    except Exception:  # the stack file loaded once already; a vanished file only loses the line
+    except (OSError, CatalogError):  # the stack file loaded once already; a vanished file only loses the line
         return display_path(path), 1
     return display_path(path), doc.line_of(tuple(loc))
 
