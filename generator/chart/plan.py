@@ -160,4 +160,4 @@ def plan(r: Resolved) -> ChartSpec:
     )
 
 
-__all__ = ["CONTAINER", "ChartSpec", "plan", "_cpu", "_bytes"]
+__all__ = ["CONTAINER", "ChartSpec", "plan"]
