@@ -3,6 +3,7 @@
     git:PATH_OR_URL[#BRANCH]   gitmarket.GitMarketTarget   a market repo (beclab/apps layout), one PR per app
     oci://HOST/PATH            oci.OciTarget               an OCI registry (Helm charts as OCI artifacts)
     dir:PATH                   helmdir.HelmDirTarget       a Helm repository folder (packages + index.yaml)
+    market:DIR                 market.MarketTarget         the src/*.json files of an Olares Market Source worker
 """
 
 from __future__ import annotations
@@ -30,7 +31,11 @@ def make_target(spec: str, *, plain_http: bool = False, registry_config: Path | 
         from generator.publish.helmdir import HelmDirTarget
 
         return HelmDirTarget(Path(spec[len("dir:"):]).expanduser())
-    raise PublishError(f"--to {spec!r}: expected git:PATH_OR_URL[#BRANCH], oci://HOST/PATH or dir:PATH")
+    if spec.startswith("market:"):
+        from generator.publish.market import MarketTarget
+
+        return MarketTarget(Path(spec[len("market:"):]).expanduser())
+    raise PublishError(f"--to {spec!r}: expected git:PATH_OR_URL[#BRANCH], oci://HOST/PATH, dir:PATH or market:DIR")
 
 
 __all__ = ["PublishError", "make_target"]
