@@ -19,6 +19,8 @@ from generator.cli import listing
 from generator.cli import prune
 from generator.cli import publish
 from generator.cli import render
+from generator.cli import serve
+from generator.cli import site
 from generator.cli import smoke
 
 

@@ -53,7 +53,7 @@ def _run_with_progress(target, items, dry_run: bool):
 @app.command()
 def publish(
     apps: AppsArg = None,
-    to: Annotated[str, typer.Option("--to", help="git:PATH_OR_URL or git:PATH_OR_URL#BRANCH (default main), oci://HOST/PATH, or dir:PATH.")] = ...,
+    to: Annotated[str, typer.Option("--to", help="git:PATH_OR_URL or git:PATH_OR_URL#BRANCH (default main), oci://HOST/PATH, dir:PATH, or market:DIR.")] = ...,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Decide and report; change nothing.")] = False,
     plain_http: Annotated[bool, typer.Option("--plain-http", help="OCI: the registry speaks plain HTTP.")] = False,
     registry_config: Annotated[Optional[Path], typer.Option("--registry-config", help="OCI: docker-config-style credentials file.")] = None,

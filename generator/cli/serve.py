@@ -1,0 +1,75 @@
+"""`catalog serve`: be the Olares Market Source of the catalog's released versions (docs/market-source.md)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from generator.cli.app import CatalogOpt, app, default_out, display_path
+from generator.core.errors import UsageError
+
+
+def catalog_root(catalog: Path | None) -> Path:
+    from generator.catalog import EMBEDDED
+
+    root = catalog or EMBEDDED
+    if not (root / "apps").is_dir():
+        raise UsageError(f"{display_path(root)}: not a catalog (no apps/ folder); pass --catalog DIR")
+    return root
+
+
+def ledger_reader():
+    """The store page's view of the smoke ledger, read by the smoke stage's own reader (see market/history.py)."""
+    from generator.market.history import SmokePoint
+    from generator.smoke.ledger import history
+
+    def read(root: Path, app_name: str) -> list[SmokePoint]:
+        return [SmokePoint(r.when, r.chart_version, r.tokens_per_s, r.verdict, r.image) for r in history(root, app_name)]
+
+    return read
+
+
+def sources_for(catalog: Path | None, source_url: str | None):
+    from generator.market.server import Sources
+
+    root = catalog_root(catalog)
+    return Sources(root, default_out(catalog), ledger_reader(), source_url)
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option("--host", help="Address to listen on (0.0.0.0: every interface).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="TCP port.")] = 8787,
+    catalog: CatalogOpt = None,
+    base_url: Annotated[str | None, typer.Option(
+        "--base-url", help="The URL users add in Olares (default http://HOST:PORT); shown on the store page.")] = None,
+    poll: Annotated[float, typer.Option("--poll", min=0.1, help="Seconds between looks at the catalog's files.")] = 1.0,
+    access_log: Annotated[bool, typer.Option("--access-log/--no-access-log", help="Log every request.")] = True,
+) -> None:
+    """Serve the released versions of the catalog as an Olares Market Source, and the store page at /.
+
+    Olares polls GET /api/v1/appstore/hash every 5 minutes, then /appstore/info and POST /applications/info
+    when the hash changed, and downloads /api/v1/applications/<app>/chart?fileName=<app>-<version>.tgz.
+    Answers are rebuilt when releases.yaml, the charts or the ledger change; the server is not restarted."""
+    from generator.core.imports import require
+
+    uvicorn = require("uvicorn", "market")
+    require("starlette", "market")
+    from generator.market.api import make_app
+    from generator.market.server import start
+
+    url = (base_url or f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}").rstrip("/")
+    holder, watcher = start(sources_for(catalog, url), interval=poll)
+    snap = holder.snapshot
+    print(f"serving {len(snap.build.entries)} apps ({len(snap.build.charts)} chart packages, hash {snap.build.hash}) "
+          f"on http://{host}:{port}; in Olares: Market -> Settings -> Add source -> {url}", file=sys.stderr)
+    for problem in snap.problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    try:
+        uvicorn.run(make_app(holder), host=host, port=port, log_level="info", access_log=access_log,
+                    server_header=False, timeout_graceful_shutdown=5)
+    finally:
+        watcher.stop()

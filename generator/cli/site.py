@@ -1,0 +1,37 @@
+"""`catalog site --out DIR`: the store page of `catalog serve` as static files."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from generator.cli.app import CatalogOpt, app, display_path
+
+
+@app.command()
+def site(
+    out: Annotated[Path, typer.Option("--out", help="Folder to write index.html and plots/ into.")],
+    catalog: CatalogOpt = None,
+    base_url: Annotated[str | None, typer.Option(
+        "--base-url", help="The running Market Source (`catalog serve`): chart download links point there.")] = None,
+) -> None:
+    """Write the store page (every app by model, its last smoke, tokens/s history and memory fit) as static files.
+
+    Files are written only when they change: a second run with the same catalog writes nothing."""
+    from generator.cli.serve import sources_for
+    from generator.core.imports import require
+    from generator.market.page import write_site
+    from generator.market.server import build
+    from generator.market.source import PackageCache
+
+    require("matplotlib", "market")
+    url = base_url.rstrip("/") if base_url else None
+    built = build(sources_for(catalog, url), PackageCache(), chart_base=f"{url}/" if url else None)
+    written = write_site(built.page, out)
+    for problem in built.collected.problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    print(f"{display_path(out / 'index.html')}: {len(built.page.apps)} apps, {len(built.page.plots)} plots; "
+          f"{len(written)} file(s) written")

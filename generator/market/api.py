@@ -1,0 +1,280 @@
+"""The Olares Market Source API over HTTP (Starlette, run by uvicorn in `catalog serve`).
+
+Routes, bodies and headers follow the maintainer's worker (github.com/aamsellem/orales-one-market@
+6a34b5bb8ff60e5bbbea0ba7a030b9ef8c41bdd9 `src/index.ts`) and what beclab/market's syncer reads
+(internal/v2/appinfo/syncerfn: hash, data and detail steps; docs/market-source.md):
+
+    GET  /api/v1/appstore/hash?version=X             {hash, last_updated, version}         ETag, 304
+    GET  /api/v1/appstore/info?version=X             {version, hash, last_updated, data, stats}   ETag, 304
+    POST /api/v1/applications/info                   {app_ids, version} -> {apps, version[, not_found]}
+    GET  /api/v1/applications/{name}/chart?fileName=<name>-<version>.tgz   a released Helm package
+    GET  /icons/<name>.png, /health, / (the store page), /plots/<file>.svg
+
+Every answer is prepared when the releases change (`Snapshot`, built by generator/market/server.py); a
+request only picks bytes out of the current snapshot and splices the `version` it was asked for. Where the
+worker answers with the time of the request (`last_updated`), this server answers with the newest release
+date, so the same releases always give the same bytes. Errors are JSON `{"error": ...}` with the worker's
+CORS headers: a body that is not JSON or not `{app_ids: [string], version: string}` is a 400.
+
+Why Starlette and not FastAPI: the API is six routes answering prepared bytes; FastAPI would add its own
+dependency injection, OpenAPI generation and response validation on top of Starlette (the same ASGI core),
+and the one body we read is validated with pydantic directly. Fewer dependencies, nothing generated per
+request.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
+
+from generator.publish.market import MarketBuild
+from generator.publish.market_entry import js_ordered
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+DEFAULT_VERSION = "1.12.3"  # the worker's default when ?version= is missing
+CORS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+    "Access-Control-Allow-Headers": "Content-Type, Authorization",
+}
+JSON_HEADERS = {"Content-Type": "application/json", **CORS}
+MAX_BODY = 1 << 20  # bytes of a POST body
+MAX_IDS = 1000  # Olares asks in batches of 10
+TOPIC = "Featured apps in AI"
+TAG_CREATED = "2025-11-07T05:14:01.765Z"  # the worker's constant
+TAG_ICON = "https://app.cdn.olares.com/icons/market/sidebar/neurology.svg"
+
+
+def _compact(data: object) -> bytes:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def info_data(build: MarketBuild) -> dict:
+    """`data` and `stats` of /appstore/info as the worker builds them from catalog.json."""
+    summaries = build.summaries()
+    stamp = build.last_updated
+    data = {
+        "apps": summaries,
+        "recommends": {},
+        "pages": {"AI": {"category": "AI", "content": json.dumps(
+            [{"type": "Topic", "id": TOPIC}, {"type": "Default Topic", "id": "Newest"}], separators=(",", ":"))}},
+        "topics": {},
+        "topic_lists": {TOPIC: {"name": TOPIC, "type": "Category", "content": ",".join(summaries),
+                                "title": {"en-US": TOPIC, "zh-CN": "AI精选应用"}}},
+        "tops": [],
+        "latest": list(build.latest),
+        "tags": {"AI": {"_id": "ai_custom_source", "name": "AI", "title": {"en-US": "AI", "zh-CN": "AI"},
+                        "icon": TAG_ICON, "sort": 7, "source": 0, "updated_at": stamp, "createdAt": TAG_CREATED}},
+    }
+    stats = {"appstore_data": {"apps": len(summaries), "pages": 1, "recommends": 0, "tags": 1, "topic_lists": 1,
+                               "topics": 0}, "last_updated": stamp}
+    return {"data": data, "stats": stats}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Every answer of one state of the releases, prepared."""
+
+    build: MarketBuild
+    etag: str
+    hash_head: bytes  # body = head + json(version) + tail
+    hash_tail: bytes
+    info_head: bytes
+    info_tail: bytes
+    details: dict[str, bytes]  # app id -> compact JSON of its detail entry
+    page: bytes
+    plots: dict[str, bytes] = field(default_factory=dict)
+    problems: tuple[str, ...] = ()
+
+    @classmethod
+    def make(cls, build: MarketBuild, page: bytes, plots: dict[str, bytes], problems: tuple[str, ...] = ()) -> Snapshot:
+        rest = _compact({"hash": build.hash, "last_updated": build.last_updated})
+        info = _compact({"hash": build.hash, "last_updated": build.last_updated, **info_data(build)})
+        return cls(build=build, etag=f'"{build.hash}"', hash_head=rest[:-1] + b',"version":', hash_tail=b"}",
+                   info_head=b'{"version":', info_tail=b"," + info[1:],
+                   details={ident: _compact(d) for ident, d in build.details().items()}, page=page, plots=plots,
+                   problems=problems)
+
+    def hash_body(self, version: str) -> bytes:
+        return self.hash_head + _compact(version) + self.hash_tail
+
+    def info_body(self, version: str) -> bytes:
+        return self.info_head + _compact(version) + self.info_tail
+
+    def details_body(self, ids: list[str], version: str) -> bytes:
+        found = js_ordered({i: None for i in ids if i in self.details})  # a JS object: ids in its key order
+        missing = [i for i in ids if i not in self.details]
+        apps = b",".join(_compact(i) + b":" + self.details[i] for i in found)
+        tail = b',"not_found":' + _compact(missing) if missing else b""
+        return b'{"apps":{' + apps + b'},"version":' + _compact(version) + tail + b"}"
+
+
+class AppsInfoRequest(BaseModel):
+    """beclab/market internal/v2/types AppsInfoRequest."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    app_ids: Annotated[list[StrictStr], Field(max_length=MAX_IDS)] = Field(default_factory=list)
+    version: StrictStr | None = None
+
+
+def parse_request(body: bytes) -> AppsInfoRequest | str:
+    """The request, or what is wrong with it (for a 400)."""
+    try:
+        return AppsInfoRequest.model_validate_json(body or b"null")
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        if err["type"] == "json_invalid":
+            return f"the body is not JSON: {err['msg']}"
+        if err["type"] == "model_type":
+            return 'the body must be a JSON object {"app_ids": ["<id>", ...], "version": "<olares version>"}'
+        where = ".".join(str(p) for p in err["loc"])
+        return f"{where}: {err['msg']}"
+
+
+class Holder:
+    """The current snapshot, replaced whole by the rebuild thread (one attribute: readers never see half)."""
+
+    def __init__(self, snapshot: Snapshot):
+        self.snapshot = snapshot
+        self.generation = 1
+        self.reload_error: str | None = None
+        self.watching = False
+
+    def swap(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self.generation += 1
+        self.reload_error = None
+
+
+def _matches(header: str | None, etag: str) -> bool:
+    if not header:
+        return False
+    tags = [t.strip().removeprefix("W/") for t in header.split(",")]
+    return "*" in tags or etag in tags
+
+
+def make_app(holder: Holder, *, name: str = "catalog") -> Starlette:
+    """The ASGI application answering from `holder.snapshot`."""
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    def js(data: object, status: int = 200) -> Response:
+        return Response(_compact(data), status, headers=JSON_HEADERS)
+
+    def conditional(request: Request, body: bytes, snap: Snapshot) -> Response:
+        headers = {**JSON_HEADERS, "ETag": snap.etag, "Cache-Control": "no-cache"}
+        if _matches(request.headers.get("if-none-match"), snap.etag):
+            return Response(status_code=304, headers={k: v for k, v in headers.items() if k != "Content-Type"})
+        return Response(body, headers=headers)
+
+    def version_of(request: Request) -> str:
+        return request.query_params.get("version") or DEFAULT_VERSION
+
+    async def hash_(request: Request) -> Response:
+        snap = holder.snapshot
+        return conditional(request, snap.hash_body(version_of(request)), snap)
+
+    async def info(request: Request) -> Response:
+        snap = holder.snapshot
+        return conditional(request, snap.info_body(version_of(request)), snap)
+
+    async def details(request: Request) -> Response:
+        snap = holder.snapshot
+        length = request.headers.get("content-length")
+        if length and (not length.isdigit() or int(length) > MAX_BODY):
+            return js({"error": f"the body is larger than {MAX_BODY} bytes"}, 413)
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_BODY:
+                return js({"error": f"the body is larger than {MAX_BODY} bytes"}, 413)
+        parsed = parse_request(bytes(body))
+        if isinstance(parsed, str):
+            return js({"error": parsed}, 400)
+        return Response(snap.details_body(parsed.app_ids, parsed.version or DEFAULT_VERSION), headers=JSON_HEADERS)
+
+    async def chart(request: Request) -> Response:
+        snap = holder.snapshot
+        app = request.path_params["name"]
+        file_name = request.query_params.get("fileName")
+        why = None
+        if not file_name:
+            why = f"pass ?fileName={app}-<version>.tgz"
+        elif "/" in file_name or "\\" in file_name or ".." in file_name or not file_name.endswith(".tgz"):
+            why = "fileName is a package name <app>-<version>.tgz, not a path"
+        elif not file_name.startswith(f"{app}-"):
+            why = f"{file_name} is not a chart of {app}"
+        elif file_name not in snap.build.charts:
+            why = f"{file_name} is not a released version"
+        data = snap.build.charts.get(file_name or "")
+        if why or data is None:
+            return js({"error": "Chart not found", "detail": why}, 404)
+        return Response(data, media_type="application/gzip", headers={
+            "Content-Disposition": f'attachment; filename="{file_name}"', "Cache-Control": "public, max-age=86400",
+            "Access-Control-Allow-Origin": "*"})
+
+    async def icon(request: Request) -> Response:
+        data = holder.snapshot.build.icons.get(request.path_params["file"].removesuffix(".png"))
+        if data is None:
+            return js({"error": "Icon not found"}, 404)
+        return Response(data, media_type="image/png", headers={"Cache-Control": "public, max-age=86400",
+                                                                  "Access-Control-Allow-Origin": "*"})
+
+    async def health(request: Request) -> Response:
+        snap = holder.snapshot
+        status = "ok" if holder.reload_error is None and holder.watching else "degraded"
+        return js({"name": name, "status": status, "apps": len(snap.build.entries), "hash": snap.build.hash,
+                   "last_updated": snap.build.last_updated, "generation": holder.generation,
+                   "watching": holder.watching, "reload_error": holder.reload_error, "problems": list(snap.problems)})
+
+    async def page(request: Request) -> Response:
+        return Response(holder.snapshot.page, media_type="text/html; charset=utf-8", headers={"Cache-Control": "no-cache"})
+
+    async def plot(request: Request) -> Response:
+        data = holder.snapshot.plots.get(request.path_params["file"])
+        if data is None:
+            return js({"error": "Not Found"}, 404)
+        return Response(data, media_type="image/svg+xml", headers={"Cache-Control": "no-cache"})
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return js({"error": "Not Found"}, 404)
+
+    async def not_allowed(request: Request, exc: Exception) -> Response:
+        return js({"error": "Method Not Allowed"}, 405)
+
+    class Preflight:
+        """OPTIONS on any path: the worker's CORS headers and no body."""
+
+        def __init__(self, app):
+            self.app = app
+
+        async def __call__(self, scope, receive, send):
+            if scope["type"] == "http" and scope["method"] == "OPTIONS":
+                await Response(status_code=200, headers=JSON_HEADERS)(scope, receive, send)
+                return
+            await self.app(scope, receive, send)
+
+    routes = [
+        Route("/api/v1/appstore/hash", hash_, methods=["GET"]),
+        Route("/api/v1/appstore/info", info, methods=["GET"]),
+        Route("/api/v1/applications/info", details, methods=["POST"]),
+        Route("/api/v1/applications/{name}/chart", chart, methods=["GET"]),
+        Route("/icons/{file}", icon, methods=["GET"]),
+        Route("/health", health, methods=["GET"]),
+        Route("/", page, methods=["GET"]),
+        Route("/plots/{file}", plot, methods=["GET"]),
+    ]
+    return Starlette(routes=routes, middleware=[Middleware(Preflight)],
+                     exception_handlers={404: not_found, 405: not_allowed})
+
+
+__all__ = ["CORS", "DEFAULT_VERSION", "Holder", "Snapshot", "info_data", "make_app", "parse_request"]
