@@ -125,8 +125,10 @@ class AppsInfoRequest(BaseModel):
 
 def parse_request(body: bytes) -> AppsInfoRequest | str:
     """The request, or what is wrong with it (for a 400)."""
+    if not body.strip():
+        return 'the body is empty; send a JSON object {"app_ids": ["<id>", ...], "version": "<olares version>"}'
     try:
-        return AppsInfoRequest.model_validate_json(body or b"null")
+        return AppsInfoRequest.model_validate_json(body)
     except ValidationError as exc:
         err = exc.errors()[0]
         if err["type"] == "json_invalid":
