@@ -147,7 +147,7 @@ section.model > h2 small { font-weight: normal; color: #607d8b; font-size: 13px;
 .cards { display: flex; flex-direction: column; gap: 10px; }
 article.app { background: #fff; border: 1px solid #e0e0e0; border-radius: 6px; padding: 10px 12px;
   display: flex; flex-wrap: wrap; gap: 4px 16px; align-items: flex-start; }
-article.app .facts { flex: 1 1 380px; min-width: 340px; }
+article.app .facts { flex: 0 1 420px; min-width: 320px; }
 article.app h3 { margin: 0 0 4px; font-size: 15px; }
 article.app h3 code { font-size: 12px; color: #607d8b; font-weight: normal; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 10px; margin: 6px 0; font-size: 12.5px; }
@@ -156,7 +156,7 @@ dt { color: #607d8b; } dd { margin: 0; overflow-wrap: anywhere; }
 .active { background: #2e7d32; } .deprecated { background: #ef6c00; } .removed { background: #757575; }
 .pass { color: #2e7d32; font-weight: bold; } .regression { color: #ef6c00; font-weight: bold; }
 .fail { color: #c62828; font-weight: bold; } .FIT { color: #2e7d32; } .TIGHT { color: #ef6c00; } .FAIL { color: #c62828; }
-figure { margin: 0; } figure img { display: block; max-width: 100%; height: auto; }
+figure { margin: 0; flex: 0 1 auto; } figure img { display: block; max-width: 100%; height: auto; }
 figcaption { font-size: 11px; color: #757575; }
 .problems { background: #fff3e0; border: 1px solid #ffb74d; padding: 8px 12px; margin: 12px 0; font-size: 13px; }
 </style>

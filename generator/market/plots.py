@@ -63,8 +63,8 @@ def _speed_svg(app: str, smokes: tuple[SmokePoint, ...], benchmarks: tuple[Bench
     import matplotlib.dates as mdates
 
     with matplotlib.rc_context(RC):
-        fig = _figure(4.6, 2.1)
-        fig.subplots_adjust(left=0.13, right=0.97, top=0.95, bottom=0.16)
+        fig = _figure(4.0, 2.0)
+        fig.subplots_adjust(left=0.14, right=0.97, top=0.95, bottom=0.21)
         ax = fig.subplots()
         measured = [s for s in smokes if s.tokens_per_s is not None]
         times = [s.when.replace(tzinfo=None) for s in measured]
@@ -92,7 +92,7 @@ def _speed_svg(app: str, smokes: tuple[SmokePoint, ...], benchmarks: tuple[Bench
             ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
             top = max([s.tokens_per_s or 0.0 for s in measured] + [b.tokens_per_s for b in benchmarks])
             ax.set_ylim(0, top * 1.25)
-            ax.legend(loc="lower left", fontsize=7, frameon=False)
+            ax.legend(loc="upper left", fontsize=6.5, frameon=False, ncols=2)
             ax.grid(axis="y", color="#eeeeee")
         ax.set_ylabel("tokens/s")
         return _svg(fig, f"tokens/s history of {app}")
@@ -107,8 +107,9 @@ def fit_svg(fit: Fit) -> bytes:
     with matplotlib.rc_context(RC):
         pools = list(fit.pools)
         parts = [p for p in fit.parts if p.mib > 0]
-        fig = _figure(5.8, max(2.1, 0.55 + 0.15 * len(parts)))
-        fig.subplots_adjust(left=0.22, right=0.6, top=0.88, bottom=0.22 * 2.1 / max(2.1, 0.55 + 0.15 * len(parts)))
+        height = max(2.0, 0.55 + 0.15 * len(parts))
+        fig = _figure(5.0, height)
+        fig.subplots_adjust(left=0.22, right=0.58, top=1 - 0.24 / height, bottom=0.46 / height)
         ax = fig.subplots()
         cmap = matplotlib.colormaps["tab20"]
         components = list(dict.fromkeys(p.component for p in parts))
@@ -133,7 +134,7 @@ def fit_svg(fit: Fit) -> bytes:
         ax.set_xlim(0, max([p.capacity_mib for p in pools] + [fit.used(p.key) for p in pools]) * 1.2)
         ax.xaxis.set_major_locator(MaxNLocator(4))
         ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
-        fig.legend(loc="center left", bbox_to_anchor=(0.61, 0.5), fontsize=6.5, frameon=False, handlelength=1.2)
+        fig.legend(loc="center left", bbox_to_anchor=(0.59, 0.5), fontsize=6.5, frameon=False, handlelength=1.2)
         ax.set_title(f"{fit.verdict} at {fit.context:,} tokens", fontsize=8, loc="left")
         return _svg(fig, f"GPU memory fit of {fit.app}")
 

@@ -16,17 +16,17 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
-from ruamel.yaml import YAML
-
 from bump_support import git
 from conftest import REPO
+from ruamel.yaml import YAML
 
 SERVE_START_S = 120.0  # first build: packaging, fits and plots on a loaded 2-core machine
 

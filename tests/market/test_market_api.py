@@ -16,13 +16,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from bump_support import git
+from market_support import make_store, ref_id, serve, wait_for
 
 from generator.publish.package import tree_of_package
 from generator.versions.releases import load_releases
 from generator.versions.state import content_hash
-
-from bump_support import git
-from market_support import make_store, ref_id, serve, wait_for
 
 CORS = {"access-control-allow-origin": "*", "access-control-allow-methods": "GET, POST, OPTIONS",
         "access-control-allow-headers": "Content-Type, Authorization"}

@@ -20,14 +20,27 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from market_support import (
+    ids_in_batches,
+    make_store,
+    ref_bytes,
+    ref_cpu,
+    ref_id,
+    reference_entry,
+    serve,
+    to_v2,
+)
 
 from generator.chart.writer import read_tree
 from generator.publish.market import Released, build_market
-from generator.publish.market_entry import parse_bytes, parse_cpu, read_chart, strip_helm_templates
+from generator.publish.market_entry import (
+    parse_bytes,
+    parse_cpu,
+    read_chart,
+    strip_helm_templates,
+)
 from generator.versions.releases import Release, load_releases
 from generator.versions.state import content_hash
-
-from market_support import ids_in_batches, make_store, ref_bytes, ref_cpu, ref_id, reference_entry, serve, to_v2
 
 
 @pytest.fixture(scope="module")

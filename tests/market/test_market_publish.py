@@ -14,14 +14,13 @@ import json
 from pathlib import Path
 
 import pytest
+from bump_support import git, run_cli
+from market_support import make_store, ref_id, serve
+from test_market_api import png
 
 from generator.publish.package import tree_of_package
 from generator.versions.releases import load_releases
 from generator.versions.state import content_hash
-
-from bump_support import git, run_cli
-from market_support import make_store, ref_id, serve
-from test_market_api import png
 
 APP = "gemma4e2bone"
 
