@@ -258,5 +258,5 @@ def node_with_js_yaml(checkout: Path) -> str | None:
         return None
     env = {**os.environ, "NODE_PATH": os.pathsep.join(filter(None, [str(checkout / "node_modules"),
                                                                      os.environ.get("NODE_PATH")]))}
-    probe = subprocess.run([node, "-e", "require('js-yaml')"], env=env, capture_output=True, timeout=60)
+    probe = subprocess.run([node, "-e", "require('js-yaml')"], check=False, env=env, capture_output=True, timeout=60)
     return node if probe.returncode == 0 else None
