@@ -1,0 +1,73 @@
+"""Which versions a Market Source may serve: only those releases.yaml records, with the recorded content, found
+in charts/ or in the git history of the charts folder (real git, real Helm packages)."""
+
+from __future__ import annotations
+
+import shutil
+from generator.market.source import PackageCache, collect
+from generator.versions.releases import load_releases
+
+from bump_support import git, run_cli
+from conftest import REPO
+from market_support import make_store
+
+APP = "gemma4e2bone"
+
+
+def test_current_charts_are_served_without_git(tmp_path):
+    shutil.copytree(REPO / "catalog", tmp_path / "catalog")
+    shutil.copytree(REPO / "charts", tmp_path / "charts")
+    got = collect(tmp_path / "catalog", tmp_path / "charts")
+    releases = load_releases(tmp_path / "catalog")
+    assert got.problems == ()
+    assert {(r.app, r.version) for r in got.releases} == {(a, releases.latest(a).version) for a in got.listed}
+    assert got.listed == {p.name for p in (tmp_path / "charts").iterdir()}
+
+
+def test_an_unrecorded_or_edited_chart_is_not_served(tmp_path, capsys):
+    store = make_store(tmp_path / "store")
+    catalog, charts = store / "catalog", store / "charts"
+    released = load_releases(catalog).latest(APP).version
+    chart_yaml = charts / APP / "Chart.yaml"
+    chart_yaml.write_text(chart_yaml.read_text().replace(f"version: {released}", "version: 9.9.9"))
+    values = charts / "gemma426ba4bone" / "values.yaml"
+    values.write_text(values.read_text() + "# edited by hand\nextra: 1\n")
+    got = collect(catalog, charts)
+    assert any(f"charts/{APP} is at 9.9.9, which releases.yaml does not record" in p for p in got.problems)
+    assert any("charts/gemma426ba4bone" in p and "differs from the content" in p for p in got.problems)
+    # both stay listed at their released version, found in git with the recorded content
+    versions = {(r.app, r.version) for r in got.releases}
+    assert (APP, released) in versions and (APP, "9.9.9") not in versions
+    assert ("gemma426ba4bone", load_releases(catalog).latest("gemma426ba4bone").version) in versions
+    assert {APP, "gemma426ba4bone"} <= got.listed
+
+
+def test_every_released_version_is_found_in_history_and_packaged_once(tmp_path, capsys):
+    store = make_store(tmp_path / "store")
+    catalog, charts = store / "catalog", store / "charts"
+    first = load_releases(catalog).latest(APP).version
+    for note in ("second", "third"):
+        assert run_cli(capsys, "bump", APP, "--note", note, "--catalog", str(catalog))[0] == 0
+        git(store, "add", "-A")
+        git(store, "commit", "-q", "-m", note)
+    versions = sorted(load_releases(catalog).apps[APP])
+    assert len(versions) == 3 and first in versions
+    cache = PackageCache()
+    got = collect(catalog, charts, cache)
+    assert sorted(r.version for r in got.releases if r.app == APP) == versions
+    packages = {r.file_name: r.package for r in got.releases}
+    again = collect(catalog, charts, cache)  # released versions never change: packaged once
+    assert all(packages[r.file_name] is r.package for r in again.releases)
+    shutil.rmtree(store / ".git")  # without git only the current chart of each app can be served
+    alone = collect(catalog, charts)
+    assert [r.version for r in alone.releases if r.app == APP] == [load_releases(catalog).latest(APP).version]
+    assert sum("no chart with its content was found" in p for p in alone.problems) == 2
+
+
+def test_a_removed_app_stays_downloadable_but_unlisted(tmp_path):
+    store = make_store(tmp_path / "store")
+    shutil.rmtree(store / "charts" / APP)
+    got = collect(store / "catalog", store / "charts")
+    assert APP not in got.listed
+    assert any(r.app == APP for r in got.releases)  # from git: installed copies can still download it
+    assert not any(APP in p for p in got.problems)
