@@ -4,12 +4,13 @@ in charts/ or in the git history of the charts folder (real git, real Helm packa
 from __future__ import annotations
 
 import shutil
-from generator.market.source import PackageCache, collect
-from generator.versions.releases import load_releases
 
 from bump_support import git, run_cli
 from conftest import REPO
 from market_support import make_store
+
+from generator.market.source import PackageCache, collect
+from generator.versions.releases import load_releases
 
 APP = "gemma4e2bone"
 
