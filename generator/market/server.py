@@ -75,7 +75,7 @@ class Watcher(threading.Thread):
         self.stopping.set()
 
     def run(self) -> None:
-        self.holder.watching = True
+        self.holder.watching = True  # also set by start(), before /health can be asked
         try:
             while not self.stopping.wait(self.interval):
                 self.poll()
@@ -118,6 +118,7 @@ def start(sources: Sources, *, interval: float = 1.0) -> tuple[Holder, Watcher]:
     seen = sources.signature()  # taken first: a change during the first build triggers a rebuild
     holder = Holder(snapshot(build(sources, cache)))
     watcher = Watcher(holder, sources, cache, seen, interval)
+    holder.watching = True
     watcher.start()
     return holder, watcher
 
