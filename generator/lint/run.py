@@ -5,7 +5,8 @@
 - HELM002: the Helm engine cannot render the chart with those values;
 - K8S001/K8S002/K8S003: every rendered document against the strict Kubernetes 1.30 schemas;
 - OLARES001..: the Olares chart rules of `generator/lint/olares.py`.
-docs/chart-rules.md lists every rule with its why and its source.
+docs/rules.md (generated from the one rule registry, generator/core/ruleset.py) lists every rule with
+its why and its source.
 """
 
 from __future__ import annotations
@@ -15,26 +16,26 @@ from typing import Iterable
 from generator.lint import olares
 from generator.lint import helm
 from generator.lint import kube
-from generator.lint.registry import CHART_RULES, CHECKS, ChartRule, Issue, register
+from generator.lint.registry import CHART_RULES, ChartRule, Issue, checks, register
 from generator.lint.values import olares_values
 from generator.lint.view import ChartView, build_view, main_gpu_type
 from generator.core.findings import Finding
 
-register("HELM001", "`helm lint --strict` reports no error with the values Olares injects",
+register("HELM001", "`helm lint --strict` (Kubernetes v1.30.0) reports no error with the values Olares injects",
          "Market ingest and `olares-cli chart lint` run the Helm engine; a lint error blocks the upload",
-         "olares-chart.md §3 A step 4; machines.md §2.2 (helm-python-sdk lint report)")
+         "olares-chart.md §3 A step 4; helm-python-sdk `lint()` report (severity 3 = error)")
 register("HELM002", "the chart renders with the values Olares injects (release name = app name)",
          "app-service installs by rendering with exactly these values; a failing template means no install",
          "olares-chart.md §3 A step 4, §4.4; oac helmrender/values.go BuildValues")
 register("K8S001", "every rendered document validates against the strict Kubernetes 1.30 schema",
          "the API server rejects unknown fields and wrong types at install time, after the user waited",
-         "kubernetes-validate strict schemas (machines.md §3)")
+         "kubernetes-validate strict schemas (github.com/willthames/kubernetes-validate)")
 register("K8S002", "every rendered template parses as YAML objects with apiVersion and kind",
          "Helm and the API server refuse a manifest that is not a list of Kubernetes objects",
-         "machines.md §2.3 (render returns raw text; only parsing finds broken YAML)")
+         "helm-python-sdk `Chart.render` returns raw text; only parsing finds broken YAML")
 register("K8S003", "every rendered kind is known to Kubernetes 1.30 (CRDs are reported, not failed)",
          "an unknown apiVersion/kind is a typo unless the cluster has that CRD",
-         "kubernetes-validate SchemaNotFoundError (machines.md §3)", severity="warning")
+         "kubernetes-validate SchemaNotFoundError", severity="warning")
 
 
 def _finding(rule: ChartRule, name: str, issue: Issue, file: str | None) -> Finding:
@@ -101,7 +102,7 @@ def lint_chart(name: str, tree: dict[str, str], *, file: str | None = None) -> l
         found += [("HELM001", i) for i in _helm_lint(view, folder)]
     found += [("HELM002", i) for i in _render_failures(view)]
     found += list(_schema(view))
-    for rule, check in CHECKS:
+    for rule, check in checks():
         found += [(rule.id, i) for i in check(view)]
     findings = [_finding(CHART_RULES[rid], name, issue, file) for rid, issue in found]
     return sorted(findings, key=lambda f: (f.rule, f.file or "", f.line or 0, f.message))
