@@ -43,10 +43,11 @@ def _check(run, catalog: Path | None, out: Path | None, base: str | None) -> Non
 
     problems = [m for m in (check_message(o) for o in run.outcomes) if m]
     if base:
+        from generator.adapters.git import Git
         from generator.versions.gitbase import version_problems
 
         charts = out or default_out(catalog)
-        problems += version_problems(charts, base, {n: c.tree for n, c in run.currents.items()})
+        problems += version_problems(charts, base, {n: c.tree for n, c in run.currents.items()}, Git())
     for line in problems:
         print(line, file=sys.stderr)
     if problems:

@@ -60,6 +60,8 @@ def publish(
     github_api: Annotated[Optional[str], typer.Option("--github-api", help="git: GitHub REST API base URL (GitHub Enterprise, tests).")] = None,
     pr_repo: Annotated[Optional[str], typer.Option("--pr-repo", help="git: OWNER/REPO to open pull requests against (a fork's upstream).")] = None,
     draft: Annotated[bool, typer.Option("--draft/--ready", help="git: open pull requests as drafts (GitBot checks on ready).")] = True,
+    timeout: Annotated[float, typer.Option("--timeout", min=1.0, help="Total deadline in seconds of each network "
+                                                                      "call: registry, git fetch/push, GitHub API.")] = 120.0,
     remove: Annotated[bool, typer.Option("--remove", help="git: send the REMOVE pull request of apps marked removed "
                                                           "(irreversible: the name can never be used again).")] = False,
     yes: Annotated[bool, typer.Option("--yes", help="Confirm --remove.")] = False,
@@ -70,14 +72,18 @@ def publish(
 
     Apps marked `removed` are left alone unless `--remove --yes`: `catalog prune` prepares the reversible
     SUSPEND, and a REMOVE pull request deletes the market folder for good."""
-    from generator.publish import PublishError, make_target
+    from generator.adapters.git import Git
+    from generator.adapters.github import DEFAULT_API, GitHubApi
+    from generator.adapters.helm import Helm
+    from generator.publish import Tools, make_target
     from generator.publish.items import items_for
+    from generator.publish.secrets import github_token
 
-    try:
-        target = make_target(to, plain_http=plain_http, registry_config=registry_config, github_api=github_api,
-                             pr_repo=pr_repo, draft=draft)
-    except PublishError as exc:
-        raise UsageError(str(exc)) from None
+    tools = Tools(git=Git(network_timeout_s=timeout), helm=Helm(),
+                  github=GitHubApi(api=github_api or DEFAULT_API, token=github_token(), timeout_s=timeout),
+                  timeout_s=timeout)
+    target = make_target(to, tools, plain_http=plain_http, registry_config=registry_config, pr_repo=pr_repo,
+                         draft=draft)
     if remove and not yes:
         raise UsageError("--remove sends irreversible REMOVE pull requests (the app name can never be used again); "
                          "add --yes to confirm")

@@ -81,9 +81,10 @@ def _reach(app_name: str, endpoint: str | None, context: str | None,
         return
     if not kube:
         raise UsageError("say where the app runs: --endpoint URL, or --kube-context/--namespace to port-forward")
+    from generator.adapters.kube import Kube
     from generator.smoke.kube_forward import forwarded
 
-    with forwarded(app_name, context=context, namespace=namespace) as reached:
+    with forwarded(app_name, Kube.from_kubeconfig(context), namespace=namespace) as reached:
         yield reached
 
 

@@ -6,15 +6,16 @@
 - K8S001/K8S002/K8S003: every rendered document against the strict Kubernetes 1.30 schemas;
 - OLARES001..: the Olares chart rules of `generator/lint/olares.py`.
 docs/rules.md (generated from the one rule registry, generator/core/ruleset.py) lists every rule with
-its why and its source.
+its why and its source. The Helm engine is the Helm adapter the caller passes (the CLI builds one).
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
-from generator.lint import olares
-from generator.lint import helm
+from generator.adapters.helm import Helm
+from generator.lint import olares  # noqa: F401  (registers the OLARES rules)
+from generator.lint import helm as _helm
 from generator.lint import kube
 from generator.lint.registry import CHART_RULES, ChartRule, Issue, checks, register
 from generator.lint.values import olares_values
@@ -47,9 +48,9 @@ def _finding(rule: ChartRule, name: str, issue: Issue, file: str | None) -> Find
                    issue.line)
 
 
-def _helm_lint(view: ChartView, folder) -> Iterable[Issue]:
+def _helm_lint(engine: Helm, view: ChartView, folder) -> Iterable[Issue]:
     values = olares_values(view.name, view.manifest, view.values, gpu_type=main_gpu_type(view))
-    for path, message in helm.lint_errors(folder, values):
+    for path, message in _helm.lint_errors(folder, values, engine=engine):
         yield Issue(" ".join(message.split()), "fix the template or the chart file Helm names", path or None)
 
 
@@ -59,10 +60,10 @@ def _render_failures(view: ChartView) -> Iterable[Issue]:
                     "make every value lookup safe under the values Olares injects (| default, with)", "templates/")
 
 
-def _documents(view: ChartView) -> list[helm.Doc]:
+def _documents(view: ChartView) -> list[_helm.Doc]:
     """Each rendered object once: the main render, plus what only another render produced (e.g. the
     Secret that needs an env value); the same object with other replicas is not validated twice."""
-    seen: dict[tuple[str, str], helm.Doc] = {}
+    seen: dict[tuple[str, str], _helm.Doc] = {}
     for docs in [r.docs for r in view.renders] + list(view.modes.values()):
         for doc in docs:
             seen.setdefault((doc.source, doc.label), doc)
@@ -90,16 +91,18 @@ def _schema(view: ChartView) -> Iterable[tuple[str, Issue]]:
                                       "fix the field in the template or the planned values", doc.source)
 
 
-def lint_chart(name: str, tree: dict[str, str], *, file: str | None = None) -> list[Finding]:
+def lint_chart(name: str, tree: dict[str, str], *, file: str | None = None, helm: Helm | None = None) -> list[Finding]:
     """Every finding for one rendered chart (`{relative path: text}`), sorted by rule id.
 
     Findings point at `<name>/<chart file>` (with a line when known); with `file` (e.g. the catalog
     app file the chart was rendered from) they point there and the message names the chart file.
+    `helm` is the Helm adapter to use (a fresh one when None).
     """
+    engine = helm or Helm()
     found: list[tuple[str, Issue]] = []
-    with helm.chart_folder(name, tree) as folder:
-        view = build_view(name, tree, folder)
-        found += [("HELM001", i) for i in _helm_lint(view, folder)]
+    with _helm.chart_folder(name, tree) as folder:
+        view = build_view(name, tree, folder, engine)
+        found += [("HELM001", i) for i in _helm_lint(engine, view, folder)]
     found += [("HELM002", i) for i in _render_failures(view)]
     found += list(_schema(view))
     for rule, check in checks():

@@ -1,18 +1,19 @@
-"""Open or update the pull request of an app branch through the GitHub REST API (httpx).
+"""Open or update the pull request of an app branch through the GitHub REST API.
 
 `POST /repos/{owner}/{repo}/pulls`, `GET ...pulls?head=owner:branch&state=open`, `PATCH ...pulls/{n}`
-(docs.github.com/en/rest/pulls/pulls). The token goes in the Authorization header only; errors are
-redacted.
+(docs.github.com/en/rest/pulls/pulls). HTTP goes through the GitHub adapter (generator/adapters/github.py:
+the token in the Authorization header only, a total deadline per call, errors translated and redacted).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
-from generator.publish.secrets import PublishError, Redactor
+from generator.adapters.github import DEFAULT_API, GitHubApi
+from generator.core.errors import UsageError
 
-DEFAULT_API = "https://api.github.com"
 _GITHUB_URL = re.compile(r"^(?:https://(?:[^@/]+@)?github\.com/|git@github\.com:|ssh://git@github\.com/)"
                          r"(?P<owner>[A-Za-z0-9-]+)/(?P<repo>[A-Za-z0-9._-]+?)(?:\.git)?/?$")
 
@@ -24,44 +25,30 @@ def github_repo(url: str) -> str | None:
 
 
 @dataclass
-class GitHub:
-    api: str
-    token: str
-    repo: str  # owner/repo the pull request is opened against
-    redact: Redactor
-    timeout: float = 30.0
+class PullRequests:
+    """The pull requests of one repository (`owner/repo`)."""
 
-    def _call(self, method: str, path: str, **kwargs) -> object:
-        import httpx
+    api: GitHubApi
+    repo: str
 
-        url = f"{self.api.rstrip('/')}/repos/{self.repo}{path}"
-        headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/vnd.github+json",
-                   "X-GitHub-Api-Version": "2022-11-28", "User-Agent": "olares-llm-catalog"}
-        try:
-            response = httpx.request(method, url, headers=headers, timeout=self.timeout, **kwargs)
-        except httpx.HTTPError as exc:
-            raise self.redact.error(f"GitHub API {method} {url}: {exc}") from None
-        if response.status_code >= 400:
-            try:
-                message = response.json().get("message", "")
-            except ValueError:
-                message = response.text[:200]
-            raise self.redact.error(f"GitHub API {method} {url}: HTTP {response.status_code} {message}".rstrip())
-        return response.json()
+    def _call(self, method: str, path: str, *, params: dict[str, str] | None = None,
+              body: dict[str, Any] | None = None) -> Any:
+        return self.api.request(method, f"/repos/{self.repo}{path}", params=params, body=body)
 
-    def find_open(self, head: str) -> dict | None:
+    def find_open(self, head: str) -> dict[str, Any] | None:
         found = self._call("GET", "/pulls", params={"head": head, "state": "open"})
-        return found[0] if isinstance(found, list) and found else None
+        return found[0] if isinstance(found, list) and found and isinstance(found[0], dict) else None
 
     def ensure(self, *, head: str, base: str, title: str, body: str, draft: bool) -> str:
         """Open the PR for `head`, or bring an open one's title and body up to date; returns what was done."""
         existing = self.find_open(head)
         if existing is None:
-            pr = self._call("POST", "/pulls", json={"title": title, "head": head, "base": base, "body": body,
+            pr = self._call("POST", "/pulls", body={"title": title, "head": head, "base": base, "body": body,
                                                     "draft": draft})
+            pr = pr if isinstance(pr, dict) else {}
             return f"opened PR #{pr.get('number')} {pr.get('html_url', '')}".rstrip()
         if existing.get("title") != title or (existing.get("body") or "") != body:
-            self._call("PATCH", f"/pulls/{existing['number']}", json={"title": title, "body": body})
+            self._call("PATCH", f"/pulls/{existing['number']}", body={"title": title, "body": body})
             return f"updated PR #{existing['number']}"
         return f"PR #{existing['number']} is open"
 
@@ -72,5 +59,8 @@ class GitHub:
 
 def check_repo(value: str) -> str:
     if not re.fullmatch(r"[A-Za-z0-9-]+/[A-Za-z0-9._-]+", value):
-        raise PublishError(f"--pr-repo {value!r}: expected OWNER/REPO")
+        raise UsageError(f"--pr-repo {value!r}: expected OWNER/REPO")
     return value
+
+
+__all__ = ["DEFAULT_API", "PullRequests", "check_repo", "github_repo"]
