@@ -17,9 +17,15 @@ import pytest
 from support.bump import make_recorded
 from support.catalogs import MARKET, MARKET_CATALOG
 from support.flags import CACHE, SCRIPTS, run_script
-from support.tiers import (pytest_collection_modifyitems, pytest_configure, pytest_deselected,  # noqa: F401
-                           pytest_runtest_logreport, pytest_runtest_setup, pytest_sessionfinish,
-                           pytest_terminal_summary)
+from support.tiers import (  # noqa: F401
+    pytest_collection_modifyitems,
+    pytest_configure,
+    pytest_deselected,
+    pytest_runtest_logreport,
+    pytest_runtest_setup,
+    pytest_sessionfinish,
+    pytest_terminal_summary,
+)
 
 
 @pytest.fixture(scope="session")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from generator.check import run as checking
 from generator.catalog import load_catalog
+from generator.check import run as checking
 
 
 def test_parallel_check_equals_serial(rendered_copy, monkeypatch):

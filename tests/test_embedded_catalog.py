@@ -130,7 +130,7 @@ def test_active_apps_fit(cat):
 
 def test_committed_llamacpp_tables_match_their_recorded_help(tmp_path):
     regenerated = subprocess.run(["bash", str(SCRIPTS / "regenerate.sh"), "llamacpp-recorded"],
-                                 capture_output=True, text=True, cwd=REPO, timeout=300,
+                                 capture_output=True, text=True, cwd=REPO, timeout=300, check=False,
                                  env=dict(os.environ, FLAGS_OUT=str(tmp_path), PYTHON=sys.executable))
     assert regenerated.returncode == 0, regenerated.stderr[-3000:]
     written = sorted(p.name for p in tmp_path.glob("*.yaml"))

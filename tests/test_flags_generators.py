@@ -18,7 +18,6 @@ from generator.flags.tables import FlagTable, load_table
 
 from support.flags import generate_llamacpp_table
 
-
 # -- llama.cpp ----------------------------------------------------------------------------------------
 
 @pytest.mark.needs_llama_server

@@ -29,7 +29,8 @@ import httpx
 import pytest
 
 from support import tinygguf
-from support.tiers import MARK, llama_server as llama_server_env
+from support.tiers import MARK
+from support.tiers import llama_server as llama_server_env
 
 SPEC_ARGS = ["--spec-type", "draft-simple", "--spec-draft-n-max", "4"]
 

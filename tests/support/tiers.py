@@ -22,12 +22,12 @@ MARK = "needs_llama_server"
 REQUIRE_ALL = "CATALOG_REQUIRE_ALL"
 SKIP_REASON = "needs a built llama-server: set LLAMA_SERVER or run scripts/test.sh"
 MARKERS = (
-    f"{MARK}: runs the built llama.cpp llama-server ($LLAMA_SERVER); skipped without it, "
-    f"a failure under {REQUIRE_ALL}=1 (.ci/run, the tests workflow)",
-    "slow: downloads a large artefact on a cold cache (the vllm 0.19.1 wheel, ~430 MB, kept in "
-    "~/.cache/catalog/vllm-wheels); `scripts/test.sh --quick` deselects it",
-    "embedded_catalog: reads the live catalog/ and charts/ (only tests/test_embedded_catalog.py); every other "
-    "test gets an unreachable embedded catalog",
+    (f"{MARK}: runs the built llama.cpp llama-server ($LLAMA_SERVER); skipped without it, "
+     f"a failure under {REQUIRE_ALL}=1 (.ci/run, the tests workflow)"),
+    ("slow: downloads a large artefact on a cold cache (the vllm 0.19.1 wheel, ~430 MB, kept in "
+     "~/.cache/catalog/vllm-wheels); `scripts/test.sh --quick` deselects it"),
+    ("embedded_catalog: reads the live catalog/ and charts/ (only tests/test_embedded_catalog.py); every other "
+     "test gets an unreachable embedded catalog"),
 )
 
 _missed: list[str] = []  # marked tests skipped or deselected in this session
