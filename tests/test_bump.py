@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from bump_support import lines_except, recorded, recorded_template, run_cli, trim_catalog  # noqa: F401
-from conftest import edit_app
 from generator.yamlio import yamlout
 from generator.versions.releases import load_releases
+
+from support.bump import lines_except, run_cli, trim_catalog
+from support.catalogs import edit_app
 
 FAST = "vllmqwen36turbo27bone"
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bump_support import recorded, recorded_template, run_cli  # noqa: F401
-from conftest import edit_app, edit_yaml
 from generator.versions.diff import Change, diff_states, level_of
 from generator.versions.releases import load_releases
 from generator.versions.state import content_hash, next_version, option_groups
+
+from support.bump import run_cli
+from support.catalogs import edit_app, edit_yaml
 
 STATE = {
     "status": "active", "stack": "s", "engine": "vllm", "image": "img:1", "command": ["serve"],
