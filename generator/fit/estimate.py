@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 
 from generator.catalog import Resolved
 from generator.engines import EngineSpec
-from generator.engines.settings import Settings, settings_for
+from generator.engines.settings import AnySettings, VllmSettings, settings_for
 from generator.fit import llamacpp as fit_llamacpp
 from generator.fit import vllm as fit_vllm
 from generator.fit.ledger import KV_COMPONENTS, TIGHT_FRACTION, TIGHT_MIN_MIB, Ledger, Part, Pool, Verdict, verdict_of
@@ -86,16 +86,16 @@ class Fit:
 
 
 
-def estimate(r: Resolved, engine: EngineSpec, settings: Settings | None = None) -> Fit:
+def estimate(r: Resolved, engine: EngineSpec, settings: AnySettings | None = None) -> Fit:
     """The fit of one resolved app with the argv/env its engine will really get."""
     s = settings or settings_for(r, engine)
     ledger = Ledger()
-    if s.engine == "vllm":
+    if isinstance(s, VllmSettings):
         fit_vllm.build(r, s, ledger)
     else:
         fit_llamacpp.build(r, s, ledger)
     cap = r.app.gpu_memory_mib
-    return Fit(app=r.app.name, engine=s.engine, cap_mib=cap, context=int(s.context.value),  # type: ignore[arg-type]
+    return Fit(app=r.app.name, engine=s.engine, cap_mib=cap, context=s.context.value,
                verdict=verdict_of(ledger.pools, ledger.parts, cap), pools=tuple(ledger.pools),
                parts=tuple(ledger.parts), assumptions=tuple(ledger.assumptions), calibrated=tuple(ledger.calibrated),
                facts=tuple(ledger.facts))

@@ -49,7 +49,7 @@ def version_name(ctx: AppContext) -> Iterable[Finding]:
 @rule("CON003", "error", "a context size in the title or description matches context_length",
       "Users pick the app by the context the market card promises", "field-notes.md (apps table: context per app)")
 def context_claims(ctx: AppContext) -> Iterable[Finding]:
-    tokens = int(settings(ctx).context.value or 0)  # type: ignore[arg-type]
+    tokens = settings(ctx).context.value
     for field, text in _text(ctx).items():
         for match in CONTEXT.finditer(text):
             k = int(match.group(1))

@@ -20,7 +20,7 @@ def max_context(ctx: AppContext, pool: str, margin: float = 0.0) -> int:
         trial: Fit = estimate(ctx.resolved, ctx.engine, replace(s, context=Value(tokens)))
         return trial.margin(pool) >= margin
 
-    low, high = 0, int(s.context.value) // 1024  # type: ignore[arg-type]
+    low, high = 0, s.context.value // 1024
     while low < high:
         mid = (low + high + 1) // 2
         low, high = (mid, high) if fits(mid * 1024) else (low, mid - 1)
