@@ -12,10 +12,8 @@ package/manifest.html); Helm Chart.yaml: https://helm.sh/docs/topics/charts/#the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeAlias
 
-# Plain YAML data, the emitter's input: mappings keep their insertion order.
-Data: TypeAlias = "dict[str, Data] | list[Data] | str | int | float | bool | None"
+from generator.core.data import Data
 
 GPU_RESOURCE = "nvidia.com/gpumem"  # HAMi's extended resource: an integer of MiB
 

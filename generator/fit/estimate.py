@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from generator.catalog import Resolved
+from generator.core.data import Data
 from generator.engines import EngineSpec
 from generator.engines.settings import AnySettings, VllmSettings, settings_for
 from generator.fit import llamacpp as fit_llamacpp
@@ -77,8 +78,9 @@ class Fit:
         return (f"{self.verdict} at {self.context:,} tokens on a {self.cap_mib:,} MiB cap: {pool.title} {word} {amount} "
                 f"({self.used(pool.key):,.0f} of {pool.capacity_mib:,.0f} MiB)")
 
-    def as_dict(self) -> dict:
-        out = asdict(self)
+    def as_dict(self) -> dict[str, Data]:
+        """JSON data (`catalog explain --json`): every field, the margins per pool and the summary."""
+        out: dict[str, Data] = asdict(self)
         out["margins"] = {p.key: round(self.margin(p.key), 1) for p in self.pools}
         out["summary"] = self.summary()
         return out
