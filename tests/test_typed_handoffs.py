@@ -48,9 +48,9 @@ def _untyped_mapping(node: ast.expr | None, aliases: dict[str, ast.expr], seen: 
             args = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
             if base in MAPPINGS and args and _is_any(args[-1]):
                 return True
-        if isinstance(sub, ast.Name) and sub.id in aliases and sub.id not in seen:
-            if _untyped_mapping(aliases[sub.id], aliases, seen | {sub.id}):
-                return True
+        if isinstance(sub, ast.Name) and sub.id in aliases and sub.id not in seen \
+                and _untyped_mapping(aliases[sub.id], aliases, seen | {sub.id}):
+            return True
     return False
 
 

@@ -267,6 +267,6 @@ def key_paths(node: Data, prefix: str = "") -> list[str]:
     return paths
 
 
-__all__ = ["Accelerator", "ChartYaml", "ContainerResources", "Data", "Dependency", "EngineValues", "EnvValue", "Entrance",
-           "FetchFile", "GPU_RESOURCE", "ManifestSpec", "Metadata", "ModelFetch", "OlaresManifest", "Owners",
-           "ResourceList", "SystemEnv", "Values", "key_paths"]
+__all__ = ["Accelerator", "ChartYaml", "ContainerResources", "Data", "Dependency", "EngineValues", "EnvValue",
+           "Entrance", "FetchFile", "GPU_RESOURCE", "ManifestSpec", "Metadata", "ModelFetch", "OlaresManifest",
+           "Owners", "ResourceList", "SystemEnv", "Values", "key_paths"]

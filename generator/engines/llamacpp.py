@@ -34,8 +34,8 @@ def own(head: Head) -> Own:
         Arg(("--ctx-size", str(app.context_length)), "app.context_length"),
     ]
     if app.kv_cache_type:
-        args.append(Arg(("--cache-type-k", app.kv_cache_type, "--cache-type-v", app.kv_cache_type_v or app.kv_cache_type),
-                        "app.kv_cache_type"))
+        v_type = app.kv_cache_type_v or app.kv_cache_type
+        args.append(Arg(("--cache-type-k", app.kv_cache_type, "--cache-type-v", v_type), "app.kv_cache_type"))
     args += speculative(head)
     if app.vision and r.model.mmproj is not None:
         args.append(Arg(("--mmproj", head.fetch(r.model.mmproj).path), "app.vision"))

@@ -192,7 +192,8 @@ def vllm_settings(r: Resolved, engine: EngineSpec) -> VllmSettings:
     ctx, kv = argv.last("--max-model-len"), argv.last("--kv-cache-dtype")
     kv_value = Value(_text(kv, "auto"), kv)
     method, tokens, spec_where = _vllm_spec(argv)
-    util, batched, seqs = argv.last("--gpu-memory-utilization"), argv.last("--max-num-batched-tokens"), argv.last("--max-num-seqs")
+    util, batched = argv.last("--gpu-memory-utilization"), argv.last("--max-num-batched-tokens")
+    seqs = argv.last("--max-num-seqs")
     kvbytes = argv.last("--kv-cache-memory-bytes")
     pinned = human_int(kvbytes.value) if kvbytes else None
     last = argv.present("--enable-prefix-caching", "--no-enable-prefix-caching")
@@ -210,14 +211,16 @@ def vllm_settings(r: Resolved, engine: EngineSpec) -> VllmSettings:
         seqs=Value(_int(seqs, VLLM_DEFAULT_MAX_SEQS), seqs, "vLLM default"),
         kv_bytes=Value(pinned, kvbytes) if pinned is not None else None,
         prefix_caching=Value(prefix, last, "vLLM default"),
-        mamba_mode=Value(_text(mode, "align" if prefix else "none"), mode, "align when prefix caching is on (stacks.md §1.2)"),
+        mamba_mode=Value(_text(mode, "align" if prefix else "none"), mode,
+                         "align when prefix caching is on (stacks.md §1.2)"),
         eager=Value(eager is not None or _cudagraph_mode(argv) == "NONE", eager),
         graphs_profiled=Value(bool(profiled and profiled.value.strip() == "1"), None,
                               "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"),
     )
 
 
-def _kv_pair(argv: Argv, k_names: tuple[str, ...], v_names: tuple[str, ...], default: str) -> tuple[Value[str], Value[str]]:
+def _kv_pair(argv: Argv, k_names: tuple[str, ...], v_names: tuple[str, ...],
+             default: str) -> tuple[Value[str], Value[str]]:
     k, v = argv.last(*k_names), argv.last(*v_names)
     note = f"{default} (engine default)"
     return Value(_text(k, default), k, note), Value(_text(v, default), v, note)

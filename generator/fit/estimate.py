@@ -6,9 +6,9 @@ An estimate is a list of parts (component, MiB, note), each drawn from a pool wi
   the rest of the cap, which must hold what is allocated after vLLM sized its KV pool (Genesis P38's lazy
   workspace, P5B's padded pages, CUDA graphs when they are not profiled).
 - llama.cpp and forks: one pool, the cap.
-The engine modules (`fit/vllm.py`, `fit/llamacpp.py`; their shared types in `fit/ledger.py`) build the parts; measured rows of the catalog
-(`calibration:` on the app or the model) replace or scale the estimate where they apply. docs/fit.md
-explains every formula and assumption.
+The engine modules (`fit/vllm.py`, `fit/llamacpp.py`; their shared types in `fit/ledger.py`) build the parts;
+measured rows of the catalog (`calibration:` on the app or the model) replace or scale the estimate where they
+apply. docs/fit.md explains every formula and assumption.
 """
 
 from __future__ import annotations
@@ -75,7 +75,8 @@ class Fit:
         margin = self.margin(pool.key)
         word = {"FAIL": "short by", "TIGHT": "only", "FIT": "margin"}[self.verdict]
         amount = f"{abs(margin):,.0f} MiB" + (" left" if self.verdict == "TIGHT" else "")
-        return (f"{self.verdict} at {self.context:,} tokens on a {self.cap_mib:,} MiB cap: {pool.title} {word} {amount} "
+        return (f"{self.verdict} at {self.context:,} tokens on a {self.cap_mib:,} MiB cap: {pool.title} {word} "
+                f"{amount} "
                 f"({self.used(pool.key):,.0f} of {pool.capacity_mib:,.0f} MiB)")
 
     def as_dict(self) -> dict[str, Data]:
@@ -103,4 +104,5 @@ def estimate(r: Resolved, engine: EngineSpec, settings: AnySettings | None = Non
                facts=tuple(ledger.facts))
 
 
-__all__ = ["KV_COMPONENTS", "Fit", "Ledger", "Part", "Pool", "TIGHT_FRACTION", "TIGHT_MIN_MIB", "Verdict", "estimate", "verdict_of"]
+__all__ = ["KV_COMPONENTS", "Fit", "Ledger", "Part", "Pool", "TIGHT_FRACTION", "TIGHT_MIN_MIB", "Verdict", "estimate",
+           "verdict_of"]

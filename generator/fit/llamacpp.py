@@ -10,7 +10,8 @@ from __future__ import annotations
 from generator.catalog import Resolved
 from generator.fit.ledger import Ledger
 from generator.fit.vllm import weights_part
-from generator.fit.memory import GGML_BYTES, MIB, Geometry, align_up, ggml_slot_bytes, group_bytes_per_token, recurrent_state_bytes
+from generator.fit.memory import (GGML_BYTES, MIB, Geometry, align_up, ggml_slot_bytes, group_bytes_per_token,
+                                  recurrent_state_bytes)
 from generator.engines.settings import GgufSettings as Settings, LlamaCppSettings
 
 CELL_PAD = 256  # llama.cpp pads KV cells to 256
@@ -42,9 +43,11 @@ def _weights(r: Resolved, s: Settings, ledger: Ledger) -> None:
     if spec and spec.drafter:
         drafter = r.model.drafter(spec.drafter)
         assert drafter is not None
-        ledger.add("cap", f"drafter weights ({drafter.id})", drafter.weights[0].size_gib * 1024, drafter.weights[0].repo)
+        weights = drafter.weights[0]
+        ledger.add("cap", f"drafter weights ({drafter.id})", weights.size_gib * 1024, weights.repo)
         if drafter.kind == "mtp-assistant":
-            ledger.add("cap", "drafter KV", 0.0, "the assistant is loaded into the target context: no second KV (stacks.md §5.1)")
+            ledger.add("cap", "drafter KV", 0.0,
+                       "the assistant is loaded into the target context: no second KV (stacks.md §5.1)")
         else:
             ledger.add("cap", "drafter KV", 0.0, f"{drafter.kind} drafter geometry is not in the catalog: not modelled")
             ledger.assume(f"the {drafter.kind} drafter's own KV is not modelled (no geometry in catalog/models)")
@@ -60,7 +63,8 @@ def kv_parts(r: Resolved, s: Settings) -> list[tuple[str, float, str]]:
                                                 f"{geo.full.head_dim} x K {k} + V {v} x {cells:,} cells")]
     if s.spec_method == "mtp" and not (r.app.speculative and r.app.speculative.drafter) and geo.mtp_layers:
         per_layer = geo.full.kv_heads * ggml_slot_bytes(k, v, geo.full.head_dim)
-        out.append(("KV MTP layer", geo.mtp_layers * per_layer * cells, f"{geo.mtp_layers} nextn layer(s) over the context"))
+        out.append(("KV MTP layer", geo.mtp_layers * per_layer * cells,
+                    f"{geo.mtp_layers} nextn layer(s) over the context"))
     if geo.sliding is not None:
         out.append(_sliding(s, geo, k, v, cells))
     if geo.kv_shared_layers:

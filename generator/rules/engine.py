@@ -4,11 +4,11 @@ override is judged exactly as the engine will see it."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Callable, Iterable
 
-from generator.engines.argv import Argv
+from generator.engines.argv import Argv, Flag
 from generator.catalog import Resolved
-from generator.core.findings import Finding
+from generator.core.findings import Finding, Severity
 from generator.engines.settings import LlamaCppSettings, Value, VllmSettings
 from generator.fit.memory import TURBOQUANT_BITS
 from generator.rules import AppContext, rule
@@ -128,7 +128,7 @@ def turboquant_hybrid(ctx: AppContext) -> Iterable[Finding]:
                           "use a stack with turboquant_hybrid (vllm-nightly, vllm-gemma4-0505, genesis-vllm)", "kv_cache_type")
 
 
-def _vision_flag(ctx: AppContext):
+def _vision_flag(ctx: AppContext) -> Flag | None:
     return Argv(ctx.engine).last("--mmproj", "-mm", "--limit-mm-per-prompt")
 
 
@@ -172,7 +172,7 @@ def spelling_problems(r: Resolved) -> list[Finding]:
     return out
 
 
-def _spelling(rule_id: str):
+def _spelling(rule_id: str) -> Callable[[AppContext], Iterable[Finding]]:
     def check(ctx: AppContext) -> Iterable[Finding]:
         return [f for f in spelling_problems(ctx.resolved) if f.rule == rule_id]
     return check
@@ -198,7 +198,7 @@ def context_limit(ctx: AppContext) -> Iterable[Finding]:
     if context <= arch.max_context:
         return
     allow = next((e for e in ctx.engine.env if e.name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN" and e.value.strip() == "1"), None)
-    severity = "warning" if (allow and s.engine == "vllm") else "error"
+    severity: Severity = "warning" if (allow and s.engine == "vllm") else "error"
     where = s.context.where() or "from context_length"
     message = f"context {context:,} ({where}) is above {ctx.resolved.model.name}'s maximum {arch.max_context:,}"
     fix = f"set context_length to at most {arch.max_context}"

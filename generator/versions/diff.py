@@ -155,7 +155,8 @@ def diff_states(old: ReleaseState, new: ReleaseState, quiet: dict[str, set[str]]
     return changes or _files(old, new)
 
 
-QUIET_ORIGINS = {"context": ("app.context_length",), "model": ("app.model + app.quantization", "model weights revision")}
+QUIET_ORIGINS = {"context": ("app.context_length",),
+                 "model": ("app.model + app.quantization", "model weights revision")}
 
 
 def quiet_flags(args: tuple[Arg, ...]) -> dict[str, set[str]]:

@@ -99,7 +99,8 @@ def _release(path: Path, app: str, version: str, entry: Any) -> Release:
     date = entry.get("date")
     date = date.isoformat() if isinstance(date, dt.date) else str(date)
     state = entry.get("state")
-    return Release(version, str(entry["content"]), date, _state(path, where, state) if isinstance(state, dict) else None)
+    recorded = _state(path, where, state) if isinstance(state, dict) else None
+    return Release(version, str(entry["content"]), date, recorded)
 
 
 def _state(path: Path, where: str, data: dict[str, Any]) -> ReleaseState:
