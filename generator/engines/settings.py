@@ -139,8 +139,8 @@ def _json(text: str | None) -> JsonObject:
 
 
 def _int(flag: Flag | None, default: int) -> int:
-    """A flag's integer value; `default` when the flag is absent or its value is not a number (the engine
-    refuses such an argv at start, and the FLAG rules name the value)."""
+    """A flag's integer value; `default` when the flag is absent or its value is not a number. The engine refuses
+    such an argv at start; `catalog check` names the value where the engine's flag table types it (FLAG002)."""
     found = human_int(flag.value) if flag else None
     return default if found is None else found
 
