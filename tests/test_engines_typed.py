@@ -30,10 +30,11 @@ def cat():
 def test_every_engine_ends_with_the_stack_args_then_the_app_args(cat) -> None:
     for r in cat.apps.values():
         engine = engine_for(r)
-        tail = [a for a in engine.args if a.origin in (f"stack {r.stack.id}", "app.extra_args")]
+        pieces = [(a.origin, a.tokens) for a in engine.args]
         expected = [(f"stack {r.stack.id}", r.stack.args)] * bool(r.stack.args)
         expected += [("app.extra_args", r.app.extra_args)] * bool(r.app.extra_args)
-        assert [(a.origin, a.tokens) for a in engine.args[-len(tail):]] == expected if tail else not expected, r.app.name
+        assert pieces[len(pieces) - len(expected):] == expected, r.app.name
+        assert sum(origin in (f"stack {r.stack.id}", "app.extra_args") for origin, _ in pieces) == len(expected)
         assert sum(a.tokens == ("--host", "0.0.0.0", "--port", str(r.stack.port)) for a in engine.args) == 1
 
 
