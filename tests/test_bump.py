@@ -66,7 +66,7 @@ def test_changed_arg_fails_check_then_bump_writes_version_changelog_and_chart(ca
     assert run_cli(capsys, "render", "--check", "--catalog", cat)[0] == 0
     assert run_cli(capsys, "bump", "--check", "--catalog", cat)[0] == 0
     record = load_releases(cat).latest(FAST)
-    assert record.version == "2.5.7" and "--max-num-seqs 2" in record.state["args"]
+    assert record.version == "2.5.7" and "--max-num-seqs 2" in record.state.args
     assert load_releases(cat).get(FAST, "2.5.6").state is None  # older versions keep hash and date only
 
 

@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from ruamel.yaml.error import YAMLError
+from pydantic import ValidationError
 
 from generator.yamlio import yamlout
 from generator.core.errors import InputError, Problem, translate_os_error
 from generator.core.fileio import atomic_write_text
-from generator.versions.state import HASH_PREFIX, parse_version
+from generator.versions.state import HASH_PREFIX, ReleaseState, parse_version
 
 FILE_NAME = "releases.yaml"
 HEADER = (
@@ -37,7 +38,7 @@ class Release:
     version: str
     content: str
     date: str
-    state: dict[str, Any] | None = None
+    state: ReleaseState | None = None
 
 
 @dataclass
@@ -71,7 +72,7 @@ class Releases:
                 rel = self.apps[app][version]
                 entry: dict[str, Any] = {"content": rel.content, "date": rel.date}
                 if rel.state is not None:
-                    entry["state"] = rel.state
+                    entry["state"] = rel.state.to_data()
                 entries[version] = entry
             apps[app] = entries
         return HEADER + yamlout.dump({"apps": apps})
@@ -99,7 +100,17 @@ def _release(path: Path, app: str, version: str, entry: Any) -> Release:
     date = entry.get("date")
     date = date.isoformat() if isinstance(date, dt.date) else str(date)
     state = entry.get("state")
-    return Release(version, str(entry["content"]), date, state if isinstance(state, dict) else None)
+    recorded = _state(path, where, state) if isinstance(state, dict) else None
+    return Release(version, str(entry["content"]), date, recorded)
+
+
+def _state(path: Path, where: str, data: dict[str, Any]) -> ReleaseState:
+    try:
+        return ReleaseState.from_data(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(p) for p in error["loc"])
+        raise _problem(path, f"{where}.state.{field}", f"{error['msg']}; restore the file from git") from None
 
 
 def load_releases(catalog_root: Path) -> Releases:
