@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, TypeVar
+from typing import Callable, Iterable, TypeVar
 
 from pydantic import BaseModel
 
-from generator.core.errors import CatalogError, InputError, Problem, UsageError
+from generator.core.errors import InputError, Problem, UsageError
 from generator.yamlio.loader import Document, load_model, read_document
-from generator.schema import App, Device, GenesisRegistry, Model, Stack
+from generator.schema import App, Device, GenesisRegistry, Model, Stack, WeightFile
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -75,7 +75,7 @@ def _load_all(folder: Path, cls: type[T], problems: list[Problem]) -> list[tuple
         try:
             doc = read_document(path, name)
             out.append((load_model(cls, doc, name), doc, name))
-        except CatalogError as exc:
+        except InputError as exc:  # a FileSystemError (an unreadable file) is no catalog problem: it propagates
             problems.extend(exc.problems)
     return out
 
@@ -150,9 +150,53 @@ def _resolve(cat: Catalog, app: App, doc: Document, name: str, problems: list[Pr
                 if cat.genesis.patch(pid) is None:
                     problems.append(Problem(name, doc.line_of(("genesis_patches", index)), f"genesis_patches.{index}",
                                             f"unknown Genesis patch {pid!r}; see catalog/genesis/"))
+    if model is not None and stack is not None and len(problems) == before:
+        _check_stack_offers(app, model, stack, doc, name, problems)
     if len(problems) > before or model is None or stack is None or device is None:
         return None
     return Resolved(app=app, model=model, stack=stack, device=device, genesis=cat.genesis, file=name, doc=doc)
+
+
+def _check_stack_offers(app: App, model: Model, stack: Stack, doc: Document, name: str, problems: list[Problem]) -> None:
+    """What the engine needs to build the app's argv: the stack offers the speculative method, the app gives what
+    the stack's spelling of it takes (`{drafter}`, `{tokens}`), and a llama.cpp stack has a GGUF file to fetch.
+    Checked here, when the catalog is resolved, so render, bump, explain and check all report it the same way."""
+    def bad(loc: tuple[str, ...], message: str) -> None:
+        problems.append(Problem(name, doc.line_of(loc), ".".join(loc), message))
+
+    spec = app.speculative
+    if spec is not None:
+        if spec.method not in stack.spec_methods:
+            offered = ", ".join(stack.spec_methods)
+            bad(("speculative", "method"), f"stack {stack.id} ({stack.image}) does not offer speculative method "
+                f"`{spec.method}`; " + (f"use one of: {offered}" if offered else "remove speculative (it offers none)"))
+        else:
+            spelling = stack.speculative_args[spec.method]  # the stack schema gives every offered method a spelling
+            shown = " ".join(spelling)
+            if "{drafter}" in spelling and not spec.drafter:
+                known = ", ".join(d.id for d in model.drafters) or f"none in model {model.id!r}: add one there"
+                bad(("speculative", "drafter"), f"stack {stack.id} spells `{spec.method}` with a drafter file ({shown}) "
+                    f"but none is set; set speculative.drafter ({known})")
+            if "{tokens}" in spelling and spec.tokens is None:
+                bad(("speculative", "tokens"), f"stack {stack.id} spells `{spec.method}` with a draft length ({shown}) "
+                    "but none is set; set speculative.tokens (e.g. 3)")
+    if stack.engine == "llamacpp":
+        _check_gguf_files(app, model, stack, bad)
+
+
+def _check_gguf_files(app: App, model: Model, stack: Stack, bad: Callable[[tuple[str, ...], str], None]) -> None:
+    """A llama.cpp stack downloads single GGUF files: every weight it fetches names its `file`."""
+    def check(loc: tuple[str, ...], what: str, weight: WeightFile | None) -> None:
+        if weight is not None and weight.file is None:
+            bad(loc, f"{what} ({weight.repo}) has no `file`; stack {stack.id} downloads one GGUF file: add `file:` to "
+                f"it in model {model.id!r}")
+
+    check(("quantization",), f"weights {app.quantization!r}", model.weight(app.quantization))
+    drafter = model.drafter(app.speculative.drafter) if app.speculative and app.speculative.drafter else None
+    if drafter is not None:
+        check(("speculative", "drafter"), f"drafter {drafter.id!r}", drafter.weights[0])
+    if app.vision:
+        check(("vision",), "the vision projector (mmproj)", model.mmproj)
 
 
 def _check_replacements(cat: Catalog, problems: list[Problem]) -> None:

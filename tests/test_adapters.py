@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bump_support import git
-from hostile_servers import elapsed, silent_server, trickle_server
+from support.bump import git
+from support.hostile_servers import elapsed, silent_server, trickle_server
 
 from generator.adapters.deadline import DeadlineExceeded
 from generator.adapters.git import Git
@@ -134,7 +134,7 @@ def test_helm_registry_errors_are_translated(tmp_path: Path) -> None:
         registry.close()
 
 
-# --- GitHub (the API server is a STAND-IN: tests/hostile_servers.py) ---------------------------------------
+# --- GitHub (the API server is a STAND-IN: tests/support/hostile_servers.py) -----------------------------
 
 def test_github_api_trickling_headers_ends_at_the_total_deadline() -> None:
     with trickle_server() as port:
@@ -210,8 +210,9 @@ def test_no_adapter_module_leaves_a_bare_except_exception() -> None:
 
 def test_only_the_adapters_reach_helm_kubernetes_git_and_github() -> None:
     root = Path(__file__).resolve().parent.parent / "generator"
-    marks = ("import helm_python", "from helm_python", "from kubernetes import", "from kubernetes.", "import kubernetes",
-             '"git"', "subprocess")
+    marks = ("import helm_python", "from helm_python", 'require("helm_python"', "from kubernetes import",
+             "from kubernetes.", "import kubernetes", 'require("kubernetes.', 'require("kubernetes"', '"git"',
+             "subprocess")
     offenders = [f"{p.relative_to(root)}: {mark}" for p in root.rglob("*.py") if p.parent.name != "adapters"
                  for mark in marks if mark in p.read_text()]
     assert offenders == []

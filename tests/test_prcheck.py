@@ -11,7 +11,7 @@ import pytest
 
 from generator.cli import main
 
-from conftest import EMBEDDED, REPO
+from support.catalogs import REPO
 
 APP = "llamacppqwen36a3bone"
 
@@ -23,11 +23,11 @@ def git(repo: Path, *args: str) -> str:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Path:
-    """A store repository: catalog/ and the committed charts/, one commit on main, then a PR branch."""
+def store(rendered_market: Path, tmp_path: Path) -> Path:
+    """A store repository: the market fixture's catalog/ and its charts/, one commit on main, then a PR branch."""
     repo = tmp_path / "store"
-    shutil.copytree(EMBEDDED, repo / "catalog")
-    shutil.copytree(REPO / "charts", repo / "charts")
+    shutil.copytree(rendered_market / "catalog", repo / "catalog")
+    shutil.copytree(rendered_market / "charts", repo / "charts")
     git(repo, "init", "-q")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "market")

@@ -2,7 +2,7 @@
 stand-in that trickles its headers, and a decompression bomb already sitting at a `dir:` target.
 
 Each must end within its deadline (or bounded memory) with a non-zero exit and a message on the row.
-The servers are real sockets on 127.0.0.1 (tests/hostile_servers.py); the trickling one is a STAND-IN
+The servers are real sockets on 127.0.0.1 (tests/support/hostile_servers.py); the trickling one is a STAND-IN
 for the GitHub API (no GitHub can run here)."""
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from bump_support import recorded, recorded_template, run_cli  # noqa: F401
-from hostile_servers import elapsed, silent_server, trickle_server
-from publish_support import bare_market
+from support.bump import run_cli
+from support.hostile_servers import elapsed, silent_server, trickle_server
+from support.publish import bare_market
 
 APP, VERSION = "gemma4e2bone", "1.0.2"
 APPS = ("gemma426ba4bone", "gemma4e2bone", "vllmqwen36turbo27bone")

@@ -10,9 +10,9 @@ from pathlib import Path
 import helm_python as helm
 import pytest
 
-from bump_support import recorded, recorded_template, run_cli  # noqa: F401
-from conftest import edit_app
-from publish_support import docker_registry
+from support.bump import run_cli
+from support.catalogs import edit_app
+from support.publish import docker_registry
 
 APPS = {"gemma426ba4bone": "1.0.9", "gemma4e2bone": "1.0.2", "vllmqwen36turbo27bone": "2.5.6"}
 

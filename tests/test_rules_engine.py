@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ruamel.yaml import YAML
 
-from checkhelp import A3B, DENSE, E2B, E4B, FAST, G26, LONG, add_args, app_doc, check, findings, line_of, one, set_app
+from support.checks import A3B, DENSE, E2B, E4B, FAST, G26, LONG, add_args, app_doc, check, findings, line_of, one, set_app
 
 
 def test_xxhash_on_the_genesis_image(catalog_copy, capsys):
@@ -93,25 +93,6 @@ def test_turboquant_hybrid_needs_39931(catalog_copy, capsys):
     set_app(catalog_copy, FAST, stack="vllm-nightly", genesis_patches=None)
     code, data = check(capsys, catalog_copy, FAST)
     assert code == 1 and "NotImplementedError" in one(data, "ENG005")["message"]
-
-
-def test_speculative_method_the_stack_lacks(catalog_copy, capsys):
-    set_app(catalog_copy, DENSE, speculative={"method": "dflash", "drafter": "dflash-q8"})
-    code, data = check(capsys, catalog_copy, DENSE)
-    assert code == 1 and "`dflash` (from speculative) is not supported" in one(data, "ENG007")["message"]
-
-
-def test_drafter_missing_where_the_stack_needs_a_file(catalog_copy, capsys):
-    set_app(catalog_copy, E2B, speculative={"method": "mtp", "tokens": 3})
-    code, data = check(capsys, catalog_copy, E2B)
-    f = one(data, "ENG008")
-    assert code == 1 and "--mtp-head" in f["message"] and "assistant-q4km" in f["fix"]
-
-
-def test_draft_length_missing_where_the_stack_needs_one(catalog_copy, capsys):
-    set_app(catalog_copy, LONG, speculative={"method": "mtp"})
-    code, data = check(capsys, catalog_copy, LONG)
-    assert code == 1 and "speculative.tokens is not set" in one(data, "ENG009")["message"]
 
 
 def test_context_above_the_model_maximum(catalog_copy, capsys):

@@ -21,7 +21,7 @@ from generator.adapters.kube import Kube
 from generator.core.errors import UsageError
 from generator.smoke.kube_forward import find_target, forwarded
 
-from smoke_support import llama_server, run_json, write_models
+from support.smoke import llama_server, run_cli, run_json, write_models
 
 APP, NS = "llamacppqwen36a3bone", "llamacppqwen36a3bone-alice"
 
@@ -119,6 +119,7 @@ def dialer(url: str):
     return lambda: socket.create_connection((host, int(port)), timeout=10)
 
 
+@pytest.mark.needs_llama_server
 def test_smoke_through_the_forwarder_reaches_the_real_server(catalog_copy, server, capsys, monkeypatch):
     api = FakeCoreV1Api([service()], [pod("llamacppqwen36a3bone-7d9f-0")])
     contexts = []
@@ -132,6 +133,7 @@ def test_smoke_through_the_forwarder_reaches_the_real_server(catalog_copy, serve
     assert contexts == ["olares-one"]
 
 
+@pytest.mark.needs_llama_server
 def test_forwarder_closes_its_listener(server):
     api = FakeCoreV1Api([service()], [pod("p")])
     with forwarded(APP, Kube(api), namespace=NS, connect=dialer(server.url)) as (url, _):
@@ -144,8 +146,6 @@ def test_forwarder_closes_its_listener(server):
 
 
 def test_endpoint_and_kube_options_are_exclusive(catalog_copy, capsys):
-    from smoke_support import run_cli
-
     code, _, err = run_cli(["smoke", APP, "--endpoint", "http://127.0.0.1:9", "--namespace", NS,
                             "--catalog", str(catalog_copy)], capsys)
     assert code == 2 and "not both" in err

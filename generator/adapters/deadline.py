@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from generator.core.errors import MissingDependency, RemoteError, translate_os_error
+from generator.core.errors import CatalogError, MissingDependency, RemoteError, translate_os_error
 
 T = TypeVar("T")
 
@@ -90,18 +90,21 @@ def run_process(argv: Sequence[str], *, what: str, seconds: float, cwd: Path | s
     return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
 
 
-def call_with_deadline(fn: Callable[[], T], *, what: str, seconds: float) -> T:
+def call_with_deadline(fn: Callable[[], T], *, what: str, seconds: float,
+                       passes: tuple[type[BaseException], ...] = ()) -> T:
     """`fn()` in a daemon thread; DeadlineExceeded when it has not returned after `seconds`.
 
     For a library that owns its sockets and cannot be interrupted: the caller stops waiting at the
-    deadline; the thread is a daemon, so it never keeps the process alive. Exceptions of `fn` are
-    re-raised here as they are (the adapter translates them)."""
+    deadline; the thread is a daemon, so it never keeps the process alive. The exceptions of `fn` listed
+    in `passes` (what the adapter translates) and the error tree are re-raised here as they are; any other
+    is a bug: the thread prints its traceback and this raises RuntimeError."""
     box: dict[str, Any] = {}
+    handed: tuple[type[BaseException], ...] = (CatalogError, *passes)
 
     def target() -> None:
         try:
             box["value"] = fn()
-        except BaseException as exc:  # handed to the caller's thread unchanged, re-raised below
+        except handed as exc:
             box["error"] = exc
 
     worker = threading.Thread(target=target, name=f"deadline: {what}", daemon=True)
@@ -109,8 +112,11 @@ def call_with_deadline(fn: Callable[[], T], *, what: str, seconds: float) -> T:
     worker.join(seconds)
     if worker.is_alive():
         raise DeadlineExceeded(f"{what} did not answer within its deadline of {seconds:g} s")
-    if "error" in box:
-        raise box["error"]
+    failure = box.get("error")
+    if failure is not None:
+        raise failure
+    if "value" not in box:
+        raise RuntimeError(f"{what}: an unexpected error in its thread (traceback above): a bug in catalog")
     return box["value"]  # type: ignore[no-any-return]
 
 

@@ -53,7 +53,7 @@ class GitHubApi:
         return kind(self.redact(text))
 
     def request(self, method: str, path: str, *, params: dict[str, str] | None = None,
-                body: dict[str, Any] | None = None) -> Any:
+                body: dict[str, object] | None = None) -> Any:
         """The decoded JSON answer; RemoteError (redacted) for a transport error, HTTP >= 400 or bad JSON."""
         import httpx
 

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from generator.adapters.deadline import Deadline, DeadlineExceeded, kill_group
-from generator.core.errors import ToolError, missing_module
+from generator.core.errors import ToolError
+from generator.core.imports import require
 
 DEFAULT_REGISTRY_TIMEOUT_S = 120.0
 
@@ -53,11 +54,7 @@ class LintReport:
 
 
 def _engine(extra: str = "lint") -> Any:
-    try:
-        import helm_python
-    except ImportError:
-        raise missing_module("helm_python", extra) from None
-    return helm_python
+    return require("helm_python", extra)
 
 
 @contextlib.contextmanager

@@ -32,10 +32,10 @@ class _Stream(httpcore.NetworkStream):
         self._inner, self._backend = inner, backend
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self._inner.read(max_bytes, self._backend.left(timeout, httpcore.ReadTimeout))
+        return self._inner.read(max_bytes, self._backend.left(timeout, "read"))
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._inner.write(buffer, self._backend.left(timeout, httpcore.WriteTimeout))
+        self._inner.write(buffer, self._backend.left(timeout, "write"))
 
     def close(self) -> None:
         self._inner.close()
@@ -43,7 +43,7 @@ class _Stream(httpcore.NetworkStream):
     def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
                   timeout: float | None = None) -> httpcore.NetworkStream:
         upgraded = self._inner.start_tls(ssl_context, server_hostname,
-                                         self._backend.left(timeout, httpcore.ConnectTimeout))
+                                         self._backend.left(timeout, "connect"))
         self._backend.watch(upgraded)
         return _Stream(upgraded, self._backend)
 
@@ -61,9 +61,16 @@ class DeadlineBackend(httpcore.NetworkBackend):
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
 
-    def left(self, timeout: float | None, error: type[Exception]) -> float:
+    def left(self, timeout: float | None, step: str) -> float:
+        """`timeout` capped to the time left; httpcore's own timeout for `step` once the deadline has passed
+        (httpx maps it to its TimeoutException, which the adapter translates into DeadlineExceeded)."""
         if self.fired or self.deadline.expired:
-            raise error(f"the total deadline of {self.deadline.seconds:g} s has passed")
+            message = f"the total deadline of {self.deadline.seconds:g} s has passed"
+            if step == "connect":
+                raise httpcore.ConnectTimeout(message)
+            if step == "write":
+                raise httpcore.WriteTimeout(message)
+            raise httpcore.ReadTimeout(message)
         return self.deadline.cap(timeout)
 
     def watch(self, stream: httpcore.NetworkStream) -> None:
@@ -76,14 +83,14 @@ class DeadlineBackend(httpcore.NetworkBackend):
 
     def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                     socket_options: Iterable[SocketOption] | None = None) -> httpcore.NetworkStream:
-        stream = self._inner.connect_tcp(host, port, self.left(timeout, httpcore.ConnectTimeout), local_address,
+        stream = self._inner.connect_tcp(host, port, self.left(timeout, "connect"), local_address,
                                          socket_options)
         self.watch(stream)
         return _Stream(stream, self)
 
     def connect_unix_socket(self, path: str, timeout: float | None = None,
                             socket_options: Iterable[SocketOption] | None = None) -> httpcore.NetworkStream:
-        stream = self._inner.connect_unix_socket(path, self.left(timeout, httpcore.ConnectTimeout), socket_options)
+        stream = self._inner.connect_unix_socket(path, self.left(timeout, "connect"), socket_options)
         self.watch(stream)
         return _Stream(stream, self)
 

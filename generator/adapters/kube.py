@@ -16,7 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 from generator.adapters.deadline import call_with_deadline
-from generator.core.errors import RemoteError, UsageError, missing_module, translate_os_error
+from generator.core.errors import RemoteError, UsageError, translate_os_error
+from generator.core.imports import require
 
 DEFAULT_TIMEOUT_S = 30.0
 
@@ -61,14 +62,11 @@ class Kube:
     @classmethod
     def from_kubeconfig(cls, context: str | None, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> Kube:
         """A CoreV1Api from the kubeconfig (its current context unless `context`)."""
-        try:
-            from kubernetes import client, config
-            from kubernetes.config.config_exception import ConfigException
-        except ImportError:
-            raise missing_module("kubernetes", "kube") from None
+        client, config = require("kubernetes.client", "kube"), require("kubernetes.config", "kube")
+        from kubernetes.config.config_exception import ConfigException
         named = f" context {context!r}" if context else ""
         try:
-            config.load_kube_config(context=context)  # type: ignore[no-untyped-call]
+            config.load_kube_config(context=context)
         except ConfigException as exc:
             raise UsageError(f"cannot load the kubeconfig{named}: {exc}") from None
         except OSError as exc:
@@ -81,7 +79,7 @@ class Kube:
         call = getattr(self.api, method)
         try:
             return call_with_deadline(lambda: call(*args, _request_timeout=self.timeout_s, **(query or {})),
-                                      what=f"the Kubernetes API ({what})", seconds=self.timeout_s)
+                                      what=f"the Kubernetes API ({what})", seconds=self.timeout_s, passes=errors)
         except errors as exc:
             status = getattr(exc, "status", None)
             if absent_on_404 and status == 404:
@@ -119,9 +117,11 @@ class Kube:
             forward = portforward(self.api.connect_get_namespaced_pod_portforward, pod, namespace, ports=str(port))
             return Upstream(forward.socket(port), forward.close)
 
+        errors = _client_errors()
         try:
-            return call_with_deadline(opened, what=f"port-forward to {namespace}/{pod}:{port}", seconds=self.timeout_s)
-        except _client_errors() as exc:
+            return call_with_deadline(opened, what=f"port-forward to {namespace}/{pod}:{port}", seconds=self.timeout_s,
+                                      passes=errors)
+        except errors as exc:
             raise RemoteError(f"port-forward to {namespace}/{pod}:{port}: {getattr(exc, 'reason', exc)}") from None
 
 

@@ -67,6 +67,6 @@ def _templates() -> tuple[tuple[str, Template], ...]:
 
 
 def render(spec: ChartSpec) -> dict[str, str]:
-    context = {"name": spec.name, "chart": spec.chart, "manifest": spec.manifest, "values": spec.values,
-               "owners": spec.owners, "container": CONTAINER}
+    context = {"name": spec.name, "chart": spec.chart.to_data(), "manifest": spec.manifest.to_data(),
+               "values": spec.values.to_data(), "owners": spec.owners.to_data(), "container": CONTAINER}
     return {out: template.render(context) for out, template in _templates()}

@@ -8,6 +8,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from generator.core.errors import translate_os_error
+
 Tree = dict[str, str]  # relative path -> text
 
 
@@ -18,11 +20,14 @@ def read_tree(folder: Path) -> Tree:
         rel_top = os.path.relpath(top, folder).replace(os.sep, "/")
         for name in files:
             rel = name if rel_top == "." else f"{rel_top}/{name}"
+            path = os.path.join(top, name)
             try:
-                with open(os.path.join(top, name), encoding="utf-8") as fh:
+                with open(path, encoding="utf-8") as fh:
                     out[rel] = fh.read()
             except UnicodeDecodeError:
                 out[rel] = "<binary>"
+            except OSError as exc:
+                raise translate_os_error(exc, path, "read") from exc
     return dict(sorted(out.items()))
 
 
@@ -57,8 +62,15 @@ def write_charts(out: Path, charts: dict[str, Tree], *, prune_others: bool) -> l
 
     Everything is first written to a temporary folder beside `out`; the live folders are swapped
     only once all charts are on disk, so a failure leaves the previous charts intact.
-    Returns the names of the folders removed as stale.
+    Returns the names of the folders removed as stale. An OSError becomes a FileSystemError naming the path.
     """
+    try:
+        return _write_charts(out, charts, prune_others=prune_others)
+    except OSError as exc:
+        raise translate_os_error(exc, exc.filename or out, "write") from exc
+
+
+def _write_charts(out: Path, charts: dict[str, Tree], *, prune_others: bool) -> list[str]:
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".render-", dir=out.parent))
     try:

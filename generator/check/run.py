@@ -14,7 +14,6 @@ from generator.adapters.helm import Helm
 from generator.catalog import Catalog, Resolved, display_path
 from generator.core.findings import Finding, has_errors
 from generator.rules import context, run_rules
-from generator.rules.engine import spelling_problems
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
@@ -52,10 +51,6 @@ def _lint(resolved: Resolved, ctx, charts_dir: str, helm: Helm | None) -> list[F
 def check_app(resolved: Resolved, catalog: Catalog, *, lint: bool, charts_dir: str = "charts",
               helm: Helm | None = None) -> AppResult:
     result = AppResult(resolved.app.name, resolved.app.status)
-    blocking = spelling_problems(resolved)  # the chart cannot be planned with these
-    if blocking:
-        result.findings = _sorted(blocking)
-        return result
     ctx = context(resolved, catalog)
     findings = run_rules(ctx)
     if lint and resolved.app.status != "removed":

@@ -17,7 +17,6 @@ app = typer.Typer(
 )
 
 CatalogOpt = Annotated[Optional[Path], typer.Option("--catalog", help="Catalog folder (default: the embedded catalog/).")]
-OutOpt = Annotated[Path, typer.Option("--out", help="Folder of rendered charts.")]
 AppsArg = Annotated[Optional[list[str]], typer.Argument(help="App names (default: every app).", show_default=False)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of a table.")]
 

@@ -60,8 +60,9 @@ def publish(
     github_api: Annotated[Optional[str], typer.Option("--github-api", help="git: GitHub REST API base URL (GitHub Enterprise, tests).")] = None,
     pr_repo: Annotated[Optional[str], typer.Option("--pr-repo", help="git: OWNER/REPO to open pull requests against (a fork's upstream).")] = None,
     draft: Annotated[bool, typer.Option("--draft/--ready", help="git: open pull requests as drafts (GitBot checks on ready).")] = True,
-    timeout: Annotated[float, typer.Option("--timeout", min=1.0, help="Total deadline in seconds of each network "
-                                                                      "call: registry, git fetch/push, GitHub API.")] = 120.0,
+    timeout: Annotated[float, typer.Option(
+        "--timeout", min=1.0, help="Total deadline in seconds of each network call: registry, git fetch/push, "
+                                   "GitHub API.")] = 120.0,
     remove: Annotated[bool, typer.Option("--remove", help="git: send the REMOVE pull request of apps marked removed "
                                                           "(irreversible: the name can never be used again).")] = False,
     yes: Annotated[bool, typer.Option("--yes", help="Confirm --remove.")] = False,

@@ -13,6 +13,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from generator.core.imports import require
+
 KUBE_VERSION = "1.30.0"
 
 
@@ -28,7 +30,7 @@ class UnknownKind(Exception):
 
 @lru_cache(maxsize=4)
 def _schema_dir(version: str) -> Path:
-    from kubernetes_validate import utils as kvu
+    kvu = require("kubernetes_validate.utils", "lint")
 
     wanted = kvu.major_minor(version)
     chosen = [v for v in kvu.all_versions() if kvu.major_minor(v) <= wanted][-1]
@@ -41,9 +43,9 @@ def _read(path: Path) -> Any:
 
 @lru_cache(maxsize=4)
 def _registry(version: str) -> Any:
-    from referencing import Registry, Resource
+    referencing = require("referencing", "lint")
 
-    return Resource.from_contents(_read(_schema_dir(version) / "_definitions.json")) @ Registry()
+    return referencing.Resource.from_contents(_read(_schema_dir(version) / "_definitions.json")) @ referencing.Registry()
 
 
 def _schema_file(api_version: str, kind: str, version: str) -> Path:
@@ -55,14 +57,14 @@ def _schema_file(api_version: str, kind: str, version: str) -> Path:
 
 @lru_cache(maxsize=128)
 def _validator(api_version: str, kind: str, version: str) -> Any:
-    import jsonschema
-    from referencing import Resource
+    jsonschema = require("jsonschema", "lint")
+    referencing = require("referencing", "lint")
 
     path = _schema_file(api_version, kind, version)
     if not path.is_file():
         raise UnknownKind(f"no Kubernetes {version} schema for kind {kind} in {api_version}")
     schema = _read(path)
-    registry = Resource.from_contents(schema) @ _registry(version)
+    registry = referencing.Resource.from_contents(schema) @ _registry(version)
     return jsonschema.validators.Draft202012Validator(schema, registry=registry)
 
 

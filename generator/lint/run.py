@@ -12,6 +12,7 @@ its why and its source. The Helm engine is the Helm adapter the caller passes (t
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 from generator.adapters.helm import Helm
 from generator.lint import olares  # noqa: F401  (registers the OLARES rules)
@@ -48,7 +49,7 @@ def _finding(rule: ChartRule, name: str, issue: Issue, file: str | None) -> Find
                    issue.line)
 
 
-def _helm_lint(engine: Helm, view: ChartView, folder) -> Iterable[Issue]:
+def _helm_lint(engine: Helm, view: ChartView, folder: Path) -> Iterable[Issue]:
     values = olares_values(view.name, view.manifest, view.values, gpu_type=main_gpu_type(view))
     for path, message in _helm.lint_errors(folder, values, engine=engine):
         yield Issue(" ".join(message.split()), "fix the template or the chart file Helm names", path or None)

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
-
 from generator.adapters.github import DEFAULT_API, GitHubApi
-from generator.core.errors import UsageError
+from generator.core.errors import RemoteError, UsageError
 
 _GITHUB_URL = re.compile(r"^(?:https://(?:[^@/]+@)?github\.com/|git@github\.com:|ssh://git@github\.com/)"
                          r"(?P<owner>[A-Za-z0-9-]+)/(?P<repo>[A-Za-z0-9._-]+?)(?:\.git)?/?$")
@@ -24,6 +22,23 @@ def github_repo(url: str) -> str | None:
     return f"{match['owner']}/{match['repo']}" if match else None
 
 
+@dataclass(frozen=True)
+class PullRequest:
+    """The fields of a pull request the publish flow reads (docs.github.com/en/rest/pulls/pulls)."""
+
+    number: int
+    title: str
+    body: str
+    html_url: str = ""
+
+    @classmethod
+    def of(cls, data: object, where: str) -> PullRequest:
+        if not isinstance(data, dict) or not isinstance(data.get("number"), int):
+            raise RemoteError(f"{where}: the answer is not a pull request")
+        return cls(data["number"], str(data.get("title") or ""), str(data.get("body") or ""),
+                   str(data.get("html_url") or ""))
+
+
 @dataclass
 class PullRequests:
     """The pull requests of one repository (`owner/repo`)."""
@@ -32,29 +47,31 @@ class PullRequests:
     repo: str
 
     def _call(self, method: str, path: str, *, params: dict[str, str] | None = None,
-              body: dict[str, Any] | None = None) -> Any:
+              body: dict[str, object] | None = None) -> object:
         return self.api.request(method, f"/repos/{self.repo}{path}", params=params, body=body)
 
-    def find_open(self, head: str) -> dict[str, Any] | None:
+    def find_open(self, head: str) -> PullRequest | None:
         found = self._call("GET", "/pulls", params={"head": head, "state": "open"})
-        return found[0] if isinstance(found, list) and found and isinstance(found[0], dict) else None
+        if not isinstance(found, list):
+            raise RemoteError(f"GitHub API GET /repos/{self.repo}/pulls: the answer is not a list")
+        return PullRequest.of(found[0], f"GitHub API GET /repos/{self.repo}/pulls") if found else None
 
     def ensure(self, *, head: str, base: str, title: str, body: str, draft: bool) -> str:
         """Open the PR for `head`, or bring an open one's title and body up to date; returns what was done."""
         existing = self.find_open(head)
         if existing is None:
-            pr = self._call("POST", "/pulls", body={"title": title, "head": head, "base": base, "body": body,
-                                                    "draft": draft})
-            pr = pr if isinstance(pr, dict) else {}
-            return f"opened PR #{pr.get('number')} {pr.get('html_url', '')}".rstrip()
-        if existing.get("title") != title or (existing.get("body") or "") != body:
-            self._call("PATCH", f"/pulls/{existing['number']}", body={"title": title, "body": body})
-            return f"updated PR #{existing['number']}"
-        return f"PR #{existing['number']} is open"
+            created = self._call("POST", "/pulls", body={"title": title, "head": head, "base": base, "body": body,
+                                                         "draft": draft})
+            pr = PullRequest.of(created, f"GitHub API POST /repos/{self.repo}/pulls")
+            return f"opened PR #{pr.number} {pr.html_url}".rstrip()
+        if existing.title != title or existing.body != body:
+            self._call("PATCH", f"/pulls/{existing.number}", body={"title": title, "body": body})
+            return f"updated PR #{existing.number}"
+        return f"PR #{existing.number} is open"
 
     def is_open(self, head: str, title: str) -> bool:
         existing = self.find_open(head)
-        return existing is not None and existing.get("title") == title
+        return existing is not None and existing.title == title
 
 
 def check_repo(value: str) -> str:
@@ -63,4 +80,4 @@ def check_repo(value: str) -> str:
     return value
 
 
-__all__ = ["DEFAULT_API", "PullRequests", "check_repo", "github_repo"]
+__all__ = ["DEFAULT_API", "PullRequest", "PullRequests", "check_repo", "github_repo"]

@@ -85,7 +85,7 @@ def tree_of_package(path: Path, where: str | None = None) -> Tree:
     out: Tree = {}
     try:
         with path.open("rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as unzipped:
-            budget = io.BufferedReader(_Budget(unzipped, MAX_TOTAL, where))  # type: ignore[arg-type]
+            budget = io.BufferedReader(_Budget(unzipped, MAX_TOTAL, where))
             with tarfile.open(fileobj=budget, mode="r|") as tar:
                 for count, member in enumerate(tar, 1):
                     _admit(member, count, where)

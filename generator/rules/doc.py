@@ -92,6 +92,11 @@ Every catalog rule reads the app's **resolved** argv and env (stack args and env
 patches, then `extra_args` / `env`; the last occurrence of a flag wins), so an override is judged exactly as
 the engine will see it. A finding names the setting and where it came from, says what to do, and points at
 the catalog line (`file:line`).
+
+What the engine needs to build an app's argv at all is not a rule: the catalog resolver checks it (unknown
+model, stack or drafter; a speculative method the stack does not offer; a drafter or draft length the stack's
+spelling takes; a GGUF `file` for a llama.cpp stack), and every command (`render`, `bump`, `explain`,
+`check`) reports it as `file:line: field: message` and exits 1.
 """
 INTROS: dict[Stage, str] = {"chart": CHART_INTRO, "catalog": CATALOG_INTRO}
 NOTES: dict[Stage, str] = {"chart": CHART_NOTES, "catalog": ""}

@@ -9,10 +9,11 @@ from pathlib import Path
 from generator.engines.argv import Flag
 from generator.catalog import display_path
 from generator.engines import EnvVar
+from generator.core.errors import CatalogError
 from generator.core.findings import Finding, Severity
 from generator.fit.estimate import Fit, estimate
 from generator.yamlio.loader import Document, read_document
-from generator.engines.settings import Settings, settings_for
+from generator.engines.settings import AnySettings, settings_for
 from generator.rules import AppContext
 
 # Arg/EnvVar origins written by the engine modules -> the app field they come from.
@@ -24,16 +25,18 @@ APP_FIELDS = {
 }
 
 
-def settings(ctx: AppContext) -> Settings:
-    if "settings" not in ctx.cache:
-        ctx.cache["settings"] = settings_for(ctx.resolved, ctx.engine)
-    return ctx.cache["settings"]
+def settings(ctx: AppContext) -> AnySettings:
+    found = ctx.cache.get("settings")
+    if found is None:
+        found = ctx.cache["settings"] = settings_for(ctx.resolved, ctx.engine)
+    return found
 
 
 def fit(ctx: AppContext) -> Fit:
-    if "fit" not in ctx.cache:
-        ctx.cache["fit"] = estimate(ctx.resolved, ctx.engine, settings(ctx))
-    return ctx.cache["fit"]
+    found = ctx.cache.get("fit")
+    if found is None:
+        found = ctx.cache["fit"] = estimate(ctx.resolved, ctx.engine, settings(ctx))
+    return found
 
 
 @lru_cache(maxsize=64)
@@ -45,7 +48,7 @@ def _stack_place(ctx: AppContext, *loc: str | int) -> tuple[str, int]:
     path = ctx.catalog.root / "stacks" / f"{ctx.resolved.stack.id}.yaml"
     try:
         doc = _stack_doc(str(path))
-    except Exception:  # the stack file loaded once already; a vanished file only loses the line
+    except (OSError, CatalogError):  # the stack file loaded once already; a vanished file only loses the line
         return display_path(path), 1
     return display_path(path), doc.line_of(tuple(loc))
 

@@ -67,11 +67,11 @@ def server_root(url: str) -> str:
 class Http:
     """One httpx.Client on a base URL; the only place this package talks HTTP to an app."""
 
-    def __init__(self, base_url: str, *, transport: Any = None):
+    def __init__(self, base_url: str):
         import httpx
 
         self._httpx = httpx
-        self.client = httpx.Client(base_url=server_root(base_url), transport=transport, follow_redirects=False,
+        self.client = httpx.Client(base_url=server_root(base_url), follow_redirects=False,
                                    headers={"Accept-Encoding": "identity"})
 
     def close(self) -> None:

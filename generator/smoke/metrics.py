@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from generator.core.imports import require
+
 ACCEPTED = "vllm:spec_decode_num_accepted_tokens_total"
 DRAFTED = "vllm:spec_decode_num_draft_tokens_total"
 
@@ -38,9 +40,9 @@ def vllm_counts(text: str, model: str | None = None) -> SpecCounts | None:
     When samples carry a `model_name` label and one matches `model`, only those are counted.
     Raises ValueError on text that is not Prometheus exposition format.
     """
-    from prometheus_client.parser import text_string_to_metric_families
+    parser = require("prometheus_client.parser", "smoke")
 
-    samples = [s for family in text_string_to_metric_families(text) for s in family.samples
+    samples = [s for family in parser.text_string_to_metric_families(text) for s in family.samples
                if s.name in (ACCEPTED, DRAFTED)]
     if not samples:
         return None

@@ -21,7 +21,7 @@ from generator.versions.releases import Release, Releases, load_releases
 from generator.chart.plan import ChartSpec, plan
 from generator.versions.diff import Change, diff_states, level_of, quiet_flags
 from generator.chart.render import render
-from generator.versions.state import content_hash, next_version, parse_version, release_state
+from generator.versions.state import ReleaseState, content_hash, next_version, parse_version, release_state
 from generator.chart.writer import Tree, write_charts
 
 UNCHANGED_NOTE = Change("", "Re-released without a chart change", "patch")
@@ -35,7 +35,7 @@ class Current:
     spec: ChartSpec
     tree: Tree
     content: str
-    state: dict
+    state: ReleaseState
 
     @property
     def name(self) -> str:
@@ -81,7 +81,7 @@ def _changes(cur: Current, rec: Release) -> list[Change]:
 
 
 def _changed(cur: Current, rec: Release) -> bool:
-    status_moved = rec.state is not None and rec.state.get("status") != cur.state["status"]
+    status_moved = rec.state is not None and rec.state.status != cur.state.status
     return cur.content != rec.content or status_moved
 
 

@@ -18,10 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ruamel.yaml.error import YAMLError
+from pydantic import ValidationError
+
 from generator.yamlio import yamlout
-from generator.core.errors import CatalogError, InputError, Problem
+from generator.core.errors import InputError, Problem, translate_os_error
 from generator.core.fileio import atomic_write_text
-from generator.versions.state import HASH_PREFIX, parse_version
+from generator.versions.state import HASH_PREFIX, ReleaseState, parse_version
 
 FILE_NAME = "releases.yaml"
 HEADER = (
@@ -35,7 +38,7 @@ class Release:
     version: str
     content: str
     date: str
-    state: dict[str, Any] | None = None
+    state: ReleaseState | None = None
 
 
 @dataclass
@@ -69,7 +72,7 @@ class Releases:
                 rel = self.apps[app][version]
                 entry: dict[str, Any] = {"content": rel.content, "date": rel.date}
                 if rel.state is not None:
-                    entry["state"] = rel.state
+                    entry["state"] = rel.state.to_data()
                 entries[version] = entry
             apps[app] = entries
         return HEADER + yamlout.dump({"apps": apps})
@@ -82,8 +85,8 @@ def releases_path(catalog_root: Path) -> Path:
     return catalog_root / FILE_NAME
 
 
-def _problem(path: Path, where: str | None, message: str) -> InputError:
-    return InputError([Problem(os.path.relpath(path), None, where, message)])
+def _problem(path: Path, where: str | None, message: str, line: int | None = None) -> InputError:
+    return InputError([Problem(os.path.relpath(path), line, where, message)])
 
 
 def _release(path: Path, app: str, version: str, entry: Any) -> Release:
@@ -97,7 +100,17 @@ def _release(path: Path, app: str, version: str, entry: Any) -> Release:
     date = entry.get("date")
     date = date.isoformat() if isinstance(date, dt.date) else str(date)
     state = entry.get("state")
-    return Release(version, str(entry["content"]), date, state if isinstance(state, dict) else None)
+    recorded = _state(path, where, state) if isinstance(state, dict) else None
+    return Release(version, str(entry["content"]), date, recorded)
+
+
+def _state(path: Path, where: str, data: dict[str, Any]) -> ReleaseState:
+    try:
+        return ReleaseState.from_data(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(p) for p in error["loc"])
+        raise _problem(path, f"{where}.state.{field}", f"{error['msg']}; restore the file from git") from None
 
 
 def load_releases(catalog_root: Path) -> Releases:
@@ -108,8 +121,15 @@ def load_releases(catalog_root: Path) -> Releases:
         return releases
     try:
         data = yamlout.load(path.read_text(encoding="utf-8")) or {}
-    except Exception as exc:
-        raise _problem(path, None, f"not valid YAML ({exc}); restore the file from git") from exc
+    except OSError as exc:
+        raise translate_os_error(exc, path, "read") from exc
+    except UnicodeDecodeError as exc:
+        raise _problem(path, None, f"not UTF-8 text ({exc.reason}); restore the file from git") from exc
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        what = (getattr(exc, "problem", None) or (str(exc).splitlines() or [type(exc).__name__])[0]).strip()
+        raise _problem(path, None, f"not valid YAML ({what}); restore the file from git", line) from exc
     apps = data.get("apps") if isinstance(data, dict) else None
     if not isinstance(apps, dict):
         raise _problem(path, "apps", "expected a mapping `apps: {<app>: {<version>: ...}}`")

@@ -13,11 +13,12 @@ from pydantic import BaseModel, ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml import nodes as ruamel_nodes
 from ruamel.yaml.error import MarkedYAMLError as RuamelMarkedError
+from ruamel.yaml.error import YAMLError as RuamelYAMLError
 from ruamel.yaml.resolver import implicit_resolvers as RUAMEL_RESOLVERS
-from yaml.error import MarkedYAMLError
+from yaml.error import MarkedYAMLError, YAMLError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from generator.core.errors import CatalogError, InputError, Problem
+from generator.core.errors import InputError, Problem, translate_os_error
 from generator.yamlio.resolve import CachedScalarResolve
 
 T = TypeVar("T", bound=BaseModel)
@@ -112,11 +113,14 @@ def _plain(node: Node, loc: Path_, lines: dict[Path_, int]) -> Any:
 
 def read_document(path: Path, display: str | None = None) -> Document:
     name = display or str(path)
-    raw_bytes = path.read_bytes()
+    try:
+        raw_bytes = path.read_bytes()
+    except OSError as exc:
+        raise translate_os_error(exc, name, "read") from exc
     try:
         text = raw_bytes.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw_bytes[: exc.start].count(b"\n") + 1
+        line: int | None = raw_bytes[: exc.start].count(b"\n") + 1
         raise InputError([Problem(name, line, None, f"not UTF-8 text ({exc.reason} at byte {exc.start}); "
                                     "save the file as UTF-8")]) from exc
     try:
@@ -126,9 +130,18 @@ def read_document(path: Path, display: str | None = None) -> Document:
         line = mark.line + 1 if mark else None
         what = (exc.problem or exc.context or "invalid YAML").strip()
         raise InputError([Problem(name, line, None, f"YAML syntax error: {what}; fix the YAML syntax")]) from exc
-    except Exception as exc:  # the YAML libraries raise a few unmarked errors too
-        raise InputError([Problem(name, None, None, f"YAML error: {exc}")]) from exc
+    except (YAMLError, RuamelYAMLError) as exc:  # unmarked: e.g. a control character (ReaderError)
+        position = getattr(exc, "position", None)  # ReaderError: the character's index in the text
+        line = text[:position].count("\n") + 1 if isinstance(position, int) else None
+        raise InputError([Problem(name, line, None, f"YAML error: {_first_line(exc)}; fix the YAML")]) from exc
+    except RecursionError as exc:  # `_plain` walks the nodes recursively: an alias inside itself, or deep nesting
+        raise InputError([Problem(name, None, None, "YAML nested too deeply, or an alias (`*name`) that refers to "
+                                  "the node containing it; write the values out")]) from exc
     return Document(path=path, data=_copied(data), lines=dict(lines))
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 @lru_cache(maxsize=512)
