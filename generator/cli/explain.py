@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog
+from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog, use_catalog
 
 AppArg = Annotated[str, typer.Argument(help="The app to explain.", show_default=False)]
 
@@ -21,7 +21,7 @@ def explain(name: AppArg, catalog: CatalogOpt = None, as_json: JsonOpt = False) 
     from generator.check.report import explain_json, print_explain
     from generator.rules.engine import spelling_problems
 
-    cat = load_catalog(catalog)
+    cat = load_catalog(use_catalog(catalog, command="explain", writes=False, quiet=as_json))
     resolved = cat.select([name], include_removed=True)[0]
     problems = spelling_problems(resolved)
     if problems:  # the engine argv cannot be built
