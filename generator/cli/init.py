@@ -72,7 +72,7 @@ def init(
         repo = _git_repository(target)
         commit = _git_first_commit(staging) if repo is None else None
         made = _make_parents(target.parent)
-        _place(staging, target, existing)
+        _place(staging, target)
     except BaseException as exc:
         shutil.rmtree(staging, ignore_errors=True)
         for created in reversed(made):
@@ -225,10 +225,11 @@ def _remove_empty(folder: Path) -> None:
         pass
 
 
-def _place(staging: Path, target: Path, existing: bool) -> None:
-    """Move the staged store into `target`: one rename for a new or empty folder, file by file otherwise."""
-    if not existing:
-        os.rename(staging, target)  # POSIX rename(2) replaces an empty folder
+def _place(staging: Path, target: Path) -> None:
+    """Move the staged store into `target`: one rename for a new folder; into an existing one (maybe someone's
+    current folder, which must stay the same folder) entry by entry, never over an existing file."""
+    if not target.exists():
+        os.rename(staging, target)
         return
     for entry in sorted(staging.iterdir()):
         _merge(entry, target / entry.name)
