@@ -12,13 +12,19 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import EMBEDDED, REPO, edit_app
 
 from generator.catalog import load_catalog
 from generator.cli import main
 from generator.core.errors import UsageError
-from generator.core.locate import CatalogChoice, choose_catalog, embedded_catalog, find_upward, inside_package, package_dir
-
-from conftest import EMBEDDED, REPO, edit_app
+from generator.core.locate import (
+    CatalogChoice,
+    choose_catalog,
+    embedded_catalog,
+    find_upward,
+    inside_package,
+    package_dir,
+)
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "catalog_small"
 
@@ -96,7 +102,7 @@ def test_commands_in_a_store_use_its_catalog_and_write_beside_it(store, monkeypa
     (store / "notes").mkdir()
     monkeypatch.chdir(store / "notes")
     assert main(["render"]) == 0
-    out, err = capsys.readouterr()
+    err = capsys.readouterr().err
     assert [line for line in err.splitlines() if line.startswith("catalog:")] == [
         f"catalog: {store / 'catalog'} (found from the current folder)"]
     assert sorted(p.name for p in (store / "charts").iterdir()) == ["gemmalab", "qwenlab", "qwenvisionlab"]
@@ -143,7 +149,7 @@ def test_reading_commands_work_on_the_embedded_catalog(tmp_path, monkeypatch, ca
     for argv in (["list"], ["explain", "gemma4e2bone"], ["render", "--check"], ["bump", "--check"],
                  ["prune", "--deprecated", "--dry-run", "--json"]):
         code = main(argv)
-        out, err = capsys.readouterr()
+        err = capsys.readouterr().err
         assert code in (0, 1) and "Traceback" not in err, (argv, err)
     assert list(tmp_path.iterdir()) == []
 

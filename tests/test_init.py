@@ -13,13 +13,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import EMBEDDED, REPO
 
 from generator.cli import main
 from generator.cli.init import EXAMPLE
 from generator.core.locate import package_dir
 from generator.versions.releases import load_releases
-
-from conftest import EMBEDDED, REPO
 
 STORE_FILES = {"README.md", "CHANGELOG.md", ".gitignore", ".pre-commit-config.yaml", ".github/workflows/catalog.yml"}
 
