@@ -9,7 +9,7 @@ import typer
 
 app = typer.Typer(
     name="catalog",
-    help="Typed local-LLM app catalog -> Olares Market charts: render, check, bump, publish, smoke, prune.",
+    help="Typed local-LLM app catalog -> Olares Market charts: init, render, check, bump, publish, smoke, prune.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
