@@ -6,11 +6,16 @@
 # smoke runs against a real llama-server serving a tiny GGUF when $LLAMA_SERVER is set (the model is written
 # by tests/tinygguf.py with $WALKTHROUGH_PYTHON, default .venv/bin/python, which needs numpy and gguf);
 # otherwise only smoke is skipped, with a message.
-# Usage: scripts/walkthrough.sh   (PYTHON picks the interpreter for the wheel and the venv; default python3)
+# Usage: scripts/walkthrough.sh   (PYTHON: the interpreter that builds the wheel and the venv; default .venv/bin/python,
+# else python3)
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-PY="${PYTHON:-python3}"
+default_py=python3
+[ -x "$repo/.venv/bin/python" ] && default_py="$repo/.venv/bin/python"  # has pip even where Debian's python3 lacks it
+PY="${PYTHON:-$default_py}"
 MODEL_PY="${WALKTHROUGH_PYTHON:-$repo/.venv/bin/python}"
+case "$MODEL_PY" in /*) ;; *) MODEL_PY="$PWD/$MODEL_PY";; esac  # the walk-through runs from another folder
+case "$PY" in */*) case "$PY" in /*) ;; *) PY="$PWD/$PY";; esac;; esac
 work="$(mktemp -d "${TMPDIR:-/tmp}/catalog-walkthrough.XXXXXX")"
 server_pid=""
 cleanup() {
