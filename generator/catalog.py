@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -9,13 +10,14 @@ from typing import Callable, Iterable, TypeVar
 
 from pydantic import BaseModel
 
-from generator.core.errors import InputError, Problem, UsageError
+from generator.core.errors import CatalogError, InputError, Problem, UsageError
+from generator.core.locate import embedded_catalog
 from generator.yamlio.loader import Document, load_model, read_document
 from generator.schema import App, Device, GenesisRegistry, Model, Stack, WeightFile
 
 T = TypeVar("T", bound=BaseModel)
 
-EMBEDDED = Path(__file__).resolve().parent.parent / "catalog"
+EMBEDDED = embedded_catalog()  # the catalog shipped with the tool (generator/core/locate.py finds it)
 
 
 def display_path(path: Path) -> str:
@@ -54,7 +56,8 @@ class Catalog:
         names = list(names)
         unknown = [n for n in names if n not in self.apps]
         if unknown:
-            raise UsageError(f"unknown app(s): {', '.join(unknown)}; `catalog list` shows the apps")
+            raise UsageError(f"unknown app(s): {', '.join(_suggest(n, self.apps) for n in unknown)}; "
+                             "`catalog list` shows the apps")
         chosen = [self.apps[n] for n in names] if names else list(self.apps.values())
         if not include_removed and not names:
             chosen = [r for r in chosen if r.app.status != "removed"]
@@ -62,6 +65,11 @@ class Catalog:
 
     def file_of(self, name: str) -> Path:
         return self.root / "apps" / f"{name}.yaml"
+
+
+def _suggest(name: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f"{name} (did you mean {close[0]}?)" if close else name
 
 
 def _files(folder: Path) -> list[Path]:

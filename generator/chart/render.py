@@ -10,15 +10,15 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
-from pathlib import Path
 
 from jinja2 import FileSystemLoader, StrictUndefined, Template
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from generator.core.locate import templates_dir
 from generator.yamlio import yamlout
 from generator.chart.plan import CONTAINER, ChartSpec
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+TEMPLATES = templates_dir()  # top-level templates/ in a checkout, package data in a wheel (core/locate.py)
 ROOT_FILES = {"Chart.yaml": "Chart.yaml.j2", "OlaresManifest.yaml": "OlaresManifest.yaml.j2",
               "values.yaml": "values.yaml.j2", "owners": "owners.j2"}
 _IDENT = re.compile(r"^[a-z][a-z0-9]*$")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 
+from generator.cli import discovery
 from generator.cli.app import app
 from generator.core.errors import CatalogError, InputError, UsageError, translate_os_error
 
@@ -15,6 +16,7 @@ from generator.core.errors import CatalogError, InputError, UsageError, translat
 from generator.cli import bump
 from generator.cli import check
 from generator.cli import explain
+from generator.cli import init
 from generator.cli import listing
 from generator.cli import prune
 from generator.cli import publish
@@ -23,6 +25,7 @@ from generator.cli import smoke
 
 
 def main(argv: list[str] | None = None) -> int:
+    discovery.reset()
     try:
         code = app(args=argv, standalone_mode=False)  # returns typer.Exit's code in this mode
         if isinstance(code, int) and not isinstance(code, bool):
@@ -32,7 +35,8 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except InputError as exc:
         print(str(exc), file=sys.stderr)
-        print(f"{len(exc.problems)} problem(s); nothing was written.", file=sys.stderr)
+        written = "; nothing was written" if discovery.writing() else ""
+        print(f"{len(exc.problems)} problem(s){written}.", file=sys.stderr)
         return exc.exit_code
     except CatalogError as exc:  # findings, and the environment failing (a path, a tool, a module, a server)
         print(f"error: {exc}", file=sys.stderr)

@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app, default_out
+from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app, default_out, use_catalog
 from generator.core.errors import UsageError
 
 
@@ -75,6 +75,7 @@ def bump(
         raise UsageError("--base works with --check (it compares against the charts at a git ref)")
     if record and (check or level or note):
         raise UsageError("--record takes no --check, --level or --note")
+    catalog = use_catalog(catalog, command="bump", writes=not check, quiet=as_json)
     run = assess_catalog(catalog, apps, level=level.value if level else None, note=note)
     if check:
         return _check(run, catalog, out, base)

@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app, default_out, load_catalog
+from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app, default_out, load_catalog, use_catalog
 
 NoLintOpt = Annotated[bool, typer.Option("--no-lint", help="Skip the chart lint (Helm engine, Kubernetes schemas, "
                                                            "Olares chart rules).")]
@@ -31,6 +31,7 @@ def check(apps: AppsArg = None, catalog: CatalogOpt = None, as_json: JsonOpt = F
     from generator.check.report import check_json, print_check
 
     annotate = os.environ.get("GITHUB_ACTIONS") == "true"
+    catalog = use_catalog(catalog, command="check", writes=False, quiet=as_json)
     cat = _load(catalog, annotate)
     charts = default_out(catalog)
     err = Console(stderr=True)

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app
+from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app, use_catalog
 from generator.core.errors import UsageError
 
 
@@ -88,6 +88,7 @@ def publish(
     if remove and not yes:
         raise UsageError("--remove sends irreversible REMOVE pull requests (the app name can never be used again); "
                          "add --yes to confirm")
+    catalog = use_catalog(catalog, command="publish", writes=not dry_run, into_catalog=False, quiet=as_json)
     items, refused = items_for(catalog, apps, target.label, with_removed=remove and to.startswith("git:"))
     results = refused + (_run_with_progress(target, items, dry_run) if items else [])
     _summary(results, as_json)

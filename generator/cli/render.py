@@ -9,7 +9,7 @@ import typer
 from pathlib import Path
 from typing import Annotated, Optional
 
-from generator.cli.app import AppsArg, CatalogOpt, app, default_out, load_catalog
+from generator.cli.app import AppsArg, CatalogOpt, app, default_out, load_catalog, refuse_inside_package, use_catalog
 
 
 @app.command()
@@ -23,6 +23,9 @@ def render(
     from generator.chart.pipeline import render_apps, rendered_apps
     from generator.chart.writer import diff_tree, read_tree, stale_folders, write_charts
 
+    if out is not None and not check:
+        refuse_inside_package(out, "render")
+    catalog = use_catalog(catalog, command="render", writes=not check, into_catalog=out is None)
     cat = load_catalog(catalog)
     out = out or default_out(catalog)
     chosen = [r for r in cat.select(apps or []) if r.app.status != "removed"]

@@ -9,7 +9,7 @@ from typing import Annotated, Iterator, Optional
 
 import typer
 
-from generator.cli.app import CatalogOpt, JsonOpt, app, display_path, load_catalog
+from generator.cli.app import CatalogOpt, JsonOpt, app, display_path, load_catalog, use_catalog
 from generator.core.errors import UsageError
 
 EndpointOpt = Annotated[Optional[str], typer.Option(
@@ -46,7 +46,7 @@ def smoke(
     from generator.smoke.run import SmokeOptions, Target, measure
     from generator.smoke.verdict import conclude
 
-    cat = load_catalog(catalog)
+    cat = load_catalog(use_catalog(catalog, command="smoke", writes=not no_record, quiet=as_json))
     resolved = cat.select([app_name])[0]
     if resolved.app.status == "removed":
         raise UsageError(f"{app_name} is removed from the catalog; there is nothing to smoke")

@@ -71,6 +71,7 @@ class GitMarketTarget:
         self.head_owner = (github_repo(self.url) or self.pr_repo or "/").split("/")[0]
         self.git = git.configured(env=self._auth_env(github), redact=self.redact)
         self.work: Path | None = None
+        self.unpushed_base = False  # an empty repository: BRANCH's first commit is pushed before the first app
 
     # -- git plumbing ------------------------------------------------------------------------------
     def _auth_env(self, github: GitHubApi | None) -> dict[str, str]:
@@ -106,12 +107,29 @@ class GitMarketTarget:
         try:
             self._git(*fetch, f"+refs/heads/{self.branch}:{self._base}")
         except ToolError as exc:
-            raise ToolError(f"{self.label}: cannot fetch branch {self.branch} ({exc}); check the URL and access, "
-                            f"or create the market repository with a first commit on {self.branch}") from None
+            if not self._empty_remote():
+                raise ToolError(f"{self.label}: cannot fetch branch {self.branch} ({exc}); check the URL, the "
+                                   "branch and access") from None
+            self._first_commit()
         self._git(*fetch, f"+refs/heads/{BRANCH_PREFIX}*:refs/remotes/origin/{BRANCH_PREFIX}*", check=False)
         if not self._git("var", "GIT_COMMITTER_IDENT", check=False):
             self._git("config", "user.name", "catalog publish")
             self._git("config", "user.email", "catalog-publish@users.noreply.github.com")
+
+    def _first_commit(self) -> None:
+        """An empty market repository: an empty first commit becomes BRANCH, pushed with the first app."""
+        identity = [] if self._git("var", "GIT_COMMITTER_IDENT", check=False) else [
+            "-c", "user.name=catalog publish", "-c", "user.email=catalog-publish@users.noreply.github.com"]
+        self._git(*identity, "commit", "--quiet", "--allow-empty", "-m", f"Start the market on {self.branch}")
+        self._git("update-ref", self._base, "HEAD")
+        self.unpushed_base = True
+
+    def _empty_remote(self) -> bool:
+        """True when the remote answers and has no branch or tag at all (a new, empty repository)."""
+        try:
+            return not self._git("ls-remote", "origin").strip()
+        except ToolError:
+            return False
 
     def _market_decision(self, item: Item, base: Tree, want: Tree) -> Decision | tuple[str, str]:
         """Skip or refuse from what BRANCH holds, else (PR type, title version)."""
@@ -182,6 +200,9 @@ class GitMarketTarget:
         if outside or not changed:
             raise ToolError(f"{app}: the commit would touch {outside or 'nothing'}; a market PR touches only {app}/")
         self._git("commit", "--quiet", "-m", extra["title"], "-m", body)
+        if self.unpushed_base:
+            self._git("push", "--quiet", "origin", f"{base}:refs/heads/{self.branch}")
+            self.unpushed_base = False
         self._git("push", "--quiet", f"--force-with-lease=refs/heads/{extra['branch']}:{extra['lease']}",
                   "origin", f"HEAD:refs/heads/{extra['branch']}")
 

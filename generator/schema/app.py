@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from generator.schema.common import (
     AppName,
@@ -97,6 +97,15 @@ class App(Strict):
     probe: Probe | None = None
     benchmarks: tuple[Benchmark, ...] = ()
     calibration: tuple[Calibration, ...] = ()  # measured memory figures for this app (generator/fit/estimate.py)
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _quoted_version(cls, value: object) -> object:
+        """`version: 1.1` is a YAML number (1.1), never the string "1.1.0": say how to write it."""
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            parts = (str(value).split(".") + ["0", "0"])[:3]
+            raise ValueError(f"{value!r} is a YAML number; quote versions: '{'.'.join(parts)}'")
+        return value
 
     @model_validator(mode="after")
     def _status_fields(self) -> "App":
