@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from conftest import REPO
+from support.catalogs import REPO
 
 PRIVATE = re.compile(r"shared/|field-notes|DECISIONS|stacks\.md|machines\.md|peers\.md|olares-chart\.md")
 PUBLIC = re.compile(r"github\.com/|https?://|docs/[a-z-]+\.md|pypi\.org/|huggingface\.co/|hub\.docker\.com/")

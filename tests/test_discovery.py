@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import EMBEDDED, REPO, edit_app
+from support.catalogs import EMBEDDED, REPO, edit_app
 
 from generator.catalog import load_catalog
 from generator.cli import main

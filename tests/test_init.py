@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import EMBEDDED, REPO
+from support.catalogs import EMBEDDED, REPO
 
 from generator.cli import main
 from generator.cli.init import EXAMPLE

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from support.catalogs import REPO
 
 pytestmark = pytest.mark.slow
 STORE_APP = "llamacppqwen36a3bone"
