@@ -1,4 +1,9 @@
-"""Output of `catalog check` and `catalog explain`: rich tables for people, JSON for machines. No logic."""
+"""Output of `catalog check` and `catalog explain`: rich tables for people, JSON for machines. No logic.
+
+Every value placed in a rich string comes from a catalog file or a tool's message, so it passes
+`escape` (generator/core/terminal.py: rich markup shown as text, control characters and ESC sequences
+made visible) before it reaches the terminal.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,10 @@ import json
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from generator.check.run import AppResult
+from generator.core.terminal import markup as escape
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -29,12 +34,13 @@ def _counts(result: AppResult) -> str:
 def print_check(results: list[AppResult], console: Console) -> None:
     for result in results:
         mark = "[green]✔[/]" if result.ok else "[bold red]✖[/]"
-        status = "" if result.status == "active" else f" [dim]({result.status})[/]"
+        status = "" if result.status == "active" else f" [dim]({escape(result.status)})[/]"
         counts = _counts(result)
-        console.print(f"{mark} [bold]{result.app}[/]{status}" + (f"  {counts}" if counts else ""), highlight=False)
+        console.print(f"{mark} [bold]{escape(result.app)}[/]{status}" + (f"  {counts}" if counts else ""),
+                      highlight=False)
         for f in result.findings:
             where = f"{f.file}:{f.line}" if f.file and f.line else (f.file or "")
-            console.print(f"    [{STYLE.get(f.severity, '')}]{f.severity:<7}[/] [bold]{f.rule}[/] {escape(f.message)}",
+            console.print(f"    [{STYLE.get(f.severity, '')}]{f.severity:<7}[/] [bold]{escape(f.rule)}[/] {escape(f.message)}",
                           highlight=False, soft_wrap=True)
             if f.fix:
                 console.print(f"            fix: {escape(f.fix)}", highlight=False, soft_wrap=True)
@@ -61,25 +67,26 @@ def _table(title: str, *columns: str) -> Table:
 
 
 def print_explain(data: dict[str, Any], console: Console) -> None:
-    console.print(f"[bold]{data['app']}[/] — {escape(data['title'])}  [dim]{data['stack']} · {data['image']}[/]",
+    console.print(f"[bold]{escape(data['app'])}[/] — {escape(data['title'])}  "
+                  f"[dim]{escape(data['stack'])} · {escape(data['image'])}[/]",
                   highlight=False)
     if data["command"]:
         console.print(f"command: {escape(' '.join(data['command']))}", highlight=False)
     args = _table("Arguments (last occurrence of a flag wins)", "argument", "origin", "note")
     for arg in data["args"]:
-        args.add_row(escape(" ".join(arg["tokens"])), arg["origin"], escape("; ".join(arg["notes"])))
+        args.add_row(escape(" ".join(arg["tokens"])), escape(arg["origin"]), escape("; ".join(arg["notes"])))
     console.print(args)
     env = _table("Environment", "name", "value", "origin")
     for var in data["env"]:
-        env.add_row(var["name"], escape(var["value"]), var["origin"])
+        env.add_row(escape(var["name"]), escape(var["value"]), escape(var["origin"]))
     for var in data["overridden_env"]:
-        env.add_row(f"[strike dim]{var['name']}[/]", f"[strike dim]{escape(var['value'])}[/]",
-                    f"[dim]{var['origin']} (overridden by {var['by']})[/]")
+        env.add_row(f"[strike dim]{escape(var['name'])}[/]", f"[strike dim]{escape(var['value'])}[/]",
+                    f"[dim]{escape(var['origin'])} (overridden by {escape(var['by'])})[/]")
     console.print(env)
     if data["genesis"]:
         patches = _table("Genesis patches", "patch", "state", "why", "purpose")
         for p in data["genesis"]:
-            patches.add_row(p["id"], "[green]on[/]" if p["on"] else "off", escape(p["why"]), escape(p["purpose"]))
+            patches.add_row(escape(p["id"]), "[green]on[/]" if p["on"] else "off", escape(p["why"]), escape(p["purpose"]))
         console.print(patches)
     _print_fit(data["fit"], console)
 

@@ -8,6 +8,8 @@ from typing import Annotated
 import typer
 
 from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog
+from generator.core.redact import redact
+from generator.core.terminal import printable
 
 AppArg = Annotated[str, typer.Argument(help="The app to explain.", show_default=False)]
 
@@ -25,8 +27,8 @@ def explain(name: AppArg, catalog: CatalogOpt = None, as_json: JsonOpt = False) 
     resolved = cat.select([name], include_removed=True)[0]
     problems = spelling_problems(resolved)
     if problems:  # the engine argv cannot be built
-        for problem in problems:
-            print(str(problem), file=sys.stderr)
+        for problem in problems:  # catalog text: control characters and ESC sequences shown, not sent
+            print(printable(redact(str(problem)), newlines=True), file=sys.stderr)
         raise typer.Exit(1)
     data = explain_data(resolved, cat)
     if as_json:

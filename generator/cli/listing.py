@@ -42,14 +42,17 @@ def list_apps(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from generator.core.terminal import markup
+
     table = Table(title=f"{len(rows)} apps")
     for col in ("name", "title", "model", "stack", "context", "version", "status", "t/s", "smoke"):
         table.add_column(col, justify="right" if col in ("context", "t/s") else "left",
                          no_wrap=col in ("name", "version", "status", "context", "t/s", "smoke"))
     for row in rows:
         tps = f"{row['tokens_per_s']:.1f}" if row["tokens_per_s"] else "—"
-        table.add_row(row["name"], row["title"], row["model"], row["stack"], f"{row['context']:,}",
-                      row["version"], row["status"], tps, _smoke(row))
+        cells = (row["name"], row["title"], row["model"], row["stack"], f"{row['context']:,}",
+                 row["version"], row["status"], tps, _smoke(row))
+        table.add_row(*(markup(cell) for cell in cells))  # catalog text: `[/bold]` shown, not interpreted
     Console().print(table)
 
 
