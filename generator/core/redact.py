@@ -47,7 +47,7 @@ _AUTH_HEADER = re.compile(
     r"(?i)(\b(?:proxy-)?authorization\b[\"']?\s*[:=]\s*[\"']?)"
     r"(?:(bearer|basic|token|digest|negotiate|ntlm|bot|apikey)\s+)?([^\s\"',;}\]]+)")
 _BEARER = re.compile(r"(?i)\b(bearer)\s+([A-Za-z0-9._~+/=-]{8,})")
-_BASIC = re.compile(r"\b(Basic)\s+([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])")
+_BASIC = re.compile(r"(?i)\b(basic)\s+([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])")
 
 _SECRET_KEY = (r"[\w.-]*(?:token|secret|passw(?:or)?d|passwd|pwd|api[_-]?key|apikey|access[_-]?key|"
                r"private[_-]?key|credentials?|auth|signature)")

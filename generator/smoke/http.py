@@ -234,7 +234,7 @@ class Http:
         with self._open("POST", path, what, deadline, None, json=payload) as response:
             if response.status_code != 200:
                 body = b"".join(_capped(response.iter_raw(), 4096, what, strict=False))
-                raise SmokeFailure(f"{what}: HTTP {response.status_code}: {_excerpt(body)}")
+                raise SmokeFailure(f"{what}: HTTP {response.status_code}: {_excerpt(self.redact(body.decode('utf-8', 'replace')))}")
             yield from _lines(_capped(response.iter_raw(), STREAM_CAP, what), what)
 
     @contextmanager
@@ -258,7 +258,7 @@ class Http:
         except (httpx.HTTPError, httpx.InvalidURL, OSError) as exc:
             if bound.expired():
                 raise SmokeFailure(f"{what}: no complete answer before the deadline") from None
-            raise SmokeFailure(f"{what}: {type(exc).__name__}: {self.redact(_reason(exc))}") from None
+            raise SmokeFailure(f"{what}: {type(exc).__name__}: {_reason(self.redact(str(exc)))}") from None
         finally:
             self._clock.deadline = None
 
@@ -289,12 +289,13 @@ def _lines(chunks: Iterator[bytes], what: str) -> Iterator[tuple[float, bytes]]:
         yield time.monotonic(), pending.rstrip(b"\r")
 
 
-def _excerpt(body: bytes, limit: int = 200) -> str:
-    text = " ".join(body.decode("utf-8", "replace").split())
+def _excerpt(body: str, limit: int = 400) -> str:
+    """One line of at most `limit` characters of an (already redacted) body."""
+    text = " ".join(body.split())
     return (text[:limit] + "...") if len(text) > limit else (text or "(empty body)")
 
 
-def _reason(exc: BaseException) -> str:
-    """The error's own words, without the URL (which may carry credentials)."""
-    text = str(exc).strip() or type(exc).__name__
+def _reason(text: str) -> str:
+    """An error's own (already redacted) words, without the URL."""
+    text = text.strip() or "no reason given"
     return text.split(" for url ")[0][:200]

@@ -180,6 +180,9 @@ def check_model(http: Http, target: Target, deadline: Deadline, result: Measurem
     if reply.status != 200:
         raise SmokeFailure(f"GET /v1/models: HTTP {reply.status}")
     cards = _cards(reply.json("GET /v1/models"))
+    for bad in (c for c in cards if c.get("aliases") is not None and not isinstance(c.get("aliases"), list)):
+        result.failures.append(f"GET /v1/models: `aliases` of model {_short(str(bad.get('id')), 80)!r} is a "
+                               f"{type(bad['aliases']).__name__}, not a list")
     card = next((c for c in cards if target.model_alias in _names(c)), None)
     if card is None:
         names = sorted({n for c in cards for n in _names(c)})
@@ -231,7 +234,7 @@ def run_once(http: Http, target: Target, options: SmokeOptions, *, cold: bool) -
     """One streamed chat completion, timed from the request to `[DONE]`."""
     payload = {"model": target.model_alias, "messages": [{"role": "user", "content": target.prompt}],
                "max_tokens": options.max_tokens, "stream": True, "stream_options": {"include_usage": True}}
-    stream = _Stream()
+    stream = _Stream(http.secrets)
     start = time.monotonic()
     for at, line in http.stream("/v1/chat/completions", payload, Deadline.after(options.timeout_s)):
         if stream.feed(at, line):
@@ -245,7 +248,8 @@ def run_once(http: Http, target: Target, options: SmokeOptions, *, cold: bool) -
 class _Stream:
     """Accumulates the SSE chunks of one completion."""
 
-    def __init__(self) -> None:
+    def __init__(self, secrets: list[str] | tuple[str, ...] = ()) -> None:
+        self.secrets = secrets  # masked in every excerpt of the stream, before it is cut short
         self.pieces: list[str] = []
         self.first_at: float | None = None
         self.last_at: float | None = None
@@ -256,7 +260,7 @@ class _Stream:
     def feed(self, at: float, line: bytes) -> bool:
         """Take one line; True once the stream is complete."""
         if line.startswith(b"error:"):
-            raise SmokeFailure(f"the server streamed an error: {_short(line[6:])}")
+            raise SmokeFailure(f"the server streamed an error: {_short(line[6:], secrets=self.secrets)}")
         if not line.startswith(b"data:"):
             return False
         data = line[5:].strip()
@@ -269,15 +273,15 @@ class _Stream:
             parse_json(data, "malformed SSE chunk")  # raises, naming the reason (not UTF-8, nested too deep)
             raise
         except ValueError:
-            raise SmokeFailure(f"malformed SSE chunk: {_short(data)}") from None
+            raise SmokeFailure(f"malformed SSE chunk: {_short(data, secrets=self.secrets)}") from None
         if not isinstance(chunk, dict):
-            raise SmokeFailure(f"malformed SSE chunk (not a JSON object): {_short(data)}")
+            raise SmokeFailure(f"malformed SSE chunk (not a JSON object): {_short(data, secrets=self.secrets)}")
         self._take(at, chunk)
         return False
 
     def _take(self, at: float, chunk: dict) -> None:
         if "error" in chunk:
-            raise SmokeFailure(f"the server streamed an error: {_short(_dumps(chunk['error']))}")
+            raise SmokeFailure(f"the server streamed an error: {_short(_dumps(chunk['error']), secrets=self.secrets)}")
         choices = chunk.get("choices")
         if choices is not None and not isinstance(choices, list):
             raise SmokeFailure(f"malformed SSE chunk: `choices` is a {type(choices).__name__}, not a list")
@@ -382,7 +386,8 @@ def _dumps(value: Any) -> str:
         return "(unprintable)"
 
 
-def _short(data: bytes | str, limit: int = 160) -> str:
+def _short(data: bytes | str, limit: int = 160, secrets: list[str] | tuple[str, ...] = ()) -> str:
+    """At most `limit` characters of server text, redacted BEFORE it is cut (a cut secret is not found)."""
     text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-    text = text.strip()
+    text = redact(text, secrets).strip()
     return text[:limit] + "..." if len(text) > limit else text
