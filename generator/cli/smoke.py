@@ -82,7 +82,8 @@ def _record(root, record):
     try:
         return smoke_ledger.append(root, record)
     except OSError as exc:
-        raise FileSystemError(f"{translate_os_error(exc, doing='write')}; {advice}") from None
+        path = exc.filename or display_path(smoke_ledger.path_of(root, record.app))
+        raise FileSystemError(f"{translate_os_error(exc, path, doing='write')}; {advice}") from None
     except InputError as exc:
         raise InputError([*exc.problems, Problem(None, None, None, advice)]) from None
     except CatalogError as exc:
