@@ -10,7 +10,7 @@ from typing import Callable, Iterable, TypeVar
 
 from pydantic import BaseModel
 
-from generator.core.errors import CatalogError, InputError, Problem, UsageError
+from generator.core.errors import InputError, Problem, UsageError
 from generator.core.locate import embedded_catalog
 from generator.yamlio.loader import Document, load_model, read_document
 from generator.schema import App, Device, GenesisRegistry, Model, Stack, WeightFile

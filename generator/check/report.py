@@ -1,16 +1,21 @@
-"""Output of `catalog check` and `catalog explain`: rich tables for people, JSON for machines. No logic."""
+"""Output of `catalog check` and `catalog explain`: rich tables for people, JSON for machines. No logic.
+
+Every value placed in a rich string comes from a catalog file or a tool's message, so it passes
+`escape` (generator/core/terminal.py: rich markup shown as text, control characters and ESC sequences
+made visible) before it reaches the terminal.
+"""
 
 from __future__ import annotations
 
 import json
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from generator.check.explain import Explanation
 from generator.check.run import AppResult
 from generator.fit.estimate import Fit
+from generator.core.terminal import markup as escape
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -30,12 +35,13 @@ def _counts(result: AppResult) -> str:
 def print_check(results: list[AppResult], console: Console) -> None:
     for result in results:
         mark = "[green]✔[/]" if result.ok else "[bold red]✖[/]"
-        status = "" if result.status == "active" else f" [dim]({result.status})[/]"
+        status = "" if result.status == "active" else f" [dim]({escape(result.status)})[/]"
         counts = _counts(result)
-        console.print(f"{mark} [bold]{result.app}[/]{status}" + (f"  {counts}" if counts else ""), highlight=False)
+        console.print(f"{mark} [bold]{escape(result.app)}[/]{status}" + (f"  {counts}" if counts else ""),
+                      highlight=False)
         for f in result.findings:
             where = f"{f.file}:{f.line}" if f.file and f.line else (f.file or "")
-            console.print(f"    [{STYLE.get(f.severity, '')}]{f.severity:<7}[/] [bold]{f.rule}[/] {escape(f.message)}",
+            console.print(f"    [{STYLE.get(f.severity, '')}]{f.severity:<7}[/] [bold]{escape(f.rule)}[/] {escape(f.message)}",
                           highlight=False, soft_wrap=True)
             if f.fix:
                 console.print(f"            fix: {escape(f.fix)}", highlight=False, soft_wrap=True)

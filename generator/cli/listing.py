@@ -57,13 +57,13 @@ TITLE_MIN = 12  # the one column that wraps; narrower than this it is dropped in
 
 
 def _cells(row: dict) -> dict[str, str]:
-    from rich.markup import escape
+    from generator.core.terminal import markup
 
     tps = f"{row['tokens_per_s']:.1f}" if row["tokens_per_s"] else "—"
     cells = {"name": row["name"], "title": row["title"], "model": row["model"], "stack": row["stack"],
              "context": f"{row['context']:,}", "version": row["version"], "status": row["status"], "t/s": tps,
              "smoke": _smoke(row)}
-    return {k: escape(v) for k, v in cells.items()}
+    return {k: markup(v) for k, v in cells.items()}  # catalog text: `[/bold]` and ESC shown, not interpreted
 
 
 def _build(cells: list[dict[str, str]], columns: list[str], title: str):

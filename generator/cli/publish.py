@@ -14,31 +14,40 @@ from generator.core.errors import UsageError
 
 
 def _summary(results, as_json: bool) -> None:
-    rows = [{"app": r.app, "version": r.version, "target": r.target, "action": r.action, "detail": r.detail}
-            for r in results]
+    from generator.core.redact import redact
+
+    # A target URL may carry credentials (oci://user:pass@host/...): every cell passes the one redactor.
+    rows = [{"app": r.app, "version": r.version, "target": redact(r.target), "action": r.action,
+             "detail": redact(r.detail)} for r in results]
     if as_json:
         print(json.dumps(rows, indent=2))
         return
     from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
+
+    from generator.core.terminal import markup as escape
 
     table = Table(title=f"publish: {sum(r.ok for r in results)}/{len(results)} ok")
     for col in ("app", "version", "target", "action", "detail"):
         table.add_column(col, no_wrap=col in ("app", "version", "action"), overflow="fold")
     styles = {"published": "green", "skipped": "dim", "would publish": "cyan", "refused": "red", "failed": "red"}
-    for r in results:
-        style = styles.get(r.action, "none")
-        table.add_row(escape(r.app), r.version, escape(r.target), f"[{style}]{r.action}[/]", escape(r.detail))
+    for r in rows:
+        style = styles.get(r["action"], "none")
+        table.add_row(escape(r["app"]), escape(r["version"]), escape(r["target"]), f"[{style}]{r['action']}[/]",
+                      escape(r["detail"]))
     Console(width=max(Console().width, 120)).print(table)
 
 
 def _run_with_progress(target, items, dry_run: bool):
     from rich.console import Console
-    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+    from generator.core.redact import redact
+    from generator.core.terminal import markup
     from generator.publish.core import run
+
+    def escape(text: str) -> str:
+        return markup(redact(text))
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   console=Console(stderr=True), transient=True) as progress:

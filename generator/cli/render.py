@@ -40,7 +40,7 @@ def render(
             lines += diff_tree(name, read_tree(out / name), {})
         if lines:
             sys.stdout.writelines(lines)
-            print(f"stale: charts differ from a fresh render; run `catalog render`", file=sys.stderr)
+            print("stale: charts differ from a fresh render; run `catalog render`", file=sys.stderr)
             raise typer.Exit(1)
         print(f"up to date: {len(charts)} chart(s) in {out}")
         return

@@ -18,7 +18,7 @@ from pydantic import Field, StringConstraints, ValidationError, model_validator
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from generator.core.errors import CatalogError, InputError, Problem
+from generator.core.errors import InputError, Problem
 from generator.yamlio.loader import load_model, read_document
 from generator.schema.common import Date, EnvName, Id, Sources, Strict
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from ruamel.yaml import YAML
 
 from generator.catalog import Catalog, display_path
-from generator.core.errors import CatalogError, InputError, UsageError
+from generator.core.errors import InputError, UsageError
 from generator.yamlio.loader import load_model, read_document
 from generator.prune.market import MarketChange, chart_version, folder_of, plan_remove, plan_suspend
 from generator.prune.market import apply as apply_market

@@ -16,7 +16,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
 
-from generator.core.errors import CatalogError, InputError, Problem
+from generator.core.errors import InputError, Problem
 from generator.core.fileio import atomic_write_text
 from generator.yamlio.loader import read_document
 
