@@ -15,6 +15,7 @@ from generator.core.errors import CatalogError, InputError, UsageError, translat
 from generator.cli import bump
 from generator.cli import check
 from generator.cli import explain
+from generator.cli import import_
 from generator.cli import listing
 from generator.cli import prune
 from generator.cli import publish
