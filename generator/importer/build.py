@@ -739,6 +739,7 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool) -> Imported:
     result.unmapped.sort(key=_where_key)
     if result.unmapped:
         app["unmapped"] = list(result.unmapped)
+    app.setdefault("status", "active")  # a chart has no status; a new app starts active (--update leaves it)
     ordered = {k: app[k] for k in APP_KEYS if k in app}
     result.app = ordered
     _validate(ctx, ordered, pool)

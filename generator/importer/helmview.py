@@ -37,7 +37,7 @@ _COMMENT = re.compile(r"\{\{-?\s*/\*.*?\*/\s*-?\}\}", re.DOTALL)
 _REF = re.compile(r"(?<![\w$.])(\$?)\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
 _GUARDS = ("default", "coalesce", "hasKey", "empty", "required", "dig", "kindIs", "typeIs")
 _BLOCKS = ("if", "with", "range", "define", "block")
-_ERROR_AT = re.compile(r"(?P<file>[^\s:]+\.(?:yaml|yml|tpl|txt)):(?P<line>[0-9]+)(?::(?P<col>[0-9]+))?")
+_ERROR_AT = re.compile(r"(?P<file>[^\s:()\"]+\.(?:yaml|yml|tpl|txt)):(?P<line>[0-9]+)(?::(?P<col>[0-9]+))?")
 _SAFE_DIR = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 
 
