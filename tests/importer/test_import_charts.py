@@ -9,9 +9,9 @@ import json
 import shutil
 from pathlib import Path
 
+import olares_charts as oc
 import pytest
 
-import olares_charts as oc
 from generator.catalog import load_catalog
 from generator.cli import main
 from generator.yamlio.loader import read_document
@@ -110,7 +110,7 @@ def test_tgz_package_reads_as_the_folder(catalog, tmp_path, capsys):
     code, from_tgz = report(catalog, capsys, str(package), "--dry-run")
     assert code == 0
     code, from_folder = report(catalog, capsys, str(chart), "--dry-run")
-    strip = lambda s: s.replace(str(package) + ":", "X/").replace(str(chart) + "/", "X/")  # noqa: E731
+    strip = lambda s: s.replace(str(package) + ":", "X/").replace(str(chart) + "/", "X/")
     for result in (from_tgz["apps"][0], from_folder["apps"][0]):
         result.pop("path")
     assert json.loads(strip(json.dumps(from_tgz["apps"]))) == json.loads(strip(json.dumps(from_folder["apps"])))
@@ -182,7 +182,7 @@ def test_a_new_quant_of_a_known_model_extends_its_file_as_a_draft(catalog, tmp_p
     chart = oc.llamacpp_chart(tmp_path / "in")
     text = (chart / "templates" / "deployment.yaml").read_text().replace("UD-Q4_K_XL", "Q3_K_M")
     (chart / "templates" / "deployment.yaml").write_text(text)
-    code, data = report(catalog, capsys, str(chart))
+    code, _ = report(catalog, capsys, str(chart))
     assert code == 0
     draft = (catalog / "drafts" / "models" / "qwen36-35b-a3b.yaml").read_text()
     assert "# Test fixture: trimmed copy" in draft  # the model file's own comments are kept

@@ -56,7 +56,7 @@ INPUTS = st.fixed_dictionaries({
     "full_description": st.none() | _within(200),
     "upgrade_description": st.none() | _within(200),
     "owners": st.lists(st.from_regex(r"^[A-Za-z0-9-]{1,12}$", fullmatch=True), min_size=1, max_size=3),
-    "version": st.tuples(st.integers(0, 20), st.integers(0, 20), st.integers(0, 99)).map(lambda v: "%d.%d.%d" % v),
+    "version": st.tuples(st.integers(0, 20), st.integers(0, 20), st.integers(0, 99)).map(lambda v: ".".join(map(str, v))),
     "context_length": st.integers(1, 1_048_576),
     "served_name": st.none() | st.from_regex(r"^[a-z0-9][a-z0-9._:-]{0,20}$", fullmatch=True),
     "kv_cache_type": st.none() | st.sampled_from(["q4_0", "q8_0", "f16", "fp8", "turbo3"]),
