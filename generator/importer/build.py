@@ -162,9 +162,7 @@ def _choose_stack(pool: Pool, launch: Launch, family: str, prefix: int, port: in
         else:
             continue
         argv = [t.text for t in launch.argv[prefix:]]
-        for i, arg in enumerate(stack.args):
-            if arg in argv:
-                score += 1
+        score += sum(1 for arg in stack.args if arg in argv)
         score += sum(1 for k, v in stack.env.items() if launch.env.get(k) and launch.env[k].value == v)
         if best is None or score > best[0]:
             best = (score, stack)
@@ -182,7 +180,7 @@ def _choose_stack(pool: Pool, launch: Launch, family: str, prefix: int, port: in
     return stack
 
 
-def _table(cat: Catalog, stack: Stack | None, family: str) -> FlagTable | None:
+def _table(cat: Catalog, stack: Stack | None) -> FlagTable | None:
     tables = FlagTables(cat.root)
     if stack is not None and stack.flag_table and tables.exists(stack.flag_table):
         try:
@@ -240,7 +238,7 @@ def _quantity(value: Any) -> str | None:
     return text if re.fullmatch(r"[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti)?", text) else None
 
 
-def _resources(ctx: _Ctx, launch: Launch, profile: str, app: dict[str, Any]) -> None:
+def _resources(ctx: _Ctx, launch: Launch, app: dict[str, Any]) -> None:
     res = launch.container.get("resources") or {}
     requests, limits = res.get("requests") or {}, res.get("limits") or {}
     anchor = ctx.lines.container_anchor(launch.workload, launch.name)
@@ -295,7 +293,6 @@ def _resources(ctx: _Ctx, launch: Launch, profile: str, app: dict[str, Any]) -> 
                  + ", ".join(f"{k} {defaults[k]}" for k in missing))
     full = {**defaults, **out}
     app["resources"] = full
-    del profile
 
 
 def _gpu_memory(ctx: _Ctx, launch: Launch, app: dict[str, Any]) -> None:
@@ -706,7 +703,7 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool) -> Imported:
                                          "args": (), "env": {}, "speculative_args": {
                                              k: tuple(v) for k, v in draft_stack.data.get("speculative_args", {}).items()},
                                          "spec_methods": tuple(draft_stack.data.get("spec_methods", ()))})
-    mapped = map_argv(family, tokens, _table(cat, stack if draft_stack is None else None, family), stack)
+    mapped = map_argv(family, tokens, _table(cat, stack if draft_stack is None else None), stack)
     if family == "vllm":  # ASR on vLLM is recognised by its model
         found = programs.unsupported(launch.image, launch.program, "",
                                      mapped.model_repo[0] if mapped.model_repo else None)
@@ -721,12 +718,12 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool) -> Imported:
         draft_stack.data.setdefault("spec_methods", []).append(method)
         draft_stack.data.setdefault("speculative_args", {})[method] = []
     app["stack"] = stack.id
-    _apply_argv(ctx, mapped, app, pool, family, pod.fetches, stack, launch)
+    _apply_argv(ctx, mapped, app, pool, family, pod.fetches)
     _device(ctx, cat, app)
     consumed = _consumed_vars(pod, launch)
     _env(ctx, launch, stack, family, consumed, cat, app)
     _gpu_memory(ctx, launch, app)
-    _resources(ctx, launch, result.profile, app)
+    _resources(ctx, launch, app)
     fetch_lines = {f.origin.line for f in pod.fetches if f.by == "launcher script"}
     _pre_exec(ctx, launch, {x for x in fetch_lines if x})
     _manifest_rest(ctx, app, port, stack)
@@ -742,7 +739,7 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool) -> Imported:
     app.setdefault("status", "active")  # a chart has no status; a new app starts active (--update leaves it)
     ordered = {k: app[k] for k in APP_KEYS if k in app}
     result.app = ordered
-    _validate(ctx, ordered, pool)
+    _validate(ctx, ordered)
     return result
 
 
@@ -782,8 +779,8 @@ def _draft_stack(pool: Pool, launch: Launch, family: str, prefix: int, port: int
     return pool.add_stack(data, guessed, app)
 
 
-def _apply_argv(ctx: _Ctx, mapped: Mapped, app: dict[str, Any], pool: Pool, family: str, fetches: list[Fetch],
-                stack: Stack, launch: Launch) -> None:
+def _apply_argv(ctx: _Ctx, mapped: Mapped, app: dict[str, Any], pool: Pool, family: str,
+                fetches: list[Fetch]) -> None:
     name = str(app.get("name") or ctx.result.label)
     fields = dict(mapped.fields)
     served = fields.pop("served_name", None)
@@ -886,7 +883,6 @@ def _apply_argv(ctx: _Ctx, mapped: Mapped, app: dict[str, Any], pool: Pool, fami
     if extra:
         app["extra_args"] = extra
         _report_kept(ctx, mapped.extra)
-    del stack, launch
 
 
 def _report_kept(ctx: _Ctx, tokens: list[Token]) -> None:
@@ -932,7 +928,7 @@ def _device(ctx: _Ctx, cat: Catalog, app: dict[str, Any]) -> None:
     ctx.note("device", f"the chart names no device; {chosen.id} chosen (the smallest HAMi cap that holds the app)")
 
 
-def _validate(ctx: _Ctx, app: dict[str, Any], pool: Pool) -> None:
+def _validate(ctx: _Ctx, app: dict[str, Any]) -> None:
     result = ctx.result
     draft = result.stack_draft or result.model_draft or bool(result.missing)
     if result.stack_draft:
@@ -949,7 +945,6 @@ def _validate(ctx: _Ctx, app: dict[str, Any], pool: Pool) -> None:
                 result.missing.append(f"{loc}: {err['msg']}")
         draft = True
     result.status = "draft" if draft else "ok"
-    del pool
 
 
 def _tuples(value: Any) -> Any:

@@ -305,7 +305,6 @@ def _launch(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any
     raw_tokens: list[Token] = []
     command = [str(x) for x in container.get("command") or []]
     args = [str(x) for x in container.get("args") or []]
-    after = lines.find(doc.source, "command:", after=anchor) or anchor
     for part, items in (("command", command), ("args", args)):
         start = lines.find(doc.source, f"{part}:", after=anchor) or anchor
         cursor = start
@@ -325,7 +324,6 @@ def _launch(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any
                                             f"$({var}) is not defined in the container's env or envFrom: Kubernetes "
                                             "passes it as written; define the variable or write the value"))
             raw_tokens.append(Token(expanded, origin, tuple(r for r in refs if r in values)))
-    del after
     image = str(container.get("image") or "")
     full = [t.text for t in raw_tokens]
     shell = _shell_parts(full)
@@ -334,7 +332,7 @@ def _launch(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any
     pre_exec: list[tuple[Origin, str]] = []
     argv = raw_tokens
     if shell:
-        text, positional_texts = shell
+        text = shell[0]
         script_token = raw_tokens[2]
         positional = raw_tokens[4:] if len(raw_tokens) > 4 else []
         first = text.strip().splitlines()[0].strip() if text.strip() else ""
@@ -358,10 +356,9 @@ def _launch(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any
                 words[0] = f"{script.cwd.rstrip('/')}/{words[0][2:]}"
             origin = _script_line(script_origin, script.exec_line, offset)
             physical = text.splitlines()
-            argv = _place(words, positional, physical, script.exec_line, origin, offset)
+            argv = _place(words, positional, physical, script.exec_line, origin)
             for line in script.before:
                 pre_exec.append((_script_line(script_origin, line, offset), line.text))
-        del positional_texts
     elif not command and programs.LLAMACPP_SERVER_IMAGE.match(image):
         argv = [Token(programs.LLAMACPP_ENTRYPOINT, Origin(rendered.where(doc.source), anchor)), *raw_tokens]
     launch = Launch(doc, container, name, image, bool(command), argv, script, script_origin, env, used, pre_exec,
@@ -375,8 +372,8 @@ def _script_line(base: Origin, line: ScriptLine, offset: int) -> Origin:
     return Origin(base.where, base.line + line.number - 1 + offset)
 
 
-def _place(words: list[str], positional: list[Token], physical: list[str], line: ScriptLine, origin: Origin,
-           offset: int) -> list[Token]:
+def _place(words: list[str], positional: list[Token], physical: list[str], line: ScriptLine,
+           origin: Origin) -> list[Token]:
     """Tokens for the exec line's words: each flag on the physical line that holds it."""
     out: list[Token] = []
     pos_texts = [t.text for t in positional]
@@ -404,7 +401,6 @@ def _place(words: list[str], positional: list[Token], physical: list[str], line:
             cursor = found
         at = origin.line + cursor if origin.line else None
         out.append(Token(word, Origin(origin.where, at)))
-    del offset
     return out
 
 
