@@ -40,6 +40,7 @@ from generator.schema import App, Stack
 HF_PLUMBING = ("HF_TOKEN", "HF_ENDPOINT", "HUGGING_FACE_HUB_TOKEN")
 HAMI_ENV = "CUDA_DEVICE_MEMORY_LIMIT_0"
 CHART_HF_HOME = "/models"  # generator/engines/*.py: HF_HOME of every rendered chart
+CHART_MODELS = "/models"  # generator/engines/base.py MODELS_DIR: where the rendered chart's files are
 GPUMEM = "nvidia.com/gpumem"
 STARTUP_BUDGET_S = 3600  # generator/chart/plan.py STARTUP_BUDGET_S
 APP_KEYS = tuple(App.model_fields)
@@ -883,6 +884,14 @@ def _apply_argv(ctx: _Ctx, mapped: Mapped, app: dict[str, Any], pool: Pool, fami
     if extra:
         app["extra_args"] = extra
         _report_kept(ctx, mapped.extra)
+    for index, token in enumerate(mapped.extra):
+        if token.text.startswith(CHART_MODELS + "/") and "." in PurePosixPath(token.text).name:  # a file
+            flag = mapped.extra[index - 1].text if index and is_flag(mapped.extra[index - 1].text) else "an argument"
+            fetch = _fetch_for(token.text, fetches)
+            source = f"the chart's {fetch.by} downloads it from {fetch.repo}" if fetch else "a script or init container of the chart writes it"
+            ctx.result.missing.append(f"extra_args: {flag} {token.text} ({token.origin}) reads a file under "
+                                      f"{CHART_MODELS} that the rendered chart does not provide ({source}); map it "
+                                      "(a drafter or projector of the model, a stack's speculative_args) or drop it")
 
 
 def _report_kept(ctx: _Ctx, tokens: list[Token]) -> None:

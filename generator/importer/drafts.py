@@ -73,10 +73,16 @@ def missing_fields(cls: type[BaseModel], data: dict[str, Any]) -> tuple[list[str
     except ValidationError as exc:
         missing: list[str] = []
         other: list[str] = []
-        for err in exc.errors():
+        errors = exc.errors()
+        for err in errors:
             loc = ".".join(str(p) for p in err["loc"])
-            (missing if err["type"] == "missing" else other).append(loc if err["type"] == "missing"
-                                                                     else f"{loc}: {err['msg']}")
+            if err["type"] == "missing":
+                missing.append(loc)
+            elif err["type"] == "too_short" and any(".".join(map(str, e["loc"])).startswith(loc + ".")
+                                                    for e in errors):
+                continue  # a list whose items are incomplete reads as empty: its items' errors say it
+            else:
+                other.append(f"{loc}: {err['msg']}")
         return missing, other
     return [], []
 

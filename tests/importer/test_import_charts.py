@@ -338,3 +338,16 @@ def test_dry_run_json_writes_nothing(catalog, tmp_path, capsys):
     assert code == 0 and data["dry_run"] is True
     assert [w["action"] for w in data["writes"]] == ["new app"]
     assert oc.snapshot(catalog) == before
+
+
+def test_a_file_the_rendered_chart_would_not_provide_makes_a_draft(catalog, tmp_path, capsys):
+    """`--chat-template-file /models/chat_template.jinja` written by an init container: kept in extra_args it
+    would point at nothing in the re-rendered chart, so the app is a draft that says so."""
+    chart = oc.llamacpp_chart(tmp_path / "in", extra_args=["--chat-template-file", "/models/chat_template.jinja"])
+    code, data = report(catalog, capsys, str(chart))
+    assert code == 0
+    result = data["apps"][0]
+    assert result["status"] == "draft"
+    assert any("--chat-template-file /models/chat_template.jinja" in m and "deployment.yaml:79" in m
+               for m in result["missing"])
+    assert (catalog / "drafts" / "apps" / "marketqwen.yaml").is_file()
