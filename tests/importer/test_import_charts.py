@@ -348,6 +348,6 @@ def test_a_file_the_rendered_chart_would_not_provide_makes_a_draft(catalog, tmp_
     assert code == 0
     result = data["apps"][0]
     assert result["status"] == "draft"
-    assert any("--chat-template-file /models/chat_template.jinja" in m and "deployment.yaml:79" in m
+    assert any("--chat-template-file /models/chat_template.jinja" in m and "deployment.yaml:80" in m
                for m in result["missing"])
     assert (catalog / "drafts" / "apps" / "marketqwen.yaml").is_file()
