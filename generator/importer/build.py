@@ -39,6 +39,10 @@ from generator.schema import App, Stack
 
 HF_PLUMBING = ("HF_TOKEN", "HF_ENDPOINT", "HUGGING_FACE_HUB_TOKEN")
 HAMI_ENV = "CUDA_DEVICE_MEMORY_LIMIT_0"
+# a literal secret is never copied into the catalog nor shown: env names like these, and the engines' own flags
+# (`--api-key` of llama-server and vLLM, `--hf-token`: catalog/flags/llamacpp-b8740.yaml, vllm-nightly.yaml)
+SECRET_ENV = re.compile(r"(?i)(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|CREDENTIAL)")
+SECRET_FLAGS = ("--api-key", "--hf-token")
 CHART_HF_HOME = "/models"  # generator/engines/*.py: HF_HOME of every rendered chart
 CHART_MODELS = "/models"  # generator/engines/base.py MODELS_DIR: where the rendered chart's files are
 GPUMEM = "nvidia.com/gpumem"
@@ -358,6 +362,9 @@ def _env(ctx: _Ctx, launch: Launch, stack: Stack | None, family: str, consumed: 
             continue
         if entry.value is None:
             ctx.unmapped(entry.origin, f"env {name} from {entry.via}: its value is not in the chart")
+            continue
+        if SECRET_ENV.search(name) and entry.value and not entry.olares:
+            ctx.unmapped(entry.origin, f"env {name}: a literal secret is not imported (set it in the cluster)")
             continue
         if entry.olares:
             ctx.unmapped(entry.origin, f"env {name} renders from the manifest env(s) {', '.join(entry.olares)}; the "
@@ -879,7 +886,21 @@ def _apply_argv(ctx: _Ctx, mapped: Mapped, app: dict[str, Any], pool: Pool, fami
         text = " ".join(t.text for t in mapped.extra)
         if arch_vision and "--language-model-only" not in text and not re.search(r'"image"\s*:\s*0', text):
             app["vision"] = True
-    # what stays: extra_args
+    # what stays: extra_args (never a literal secret)
+    kept: list[Token] = []
+    skip = False
+    for index, token in enumerate(mapped.extra):
+        head = token.text.split("=", 1)[0]
+        if skip:
+            skip = False
+            continue
+        if head in SECRET_FLAGS:
+            ctx.unmapped(token.origin, f"{head}: a literal secret is not imported (set it in the cluster)")
+            nxt = mapped.extra[index + 1].text if index + 1 < len(mapped.extra) else None
+            skip = "=" not in token.text and nxt is not None and not is_flag(nxt)
+            continue
+        kept.append(token)
+    mapped.extra = kept
     extra = [t.text for t in mapped.extra]
     if extra:
         app["extra_args"] = extra

@@ -351,3 +351,21 @@ def test_a_file_the_rendered_chart_would_not_provide_makes_a_draft(catalog, tmp_
     assert any("--chat-template-file /models/chat_template.jinja" in m and "deployment.yaml:80" in m
                for m in result["missing"])
     assert (catalog / "drafts" / "apps" / "marketqwen.yaml").is_file()
+
+
+def test_literal_secrets_are_neither_imported_nor_shown(catalog, tmp_path, capsys):
+    chart = oc.llamacpp_chart(tmp_path / "in", extra_args=["--api-key", "sk-verysecret-1234", "--mlock"])
+    text = (chart / "templates" / "deployment.yaml").read_text().replace(
+        "            - name: GGML_CUDA_GRAPH_OPT\n",
+        "            - name: SERVICE_PASSWORD\n              value: \"hunter2-secret\"\n"
+        "            - name: HF_TOKEN\n              value: \"hf_literaltoken\"\n"
+        "            - name: GGML_CUDA_GRAPH_OPT\n")
+    (chart / "templates" / "deployment.yaml").write_text(text)
+    code = run(catalog, str(chart), "--json")
+    out = capsys.readouterr().out
+    assert code == 0, out
+    written = (catalog / "apps" / "marketqwen.yaml").read_text()
+    for secret in ("sk-verysecret-1234", "hunter2-secret", "hf_literaltoken"):
+        assert secret not in out and secret not in written
+    assert "--api-key: a literal secret is not imported" in written
+    assert "env SERVICE_PASSWORD: a literal secret is not imported" in written
