@@ -369,3 +369,40 @@ def test_literal_secrets_are_neither_imported_nor_shown(catalog, tmp_path, capsy
         assert secret not in out and secret not in written
     assert "--api-key: a literal secret is not imported" in written
     assert "env SERVICE_PASSWORD: a literal secret is not imported" in written
+
+
+def test_engine_download_with_hf_flags(catalog, tmp_path, capsys):
+    """llama-server downloads the GGUF itself (`-hf REPO --hf-file FILE`): the same weight of the catalog."""
+    chart = oc.llamacpp_chart(tmp_path / "in")
+    text = (chart / "templates" / "deployment.yaml").read_text().replace(
+        '            - "--model"\n            - "/models/$(MODEL_FILE)"\n',
+        '            - "-hf"\n            - "unsloth/Qwen3.6-35B-A3B-GGUF"\n'
+        '            - "--hf-file"\n            - "$(MODEL_FILE)"\n')
+    (chart / "templates" / "deployment.yaml").write_text(text)
+    code, data = report(catalog, capsys, str(chart), "--dry-run")
+    assert code == 0, data["problems"]
+    result = data["apps"][0]
+    assert result["status"] == "ok"
+    assert (result["app"]["model"], result["app"]["quantization"]) == ("qwen36-35b-a3b", "ud-q4kxl")
+    assert any("downloads the model itself (-hf)" in n for n in result["notes"])
+
+
+def test_a_second_import_extends_the_first_draft(catalog, tmp_path, capsys):
+    def chart(name: str, quant: str) -> Path:
+        folder = oc.llamacpp_chart(tmp_path / name, name=name)
+        text = (folder / "templates" / "deployment.yaml").read_text()
+        text = text.replace("unsloth/Qwen3.6-35B-A3B-GGUF/resolve/main/Qwen3.6-35B-A3B-UD-Q4_K_XL.gguf",
+                            f"example-org/Tiny-Chat-7B-GGUF/resolve/main/Tiny-Chat-7B-{quant}.gguf")
+        text = text.replace('MODEL_FILE: "Qwen3.6-35B-A3B-UD-Q4_K_XL.gguf"', f'MODEL_FILE: "Tiny-Chat-7B-{quant}.gguf"')
+        (folder / "templates" / "deployment.yaml").write_text(text)
+        return folder
+
+    assert run(catalog, str(chart("tinyone", "Q4_K_M"))) == 0
+    assert run(catalog, str(chart("tinytwo", "Q8_0"))) == 0
+    capsys.readouterr()
+    drafts = sorted(p.name for p in (catalog / "drafts" / "models").iterdir())
+    assert drafts == ["tiny-chat-7b.yaml"]
+    draft = (catalog / "drafts" / "models" / "tiny-chat-7b.yaml").read_text()
+    assert "quant: q4_k_m" in draft and "quant: q8_0" in draft
+    assert draft.count("# [draft] missing:") == 1
+    assert "weights.0.size_gib, weights.1.size_gib" in draft
