@@ -727,10 +727,10 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool) -> Imported:
         draft_stack.data.setdefault("speculative_args", {})[method] = []
     app["stack"] = stack.id
     _apply_argv(ctx, mapped, app, pool, family, pod.fetches)
-    _device(ctx, cat, app)
     consumed = _consumed_vars(pod, launch)
     _env(ctx, launch, stack, family, consumed, cat, app)
     _gpu_memory(ctx, launch, app)
+    _device(ctx, cat, app)  # by the GPU memory it needs
     _resources(ctx, launch, app)
     fetch_lines = {f.origin.line for f in pod.fetches if f.by == "launcher script"}
     _pre_exec(ctx, launch, {x for x in fetch_lines if x})
