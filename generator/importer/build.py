@@ -41,7 +41,7 @@ HF_PLUMBING = ("HF_TOKEN", "HF_ENDPOINT", "HUGGING_FACE_HUB_TOKEN")
 HAMI_ENV = "CUDA_DEVICE_MEMORY_LIMIT_0"
 # a literal secret is never copied into the catalog nor shown: env names like these, and the engines' own flags
 # (`--api-key` of llama-server and vLLM, `--hf-token`: catalog/flags/llamacpp-b8740.yaml, vllm-nightly.yaml)
-SECRET_ENV = re.compile(r"(?i)(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|CREDENTIAL)")
+SECRET_ENV = re.compile(r"(?i)(^|_)(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|CREDENTIALS?)$")
 SECRET_FLAGS = ("--api-key", "--hf-token")
 CHART_HF_HOME = "/models"  # generator/engines/*.py: HF_HOME of every rendered chart
 CHART_MODELS = "/models"  # generator/engines/base.py MODELS_DIR: where the rendered chart's files are
@@ -363,9 +363,6 @@ def _env(ctx: _Ctx, launch: Launch, stack: Stack | None, family: str, consumed: 
         if entry.value is None:
             ctx.unmapped(entry.origin, f"env {name} from {entry.via}: its value is not in the chart")
             continue
-        if SECRET_ENV.search(name) and entry.value and not entry.olares:
-            ctx.unmapped(entry.origin, f"env {name}: a literal secret is not imported (set it in the cluster)")
-            continue
         if entry.olares:
             ctx.unmapped(entry.origin, f"env {name} renders from the manifest env(s) {', '.join(entry.olares)}; the "
                                        "catalog declares only the Hugging Face endpoint and token")
@@ -374,6 +371,9 @@ def _env(ctx: _Ctx, launch: Launch, stack: Stack | None, family: str, consumed: 
             continue
         if name in consumed and entry.via.startswith("configMap"):
             continue  # read by $(VAR) or the launcher script: its value is in the fields and args already
+        if SECRET_ENV.search(name) and entry.value:
+            ctx.unmapped(entry.origin, f"env {name}: a literal secret is not imported (set it in the cluster)")
+            continue
         if family == "lucebox" and name in ("DFLASH27B_KV_K", "DFLASH27B_KV_V"):
             kv[name] = entry.value
             continue
