@@ -18,6 +18,7 @@ from generator.core.terminal import printable
 from generator.cli import bump
 from generator.cli import check
 from generator.cli import explain
+from generator.cli import import_
 from generator.cli import init
 from generator.cli import listing
 from generator.cli import prune

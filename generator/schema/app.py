@@ -97,6 +97,7 @@ class App(Strict):
     probe: Probe | None = None
     benchmarks: tuple[Benchmark, ...] = ()
     calibration: tuple[Calibration, ...] = ()  # measured memory figures for this app (generator/fit/estimate.py)
+    unmapped: tuple[str, ...] = ()  # facts of an imported chart the catalog cannot express (`file:line: what`); not rendered
 
     @field_validator("version", mode="before")
     @classmethod
