@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog
+from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog, use_catalog
 
 PathsArg = Annotated[list[Path], typer.Argument(help="Chart folders or .tgz packages.", show_default=False)]
 
@@ -31,7 +31,7 @@ def import_(
     from generator.importer import import_paths
     from generator.importer.report import print_report, report_json
 
-    cat = load_catalog(catalog)
+    cat = load_catalog(use_catalog(catalog, command="import", writes=not dry_run, quiet=as_json))
     report = import_paths(list(paths), cat, update=update, dry_run=dry_run, labels=[str(p) for p in paths])
     if as_json:
         sys.stdout.write(report_json(report) + "\n")
