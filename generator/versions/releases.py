@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from generator.yamlio import yamlout
-from generator.core.errors import CatalogError, InputError, Problem
+from generator.core.errors import InputError, Problem
 from generator.core.fileio import atomic_write_text
+from generator.yamlio.loader import Document, read_document
 from generator.versions.state import HASH_PREFIX, parse_version
 
 FILE_NAME = "releases.yaml"
@@ -82,39 +83,53 @@ def releases_path(catalog_root: Path) -> Path:
     return catalog_root / FILE_NAME
 
 
-def _problem(path: Path, where: str | None, message: str) -> InputError:
-    return InputError([Problem(os.path.relpath(path), None, where, message)])
+MAX_BYTES = 64 * 2**20  # about 20 000 app versions with their state; far above any real store
 
 
-def _release(path: Path, app: str, version: str, entry: Any) -> Release:
+def _problem(path: Path, line: int | None, where: str | None, message: str) -> InputError:
+    return InputError([Problem(os.path.relpath(path), line, where, message)])
+
+
+def _plain(value: Any) -> Any:
+    """The loader's immutable sequences (tuples) as lists: a recorded state compares equal to a fresh one."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _release(doc: Document, app: str, version: str, entry: Any) -> Release:
+    path = doc.path
     where = f"apps.{app}.{version}"
+    line = doc.line_of(("apps", app, version))
     try:
         parse_version(version)
     except ValueError:
-        raise _problem(path, where, f"{version!r} is not a version X.Y.Z") from None
+        raise _problem(path, line, where, f"{version!r} is not a version X.Y.Z; restore the file from git") from None
     if not isinstance(entry, dict) or not str(entry.get("content", "")).startswith(HASH_PREFIX):
-        raise _problem(path, where, f"needs `content: {HASH_PREFIX}...` and `date`; restore the file from git")
+        raise _problem(path, line, where, f"needs `content: {HASH_PREFIX}...` and `date`; restore the file from git")
     date = entry.get("date")
     date = date.isoformat() if isinstance(date, dt.date) else str(date)
     state = entry.get("state")
-    return Release(version, str(entry["content"]), date, state if isinstance(state, dict) else None)
+    return Release(version, str(entry["content"]), date, _plain(state) if isinstance(state, dict) else None)
 
 
 def load_releases(catalog_root: Path) -> Releases:
-    """Read releases.yaml; a missing file is an empty record."""
+    """Read releases.yaml; a missing file is an empty record. Every problem names `file:line:`."""
     path = releases_path(catalog_root)
     releases = Releases(path)
     if not path.is_file():
         return releases
-    try:
-        data = yamlout.load(path.read_text(encoding="utf-8")) or {}
-    except Exception as exc:
-        raise _problem(path, None, f"not valid YAML ({exc}); restore the file from git") from exc
+    doc = read_document(path, os.path.relpath(path), max_bytes=MAX_BYTES)
+    data = doc.data if doc.data is not None else {}
     apps = data.get("apps") if isinstance(data, dict) else None
     if not isinstance(apps, dict):
-        raise _problem(path, "apps", "expected a mapping `apps: {<app>: {<version>: ...}}`")
+        raise _problem(path, doc.line_of(("apps",)), "apps",
+                       "expected a mapping `apps: {<app>: {<version>: ...}}`; restore the file from git")
     for app, versions in apps.items():
         if not isinstance(versions, dict):
-            raise _problem(path, f"apps.{app}", "expected a mapping of versions")
-        releases.apps[str(app)] = {str(v): _release(path, str(app), str(v), e) for v, e in versions.items()}
+            raise _problem(path, doc.line_of(("apps", str(app))), f"apps.{app}",
+                           "expected a mapping of versions; restore the file from git")
+        releases.apps[str(app)] = {str(v): _release(doc, str(app), str(v), e) for v, e in versions.items()}
     return releases
