@@ -55,7 +55,7 @@ def _resources(r: Resolved) -> dict[str, Any]:
 def _values(r: Resolved, spec: EngineSpec) -> dict[str, Any]:
     engine: dict[str, Any] = {"image": spec.image}
     if spec.command:
-        engine["command"] = list(spec.command)
+        engine["command"] = [k8s_literal(c) for c in spec.command]
     engine["args"] = [k8s_literal(a) for a in spec.argv]
     engine["env"] = [{"name": e.name, "value": k8s_literal(e.value)} for e in spec.env]
     engine["port"] = spec.port

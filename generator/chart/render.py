@@ -66,7 +66,15 @@ def _templates() -> tuple[tuple[str, Template], ...]:
     return tuple((out, env.get_template(src)) for out, src in sorted(sources.items()))
 
 
+def _fetch_dollar(spec: ChartSpec) -> bool:
+    """Whether a file the init container fetches holds `$`: Kubernetes expands `$(VAR)` in env values, so
+    the template then doubles every `$` of FILE_i_SRC/DST (the schema refuses `$` there; this is the second
+    line of defence, and charts without a `$` keep their bytes)."""
+    files = spec.values.get("modelFetch", {}).get("files", [])
+    return any("$" in str(value) for entry in files for value in entry.values())
+
+
 def render(spec: ChartSpec) -> dict[str, str]:
     context = {"name": spec.name, "chart": spec.chart, "manifest": spec.manifest, "values": spec.values,
-               "owners": spec.owners, "container": CONTAINER}
+               "owners": spec.owners, "container": CONTAINER, "fetch_dollar": _fetch_dollar(spec)}
     return {out: template.render(context) for out, template in _templates()}
