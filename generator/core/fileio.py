@@ -15,21 +15,29 @@ import tempfile
 from pathlib import Path
 
 from generator.core.errors import FileSystemError, translate_os_error
+from generator.core.text import safe_line
+
+
+def writable(path: Path) -> os.stat_result | None:
+    """The target's lstat (None when missing); raises FileSystemError when it is a symbolic link or not a
+    regular file. Commands that write several files call it for each first, so a refusal writes nothing."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise translate_os_error(exc, path, "write") from exc
+    if stat.S_ISLNK(info.st_mode):
+        raise FileSystemError(f"{safe_line(path)}: a symbolic link; catalog writes only regular files and never "
+                              "through a link (replace the link with the file it points to)")
+    if not stat.S_ISREG(info.st_mode):
+        raise FileSystemError(f"{safe_line(path)}: not a regular file; cannot replace it")
+    return info
 
 
 def atomic_write_text(path: Path, text: str) -> None:
     path = Path(path)
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        info = None
-    except OSError as exc:
-        raise translate_os_error(exc, path, "write") from exc
-    if info is not None and stat.S_ISLNK(info.st_mode):
-        raise FileSystemError(f"{path}: a symbolic link; catalog writes only regular files and never through a "
-                              "link (replace the link with the file it points to)")
-    if info is not None and not stat.S_ISREG(info.st_mode):
-        raise FileSystemError(f"{path}: not a regular file; cannot replace it")
+    info = writable(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -52,4 +60,4 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
-__all__ = ["atomic_write_text"]
+__all__ = ["atomic_write_text", "writable"]

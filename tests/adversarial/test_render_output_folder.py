@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from adversarial_support import (  # noqa: F401
-    APPS,
+from adversarial_support import (  # noqa: F401 (small_catalog is a fixture)
     REPO,
     assert_clean_failure,
     cli,
