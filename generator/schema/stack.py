@@ -40,8 +40,8 @@ class Stack(Strict):
     # an HTTP path: the probes' httpGet.path and what `catalog smoke` asks; printable ASCII, no space
     health_path: Annotated[str, StringConstraints(pattern=r"^/[!-~]{0,199}$")] = "/health"
     command: Args = ()  # overrides the image entrypoint (forks with their own binary)
-    features: tuple[Feature, ...] = ()
-    spec_methods: tuple[SpecMethod, ...] = ()
+    features: Annotated[tuple[Feature, ...], Field(max_length=MAX_ITEMS)] = ()
+    spec_methods: Annotated[tuple[SpecMethod, ...], Field(max_length=MAX_ITEMS)] = ()
     missing_python_packages: Annotated[tuple[Name, ...], Field(max_length=MAX_ITEMS)] = ()  # what the image lacks
     args: Args = ()  # flags every app on this stack gets
     # How this image spells each speculative method; `{tokens}` and `{drafter}` are filled in per app.
