@@ -4,7 +4,9 @@ The output folder belongs to the tool (docs/security.md, "Files"):
 
 - **Ownership.** `<out>/.catalog-render` lists the chart folders the tool wrote. A run replaces or removes
   only those; an output folder holding anything else (a file, a folder not listed, a symbolic link) is
-  refused with exit 2 before anything is written or deleted. A missing or empty folder is fine.
+  refused with exit 2 before anything is written or deleted. A missing or empty folder is fine, and so is
+  an unlisted folder holding exactly the chart this run writes under its name (nothing is lost: it is
+  taken over).
 - **One atomic step.** The complete new tree (every chart folder and the list) is built in a fresh folder
   `<parent>/.<out>.render-<random>` beside the output folder, on the same filesystem, then exchanged with
   the output folder by one `renameat2(RENAME_EXCHANGE)` (Linux 3.15+, man 2 rename): a reader, or a kill -9
@@ -108,8 +110,8 @@ def diff_tree(label: str, old: Tree, new: Tree) -> list[str]:
             continue
         lines += difflib.unified_diff(
             (before or "").splitlines(keepends=True), (after or "").splitlines(keepends=True),
-            fromfile=f"a/{label}/{rel}" if before is not None else "/dev/null",
-            tofile=f"b/{label}/{rel}" if after is not None else "/dev/null",
+            fromfile=f"a/{label}/{rel}".replace("/./", "/") if before is not None else "/dev/null",
+            tofile=f"b/{label}/{rel}".replace("/./", "/") if after is not None else "/dev/null",
         )
         if lines and not lines[-1].endswith("\n"):
             lines[-1] += "\n"
@@ -154,6 +156,16 @@ def read_manifest(out: Path) -> set[str] | None:
 
 def manifest_text(names: Iterable[str]) -> str:
     return MANIFEST_HEADER + "".join(f"{name}\n" for name in sorted(names))
+
+
+def manifest_diff(out: Path, names: Iterable[str]) -> list[str]:
+    """The diff of `out/.catalog-render` against the list a full render of `names` writes (for --check)."""
+    path = out / MANIFEST
+    current = _read_file(str(path)) if os.path.lexists(path) else None
+    expected = manifest_text(names)
+    if current == expected:
+        return []
+    return diff_tree(".", {} if current is None else {MANIFEST: current}, {MANIFEST: expected})
 
 
 def inventory(out: Path) -> tuple[set[str], list[str]]:
@@ -236,8 +248,11 @@ def write_charts(out: Path, charts: dict[str, Tree], *, prune_others: bool, remo
 def _write_locked(out: Path, charts: dict[str, Tree], prune_others: bool, remove: set[str]) -> list[str]:
     _clean_leftovers(out)
     owned, foreign = inventory(out)
+    adopted = {f.rstrip("/") for f in foreign if _identical(out, f.rstrip("/"), charts)}
+    foreign = [f for f in foreign if f.rstrip("/") not in adopted]
     if foreign:
         raise foreign_error(out, foreign)
+    owned |= adopted
     gone = {n for n in owned if n in remove or (prune_others and n not in charts)} - set(charts)
     keep = (owned | set(charts)) - gone
     changed = {name for name, tree in charts.items() if read_tree(out / name) != tree}
@@ -251,6 +266,14 @@ def _write_locked(out: Path, charts: dict[str, Tree], prune_others: bool, remove
     except OSError as exc:
         raise translate_os_error(exc, None, "write the charts into " + str(out)) from exc
     return sorted(gone)
+
+
+def _identical(out: Path, name: str, charts: dict[str, Tree]) -> bool:
+    """A folder the list does not name but that holds exactly the chart this run writes under that name
+    (an up-to-date chart committed without the list, or written before the list existed): replacing it
+    loses nothing, so it is taken over."""
+    path = out / name
+    return name in charts and path.is_dir() and not path.is_symlink() and read_tree(path) == charts[name]
 
 
 def _real(out: Path) -> Path:

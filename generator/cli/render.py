@@ -30,7 +30,7 @@ def render(
 ) -> None:
     """Render apps into Olares v3 application charts."""
     from generator.chart.pipeline import render_apps, rendered_apps
-    from generator.chart.writer import diff_tree, read_tree, stale_folders, write_charts
+    from generator.chart.writer import diff_tree, manifest_diff, read_tree, stale_folders, write_charts
     from generator.core.text import safe_line
 
     cat = load_catalog(catalog)
@@ -42,9 +42,12 @@ def render(
         lines: list[str] = []
         for name, tree in charts.items():
             lines += diff_tree(name, read_tree(out / name), tree)
-        stale = stale_folders(out, {r.app.name for r in rendered_apps(cat)}) if every else []
+        names = {r.app.name for r in rendered_apps(cat)}
+        stale = stale_folders(out, names) if every else []
         for name in stale:
             lines += diff_tree(safe_line(name), read_tree(out / name), {})
+        if every and (lines or out.is_dir()):
+            lines += manifest_diff(out, names)  # the list of owned folders, committed beside the charts
         if lines:
             sys.stdout.writelines(lines)
             print("stale: charts differ from a fresh render; run `catalog render`", file=sys.stderr)

@@ -176,12 +176,12 @@ def parse_document(raw: bytes | str, display: str, path: Path | None = None) -> 
         data, lines = _parsed(text)
     except (MarkedYAMLError, RuamelMarkedError) as exc:
         mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else None
         what = (exc.problem or exc.context or "invalid YAML").strip()
-        raise InputError([Problem(name, line, None, f"YAML syntax error: {what}; fix the YAML syntax")]) from exc
+        raise InputError([Problem(name, mark.line + 1 if mark else None, None,
+                                  f"YAML syntax error: {what}; fix the YAML syntax")]) from exc
     except YAMLReaderError as exc:  # a character YAML does not allow (the C reader names its position)
-        line = text.count("\n", 0, max(exc.position, 0)) + 1
-        raise InputError([Problem(name, line, None, f"YAML error: {exc.reason}; remove the character")]) from exc
+        raise InputError([Problem(name, text.count("\n", 0, max(exc.position, 0)) + 1, None,
+                                  f"YAML error: {exc.reason}; remove the character")]) from exc
     except RecursionError as exc:
         raise InputError([Problem(name, None, None, "YAML nested too deeply; flatten it")]) from exc
     except Exception as exc:  # the YAML libraries raise a few unmarked errors too

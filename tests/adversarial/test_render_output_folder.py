@@ -114,15 +114,29 @@ def test_render_check_never_reads_through_a_symlink(small_catalog: Path, tmp_pat
 
 def test_render_out_legacy_charts_without_list_refused_with_hint(small_catalog: Path, tmp_path: Path):
     """Chart folders without the tool's list (written before it kept one, or copied by hand) are not
-    assumed to be its own: refused, with what to do."""
+    assumed to be its own: one that differs from what this run writes is refused, with what to do."""
     out = tmp_path / "charts"
     assert cli("render", "--catalog", small_catalog, "--out", out).returncode == 0
     (out / ".catalog-render").unlink()
+    (out / "qwenlab" / "owners").write_text("edited by hand\n", encoding="utf-8")
     before = snapshot(out)
     proc = cli("render", "--catalog", small_catalog, "--out", out)
     assert_clean_failure(proc, 2)
-    assert "older `catalog render`" in proc.stderr
+    assert "qwenlab/" in proc.stderr and "older `catalog render`" in proc.stderr
+    assert "gemmalab" not in proc.stderr  # identical to what this run writes: not foreign
     assert snapshot(out) == before
+
+
+def test_render_out_unlisted_identical_charts_taken_over(small_catalog: Path, tmp_path: Path):
+    """An unlisted folder holding exactly the chart this run writes under its name loses nothing when
+    replaced: render takes it over and writes its list; the charts keep their bytes."""
+    out = tmp_path / "charts"
+    assert cli("render", "--catalog", small_catalog, "--out", out).returncode == 0
+    expected = snapshot(out)
+    (out / ".catalog-render").unlink()
+    proc = cli("render", "--catalog", small_catalog, "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    assert snapshot(out) == expected
 
 
 def test_render_out_is_a_file_refused(small_catalog: Path, tmp_path: Path):
@@ -303,3 +317,16 @@ def test_render_out_on_its_own_filesystem_stays_on_it(tmp_path: Path):
     tree = json.loads(proc.stdout.split("TREE=", 1)[1])
     assert tree == expected
     assert "removed stale" in proc.stdout and "gemmalab" in proc.stdout
+
+
+def test_render_check_reports_a_list_that_is_not_the_rendered_one(small_catalog: Path, tmp_path: Path):
+    """A chart folder committed without its line in .catalog-render: --check fails and shows the list's diff;
+    render then writes the list (the folder is identical to its render) and --check passes."""
+    out = tmp_path / "charts"
+    assert cli("render", "--catalog", small_catalog, "--out", out).returncode == 0
+    listed = out / ".catalog-render"
+    listed.write_text(listed.read_text(encoding="utf-8").replace("qwenvisionlab\n", ""), encoding="utf-8")
+    proc = cli("render", "--catalog", small_catalog, "--out", out, "--check")
+    assert proc.returncode == 1 and "+++ b/.catalog-render" in proc.stdout and "+qwenvisionlab" in proc.stdout
+    assert cli("render", "--catalog", small_catalog, "--out", out).returncode == 0
+    assert cli("render", "--catalog", small_catalog, "--out", out, "--check").returncode == 0
