@@ -128,10 +128,11 @@ def read_document(path: Path, display: str | None = None, *, max_bytes: int = MA
     Only a regular file is read (a FIFO or a device would block or never end), at most `max_bytes` of it.
     """
     name = display or str(path)
-    return parse_document(_read_capped(path, name, max_bytes), name, path)
+    return parse_document(read_bytes(path, name, max_bytes=max_bytes), name, path)
 
 
-def _read_capped(path: Path, name: str, max_bytes: int) -> bytes:
+def read_bytes(path: Path, name: str, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a regular file, at most `max_bytes` (InputError otherwise); never blocks on a FIFO."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
@@ -204,6 +205,18 @@ def _parsed(text: str) -> tuple[Any, dict[Path_, int]]:
         _refuse_aliases(text)
     node = yaml.compose(text, Loader=_Loader)
     return (None if node is None else _plain(node, (), lines)), lines
+
+
+def refuse_aliases(text: str, display: str) -> None:
+    """InputError `file:line:` when the YAML text holds an alias (for readers that parse it otherwise)."""
+    if "*" not in text:
+        return
+    try:
+        _refuse_aliases(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        raise InputError([Problem(display, mark.line + 1 if mark else None, None,
+                                  f"{(exc.problem or 'YAML error').strip()}")]) from exc
 
 
 def _refuse_aliases(text: str) -> None:

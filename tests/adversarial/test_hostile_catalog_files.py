@@ -266,3 +266,25 @@ def test_ci_log_injection_through_an_output_folder_name(small_catalog: Path, tmp
     assert_clean_failure(proc, 2)
     _no_workflow_command(proc)
     assert snapshot(out) == before
+
+
+def test_flag_table_alias_bomb_refused_fast(catalog_copy: Path):
+    """Flag tables (catalog/flags/) are read by a faster parser: it must not expand an alias bomb either."""
+    table = catalog_copy / "flags" / "atomic-mtp.yaml"
+    table.write_text(table.read_text(encoding="utf-8") + "l0: &l0 x\n" + BOMB, encoding="utf-8")
+    started = time.monotonic()
+    proc = _limited("check", "--no-lint", "--catalog", catalog_copy, "gemma4e2bone")
+    assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert re.search(r"atomic-mtp\.yaml:\d+: .*alias \*l0 is not supported", proc.stdout + proc.stderr)
+    assert time.monotonic() - started < 60
+
+
+def test_flag_table_symlink_outside_refused(catalog_copy: Path, tmp_path: Path):
+    table = catalog_copy / "flags" / "atomic-mtp.yaml"
+    outside = tmp_path / "atomic-mtp.yaml"
+    outside.write_text(table.read_text(encoding="utf-8"), encoding="utf-8")
+    table.unlink()
+    table.symlink_to(outside)
+    proc = cli("check", "--no-lint", "--catalog", catalog_copy, "gemma4e2bone")
+    assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr
+    assert "symbolic link to a file outside the catalog" in proc.stdout + proc.stderr
