@@ -17,6 +17,7 @@ from generator.catalog import Catalog, Resolved, load_catalog
 from generator.versions.changelog import changelog_path, write_entries
 from generator.versions.appfile import write_app_file
 from generator.core.errors import UsageError
+from generator.core.text import safe_line
 from generator.versions.releases import Release, Releases, load_releases
 from generator.chart.plan import ChartSpec, plan
 from generator.versions.diff import Change, diff_states, level_of, quiet_flags
@@ -109,7 +110,7 @@ def assess(cur: Current, rec: Release | None, *, level: str | None = None, force
 
 def upgrade_note(outcome: Outcome) -> str:
     """The line prepended to the app's upgrade_description: `2.5.7: removed ...; context ...`."""
-    text = "; ".join(c.phrase for c in outcome.changes)
+    text = safe_line("; ".join(c.phrase for c in outcome.changes))  # one line of the app file's `>-` block
     return f"{outcome.after}: {text}" + ("" if text.endswith(".") else ".")
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from adversarial_support import REPO, assert_clean_failure, cli, small_catalog, snapshot  # noqa: F401 (fixture)
+from bump_support import recorded, recorded_template  # noqa: F401 (fixtures)
 
 APP = "qwenlab"  # a llama.cpp app of the fixture: it has an init container
 
@@ -254,6 +255,23 @@ def test_ci_log_injection_through_a_yaml_key(small_catalog: Path, tmp_path: Path
         assert_clean_failure(proc, 1)
         assert "unknown key" in proc.stderr and "evil\\n::error" in proc.stderr
         _no_workflow_command(proc)
+
+
+def test_ci_log_injection_through_bump(recorded: Path):
+    """`bump --check` names the changed argument; `bump` writes it to CHANGELOG.md and the app's
+    upgrade_description: each stays one line."""
+    path = recorded / "apps" / "gemma4e2bone.yaml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("extra_args: [", f'extra_args: ["--bogus\\n{INJECTED}", ', 1), encoding="utf-8")
+    proc = cli("bump", "--check", "--catalog", recorded)
+    assert proc.returncode == 1 and "INJECTED" in proc.stderr
+    _no_workflow_command(proc)
+    proc = cli("bump", "--catalog", recorded)
+    assert proc.returncode == 0, proc.stderr
+    _no_workflow_command(proc)
+    for written in (recorded.parent / "CHANGELOG.md", path):
+        assert "INJECTED" in written.read_text(encoding="utf-8")
+        assert not any(line.lstrip().startswith("::") for line in written.read_text(encoding="utf-8").splitlines())
 
 
 def test_ci_log_injection_through_an_output_folder_name(small_catalog: Path, tmp_path: Path):
