@@ -199,8 +199,8 @@ def foreign_error(out: Path, foreign: list[str]) -> UsageError:
                                                                       if len(foreign) > 8 else "")
     hint = ""
     if not os.path.lexists(out / MANIFEST) and all((out / f.rstrip("/") / "Chart.yaml").is_file() for f in foreign):
-        hint = (f"; if these are charts an older `catalog render` wrote (before it kept its list {MANIFEST}), "
-                "move the folder away and render again")
+        hint = (f"; if these are charts an older `catalog render` wrote (before it kept its list {MANIFEST}): "
+                "`catalog render` takes over those identical to what it writes; move the others away")
     return UsageError(f"{safe_line(out)} holds entries `catalog render` did not write: {shown}; nothing was written "
                       "or deleted. The output folder is the tool's alone (docs/security.md): pass --out with a new "
                       f"or empty folder, or move those entries away{hint}")
@@ -222,7 +222,7 @@ def stale_folders(out: Path, names: set[str]) -> list[str]:
         owned, foreign = inventory(out)
     except UsageError:
         return sorted(p.name for p in out.iterdir() if p.name != MANIFEST and not _is_leftover(p.name))
-    return sorted((owned - names) | {f.rstrip("/") for f in foreign})
+    return sorted((owned | {f.rstrip("/") for f in foreign}) - names)  # a rendered name is diffed as a chart
 
 
 # ---- writing ---------------------------------------------------------------------------------------------

@@ -122,7 +122,7 @@ def test_render_out_legacy_charts_without_list_refused_with_hint(small_catalog: 
     before = snapshot(out)
     proc = cli("render", "--catalog", small_catalog, "--out", out)
     assert_clean_failure(proc, 2)
-    assert "qwenlab/" in proc.stderr and "older `catalog render`" in proc.stderr
+    assert "qwenlab/" in proc.stderr and "older `catalog render`" in proc.stderr and "move the others" in proc.stderr
     assert "gemmalab" not in proc.stderr  # identical to what this run writes: not foreign
     assert snapshot(out) == before
 
@@ -328,5 +328,6 @@ def test_render_check_reports_a_list_that_is_not_the_rendered_one(small_catalog:
     listed.write_text(listed.read_text(encoding="utf-8").replace("qwenvisionlab\n", ""), encoding="utf-8")
     proc = cli("render", "--catalog", small_catalog, "--out", out, "--check")
     assert proc.returncode == 1 and "+++ b/.catalog-render" in proc.stdout and "+qwenvisionlab" in proc.stdout
+    assert "qwenvisionlab/Chart.yaml" not in proc.stdout  # identical to its render: not shown as deleted
     assert cli("render", "--catalog", small_catalog, "--out", out).returncode == 0
     assert cli("render", "--catalog", small_catalog, "--out", out, "--check").returncode == 0
