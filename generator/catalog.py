@@ -72,16 +72,43 @@ def _suggest(name: str, known: Iterable[str]) -> str:
     return f"{name} (did you mean {close[0]}?)" if close else name
 
 
-def _files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("*.yaml") if p.is_file()) if folder.is_dir() else []
+MAX_CATALOG_FILE_BYTES = 2**20  # 1 MiB: the largest catalog file today is ~10 KiB
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """Whether `path`, symbolic links resolved, lies in the folder `root` (itself resolved)."""
+    try:
+        return os.path.commonpath([os.path.realpath(path), root]) == str(root)
+    except ValueError:
+        return False
+
+
+def _files(folder: Path, root: Path, problems: list[Problem]) -> list[Path]:
+    """The `*.yaml` files of one catalog folder. A symbolic link (the folder itself or a file) that leads
+    outside the catalog is refused and never read: `ln -s /etc/shadow apps/x.yaml` must not echo the file."""
+    if not folder.is_dir():
+        return []
+    if not _inside(folder, root):
+        problems.append(Problem(display_path(folder), None, None, "a symbolic link to a folder outside the "
+                                "catalog; refused (copy the folder into the catalog)"))
+        return []
+    out = []
+    for path in sorted(folder.glob("*.yaml")):
+        if not _inside(path, root):
+            problems.append(Problem(display_path(path), None, None, "a symbolic link to a file outside the "
+                                    "catalog; refused, not read (copy the file into the catalog)"))
+        elif path.is_file():
+            out.append(path)
+    return out
 
 
 def _load_all(folder: Path, cls: type[T], problems: list[Problem]) -> list[tuple[T, Document, str]]:
     out = []
-    for path in _files(folder):
+    root = Path(os.path.realpath(folder.parent))
+    for path in _files(folder, root, problems):
         name = display_path(path)
         try:
-            doc = read_document(path, name)
+            doc = read_document(path, name, max_bytes=MAX_CATALOG_FILE_BYTES)
             out.append((load_model(cls, doc, name), doc, name))
         except InputError as exc:  # a FileSystemError (an unreadable file) is no catalog problem: it propagates
             problems.extend(exc.problems)

@@ -156,7 +156,7 @@ def test_publish_to_a_helm_repository_folder_and_an_empty_git_market(venv, store
 
 
 def test_smoke_a_llama_server(venv, store, tmp_path):
-    from smoke_support import llama_server, write_models
+    from support.smoke import llama_server, write_models
 
     models = write_models(tmp_path, context=32768)
     with llama_server(models, aliases=["qwen3.6-35b-a3b"], context=32768, log_dir=tmp_path) as server:

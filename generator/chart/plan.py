@@ -43,7 +43,7 @@ def _resources(r: Resolved) -> ContainerResources:
 
 def _values(r: Resolved, spec: EngineSpec) -> Values:
     engine = EngineValues(
-        image=spec.image, command=spec.command, args=tuple(k8s_literal(a) for a in spec.argv),
+        image=spec.image, command=tuple(k8s_literal(c) for c in spec.command), args=tuple(k8s_literal(a) for a in spec.argv),
         env=tuple(EnvValue(e.name, k8s_literal(e.value)) for e in spec.env), port=spec.port,
         health_path=spec.health_path, startup_seconds=STARTUP_BUDGET_S, resources=_resources(r))
     files = tuple(FetchFile(d.repo, d.revision, d.file, d.path) for d in spec.downloads)

@@ -66,7 +66,16 @@ def _templates() -> tuple[tuple[str, Template], ...]:
     return tuple((out, env.get_template(src)) for out, src in sorted(sources.items()))
 
 
+def _fetch_dollar(spec: ChartSpec) -> bool:
+    """Whether a file the init container fetches holds `$`: Kubernetes expands `$(VAR)` in env values, so
+    the template then doubles every `$` of FILE_i_SRC/DST (the schema refuses `$` there; this is the second
+    line of defence, and charts without a `$` keep their bytes)."""
+    files = spec.values.get("modelFetch", {}).get("files", [])
+    return any("$" in str(value) for entry in files for value in entry.values())
+
+
 def render(spec: ChartSpec) -> dict[str, str]:
     context = {"name": spec.name, "chart": spec.chart.to_data(), "manifest": spec.manifest.to_data(),
-               "values": spec.values.to_data(), "owners": spec.owners.to_data(), "container": CONTAINER}
+               "values": spec.values.to_data(), "owners": spec.owners.to_data(), "container": CONTAINER,
+               "fetch_dollar": _fetch_dollar(spec)}
     return {out: template.render(context) for out, template in _templates()}

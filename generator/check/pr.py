@@ -56,7 +56,9 @@ def scope(cat: Catalog, gc: GitCharts, charts_dir: Path, ref: str) -> Scope:
         if path.startswith(f"{catalog_prefix}apps/") and path.endswith(".yaml"):
             apps.add(Path(path).stem)
         elif charts_prefix and path.startswith(charts_prefix):
-            apps.add(path[len(charts_prefix):].split("/", 1)[0])
+            name = path[len(charts_prefix):].split("/", 1)[0]
+            if not name.startswith("."):  # render's own list of its folders (.catalog-render), not a chart
+                apps.add(name)
         elif any(path.startswith(f"{catalog_prefix}{folder}/") for folder in SHARED_CATALOG):
             return Scope(tuple(sorted(cat.apps)), True, f"{path} changed: every app is checked", base)
         elif tool_prefix is not None and any(path.startswith(tool_prefix + p) for p in SHARED_TOOL):

@@ -16,6 +16,7 @@ from generator.check.explain import Explanation
 from generator.check.run import AppResult
 from generator.fit.estimate import Fit
 from generator.core.terminal import markup as escape
+from generator.core.text import safe_line
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -41,12 +42,12 @@ def print_check(results: list[AppResult], console: Console) -> None:
                       highlight=False)
         for f in result.findings:
             where = f"{f.file}:{f.line}" if f.file and f.line else (f.file or "")
-            console.print(f"    [{STYLE.get(f.severity, '')}]{f.severity:<7}[/] [bold]{escape(f.rule)}[/] {escape(f.message)}",
+            console.print(f"    [{STYLE.get(f.severity, '')}]{f.severity:<7}[/] [bold]{escape(f.rule)}[/] {escape(safe_line(f.message))}",
                           highlight=False, soft_wrap=True)
             if f.fix:
-                console.print(f"            fix: {escape(f.fix)}", highlight=False, soft_wrap=True)
+                console.print(f"            fix: {escape(safe_line(f.fix))}", highlight=False, soft_wrap=True)
             if where:
-                console.print(f"            at  {escape(where)}", style="dim", highlight=False, soft_wrap=True)
+                console.print(f"            at  {escape(safe_line(where))}", style="dim", highlight=False, soft_wrap=True)
     failed = sum(1 for r in results if not r.ok)
     errors, warnings = sum(r.count("error") for r in results), sum(r.count("warning") for r in results)
     verdict = "[bold red]FAILED[/]" if failed else "[green]ok[/]"

@@ -48,8 +48,10 @@ def _check(run, catalog: Path | None, out: Path | None, base: str | None) -> Non
 
         charts = out or default_out(catalog)
         problems += version_problems(charts, base, {n: c.tree for n, c in run.currents.items()}, Git())
+    from generator.core.text import safe_line
+
     for line in problems:
-        print(line, file=sys.stderr)
+        print(safe_line(line), file=sys.stderr)  # app values reach these lines: one line each, escaped
     if problems:
         print(f"{len(problems)} app(s) need `catalog bump`", file=sys.stderr)
         raise typer.Exit(1)

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from bump_support import recorded, recorded_template, run_cli  # noqa: F401
+from support.bump import run_cli
 from generator.core.redact import MASK, credentials, redact, secret_forms, split_userinfo
 from generator.publish.secrets import Redactor, safe_url
-from hostile_http import (ALIAS, APP, CONTEXT, HEALTHY, MODELS, REFLECT, Reply, assert_nowhere, catalog_copy,
+from support.hostile_http import (ALIAS, APP, CONTEXT, HEALTHY, MODELS, REFLECT, Reply, assert_nowhere, catalog_copy,
                           hostile_server, json_reply, no_traceback, run_catalog, snapshot, written)
-from publish_support import free_port
+from support.publish import free_port
 
 SLASHED = "tok/EN+S3CRET="  # a password holding `/`, `+` and `=` (base64 alphabet), as CI tokens do
 B64 = base64.b64encode(f"bot:{SLASHED}".encode()).decode()

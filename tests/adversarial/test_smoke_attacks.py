@@ -13,7 +13,7 @@ import signal
 import pytest
 import yaml
 
-from hostile_http import (APP, CONTEXT, HEALTHY, MODELS, Reply, catalog_copy, good_stream,
+from support.hostile_http import (APP, CONTEXT, HEALTHY, MODELS, Reply, catalog_copy, good_stream,
                           hostile_server, json_reply, no_traceback, response, run_catalog, snapshot, sse_reply,
                           written)
 

@@ -6,7 +6,7 @@ Hypothesis turns one or two of the four paths smoke calls (/health, /v1/models, 
 bytes instead of HTTP, random status lines and headers, a lying Content-Length, broken chunked framing,
 random JSON trees over the keys smoke reads (with NaN, huge numbers, wrong types), JSON nested up to
 300 000 deep, values of megabytes, random SSE streams; sent at once, trickled, or followed by silence.
-The server is tests/adversarial/hostile_http.py on 127.0.0.1.
+The server is tests/support/hostile_http.py on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from generator.smoke import ledger
-from hostile_http import (ALIAS, APP, CONTEXT, HEALTHY, MODELS, Reply, catalog_copy, good_stream, hostile_server,
+from support.hostile_http import (ALIAS, APP, CONTEXT, HEALTHY, MODELS, Reply, catalog_copy, good_stream, hostile_server,
                           response, snapshot, written)
 
 TIMEOUT = 1.5  # --timeout: readiness, the model check and the one run each get this much

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import edit_app
-from hostile_http import APP, catalog_copy, no_traceback, run_catalog
+from support.catalogs import edit_app
+from support.hostile_http import APP, catalog_copy, no_traceback, run_catalog
 
 ESCAPES = "\x1b]0;pw\x07\x1b[2J"  # OSC "set window title", then "clear screen" (ECMA-48)
 RAW = ("\x1b", "\x07", "\x9b")
