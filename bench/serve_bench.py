@@ -216,8 +216,9 @@ def main() -> int:
     for name, r in report["routes"].items():
         m = r["median"]
         s, t, sp, tp = m["serve"], m["static"], m["serve paced"], m["static paced"]
-        print(f"{name:<18} {r['bytes']:>6} | {s['rps']:>9.0f} {s['p99_ms']:>7.1f} | {t['rps']:>10.0f} {t['p99_ms']:>7.1f} |"
-              f" {r['rps_ratio']:>5.2f} | {sp['p50_ms']:>11.1f} / {sp['p99_ms']:>6.1f} {tp['p50_ms']:>5.1f} / {tp['p99_ms']:>5.1f}"
+        print(f"{name:<18} {r['bytes']:>6} | {s['rps']:>9.0f} {s['p99_ms']:>7.1f} |"
+              f" {t['rps']:>10.0f} {t['p99_ms']:>7.1f} | {r['rps_ratio']:>5.2f} |"
+              f" {sp['p50_ms']:>11.1f} / {sp['p99_ms']:>6.1f} {tp['p50_ms']:>5.1f} / {tp['p99_ms']:>5.1f}"
               f" | {r['errors']:>6}")
     return 0
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,12 +11,13 @@ from typing import Callable, Iterable, TypeVar
 from pydantic import BaseModel
 
 from generator.core.errors import InputError, Problem, UsageError
+from generator.core.locate import embedded_catalog
 from generator.yamlio.loader import Document, load_model, read_document
 from generator.schema import App, Device, GenesisRegistry, Model, Stack, WeightFile
 
 T = TypeVar("T", bound=BaseModel)
 
-EMBEDDED = Path(__file__).resolve().parent.parent / "catalog"
+EMBEDDED = embedded_catalog()  # the catalog shipped with the tool (generator/core/locate.py finds it)
 
 
 def display_path(path: Path) -> str:
@@ -54,7 +56,8 @@ class Catalog:
         names = list(names)
         unknown = [n for n in names if n not in self.apps]
         if unknown:
-            raise UsageError(f"unknown app(s): {', '.join(unknown)}; `catalog list` shows the apps")
+            raise UsageError(f"unknown app(s): {', '.join(_suggest(n, self.apps) for n in unknown)}; "
+                             "`catalog list` shows the apps")
         chosen = [self.apps[n] for n in names] if names else list(self.apps.values())
         if not include_removed and not names:
             chosen = [r for r in chosen if r.app.status != "removed"]
@@ -64,16 +67,48 @@ class Catalog:
         return self.root / "apps" / f"{name}.yaml"
 
 
-def _files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("*.yaml") if p.is_file()) if folder.is_dir() else []
+def _suggest(name: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f"{name} (did you mean {close[0]}?)" if close else name
+
+
+MAX_CATALOG_FILE_BYTES = 2**20  # 1 MiB: the largest catalog file today is ~10 KiB
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """Whether `path`, symbolic links resolved, lies in the folder `root` (itself resolved)."""
+    try:
+        return os.path.commonpath([os.path.realpath(path), root]) == str(root)
+    except ValueError:
+        return False
+
+
+def _files(folder: Path, root: Path, problems: list[Problem]) -> list[Path]:
+    """The `*.yaml` files of one catalog folder. A symbolic link (the folder itself or a file) that leads
+    outside the catalog is refused and never read: `ln -s /etc/shadow apps/x.yaml` must not echo the file."""
+    if not folder.is_dir():
+        return []
+    if not _inside(folder, root):
+        problems.append(Problem(display_path(folder), None, None, "a symbolic link to a folder outside the "
+                                "catalog; refused (copy the folder into the catalog)"))
+        return []
+    out = []
+    for path in sorted(folder.glob("*.yaml")):
+        if not _inside(path, root):
+            problems.append(Problem(display_path(path), None, None, "a symbolic link to a file outside the "
+                                    "catalog; refused, not read (copy the file into the catalog)"))
+        elif path.is_file():
+            out.append(path)
+    return out
 
 
 def _load_all(folder: Path, cls: type[T], problems: list[Problem]) -> list[tuple[T, Document, str]]:
     out = []
-    for path in _files(folder):
+    root = Path(os.path.realpath(folder.parent))
+    for path in _files(folder, root, problems):
         name = display_path(path)
         try:
-            doc = read_document(path, name)
+            doc = read_document(path, name, max_bytes=MAX_CATALOG_FILE_BYTES)
             out.append((load_model(cls, doc, name), doc, name))
         except InputError as exc:  # a FileSystemError (an unreadable file) is no catalog problem: it propagates
             problems.extend(exc.problems)

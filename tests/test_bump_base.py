@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bump_support import git, recorded, recorded_template, run_cli  # noqa: F401
-from conftest import edit_app
+from support.bump import git, run_cli
+from support.catalogs import edit_app
 
 
 @pytest.fixture

@@ -1,32 +1,16 @@
-"""`catalog check` and `catalog explain` end to end: the embedded catalog (with the real chart lint), output
-formats, exit codes and error paths."""
+"""`catalog check` and `catalog explain` end to end on the market fixture: output formats, exit codes and error
+paths. That the embedded catalog passes `check` with the chart lint: tests/test_embedded_catalog.py."""
 
 from __future__ import annotations
 
 import json
 import re
 
-from checkhelp import E4B, FAST, check, findings, set_app
-from generator.catalog import load_catalog
 from generator.cli import main
 from generator.rules import all_rules
 
-
-def test_embedded_catalog_passes_with_lint(capsys):
-    """Every app checked with rules and the Helm/Kubernetes/Olares lint; only explained warnings remain."""
-    code = main(["check", "--json"])
-    data = json.loads(capsys.readouterr().out)
-    assert [a["app"] for a in data["apps"]] == sorted(r.app.name for r in load_catalog().select())
-    errors = [(f["app"], f["rule"], f["message"]) for f in findings(data) if f["severity"] == "error"]
-    assert errors == [] and code == 0 and data["errors"] == 0
-    active = {a["app"] for a in data["apps"] if a["status"] == "active"}
-    for f in findings(data):
-        if f["app"] in active:  # active apps: only the explained TIGHT fit of the Fast app (docs/fit.md)
-            assert (f["app"], f["rule"]) == (FAST, "FIT001") or f["rule"].startswith("FLAG"), f
-        else:
-            assert f["rule"] in ("STA001", "ENG013") or f["rule"].startswith("FLAG"), f
-    deprecated = {a["app"] for a in data["apps"] if a["status"] == "deprecated"}
-    assert deprecated == {f["app"] for f in findings(data, "STA001")}
+from support.catalogs import MARKET_CATALOG
+from support.checks import E4B, FAST, check, findings, set_app
 
 
 def test_human_output_marks_each_app_and_summarises(catalog_copy, capsys):
@@ -50,7 +34,7 @@ def test_json_shape(catalog_copy, capsys):
 
 
 def test_unknown_app_is_a_usage_error(capsys):
-    assert main(["check", "nosuchapp", "--no-lint"]) == 2
+    assert main(["check", "nosuchapp", "--no-lint", "--catalog", str(MARKET_CATALOG)]) == 2
     assert "unknown app" in capsys.readouterr().err
 
 
@@ -73,17 +57,6 @@ def test_lint_findings_come_through_check(catalog_copy, capsys):
 
 # ---- explain -----------------------------------------------------------------------------------------
 
-def test_explain_every_embedded_app_has_a_breakdown(capsys):
-    for r in load_catalog().select():
-        assert main(["explain", r.app.name, "--json"]) == 0
-        data = json.loads(capsys.readouterr().out)
-        fit = data["fit"]
-        assert fit["verdict"] in ("FIT", "TIGHT", "FAIL") and fit["parts"] and fit["pools"]
-        assert any(p["component"] == "weights" for p in fit["parts"])
-        assert all(arg["origin"] for arg in data["args"])
-        assert any(e["name"] == "CUDA_DEVICE_MEMORY_LIMIT_0" and e["origin"] == "gpu_memory_mib" for e in data["env"])
-
-
 def test_explain_shows_origins_and_overrides(catalog_copy, capsys):
     set_app(catalog_copy, FAST, env={"OMP_NUM_THREADS": "4"},
             extra_args=["--max-num-seqs", "1", "--max-num-batched-tokens", "4096", "--max-model-len", "65536"])
@@ -101,7 +74,7 @@ def test_explain_shows_origins_and_overrides(catalog_copy, capsys):
 
 def test_explain_text_output(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
-    assert main(["explain", FAST]) == 0
+    assert main(["explain", FAST, "--catalog", str(MARKET_CATALOG)]) == 0
     out = capsys.readouterr().out
     for text in ("Arguments", "Environment", "Genesis patches", "Memory", "TIGHT", "KV for one 131,072-token request",
                  "Genesis P38 continuation-prefill workspace", "calibrated:"):

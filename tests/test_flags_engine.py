@@ -1,9 +1,9 @@
-"""The rendered argv of a real embedded app runs on a real llama-server.
+"""The rendered argv of a real market app runs on a real llama-server.
 
-The app is llamacppqwen36a3bone (upstream llama.cpp, stack llamacpp-b8740). Its argv, exactly as `catalog
-render` puts it in the chart, is launched on the locally built llama-server (LLAMA_SERVER, else
-.ci/build-llama-server.sh; CPU only, a newer build than b8740) against a tiny random GGUF written by
-tests/tinygguf.py. Only these arguments are changed, each for a stated reason (SWAPS):
+The app is llamacppqwen36a3bone of the market fixture (upstream llama.cpp, stack llamacpp-b8740). Its argv,
+exactly as `catalog render` puts it in the chart, is launched on the locally built llama-server ($LLAMA_SERVER,
+built or found by scripts/test.sh; CPU only, a newer build than b8740) against a tiny random GGUF written by
+tests/support/tinygguf.py. Only these arguments are changed, each for a stated reason (SWAPS):
 - `--model`: the 17 GB Qwen3.6 GGUF -> the tiny GGUF (no download in tests);
 - `--host 0.0.0.0` / `--port 8080` -> 127.0.0.1 and a free port (loopback only, no clash);
 - `--mlock` -> `--load-mode mlock`: llama.cpp #20834 replaced --mlock after b8740, and the test build is newer
@@ -21,15 +21,18 @@ from pathlib import Path
 import httpx
 import pytest
 
-import tinygguf
 from generator.catalog import load_catalog
 from generator.engines import engine_for
 from generator.flags.check import ArgvChecker, Token
 from generator.flags.tables import load_table
-from smoke_support import free_port, llama_server_binary, wait_healthy
-from test_flags_generators import generate_llamacpp_table
+
+from support import tinygguf
+from support.catalogs import MARKET_CATALOG
+from support.flags import generate_llamacpp_table
+from support.smoke import free_port, llama_server_binary, wait_healthy
 
 APP = "llamacppqwen36a3bone"
+pytestmark = pytest.mark.needs_llama_server
 
 
 def swapped(argv: list[str], model: Path, port: int) -> list[str]:
@@ -47,12 +50,11 @@ def swapped(argv: list[str], model: Path, port: int) -> list[str]:
     return out
 
 
-@pytest.mark.slow  # needs the built llama-server
 def test_swaps_are_exactly_what_this_build_refuses(tmp_path):
     """Checked against the table generated from this very binary: the rendered argv has one problem
     (--mlock, removed), and the swapped argv has none."""
     table = load_table(generate_llamacpp_table(tmp_path, "local-build"))
-    argv = engine_for(load_catalog().apps[APP]).argv
+    argv = engine_for(load_catalog(MARKET_CATALOG).apps[APP]).argv
 
     def check(tokens: list[str]):
         return ArgvChecker(table, "local-build.yaml").check([Token(t, "test", i) for i, t in enumerate(tokens)])
@@ -63,12 +65,11 @@ def test_swaps_are_exactly_what_this_build_refuses(tmp_path):
     assert check(swapped(argv, tmp_path / "m.gguf", 1234)) == []
 
 
-@pytest.mark.slow  # needs the built llama-server
 def test_rendered_argv_serves_on_a_real_llama_server(tmp_path):
     binary = llama_server_binary()
     model = tinygguf.write(tmp_path / "tiny.gguf")
     port = free_port()
-    resolved = load_catalog().apps[APP]
+    resolved = load_catalog(MARKET_CATALOG).apps[APP]
     argv = swapped(engine_for(resolved).argv, model, port)
     log = tmp_path / "llama-server.log"
     env = dict(os.environ, LD_LIBRARY_PATH=str(Path(binary).parent))

@@ -11,7 +11,7 @@ import pytest
 
 from generator.cli import main
 
-from conftest import EMBEDDED, REPO
+from support.catalogs import REPO
 
 APP = "llamacppqwen36a3bone"
 
@@ -23,11 +23,11 @@ def git(repo: Path, *args: str) -> str:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Path:
-    """A store repository: catalog/ and the committed charts/, one commit on main, then a PR branch."""
+def store(rendered_market: Path, tmp_path: Path) -> Path:
+    """A store repository: the market fixture's catalog/ and its charts/, one commit on main, then a PR branch."""
     repo = tmp_path / "store"
-    shutil.copytree(EMBEDDED, repo / "catalog")
-    shutil.copytree(REPO / "charts", repo / "charts")
+    shutil.copytree(rendered_market / "catalog", repo / "catalog")
+    shutil.copytree(rendered_market / "charts", repo / "charts")
     git(repo, "init", "-q")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "market")
@@ -84,6 +84,19 @@ def test_bump_and_render_passes_with_lint(store, capsys):
     capsys.readouterr()
     assert check(store) == 0, capsys.readouterr().out
     assert "1 app(s) checked, 1 passed" in capsys.readouterr().out
+
+
+def test_removed_app_with_its_chart_passes_and_the_render_list_is_no_app(store, capsys):
+    """Deleting an app and rendering removes its chart folder and its line in charts/.catalog-render: the
+    list is render's own file, never checked as an app."""
+    (store / "catalog" / "apps" / f"{APP}.yaml").unlink()
+    assert main(["render", "--catalog", str(store / "catalog")]) == 0
+    assert not (store / "charts" / APP).exists()
+    commit(store, "retire an app")
+    capsys.readouterr()
+    assert check(store, "--no-lint", "--json") == 0
+    checked = {a["app"] for a in json.loads(capsys.readouterr().out)["apps"]}
+    assert checked == {APP}
 
 
 def test_shared_catalog_change_checks_every_app(store, capsys):

@@ -1,10 +1,10 @@
-"""`catalog prune --deprecated` on a copy of the embedded catalog and its rendered charts.
+"""`catalog prune --deprecated` on a copy of the market fixture and its rendered charts.
 
 The gate: the four deprecated Qwen3.6 27B apps go only once their replacements ("Fast"
 vllmqwen36turbo27bone 2.5.6 and "Long" llamacppqwen36mtpone) have a passing smoke for their current
-chart version. Passing smokes are recorded by `catalog smoke` itself against a REAL llama-server that
-answers under both replacements' served names (the smoke's HTTP path is engine-agnostic; the vLLM
-specifics are covered in test_smoke_vllm.py).
+chart version. The passing smokes are written to the ledger through its own writer
+(`generator.smoke.ledger.append`), as `catalog smoke` writes them; that `catalog smoke` records what a real
+server answered is proven against a real llama-server in test_smoke_llama.py.
 """
 
 from __future__ import annotations
@@ -18,20 +18,19 @@ import pytest
 
 from generator.catalog import load_catalog
 from generator.prune.gate import plan
-from generator.smoke.ledger import SmokeRecord, append
+from generator.smoke.ledger import SmokeRecord, append, history
 
-from smoke_support import llama_server, run_cli, write_models
+from support.catalogs import MARKET_CATALOG
+from support.smoke import run_cli
 
 DEPRECATED = {"dflashqwen36one", "llamacppqwen36dense27bone", "lucedflashqwen36one", "vllmqwen36dense27bone"}
 FAST, LONG = "vllmqwen36turbo27bone", "llamacppqwen36mtpone"
-REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
-def workspace(catalog_copy: Path) -> Path:
-    """catalog/ and its rendered charts/ side by side, as in the repository."""
-    shutil.copytree(REPO / "charts", catalog_copy.parent / "charts")
-    return catalog_copy
+def workspace(rendered_copy: Path) -> Path:
+    """catalog/ and its rendered charts/ side by side, as in a store repository."""
+    return rendered_copy
 
 
 def snapshot(*folders: Path) -> dict[str, str]:
@@ -48,7 +47,7 @@ def row(app: str, version: str, verdict: str = "pass", date: str = "2026-11-29T1
 # --- the plan (pure) ---------------------------------------------------------------------------
 
 def test_plan_needs_a_pass_for_the_current_chart_version():
-    cat = load_catalog()
+    cat = load_catalog(MARKET_CATALOG)
     ledgers = {FAST: [row(FAST, "2.5.5")], LONG: [row(LONG, "1.0.4"), row(LONG, "1.0.4", "fail")]}
     items = {i.app: i for i in plan(cat, ledgers)}
     assert set(items) == DEPRECATED and not any(i.pruned for i in items.values())
@@ -60,34 +59,12 @@ def test_plan_needs_a_pass_for_the_current_chart_version():
 
 # --- end to end --------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def replacement_server(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("llama-prune")
-    with llama_server(write_models(folder, context=131072), aliases=["qwen3.6-27b", "qwen3.6-27b-mtp"],
-                      context=131072, log_dir=folder) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def passing_ledger(replacement_server, tmp_path_factory) -> Path:
-    """Ledger files with a passing smoke of each replacement, written once by `catalog smoke` itself."""
-    catalog = tmp_path_factory.mktemp("ledger") / "catalog"
-    shutil.copytree(REPO / "catalog", catalog)
+def record_passing_smokes(catalog: Path) -> None:
+    """A passing smoke of each replacement at its current chart version, appended to catalog/ledger/."""
+    cat = load_catalog(catalog)
     for app in (FAST, LONG):
-        code = run_cli_plain(["smoke", app, "--endpoint", replacement_server.url, "--catalog", str(catalog),
-                              "--runs", "2", "--max-tokens", "24", "--timeout", "60", "--tolerance", "0.95"])
-        assert code == 0, f"smoke {app} did not pass; see the ledger in {catalog}"
-    return catalog / "ledger"
-
-
-def run_cli_plain(argv: list[str]) -> int:
-    from generator.cli import main
-
-    return main(argv)
-
-
-def record_passing_smokes(catalog: Path, ledger: Path) -> None:
-    shutil.copytree(ledger, catalog / "ledger", dirs_exist_ok=True)
+        append(catalog, row(app, cat.apps[app].app.version))
+        assert history(catalog, app)[-1].verdict == "pass"  # read back as the gate reads it
 
 
 def prune(catalog: Path, capsys, *extra: str) -> tuple[int, list[dict]]:
@@ -103,8 +80,8 @@ def test_without_passing_smokes_it_refuses_and_changes_nothing(workspace, capsys
     assert snapshot(workspace, workspace.parent / "charts") == before
 
 
-def test_after_passing_smokes_exactly_the_four_27b_apps_go(workspace, passing_ledger, capsys):
-    record_passing_smokes(workspace, passing_ledger)
+def test_after_passing_smokes_exactly_the_four_27b_apps_go(workspace, capsys):
+    record_passing_smokes(workspace)
     charts = workspace.parent / "charts"
     before = snapshot(workspace, charts)
     code, items = prune(workspace, capsys, "--dry-run")
@@ -115,7 +92,7 @@ def test_after_passing_smokes_exactly_the_four_27b_apps_go(workspace, passing_le
     assert code == 0 and {i["app"] for i in items if i["applied"]} == DEPRECATED
     cat = load_catalog(workspace)
     assert {n for n, r in cat.apps.items() if r.app.status == "removed"} == DEPRECATED
-    assert {p.name for p in charts.iterdir()} == {n for n in cat.apps if n not in DEPRECATED}
+    assert {p.name for p in charts.iterdir() if p.name != ".catalog-render"} == {n for n in cat.apps if n not in DEPRECATED}
     for kept in ("llamacppqwen36a3bone", "qwen36a3bvisionone", FAST, LONG):  # the 35B-A3B apps and replacements
         assert cat.apps[kept].app.status == "active"
     after = snapshot(workspace, charts)
@@ -125,8 +102,8 @@ def test_after_passing_smokes_exactly_the_four_27b_apps_go(workspace, passing_le
     assert code == 0, out + err  # charts/ agrees with the pruned catalog
 
 
-def test_the_app_file_keeps_every_untouched_line(workspace, passing_ledger, capsys):
-    record_passing_smokes(workspace, passing_ledger)
+def test_the_app_file_keeps_every_untouched_line(workspace, capsys):
+    record_passing_smokes(workspace)
     path = workspace / "apps" / "vllmqwen36dense27bone.yaml"
     old = path.read_text().splitlines()
     assert prune(workspace, capsys)[0] == 0
@@ -134,13 +111,13 @@ def test_the_app_file_keeps_every_untouched_line(workspace, passing_ledger, caps
     assert [l for l in old if not l.startswith(("status:", "reason:"))] == \
         [l for l in new if not l.startswith(("status:", "reason:", "removed_on:"))]
     app = load_catalog(workspace).apps["vllmqwen36dense27bone"].app
-    original = load_catalog().apps["vllmqwen36dense27bone"].app.reason
+    original = load_catalog(MARKET_CATALOG).apps["vllmqwen36dense27bone"].app.reason
     assert app.removed_on is not None and app.reason.startswith(original)
     assert f"Pruned {app.removed_on.isoformat()}: {FAST} 2.5.6 passed its smoke on" in app.reason
 
 
-def test_market_suspend_bumps_and_marks(workspace, passing_ledger, tmp_path, capsys):
-    record_passing_smokes(workspace, passing_ledger)
+def test_market_suspend_bumps_and_marks(workspace, tmp_path, capsys):
+    record_passing_smokes(workspace)
     market = tmp_path / "market"
     shutil.copytree(workspace.parent / "charts", market)  # beclab/apps layout: <market>/<app>/
     untouched = snapshot(*(market / n for n in ("llamacppqwen36a3bone", FAST)))
@@ -160,8 +137,8 @@ def test_market_suspend_bumps_and_marks(workspace, passing_ledger, tmp_path, cap
     assert snapshot(*(market / n for n in ("llamacppqwen36a3bone", FAST))) == untouched
 
 
-def test_remove_needs_yes_then_leaves_only_the_marker(workspace, passing_ledger, tmp_path, capsys):
-    record_passing_smokes(workspace, passing_ledger)
+def test_remove_needs_yes_then_leaves_only_the_marker(workspace, tmp_path, capsys):
+    record_passing_smokes(workspace)
     market = tmp_path / "market"
     shutil.copytree(workspace.parent / "charts", market)
     before = snapshot(workspace, workspace.parent / "charts", market)
@@ -178,8 +155,8 @@ def test_remove_needs_yes_then_leaves_only_the_marker(workspace, passing_ledger,
         assert [p.name for p in (market / name).iterdir()] == [".remove"]
 
 
-def test_a_failed_latest_smoke_of_the_replacement_blocks(workspace, passing_ledger, capsys):
-    record_passing_smokes(workspace, passing_ledger)
+def test_a_failed_latest_smoke_of_the_replacement_blocks(workspace, capsys):
+    record_passing_smokes(workspace)
     append(workspace, row(FAST, "2.5.6", "regression", date="2026-12-01T00:00:00Z"))
     code, items = prune(workspace, capsys)
     assert code == 1

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import helm_python as helm
 
-from bump_support import recorded, recorded_template, run_cli  # noqa: F401
-from conftest import edit_app
-from publish_support import static_server
+from support.bump import run_cli
+from support.catalogs import edit_app
+from support.publish import static_server
 
 APPS = {"gemma426ba4bone": "1.0.9", "gemma4e2bone": "1.0.2", "vllmqwen36turbo27bone": "2.5.6"}
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from bump_support import git, recorded, recorded_template, run_cli  # noqa: F401
-from conftest import edit_app
-from github_standin import GitHubStandIn
-from publish_support import bare_market, merge_branch
+from support.bump import git, run_cli
+from support.catalogs import edit_app
+from support.github_standin import GitHubStandIn
+from support.publish import bare_market, merge_branch
 
 GITBOT_TITLE = re.compile(r"^\[(NEW|UPDATE|SUSPEND|REMOVE)\]\[([a-z0-9]{1,30})\]\[(\d+\.\d+\.\d+)\].*$")
 APPS = {"gemma426ba4bone": "1.0.9", "gemma4e2bone": "1.0.2", "vllmqwen36turbo27bone": "2.5.6"}

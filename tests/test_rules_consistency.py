@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checkhelp import DENSE, FAST, G26, LONG, check, findings, one, set_app
+from support.checks import DENSE, FAST, G26, LONG, check, findings, one, set_app
 
 
 def test_description_context_must_match(catalog_copy, capsys):

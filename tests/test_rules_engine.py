@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ruamel.yaml import YAML
 
-from checkhelp import A3B, DENSE, E2B, E4B, FAST, G26, LONG, add_args, app_doc, check, findings, line_of, one, set_app
+from support.checks import A3B, DENSE, E2B, E4B, FAST, G26, LONG, add_args, app_doc, check, findings, line_of, one, set_app
 
 
 def test_xxhash_on_the_genesis_image(catalog_copy, capsys):

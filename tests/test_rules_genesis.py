@@ -3,7 +3,7 @@ patches, Genesis env where Genesis does not run. Settings go through the app's `
 
 from __future__ import annotations
 
-from checkhelp import E4B, FAST, add_env, check, findings, line_of, one, set_app
+from support.checks import E4B, FAST, add_env, check, findings, line_of, one, set_app
 
 
 def test_p65_without_p38_is_the_workspace_lock_crash(catalog_copy, capsys):

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from checkhelp import E2B, FAST, add_env, check, findings, line_of, one, set_app
 from generator.rules.hami import hami_bytes
+
+from support.checks import E2B, FAST, add_env, check, findings, line_of, one, set_app
 
 
 def test_zero_limit_override_is_the_0m_crash(catalog_copy, capsys):

@@ -12,7 +12,7 @@ import time
 from generator.smoke.run import SmokeOptions, Target, measure
 from generator.smoke.http import Deadline, Http, SmokeFailure, server_root
 
-from smoke_support import QuietHandler, hanging_server, serve_http
+from support.smoke import QuietHandler, hanging_server, serve_http
 
 TARGET = Target(app="demo", model_alias="demo", context_length=4096, engine="llamacpp", speculative=None,
                 chart_version="1.0.0", image="docker.io/x/y:1")

@@ -15,8 +15,10 @@ import pytest
 
 from generator.smoke.ledger import history
 
-from conftest import edit_app
-from smoke_support import llama_server, pacing_proxy, run_cli, run_json, write_models
+from support.catalogs import edit_app
+from support.smoke import llama_server, pacing_proxy, run_cli, run_json, write_models
+
+pytestmark = pytest.mark.needs_llama_server
 
 KEYS = {"app", "endpoint", "chart_version", "runs", "tokens_per_s", "acceptance", "baseline_tokens_per_s",
         "verdict", "reasons"}

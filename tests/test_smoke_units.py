@@ -15,6 +15,9 @@ from generator.smoke.ledger import SmokeRecord, append, history, redact
 from generator.smoke.metrics import SpecCounts, llamacpp_counts, vllm_counts
 from generator.smoke.verdict import Baseline, baseline_for, judge
 
+from support.catalogs import MARKET_CATALOG
+from support.smoke import run_cli
+
 FIXTURE = Path(__file__).parent / "fixtures" / "vllm_spec_decode_metrics.prom"
 
 
@@ -46,7 +49,7 @@ def test_failures_win_over_speed_and_no_baseline_passes():
 
 
 def test_baseline_prefers_last_pass_on_the_same_image_then_the_latest_benchmark():
-    app = load_catalog().apps["lucedflashqwen36one"].app
+    app = load_catalog(MARKET_CATALOG).apps["lucedflashqwen36one"].app
     image = "docker.io/aamsellem/lucebox-dflash:v1.9.0"
     rows = [record(tps=70.0, date="2026-11-01T00:00:00Z"), record(tps=71.0, date="2026-11-02T00:00:00Z"),
             record(tps=50.0, verdict="regression"), record(tps=99.0, image="other:1")]
@@ -141,8 +144,6 @@ def test_record_dates_are_utc_stamps():
 # --- catalog list ------------------------------------------------------------------------------
 
 def test_list_shows_the_last_smoke(catalog_copy, capsys, monkeypatch):
-    from smoke_support import run_cli
-
     monkeypatch.setenv("COLUMNS", "220")
     append(catalog_copy, record(tps=88.0, date="2026-11-29T10:00:00Z"))
     append(catalog_copy, record(tps=69.0, verdict="regression", date="2026-11-29T11:00:00Z"))

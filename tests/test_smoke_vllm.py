@@ -20,7 +20,8 @@ import pytest
 from generator.catalog import load_catalog
 from generator.smoke.run import SmokeOptions, Target, measure
 
-from smoke_support import QuietHandler, serve_http
+from support.catalogs import MARKET_CATALOG
+from support.smoke import QuietHandler, serve_http
 
 CAPTURE = (Path(__file__).parent / "fixtures" / "vllm_spec_decode_metrics.prom").read_text()
 DRAFTED, ACCEPTED = 1.0218118e07, 7.268642e06
@@ -81,7 +82,7 @@ def vllm_stand_in(*, max_model_len: int, drafted_per_request: int, accepted_per_
 
 @pytest.fixture(scope="module")
 def fast() -> Target:
-    return Target.of(load_catalog().apps["vllmqwen36turbo27bone"])
+    return Target.of(load_catalog(MARKET_CATALOG).apps["vllmqwen36turbo27bone"])
 
 
 def test_acceptance_comes_from_metrics_deltas(fast):

@@ -3,14 +3,75 @@ state, and the memory breakdown with its verdict."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
-from generator.engines.argv import Argv, normalize, origin_label
 from generator.catalog import Catalog, Resolved
-from generator.engines import EngineSpec
-from generator.fit.estimate import estimate
 from generator.chart.plan import plan
-from generator.engines.settings import settings_for
+from generator.core.data import Data
+from generator.engines import EngineSpec
+from generator.engines.argv import Argv, normalize, origin_label
+from generator.engines.settings import Settings, settings_for
+from generator.fit.estimate import Fit, estimate
+
+
+@dataclass(frozen=True)
+class ArgLine:
+    tokens: tuple[str, ...]
+    origin: str
+    notes: tuple[str, ...]  # `--x overridden by --x (extra_args)` for flags given again later
+
+    def to_data(self) -> dict[str, Data]:
+        return {"tokens": list(self.tokens), "origin": self.origin, "notes": list(self.notes)}
+
+
+@dataclass(frozen=True)
+class EnvLine:
+    name: str
+    value: str
+    origin: str
+    by: str | None = None  # an overridden assignment: the origin of the one that replaced it
+
+    def to_data(self) -> dict[str, Data]:
+        out: dict[str, Data] = {"name": self.name, "value": self.value, "origin": self.origin}
+        if self.by is not None:
+            out["by"] = self.by
+        return out
+
+
+@dataclass(frozen=True)
+class PatchLine:
+    id: str
+    on: bool
+    why: str
+    purpose: str
+    env: str
+
+    def to_data(self) -> dict[str, Data]:
+        return {"id": self.id, "on": self.on, "why": self.why, "purpose": self.purpose, "env": self.env}
+
+
+@dataclass(frozen=True)
+class Explanation:
+    app: str
+    title: str
+    status: str
+    stack: str
+    image: str
+    command: tuple[str, ...]
+    args: tuple[ArgLine, ...]
+    env: tuple[EnvLine, ...]
+    overridden_env: tuple[EnvLine, ...]
+    genesis: tuple[PatchLine, ...]  # patches that are on or that a variable decided
+    fit: Fit
+
+    def to_data(self) -> dict[str, Data]:
+        """The `catalog explain --json` document."""
+        return {
+            "app": self.app, "title": self.title, "status": self.status, "stack": self.stack, "image": self.image,
+            "command": list(self.command), "args": [a.to_data() for a in self.args],
+            "env": [e.to_data() for e in self.env], "overridden_env": [e.to_data() for e in self.overridden_env],
+            "genesis": [p.to_data() for p in self.genesis], "fit": self.fit.as_dict(),
+        }
 
 
 def _arg_notes(engine: EngineSpec) -> dict[tuple[str, int], list[str]]:
@@ -22,41 +83,34 @@ def _arg_notes(engine: EngineSpec) -> dict[tuple[str, int], list[str]]:
     return notes
 
 
-def _args(engine: EngineSpec) -> list[dict[str, Any]]:
+def _args(engine: EngineSpec) -> tuple[ArgLine, ...]:
     notes = _arg_notes(engine)
-    out = []
-    for arg in engine.args:
-        mine = [n for (origin, _), texts in notes.items() if origin == arg.origin for n in texts]
-        out.append({"tokens": list(arg.tokens), "origin": origin_label(arg.origin), "notes": mine})
-    return out
+    return tuple(ArgLine(arg.tokens, origin_label(arg.origin),
+                         tuple(n for (origin, _), texts in notes.items() if origin == arg.origin for n in texts))
+                 for arg in engine.args)
 
 
-def _env(engine: EngineSpec) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
-    current = [{"name": e.name, "value": e.value, "origin": origin_label(e.origin)} for e in engine.env]
+def _env(engine: EngineSpec) -> tuple[tuple[EnvLine, ...], tuple[EnvLine, ...]]:
+    current = tuple(EnvLine(e.name, e.value, origin_label(e.origin)) for e in engine.env)
     winners = {e.name: origin_label(e.origin) for e in engine.env}
-    old = [{"name": e.name, "value": e.value, "origin": origin_label(e.origin), "by": winners.get(e.name, "?")}
-           for e in engine.overridden]
+    old = tuple(EnvLine(e.name, e.value, origin_label(e.origin), winners.get(e.name, "?")) for e in engine.overridden)
     return current, old
 
 
-def _genesis(settings) -> list[dict[str, Any]]:
-    return [{"id": pid, "on": state.on, "why": state.why, "purpose": state.patch.purpose,
-             "env": state.patch.env} for pid, state in settings.genesis.items()
-            if state.on or state.var is not None]
+def _genesis(settings: Settings) -> tuple[PatchLine, ...]:
+    return tuple(PatchLine(pid, state.on, state.why, state.patch.purpose, state.patch.env)
+                 for pid, state in settings.genesis.items() if state.on or state.var is not None)
 
 
-def explain_data(resolved: Resolved, catalog: Catalog) -> dict[str, Any]:
+def explain_data(resolved: Resolved, catalog: Catalog) -> Explanation:
     spec = plan(resolved)
     engine = spec.engine
     settings = settings_for(resolved, engine)
     env, overridden = _env(engine)
-    return {
-        "app": resolved.app.name, "title": resolved.app.title, "status": resolved.app.status,
-        "stack": resolved.stack.id, "image": engine.image, "command": list(engine.command),
-        "args": _args(engine), "env": env, "overridden_env": overridden,
-        "genesis": _genesis(settings),
-        "fit": estimate(resolved, engine, settings).as_dict(),
-    }
+    app = resolved.app
+    return Explanation(app=app.name, title=app.title, status=app.status, stack=resolved.stack.id, image=engine.image,
+                       command=engine.command, args=_args(engine), env=env, overridden_env=overridden,
+                       genesis=_genesis(settings), fit=estimate(resolved, engine, settings))
 
 
-__all__ = ["explain_data"]
+__all__ = ["ArgLine", "EnvLine", "Explanation", "PatchLine", "explain_data"]

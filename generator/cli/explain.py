@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog
+from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog, use_catalog
 
 AppArg = Annotated[str, typer.Argument(help="The app to explain.", show_default=False)]
 
@@ -20,7 +20,7 @@ def explain(name: AppArg, catalog: CatalogOpt = None, as_json: JsonOpt = False) 
     from generator.check.explain import explain_data
     from generator.check.report import explain_json, print_explain
 
-    cat = load_catalog(catalog)
+    cat = load_catalog(use_catalog(catalog, command="explain", writes=False, quiet=as_json))
     resolved = cat.select([name], include_removed=True)[0]
     data = explain_data(resolved, cat)
     if as_json:

@@ -4,39 +4,35 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from generator.cli.app import CatalogOpt, app, default_out, display_path
-from generator.core.errors import UsageError
+from generator.cli.app import CatalogOpt, app, default_out, use_catalog
+
+if TYPE_CHECKING:
+    from generator.market.history import LedgerReader
+    from generator.market.server import Sources
 
 
-def catalog_root(catalog: Path | None) -> Path:
-    from generator.catalog import EMBEDDED
-
-    root = catalog or EMBEDDED
-    if not (root / "apps").is_dir():
-        raise UsageError(f"{display_path(root)}: not a catalog (no apps/ folder); pass --catalog DIR")
-    return root
-
-
-def ledger_reader():
+def ledger_reader() -> LedgerReader:
     """The store page's view of the smoke ledger, read by the smoke stage's own reader (see market/history.py)."""
     from generator.market.history import SmokePoint
     from generator.smoke.ledger import history
 
     def read(root: Path, app_name: str) -> list[SmokePoint]:
-        return [SmokePoint(r.when, r.chart_version, r.tokens_per_s, r.verdict, r.image) for r in history(root, app_name)]
+        rows = history(root, app_name)
+        return [SmokePoint(r.when, r.chart_version, r.tokens_per_s, r.verdict, r.image) for r in rows]
 
     return read
 
 
-def sources_for(catalog: Path | None, source_url: str | None):
+def sources_for(catalog: Path | None, source_url: str | None, *, command: str) -> Sources:
+    """Where the market is built from: the catalog the command uses (cli/discovery.py), charts/ beside it."""
     from generator.market.server import Sources
 
-    root = catalog_root(catalog)
-    return Sources(root, default_out(catalog), ledger_reader(), source_url)
+    root = use_catalog(catalog, command=command, writes=False)
+    return Sources(root, default_out(root), ledger_reader(), source_url)
 
 
 @app.command()
@@ -62,7 +58,7 @@ def serve(
     from generator.market.server import start
 
     url = (base_url or f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}").rstrip("/")
-    holder, watcher = start(sources_for(catalog, url), interval=poll)
+    holder, watcher = start(sources_for(catalog, url, command="serve"), interval=poll)
     snap = holder.snapshot
     print(f"serving {len(snap.build.entries)} apps ({len(snap.build.charts)} chart packages, hash {snap.build.hash}) "
           f"on http://{host}:{port}; in Olares: Market -> Settings -> Add source -> {url}", file=sys.stderr)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from generator.cli.app import CatalogOpt, app, display_path
+from generator.cli.app import CatalogOpt, app, display_path, refuse_inside_package
 
 
 @app.command()
@@ -28,8 +28,9 @@ def site(
     from generator.market.source import PackageCache
 
     require("matplotlib", "market")
+    refuse_inside_package(out, "site")
     url = base_url.rstrip("/") if base_url else None
-    built = build(sources_for(catalog, url), PackageCache(), chart_base=f"{url}/" if url else None)
+    built = build(sources_for(catalog, url, command="site"), PackageCache(), chart_base=f"{url}/" if url else None)
     written = write_site(built.page, out)
     for problem in built.collected.problems:
         print(f"warning: {problem}", file=sys.stderr)

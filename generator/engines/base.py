@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from generator.catalog import Resolved
 from generator.schema import WeightFile
@@ -110,3 +111,60 @@ def fill(args: tuple[str, ...], tokens: int | None, drafter: str | None) -> tupl
 
 def compact_json(value: object) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=False, ensure_ascii=False)
+
+
+# ---- the one builder: the head and tail every engine shares ------------------------------------------------
+
+@dataclass
+class Head:
+    """What an engine module starts from: the resolved app, its weight file, and the files to fetch."""
+
+    r: Resolved
+    weight: WeightFile
+    downloads: list[Download] = field(default_factory=list)
+
+    def fetch(self, weight: WeightFile) -> Download:
+        """A GGUF file the init container downloads; returns it so its path can go into the argv."""
+        fetched = download(weight)
+        self.downloads.append(fetched)
+        return fetched
+
+    def listen(self) -> Arg:
+        """`--host 0.0.0.0 --port <stack port>`: every engine's server spells it the same."""
+        stack = self.r.stack
+        return Arg(("--host", "0.0.0.0", "--port", str(stack.port)), f"stack {stack.id} port")
+
+
+@dataclass(frozen=True)
+class Own:
+    """What is an engine's own: its argv before the stack's and app's args, and env of its own."""
+
+    args: list[Arg]
+    env: list[EnvVar] = field(default_factory=list)  # placed after the HAMi limit, before Genesis and app env
+
+
+def app_weight(r: Resolved) -> WeightFile:
+    weight = r.model.weight(r.app.quantization)
+    assert weight is not None, f"{r.app.name}: quantization {r.app.quantization!r} (checked by the catalog loader)"
+    return weight
+
+
+def build(r: Resolved, own: Callable[[Head], Own]) -> EngineSpec:
+    """One engine's spec: `own` gives the engine's argv and env; the builder adds what every engine has.
+
+    argv = own args, the stack's args, the app's `extra_args`; env = stack env, HF_HOME, the HAMi limit,
+    own env, Genesis flags, the app's env (a later assignment of a name replaces an earlier one).
+    """
+    head = Head(r, app_weight(r))
+    mine = own(head)
+    stack, app = r.stack, r.app
+    args = list(mine.args)
+    if stack.args:
+        args.append(Arg(stack.args, f"stack {stack.id}"))
+    if app.extra_args:
+        args.append(Arg(app.extra_args, "app.extra_args"))
+    stack_env, hami, genesis, app_env = common_env(r)
+    paths = [EnvVar("HF_HOME", MODELS_DIR, "chart")]
+    env, overridden = resolve_env(stack_env, paths, hami, mine.env, genesis, app_env)
+    return EngineSpec(image=stack.image, command=stack.command, args=tuple(args), env=env, overridden=overridden,
+                      port=stack.port, health_path=stack.health_path, downloads=tuple(head.downloads))

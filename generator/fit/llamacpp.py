@@ -10,8 +10,9 @@ from __future__ import annotations
 from generator.catalog import Resolved
 from generator.fit.ledger import Ledger
 from generator.fit.vllm import weights_part
-from generator.fit.memory import GGML_BYTES, MIB, Geometry, align_up, ggml_slot_bytes, group_bytes_per_token, recurrent_state_bytes
-from generator.engines.settings import Settings
+from generator.fit.memory import (GGML_BYTES, MIB, Geometry, align_up, ggml_slot_bytes, group_bytes_per_token,
+                                  recurrent_state_bytes)
+from generator.engines.settings import GgufSettings as Settings, LlamaCppSettings
 
 CELL_PAD = 256  # llama.cpp pads KV cells to 256
 CUDA_CONTEXT_MIB = 400  # CUDA context + cuBLAS workspaces (assumption)
@@ -42,9 +43,11 @@ def _weights(r: Resolved, s: Settings, ledger: Ledger) -> None:
     if spec and spec.drafter:
         drafter = r.model.drafter(spec.drafter)
         assert drafter is not None
-        ledger.add("cap", f"drafter weights ({drafter.id})", drafter.weights[0].size_gib * 1024, drafter.weights[0].repo)
+        weights = drafter.weights[0]
+        ledger.add("cap", f"drafter weights ({drafter.id})", weights.size_gib * 1024, weights.repo)
         if drafter.kind == "mtp-assistant":
-            ledger.add("cap", "drafter KV", 0.0, "the assistant is loaded into the target context: no second KV (stacks.md §5.1)")
+            ledger.add("cap", "drafter KV", 0.0,
+                       "the assistant is loaded into the target context: no second KV (stacks.md §5.1)")
         else:
             ledger.add("cap", "drafter KV", 0.0, f"{drafter.kind} drafter geometry is not in the catalog: not modelled")
             ledger.assume(f"the {drafter.kind} drafter's own KV is not modelled (no geometry in catalog/models)")
@@ -53,20 +56,21 @@ def _weights(r: Resolved, s: Settings, ledger: Ledger) -> None:
 def kv_parts(r: Resolved, s: Settings) -> list[tuple[str, float, str]]:
     geo = Geometry.of(r.model.architecture)
     k, v = str(s.kv_k.value), str(s.kv_v.value)
-    ctx = int(s.context.value) or r.model.architecture.max_context  # type: ignore[arg-type]
+    ctx = s.context.value or r.model.architecture.max_context
     cells = align_up(ctx, CELL_PAD)
     full = group_bytes_per_token(geo.full, ggml_slot_bytes(k, v, geo.full.head_dim))
     out = [("KV full attention", full * cells, f"{geo.full.layers} layers x {geo.full.kv_heads} KV heads x head_dim "
                                                 f"{geo.full.head_dim} x K {k} + V {v} x {cells:,} cells")]
     if s.spec_method == "mtp" and not (r.app.speculative and r.app.speculative.drafter) and geo.mtp_layers:
         per_layer = geo.full.kv_heads * ggml_slot_bytes(k, v, geo.full.head_dim)
-        out.append(("KV MTP layer", geo.mtp_layers * per_layer * cells, f"{geo.mtp_layers} nextn layer(s) over the context"))
+        out.append(("KV MTP layer", geo.mtp_layers * per_layer * cells,
+                    f"{geo.mtp_layers} nextn layer(s) over the context"))
     if geo.sliding is not None:
         out.append(_sliding(s, geo, k, v, cells))
     if geo.kv_shared_layers:
         out.append(("KV shared layers", 0.0, f"{geo.kv_shared_layers} layers reuse earlier layers' KV"))
     if geo.recurrent is not None:
-        seqs = int(s.get("parallel", 1)) + (1 if s.spec_method else 0)  # type: ignore[arg-type]
+        seqs = s.parallel.value + (1 if s.spec_method else 0)
         state = recurrent_state_bytes(geo.recurrent, ssm_bytes=4, conv_bytes=4)
         out.append(("recurrent state", state * seqs, f"{geo.recurrent.layers} GDN layers, f32 r/s states x {seqs} "
                                                      "sequence(s) (slots + 1 for speculative rollback, assumption)"))
@@ -77,9 +81,9 @@ def _sliding(s: Settings, geo: Geometry, k: str, v: str, cells: int) -> tuple[st
     sw = geo.sliding
     assert sw is not None and sw.window is not None
     per_token = group_bytes_per_token(sw, ggml_slot_bytes(k, v, sw.head_dim))
-    if s.get("swa_full"):
+    if isinstance(s, LlamaCppSettings) and s.swa_full.value:
         return ("KV sliding window", per_token * cells, f"{sw.layers} layers, --swa-full: the whole context")
-    slots, ubatch = int(s.get("parallel", 1)), int(s.get("ubatch"))  # type: ignore[arg-type]
+    slots, ubatch = s.parallel.value, s.ubatch.value
     swa_cells = min(cells, align_up(sw.window * slots + ubatch, CELL_PAD))
     return ("KV sliding window", per_token * swa_cells, f"{sw.layers} layers x {swa_cells:,} cells (window {sw.window} "
                                                        f"x {slots} slot(s) + ubatch {ubatch})")
@@ -87,13 +91,13 @@ def _sliding(s: Settings, geo: Geometry, k: str, v: str, cells: int) -> tuple[st
 
 def _compute(r: Resolved, s: Settings, ledger: Ledger) -> None:
     arch = r.model.architecture
-    ubatch = int(s.get("ubatch"))  # type: ignore[arg-type]
+    ubatch = s.ubatch.value
     mib = ubatch * (arch.vocab_size * 4 + arch.hidden_size * 4 * ACT_F32_TENSORS) / MIB
     ledger.add("cap", "compute buffer", mib, f"ubatch {ubatch} x (vocab {arch.vocab_size:,} f32 logits + "
                                              f"{ACT_F32_TENSORS} hidden-size f32 activations)")
     ledger.assume("llama.cpp compute buffer ~ ubatch x (vocab logits + 8 hidden-size f32 tensors); CUDA context "
                   f"{CUDA_CONTEXT_MIB} MiB (not measured)")
-    if s.engine == "llamacpp" and s.get("flash_attn") == "off":
+    if isinstance(s, LlamaCppSettings) and s.flash_attn.value == "off":
         ledger.assume("flash attention off: the KQ scratch (ubatch x context x heads) is not modelled")
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterator
 
 from generator.lint.quantity import is_auto, parse_quantity, to_mib
 from generator.lint.registry import Issue, chart_rule

@@ -35,6 +35,9 @@ from generator.publish.market_entry import js_ordered
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 DEFAULT_VERSION = "1.12.3"  # the worker's default when ?version= is missing
 CORS = {
@@ -54,7 +57,7 @@ def _compact(data: object) -> bytes:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def info_data(build: MarketBuild) -> dict:
+def info_data(build: MarketBuild) -> dict[str, object]:
     """`data` and `stats` of /appstore/info as the worker builds them from catalog.json."""
     summaries = build.summaries()
     stamp = build.last_updated
@@ -161,122 +164,138 @@ def _matches(header: str | None, etag: str) -> bool:
     return "*" in tags or etag in tags
 
 
-def make_app(holder: Holder, *, name: str = "catalog") -> Starlette:
-    """The ASGI application answering from `holder.snapshot`."""
-    from starlette.applications import Starlette
-    from starlette.middleware import Middleware
-    from starlette.requests import Request
-    from starlette.responses import Response
-    from starlette.routing import Route
+def chart_refusal(app: str, file_name: str | None, charts: dict[str, bytes]) -> str | None:
+    """Why `fileName` is not served for `app` (None: it is a released package of `app`)."""
+    if not file_name:
+        return f"pass ?fileName={app}-<version>.tgz"
+    if "/" in file_name or "\\" in file_name or ".." in file_name or not file_name.endswith(".tgz"):
+        return "fileName is a package name <app>-<version>.tgz, not a path"
+    if not file_name.startswith(f"{app}-"):
+        return f"{file_name} is not a chart of {app}"
+    if file_name not in charts:
+        return f"{file_name} is not a released version"
+    return None
 
-    def js(data: object, status: int = 200) -> Response:
-        return Response(_compact(data), status, headers=JSON_HEADERS)
 
-    def conditional(request: Request, body: bytes, snap: Snapshot) -> Response:
+class MarketApp:
+    """The route handlers over `holder.snapshot`; `make_app` mounts them on Starlette."""
+
+    def __init__(self, holder: Holder, name: str):
+        from starlette.responses import Response
+
+        self.holder, self.name, self.Response = holder, name, Response
+
+    def js(self, data: object, status: int = 200) -> Response:
+        return self.Response(_compact(data), status, headers=JSON_HEADERS)
+
+    def conditional(self, request: Request, body: bytes, snap: Snapshot) -> Response:
         headers = {**JSON_HEADERS, "ETag": snap.etag, "Cache-Control": "no-cache"}
         if _matches(request.headers.get("if-none-match"), snap.etag):
-            return Response(status_code=304, headers={k: v for k, v in headers.items() if k != "Content-Type"})
-        return Response(body, headers=headers)
+            return self.Response(status_code=304, headers={k: v for k, v in headers.items() if k != "Content-Type"})
+        return self.Response(body, headers=headers)
 
-    def version_of(request: Request) -> str:
-        return request.query_params.get("version") or DEFAULT_VERSION
+    async def hash(self, request: Request) -> Response:
+        snap = self.holder.snapshot
+        return self.conditional(request, snap.hash_body(request.query_params.get("version") or DEFAULT_VERSION), snap)
 
-    async def hash_(request: Request) -> Response:
-        snap = holder.snapshot
-        return conditional(request, snap.hash_body(version_of(request)), snap)
+    async def info(self, request: Request) -> Response:
+        snap = self.holder.snapshot
+        return self.conditional(request, snap.info_body(request.query_params.get("version") or DEFAULT_VERSION), snap)
 
-    async def info(request: Request) -> Response:
-        snap = holder.snapshot
-        return conditional(request, snap.info_body(version_of(request)), snap)
-
-    async def details(request: Request) -> Response:
-        snap = holder.snapshot
+    async def details(self, request: Request) -> Response:
+        snap = self.holder.snapshot
         length = request.headers.get("content-length")
+        too_large = {"error": f"the body is larger than {MAX_BODY} bytes"}
         if length and (not length.isdigit() or int(length) > MAX_BODY):
-            return js({"error": f"the body is larger than {MAX_BODY} bytes"}, 413)
+            return self.js(too_large, 413)
         body = bytearray()
         async for chunk in request.stream():
             body += chunk
             if len(body) > MAX_BODY:
-                return js({"error": f"the body is larger than {MAX_BODY} bytes"}, 413)
+                return self.js(too_large, 413)
         parsed = parse_request(bytes(body))
         if isinstance(parsed, str):
-            return js({"error": parsed}, 400)
-        return Response(snap.details_body(parsed.app_ids, parsed.version or DEFAULT_VERSION), headers=JSON_HEADERS)
+            return self.js({"error": parsed}, 400)
+        return self.Response(snap.details_body(parsed.app_ids, parsed.version or DEFAULT_VERSION),
+                             headers=JSON_HEADERS)
 
-    async def chart(request: Request) -> Response:
-        snap = holder.snapshot
-        app = request.path_params["name"]
+    async def chart(self, request: Request) -> Response:
+        charts = self.holder.snapshot.build.charts
         file_name = request.query_params.get("fileName")
-        why = None
-        if not file_name:
-            why = f"pass ?fileName={app}-<version>.tgz"
-        elif "/" in file_name or "\\" in file_name or ".." in file_name or not file_name.endswith(".tgz"):
-            why = "fileName is a package name <app>-<version>.tgz, not a path"
-        elif not file_name.startswith(f"{app}-"):
-            why = f"{file_name} is not a chart of {app}"
-        elif file_name not in snap.build.charts:
-            why = f"{file_name} is not a released version"
-        data = snap.build.charts.get(file_name or "")
-        if why or data is None:
-            return js({"error": "Chart not found", "detail": why}, 404)
-        return Response(data, media_type="application/gzip", headers={
+        why = chart_refusal(request.path_params["name"], file_name, charts)
+        if why is not None or file_name is None:
+            return self.js({"error": "Chart not found", "detail": why}, 404)
+        return self.Response(charts[file_name], media_type="application/gzip", headers={
             "Content-Disposition": f'attachment; filename="{file_name}"', "Cache-Control": "public, max-age=86400",
             "Access-Control-Allow-Origin": "*"})
 
-    async def icon(request: Request) -> Response:
-        data = holder.snapshot.build.icons.get(request.path_params["file"].removesuffix(".png"))
+    async def icon(self, request: Request) -> Response:
+        data = self.holder.snapshot.build.icons.get(request.path_params["file"].removesuffix(".png"))
         if data is None:
-            return js({"error": "Icon not found"}, 404)
-        return Response(data, media_type="image/png", headers={"Cache-Control": "public, max-age=86400",
-                                                                  "Access-Control-Allow-Origin": "*"})
+            return self.js({"error": "Icon not found"}, 404)
+        return self.Response(data, media_type="image/png", headers={"Cache-Control": "public, max-age=86400",
+                                                                       "Access-Control-Allow-Origin": "*"})
 
-    async def health(request: Request) -> Response:
-        snap = holder.snapshot
+    async def health(self, request: Request) -> Response:
+        holder, snap = self.holder, self.holder.snapshot
         status = "ok" if holder.reload_error is None and holder.watching else "degraded"
-        return js({"name": name, "status": status, "apps": len(snap.build.entries), "hash": snap.build.hash,
-                   "last_updated": snap.build.last_updated, "generation": holder.generation,
-                   "watching": holder.watching, "reload_error": holder.reload_error, "problems": list(snap.problems)})
+        return self.js({"name": self.name, "status": status, "apps": len(snap.build.entries), "hash": snap.build.hash,
+                        "last_updated": snap.build.last_updated, "generation": holder.generation,
+                        "watching": holder.watching, "reload_error": holder.reload_error,
+                        "problems": list(snap.problems)})
 
-    async def page(request: Request) -> Response:
-        return Response(holder.snapshot.page, media_type="text/html; charset=utf-8", headers={"Cache-Control": "no-cache"})
+    async def page(self, request: Request) -> Response:
+        return self.Response(self.holder.snapshot.page, media_type="text/html; charset=utf-8",
+                             headers={"Cache-Control": "no-cache"})
 
-    async def plot(request: Request) -> Response:
-        data = holder.snapshot.plots.get(request.path_params["file"])
+    async def plot(self, request: Request) -> Response:
+        data = self.holder.snapshot.plots.get(request.path_params["file"])
         if data is None:
-            return js({"error": "Not Found"}, 404)
-        return Response(data, media_type="image/svg+xml", headers={"Cache-Control": "no-cache"})
+            return self.js({"error": "Not Found"}, 404)
+        return self.Response(data, media_type="image/svg+xml", headers={"Cache-Control": "no-cache"})
 
-    async def not_found(request: Request, exc: Exception) -> Response:
-        return js({"error": "Not Found"}, 404)
+    async def not_found(self, request: Request, exc: Exception) -> Response:
+        return self.js({"error": "Not Found"}, 404)
 
-    async def not_allowed(request: Request, exc: Exception) -> Response:
-        return js({"error": "Method Not Allowed"}, 405)
+    async def not_allowed(self, request: Request, exc: Exception) -> Response:
+        return self.js({"error": "Method Not Allowed"}, 405)
 
-    class Preflight:
-        """OPTIONS on any path: the worker's CORS headers and no body."""
 
-        def __init__(self, app):
-            self.app = app
+class Preflight:
+    """OPTIONS on any path: the worker's CORS headers and no body (ASGI middleware)."""
 
-        async def __call__(self, scope, receive, send):
-            if scope["type"] == "http" and scope["method"] == "OPTIONS":
-                await Response(status_code=200, headers=JSON_HEADERS)(scope, receive, send)
-                return
-            await self.app(scope, receive, send)
+    def __init__(self, app: ASGIApp):
+        self.app = app
 
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from starlette.responses import Response
+
+        if scope["type"] == "http" and scope["method"] == "OPTIONS":
+            await Response(status_code=200, headers=JSON_HEADERS)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def make_app(holder: Holder, *, name: str = "catalog") -> Starlette:
+    """The ASGI application answering from `holder.snapshot`."""
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.routing import Route
+
+    api = MarketApp(holder, name)
     routes = [
-        Route("/api/v1/appstore/hash", hash_, methods=["GET"]),
-        Route("/api/v1/appstore/info", info, methods=["GET"]),
-        Route("/api/v1/applications/info", details, methods=["POST"]),
-        Route("/api/v1/applications/{name}/chart", chart, methods=["GET"]),
-        Route("/icons/{file}", icon, methods=["GET"]),
-        Route("/health", health, methods=["GET"]),
-        Route("/", page, methods=["GET"]),
-        Route("/plots/{file}", plot, methods=["GET"]),
+        Route("/api/v1/appstore/hash", api.hash, methods=["GET"]),
+        Route("/api/v1/appstore/info", api.info, methods=["GET"]),
+        Route("/api/v1/applications/info", api.details, methods=["POST"]),
+        Route("/api/v1/applications/{name}/chart", api.chart, methods=["GET"]),
+        Route("/icons/{file}", api.icon, methods=["GET"]),
+        Route("/health", api.health, methods=["GET"]),
+        Route("/", api.page, methods=["GET"]),
+        Route("/plots/{file}", api.plot, methods=["GET"]),
     ]
     return Starlette(routes=routes, middleware=[Middleware(Preflight)],
-                     exception_handlers={404: not_found, 405: not_allowed})
+                     exception_handlers={404: api.not_found, 405: api.not_allowed})
 
 
-__all__ = ["CORS", "DEFAULT_VERSION", "Holder", "Snapshot", "info_data", "make_app", "parse_request"]
+__all__ = ["CORS", "DEFAULT_VERSION", "Holder", "MarketApp", "Snapshot", "chart_refusal", "info_data", "make_app",
+           "parse_request"]

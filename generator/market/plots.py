@@ -15,11 +15,14 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generator.core.imports import require
 from generator.fit.estimate import Fit
 from generator.market.history import SmokePoint
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 VERDICT_COLOURS = {"pass": "#2e7d32", "regression": "#ef6c00", "fail": "#c62828"}
 BENCHMARK_COLOUR = "#1565c0"
@@ -36,14 +39,14 @@ class BenchmarkPoint:
     label: str
 
 
-def _figure(width: float, height: float):
+def _figure(width: float, height: float) -> Figure:
     require("matplotlib", "market")
     from matplotlib.figure import Figure
 
     return Figure(figsize=(width, height), dpi=96)
 
 
-def _svg(fig, title: str) -> bytes:
+def _svg(fig: Figure, title: str) -> bytes:
     import matplotlib
 
     out = io.StringIO()
@@ -66,36 +69,46 @@ def _speed_svg(app: str, smokes: tuple[SmokePoint, ...], benchmarks: tuple[Bench
         fig = _figure(4.0, 2.0)
         fig.subplots_adjust(left=0.14, right=0.97, top=0.95, bottom=0.21)
         ax = fig.subplots()
-        measured = [s for s in smokes if s.tokens_per_s is not None]
-        times = [s.when.replace(tzinfo=None) for s in measured]
-        bench_times = [dt.datetime.combine(b.date, dt.time()) for b in benchmarks]
+        # x as matplotlib date numbers (days), y as tokens/s; smokes without a figure are not drawn
+        measured = [(_day(s.when.replace(tzinfo=None)), s.tokens_per_s, s.verdict) for s in smokes
+                    if s.tokens_per_s is not None]
+        bench = [(_day(dt.datetime.combine(b.date, dt.time())), b.tokens_per_s) for b in benchmarks]
+        ax.xaxis_date()
         if measured:
-            ax.plot(times, [s.tokens_per_s for s in measured], color="#9e9e9e", linewidth=1, zorder=1)
+            ax.plot([x for x, _, _ in measured], [y for _, y, _ in measured], color="#9e9e9e", linewidth=1, zorder=1)
             for verdict, colour in VERDICT_COLOURS.items():
-                pts = [(t, s) for t, s in zip(times, measured) if s.verdict == verdict]
+                pts = [(x, y) for x, y, v in measured if v == verdict]
                 if pts:
-                    ax.scatter([t for t, _ in pts], [s.tokens_per_s for _, s in pts], s=22, color=colour,
+                    ax.scatter([x for x, _ in pts], [y for _, y in pts], s=22, color=colour,
                                label=f"smoke: {verdict}", zorder=3)
-        if benchmarks:
-            ax.scatter(bench_times, [b.tokens_per_s for b in benchmarks], s=34, marker="D", facecolors="none",
+        if bench:
+            ax.scatter([x for x, _ in bench], [y for _, y in bench], s=34, marker="D", facecolors="none",
                        edgecolors=BENCHMARK_COLOUR, label="recorded benchmark", zorder=2)
-        if not measured and not benchmarks:
-            ax.text(0.5, 0.5, "no smoke recorded yet", transform=ax.transAxes, ha="center", va="center", color="#757575")
+        if not measured and not bench:
+            ax.text(0.5, 0.5, "no smoke recorded yet", transform=ax.transAxes, ha="center", va="center",
+                    color="#757575")
             ax.set_xticks([])
             ax.set_yticks([])
         else:
-            first, last = min(times + bench_times), max(times + bench_times)
-            pad = max((last - first) * 0.08, dt.timedelta(days=3))
-            ax.set_xlim(first - pad, last + pad)
-            locator = mdates.AutoDateLocator(minticks=2, maxticks=5)
+            xs = [x for x, _, _ in measured] + [x for x, _ in bench]
+            pad = max((max(xs) - min(xs)) * 0.08, 3.0)
+            ax.set_xlim(min(xs) - pad, max(xs) + pad)
+            locator = mdates.AutoDateLocator(minticks=2, maxticks=5)  # type: ignore[no-untyped-call]
             ax.xaxis.set_major_locator(locator)
-            ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
-            top = max([s.tokens_per_s or 0.0 for s in measured] + [b.tokens_per_s for b in benchmarks])
+            ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
+            top = max([y for _, y, _ in measured] + [y for _, y in bench])
             ax.set_ylim(0, top * 1.25)
             ax.legend(loc="upper left", fontsize=6.5, frameon=False, ncols=2)
             ax.grid(axis="y", color="#eeeeee")
         ax.set_ylabel("tokens/s")
         return _svg(fig, f"tokens/s history of {app}")
+
+
+def _day(when: dt.datetime) -> float:
+    """matplotlib's date number of `when` (days since its epoch, 1970-01-01)."""
+    import matplotlib.dates as mdates
+
+    return float(mdates.date2num(when))  # type: ignore[no-untyped-call]
 
 
 @lru_cache(maxsize=1024)

@@ -63,8 +63,8 @@ def snapshot(built: Built) -> Snapshot:
 class Watcher(threading.Thread):
     """Polls the sources every `interval` seconds and swaps in a new snapshot when they changed."""
 
-    def __init__(self, holder: Holder, sources: Sources, cache: PackageCache, seen: frozenset, interval: float = 1.0,
-                 on_swap: Callable[[Snapshot], None] = lambda _s: None):
+    def __init__(self, holder: Holder, sources: Sources, cache: PackageCache, seen: frozenset[tuple[str, int, int]],
+                 interval: float = 1.0, on_swap: Callable[[Snapshot], None] = lambda _s: None):
         super().__init__(name="catalog-serve-watcher", daemon=True)
         self.holder, self.sources, self.cache, self.interval = holder, sources, cache, interval
         self.on_swap = on_swap

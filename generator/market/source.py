@@ -16,10 +16,12 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator.adapters.git import Git
+from generator.adapters.helm import Helm
 from generator.chart.writer import Tree, read_tree
-from generator.core.errors import UsageError, translate_os_error
+from generator.core.errors import CatalogError, translate_os_error
 from generator.publish.market import Released, package_bytes
-from generator.versions.gitbase import GitCharts, chart_version, git
+from generator.versions.gitbase import GitCharts, chart_version
 from generator.versions.releases import Release, load_releases
 from generator.versions.state import content_hash, parse_version
 
@@ -27,14 +29,17 @@ from generator.versions.state import content_hash, parse_version
 @dataclass
 class PackageCache:
     """Packages already made, by (app, version, content): a released version never changes, so a server
-    packages each one once."""
+    packages each one once. Packages are made by the Helm engine; git history is read through the Git adapter."""
 
+    helm: Helm = field(default_factory=Helm)
+    git: Git = field(default_factory=Git)
     made: dict[tuple[str, str, str], Released] = field(default_factory=dict)
 
     def get(self, app: str, rec: Release, tree: Tree) -> Released:
         key = (app, rec.version, rec.content)
         if key not in self.made:
-            self.made[key] = Released(app, rec.version, tree, rec.date, package_bytes(tree, app, rec.version, rec.date))
+            self.made[key] = Released(app, rec.version, tree, rec.date,
+                                      package_bytes(tree, app, rec.version, rec.date, helm=self.helm))
         return self.made[key]
 
 
@@ -55,13 +60,13 @@ def chart_folders(charts_dir: Path) -> list[Path]:
 class _History:
     """Chart versions in the git history of the charts folder (none when it is not in a git repository)."""
 
-    def __init__(self, charts_dir: Path):
+    def __init__(self, charts_dir: Path, git: Git):
         self.gc: GitCharts | None
         try:
-            self.gc = GitCharts.locate(charts_dir)
-            git(self.gc.repo, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
-        except (UsageError, OSError, ValueError):
-            self.gc = None  # not a git repository, no commit yet, or the folder outside its work tree
+            self.gc = GitCharts.locate(charts_dir, git)
+            git.run(self.gc.repo, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+        except (CatalogError, OSError, ValueError):
+            self.gc = None  # no git, not a repository, no commit yet, or the folder outside its work tree
 
     def _chart_path(self, app: str) -> str:
         assert self.gc is not None
@@ -72,10 +77,11 @@ class _History:
         if self.gc is None:
             return {}
         path = self._chart_path(app)
-        commits = git(self.gc.repo, "log", "--format=%H", "HEAD", "--", path).decode().split()
+        commits = self.gc.git.text(self.gc.repo, "log", "--format=%H", "HEAD", "--", path).split()
         if not commits:
             return {}
-        out = git(self.gc.repo, "cat-file", "--batch", stdin="".join(f"{c}:{path}\n" for c in commits).encode())
+        out = self.gc.git.run(self.gc.repo, "cat-file", "--batch",
+                              stdin="".join(f"{c}:{path}\n" for c in commits).encode())
         found: dict[str, list[str]] = {}
         pos = 0
         for commit in commits:
@@ -97,6 +103,21 @@ class _History:
         return self.gc.tree(commit, app)
 
 
+def _from_history(history: _History, cache: PackageCache, app: str,
+                  wanted: list[Release]) -> list[Released | Release]:
+    """Each wanted release packaged from the newest commit holding its recorded content, or itself when none does."""
+    by_version = history.commits_with(app)
+    out: list[Released | Release] = []
+    for rec in wanted:
+        made = cache.made.get((app, rec.version, rec.content))
+        if made is None:
+            trees = (history.tree(commit, app) for commit in by_version.get(rec.version, []))
+            tree = next((t for t in trees if content_hash(t) == rec.content), None)
+            made = cache.get(app, rec, tree) if tree is not None else None
+        out.append(made if made is not None else rec)
+    return out
+
+
 def collect(catalog_root: Path, charts_dir: Path, cache: PackageCache | None = None) -> Collected:
     """Every released version that can be served from `charts_dir` and its git history."""
     cache = cache or PackageCache()
@@ -116,31 +137,19 @@ def collect(catalog_root: Path, charts_dir: Path, cache: PackageCache | None = N
                             f"`catalog bump {app}`); serving its newest released version")
         else:
             found.setdefault(app, {})[version] = cache.get(app, rec, tree)
-    history = _History(charts_dir)
+    history = _History(charts_dir, cache.git)
     for app, versions in sorted(releases.apps.items()):
-        missing = [v for v in versions if v not in found.get(app, {})]
-        if not missing:
-            continue
-        by_version = history.commits_with(app)
-        for version in missing:
-            rec = versions[version]
-            key = (app, rec.version, rec.content)
-            if key in cache.made:
-                found.setdefault(app, {})[version] = cache.made[key]
-                continue
-            for commit in by_version.get(version, []):
-                tree = history.tree(commit, app)
-                if content_hash(tree) == rec.content:
-                    found.setdefault(app, {})[version] = cache.get(app, rec, tree)
-                    break
-            else:
-                if app in folders:
-                    problems.append(f"{app} {version} is recorded in releases.yaml but no chart with its content was "
-                                    f"found in {charts_dir.name}/ or its git history; it cannot be downloaded")
+        missing = [versions[v] for v in versions if v not in found.get(app, {})]
+        for got in (_from_history(history, cache, app, missing) if missing else []):
+            if isinstance(got, Released):
+                found.setdefault(app, {})[got.version] = got
+            elif app in folders:
+                problems.append(f"{app} {got.version} is recorded in releases.yaml but no chart with its content was "
+                                f"found in {charts_dir.name}/ or its git history; it cannot be downloaded")
     for app in folders:
         if app not in found:
             problems.append(f"{app}: no released version can be served; it is not listed")
-    ordered = [rel for app in sorted(found) for _, rel in sorted(found[app].items(), key=lambda kv: parse_version(kv[0]))]
+    ordered = [found[app][v] for app in sorted(found) for v in sorted(found[app], key=parse_version)]
     return Collected(tuple(ordered), frozenset(a for a in folders if a in found), tuple(problems))
 
 

@@ -24,12 +24,16 @@ import datetime as dt
 import hashlib
 import io
 import json
+import os
 import shutil
 import tarfile
 import tempfile
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from generator.adapters.helm import Helm
+from pydantic import JsonValue
 
 from generator.chart.writer import Tree
 from generator.core.errors import InputError, Problem, translate_os_error
@@ -43,8 +47,8 @@ from generator.publish.market_entry import (
     latest_order,
     read_chart,
 )
-from generator.publish.package import package, tree_of_package
-from generator.publish.secrets import PublishError, Redactor
+from generator.publish.package import PackageRefused, package, tree_of_package
+from generator.publish.secrets import Redactor
 from generator.versions.state import content_hash, parse_version
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -77,15 +81,16 @@ class MarketBuild:
     charts: dict[str, bytes] = field(default_factory=dict)  # every downloadable package, by file name
     icons: dict[str, bytes] = field(default_factory=dict)  # PNG by app name
 
-    def summaries(self) -> dict[str, dict]:
+    def summaries(self) -> dict[str, dict[str, JsonValue]]:
         return {e.app_id: e.summary.as_json() for e in self.entries}
 
-    def details(self) -> dict[str, dict]:
+    def details(self) -> dict[str, dict[str, JsonValue]]:
         return {e.app_id: e.detail.as_json() for e in self.entries}
 
     def catalog_json(self) -> str:
         """src/catalog.json as build-catalog.js writes it (two-space indent, no final newline)."""
-        data = {"hash": self.hash, "summaries": self.summaries(), "details": self.details(), "latest": list(self.latest)}
+        data = {"hash": self.hash, "summaries": self.summaries(), "details": self.details(),
+                "latest": list(self.latest)}
         return json.dumps(data, indent=2, ensure_ascii=False)
 
     def charts_json(self) -> str:
@@ -97,7 +102,7 @@ class MarketBuild:
                           indent=2, ensure_ascii=False)
 
 
-def payload_hash(summaries: dict, details: dict, latest: list[str]) -> str:
+def payload_hash(summaries: object, details: object, latest: list[str]) -> str:
     """build-catalog.js: md5 of JSON.stringify({summaries, details, latest})."""
     text = json.dumps({"summaries": summaries, "details": details, "latest": latest}, ensure_ascii=False,
                       separators=(",", ":"))
@@ -137,35 +142,47 @@ def build_market(releases: Iterable[Released], icons: Mapping[str, bytes], *,
 # ---- packages and folders ----------------------------------------------------------------------------------
 
 
-def package_bytes(tree: Tree, app: str, version: str, date: str) -> bytes:
+def package_bytes(tree: Tree, app: str, version: str, date: str, *, helm: Helm) -> bytes:
     """The reproducible Helm package of a chart (publish/package.py: same tree and date, same bytes)."""
     work = Path(tempfile.mkdtemp(prefix="catalog-market-"))
     try:
-        return package(tree, app, version, date, work).read_bytes()
+        return package(tree, app, version, date, work, helm=helm).read_bytes()
+    except OSError as exc:
+        raise translate_os_error(exc, work, "package") from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def package_date(data: bytes) -> str:
+def package_date(data: bytes, where: str) -> str:
     """The release date a package was made with (publish/package.py stamps every file with its midnight UTC)."""
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-        first = next((m for m in tar.getmembers() if m.isfile()), None)
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+            first = tar.next()
+    except (tarfile.TarError, EOFError, OSError) as exc:
+        raise PackageRefused(f"{where}: not a Helm package (.tgz): {exc}; remove or replace it") from None
     if first is None:
-        raise PublishError("an empty Helm package")
+        raise PackageRefused(f"{where}: an empty Helm package; remove or replace it")
     return dt.datetime.fromtimestamp(first.mtime, dt.UTC).date().isoformat()
 
 
-def released_from_package(file_name: str, data: bytes) -> Released:
-    """A package of charts.json read back: name and version from its Chart.yaml, date from its file times."""
+def released_from_package(file_name: str, data: bytes, where: str = "charts.json") -> Released:
+    """A package of charts.json read back, within Helm's size limits (publish/package.py): name and version
+    from its Chart.yaml, date from its file times."""
+    label = f"{where}: {file_name}"
+    fd, tmp = tempfile.mkstemp(prefix="catalog-market-", suffix=".tgz")
     try:
-        tree = tree_of_package(data)
-        date = package_date(data)
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise PublishError(f"charts.json: {file_name} is not a Helm package ({exc})") from exc
-    view = read_chart(tree, file_name, f"charts.json {file_name}")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        tree = tree_of_package(Path(tmp), label)
+    except OSError as exc:
+        raise translate_os_error(exc, tmp, "write") from None
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    date = package_date(data, label)
+    view = read_chart(tree, file_name, label)
     app, version = view.name, view.chart_version
     if file_name != f"{app}-{version}.tgz":
-        raise PublishError(f"charts.json: {file_name} holds chart {app} {version}; its key must be {app}-{version}.tgz")
+        raise PackageRefused(f"{label} holds chart {app} {version}; its key must be {app}-{version}.tgz")
     return Released(app, version, tree, date, data)
 
 
@@ -185,17 +202,23 @@ def read_icons(folder: Path) -> dict[str, bytes]:
     return icons
 
 
+def _bad(path: Path, message: str, line: int | None = None) -> InputError:
+    return InputError([Problem(str(path), line, None, f"{message}; restore it from git or delete it")])
+
+
 def _read_json_map(path: Path) -> dict[str, str]:
     if not path.exists():
         return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise PublishError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise PublishError(f"{path} is not JSON ({exc}); restore it from git or delete it") from exc
+        raise translate_os_error(exc, path, "read") from None
+    except UnicodeDecodeError as exc:
+        raise _bad(path, f"not UTF-8 text ({exc.reason})") from None
+    except json.JSONDecodeError as exc:
+        raise _bad(path, f"is not JSON ({exc.msg})", exc.lineno) from None
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
-        raise PublishError(f"{path}: expected an object of base64 strings; restore it from git or delete it")
+        raise _bad(path, "expected an object of base64 strings")
     return data
 
 
@@ -205,15 +228,16 @@ def read_charts_json(path: Path) -> dict[str, bytes]:
         try:
             out[name] = base64.b64decode(text, validate=True)
         except (binascii.Error, ValueError) as exc:
-            raise PublishError(f"{path}: {name} is not base64 ({exc})") from exc
+            raise _bad(path, f"{name} is not base64 ({exc})") from None
     return out
 
 
 class MarketTarget:
     """`catalog publish --to market:DIR`."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, *, helm: Helm):
         self.path = path
+        self.helm = helm
         self.label = f"market:{path}"
         self.redact = Redactor()
         self.charts: dict[str, bytes] = {}
@@ -224,7 +248,8 @@ class MarketTarget:
 
     def open(self) -> None:
         if self.path.exists() and not self.path.is_dir():
-            raise PublishError(f"{self.path} is not a folder")
+            raise InputError([Problem(str(self.path), None, None,
+                                      "not a folder; market:DIR names the worker's folder")])
         self.charts = read_charts_json(self.src / "charts.json")
 
     def decide(self, item: Item) -> Decision:
@@ -232,23 +257,21 @@ class MarketTarget:
         existing = self.charts.get(name)
         if existing is None:
             return Decision("publish", f"new package {name}")
-        theirs = content_hash(released_from_package(name, existing).tree)
+        theirs = content_hash(released_from_package(name, existing, f"{self.label}/{SRC}/charts.json").tree)
         if theirs != item.content:
             return refuse_other_content(item, self.label, theirs)
         return Decision("skipped", f"{name} already in {SRC}/charts.json with this content")
 
     def publish(self, item: Item, decision: Decision) -> str:
         name = f"{item.app}-{item.version}.tgz"
-        self.charts[name] = package_bytes(item.tree, item.app, item.version, item.date)
+        self.charts[name] = package_bytes(item.tree, item.app, item.version, item.date, helm=self.helm)
         return f"added {name} to {SRC}/charts.json"
 
     def finish(self, published: list[Item]) -> None:
         """Write the three files from charts.json and DIR/icons/, each only when its text changed."""
-        try:
-            build = build_market([released_from_package(n, d) for n, d in sorted(self.charts.items())],
-                                 read_icons(self.path / "icons"), where="charts.json")
-        except InputError as exc:
-            raise PublishError(str(exc)) from exc
+        where = f"{self.label}/{SRC}/charts.json"
+        build = build_market([released_from_package(n, d, where) for n, d in sorted(self.charts.items())],
+                             read_icons(self.path / "icons"), where=where)
         for name, text in (("charts.json", build.charts_json()), ("icons.json", build.icons_json()),
                            ("catalog.json", build.catalog_json())):
             write_if_changed(self.src / name, text)
@@ -260,15 +283,12 @@ class MarketTarget:
 def write_if_changed(path: Path, text: str) -> bool:
     """Write `text` atomically unless the file already holds it; True when written."""
     try:
-        if path.is_file() and path.read_text(encoding="utf-8") == text:
+        if path.is_file() and path.read_bytes() == text.encode("utf-8"):
             return False
         path.parent.mkdir(parents=True, exist_ok=True)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PublishError(f"cannot write {path}: {exc}") from exc
-    try:
         atomic_write_text(path, text)
     except OSError as exc:
-        raise PublishError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        raise translate_os_error(exc, path, "write") from None
     return True
 
 

@@ -28,7 +28,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
@@ -149,7 +149,7 @@ def js_value(value: Any) -> JsonValue:
         return value.strftime("%Y-%m-%dT00:00:00.000Z")
     if isinstance(value, (bytes, bytearray)):
         return None
-    return value
+    return cast(JsonValue, value)
 
 
 def _js_key(key: Any) -> str:
@@ -388,7 +388,7 @@ class _Entry(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     def as_json(self) -> dict[str, JsonValue]:
-        return js_ordered(self.model_dump(mode="json"))
+        return cast(dict[str, JsonValue], js_ordered(self.model_dump(mode="json")))
 
 
 class Summary(_Entry):
@@ -513,7 +513,8 @@ def build_entry(view: ChartView, release_date: str) -> AppEntry:
     icon = js_or(_get(meta, "icon"), "")
     cpu, memory, disk, gpu = manifest.resources()
     i18n = {locale: LocaleText(
-        metadata={"title": js_or(_get(lm.metadata, "title"), ""), "description": js_or(_get(lm.metadata, "description"), "")},
+        metadata={"title": js_or(_get(lm.metadata, "title"), ""),
+                  "description": js_or(_get(lm.metadata, "description"), "")},
         spec={"fullDescription": js_or(_get(lm.spec, "fullDescription"), ""),
               "upgradeDescription": js_or(_get(lm.spec, "upgradeDescription"), "")},
     ) for locale, lm in view.i18n}
@@ -528,9 +529,11 @@ def build_entry(view: ChartView, release_date: str) -> AppEntry:
     detail = Detail(
         id=ident, name=name, cfgType=js_or(manifest.config_type, "app"), chartName=f"{name}-{view.chart_version}.tgz",
         icon=icon, description=description, appID=ident, title=js_or(_get(meta, "title"), name), version=version,
-        categories=categories, versionName=js_or(_get(spec, "versionName"), chart.appVersion, _get(meta, "version"), ""),
+        categories=categories,
+        versionName=js_or(_get(spec, "versionName"), chart.appVersion, _get(meta, "version"), ""),
         fullDescription=js_or(_get(spec, "fullDescription"), _get(meta, "description"), ""),
-        upgradeDescription=js_or(_get(spec, "upgradeDescription"), ""), promoteImage=js_or(_get(spec, "promoteImage"), None),
+        upgradeDescription=js_or(_get(spec, "upgradeDescription"), ""),
+        promoteImage=js_or(_get(spec, "promoteImage"), None),
         promoteVideo=js_or(_get(spec, "promoteVideo"), ""), subCategory=js_or(_get(spec, "subCategory"), ""),
         locale=locale, developer=js_or(_get(spec, "developer"), ""), requiredMemory=parse_bytes(memory),
         requiredDisk=parse_bytes(disk), supportClient=js_or(_get(spec, "supportClient"), {}),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Iterable
 
-from generator.core.findings import Finding
+from generator.core.findings import Finding, Severity
 from generator.fit.estimate import Fit, estimate
 from generator.engines.settings import Value
 from generator.rules import AppContext, rule
@@ -20,7 +20,7 @@ def max_context(ctx: AppContext, pool: str, margin: float = 0.0) -> int:
         trial: Fit = estimate(ctx.resolved, ctx.engine, replace(s, context=Value(tokens)))
         return trial.margin(pool) >= margin
 
-    low, high = 0, int(s.context.value) // 1024  # type: ignore[arg-type]
+    low, high = 0, s.context.value // 1024
     while low < high:
         mid = (low + high + 1) // 2
         low, high = (mid, high) if fits(mid * 1024) else (low, mid - 1)
@@ -57,6 +57,6 @@ def memory_fit(ctx: AppContext) -> Iterable[Finding]:
     if result.verdict == "FIT":
         return
     pool = result.tightest
-    severity = "error" if result.verdict == "FAIL" else "warning"
+    severity: Severity = "error" if result.verdict == "FAIL" else "warning"
     message = f"{result.summary()}; largest parts: {_largest(result, pool.key)} MiB"
     yield ctx.finding("FIT001", severity, message, _fix(ctx, result, pool.key), "context_length")

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from generator.schema.common import Id, PositiveInt, Sources, Strict
+from generator.schema.common import Id, MiB, Name, Sources, Strict
 
 
 class Device(Strict):
     id: Id
-    name: str
-    gpu: str
-    arch: str  # e.g. sm_120
-    memory_mib: PositiveInt  # physical VRAM
-    hami_cap_mib: PositiveInt  # the per-pod HAMi cap apps default to
-    gpu_sharing: str  # e.g. HAMi
+    name: Name
+    gpu: Name
+    arch: Name  # e.g. sm_120
+    memory_mib: MiB  # physical VRAM
+    hami_cap_mib: MiB  # the per-pod HAMi cap apps default to
+    gpu_sharing: Name  # e.g. HAMi
     sources: Sources

@@ -1,14 +1,16 @@
 """Real parts for the market tests: a store repository in git, `catalog serve` in a subprocess on 127.0.0.1
 (stopped by its PID), and a re-implementation of the maintainer's build rules to check entries against.
 
-`reference_entry` is written from the rules of github.com/aamsellem/orales-one-market@6a34b5bb8ff60e5bbbea0ba7a030b9ef8c41bdd9
-`scripts/build-catalog.js` (docs/market-source.md lists them), independently of generator/publish/market_entry.py:
-it shares no code with it, so a wrong rule there makes the comparison fail.
+`reference_entry` is written from the rules of
+github.com/aamsellem/orales-one-market@6a34b5bb8ff60e5bbbea0ba7a030b9ef8c41bdd9 `scripts/build-catalog.js`
+(docs/market-source.md lists them), independently of generator/publish/market_entry.py: it shares no code
+with it, so a wrong rule there makes the comparison fail.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import re
 import shutil
@@ -24,11 +26,16 @@ from typing import Any
 
 import httpx
 import pytest
-from bump_support import git
-from conftest import REPO
+from support.bump import git
+from support.catalogs import REPO
 from ruamel.yaml import YAML
 
 SERVE_START_S = 120.0  # first build: packaging, fits and plots on a loaded 2-core machine
+
+
+def chart_dirs(charts: Path) -> list[Path]:
+    """The chart folders of a charts/ folder (render also keeps its list there, `.catalog-render`)."""
+    return sorted(p for p in charts.iterdir() if (p / "Chart.yaml").is_file())
 
 
 def free_port() -> int:
@@ -37,11 +44,12 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def make_store(root: Path) -> Path:
-    """root/{catalog, charts, CHANGELOG.md}: the repository's catalog and rendered charts, committed in git."""
-    shutil.copytree(REPO / "catalog", root / "catalog", ignore=shutil.ignore_patterns("ledger"))
-    shutil.copytree(REPO / "charts", root / "charts")
-    shutil.copy(REPO / "CHANGELOG.md", root / "CHANGELOG.md")
+def make_store(root: Path, rendered: Path) -> Path:
+    """root/{catalog, charts, CHANGELOG.md}: a copy of the rendered market fixture (tests/conftest.py
+    `rendered_market`: the frozen catalog, its releases.yaml and its charts), committed in git."""
+    shutil.copytree(rendered / "catalog", root / "catalog", ignore=shutil.ignore_patterns("ledger"))
+    shutil.copytree(rendered / "charts", root / "charts")
+    shutil.copy(rendered / "CHANGELOG.md", root / "CHANGELOG.md")
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "store")
@@ -92,6 +100,27 @@ def serve(catalog: Path, log_dir: Path, *extra: str, poll: float = 0.2) -> Itera
     finally:
         proc.kill()
         proc.wait(timeout=10)
+
+
+def package_tree(data: bytes) -> dict[str, str]:
+    """The chart files of a downloaded Helm package, read by publish/package.py's bounded reader."""
+    import tempfile
+
+    from generator.publish.package import tree_of_package
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "chart.tgz"
+        path.write_bytes(data)
+        return tree_of_package(path)
+
+
+def png(colour: tuple[int, int, int]) -> bytes:
+    """A real 8x8 PNG (Pillow, installed with matplotlib)."""
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (8, 8), colour).save(out, format="PNG")
+    return out.getvalue()
 
 
 def wait_for(predicate, seconds: float = 90.0, step: float = 0.2):
@@ -188,7 +217,8 @@ def reference_entry(chart_dir: Path, date: str) -> tuple[dict, dict]:
     stamp = f"{date}T00:00:00.000Z"
     i18n = {}
     if (chart_dir / "i18n").is_dir():
-        for loc in sorted(p.name for p in (chart_dir / "i18n").iterdir() if (p / "OlaresManifest.yaml").is_file()):
+        locales = (p.name for p in (chart_dir / "i18n").iterdir() if (p / "OlaresManifest.yaml").is_file())
+        for loc in sorted(locales):
             lm = _load(chart_dir / "i18n" / loc / "OlaresManifest.yaml", True)
             i18n[loc] = {"metadata": {"title": _or((lm.get("metadata") or {}).get("title"), ""),
                                       "description": _or((lm.get("metadata") or {}).get("description"), "")},
@@ -197,7 +227,8 @@ def reference_entry(chart_dir: Path, date: str) -> tuple[dict, dict]:
                                   "upgradeDescription": _or((lm.get("spec") or {}).get("upgradeDescription"), "")}}
     categories = _or(meta.get("categories"), [])
     version = _or(meta.get("version"), chart.get("version"))
-    summary = {"id": ident, "name": name, "version": version, "category": _or(categories[0] if categories else None, ""),
+    summary = {"id": ident, "name": name, "version": version,
+               "category": _or(categories[0] if categories else None, ""),
                "description": _or(meta.get("description"), ""), "icon": _or(meta.get("icon"), ""),
                "screenshots": None, "tags": None, "metadata": None, "source": 1, "updated_at": stamp}
     detail = {
@@ -207,7 +238,8 @@ def reference_entry(chart_dir: Path, date: str) -> tuple[dict, dict]:
         "version": version, "categories": categories,
         "versionName": _or(spec.get("versionName"), chart.get("appVersion"), meta.get("version"), ""),
         "fullDescription": _or(spec.get("fullDescription"), meta.get("description"), ""),
-        "upgradeDescription": _or(spec.get("upgradeDescription"), ""), "promoteImage": _or(spec.get("promoteImage"), None),
+        "upgradeDescription": _or(spec.get("upgradeDescription"), ""),
+        "promoteImage": _or(spec.get("promoteImage"), None),
         "promoteVideo": _or(spec.get("promoteVideo"), ""), "subCategory": _or(spec.get("subCategory"), ""),
         "locale": ["en-US", *[k for k in i18n if k != "en-US"]] if i18n else _or(spec.get("locale"), ["en-US"]),
         "developer": _or(spec.get("developer"), ""), "requiredMemory": ref_bytes(flat["requiredMemory"]),
@@ -218,13 +250,15 @@ def reference_entry(chart_dir: Path, date: str) -> tuple[dict, dict]:
         "entrances": [{"name": _or(e.get("name"), ""), "host": _or(e.get("host"), ""), "port": _or(e.get("port"), 0),
                        "title": _or(e.get("title"), ""), "icon": _or(e.get("icon"), ""),
                        "authLevel": _or(e.get("authLevel"), "private"), "invisible": _or(e.get("invisible"), False),
-                       "openMethod": _or(e.get("openMethod"), ""), "disablePreload": _or(e.get("disablePreload"), False)}
+                       "openMethod": _or(e.get("openMethod"), ""),
+                       "disablePreload": _or(e.get("disablePreload"), False)}
                       for e in manifest.get("entrances") or []],
         "middleware": _or(manifest.get("middleware"), None), "options": _or(manifest.get("options"), {}),
         "submitter": _or(spec.get("submitter"), "orales-market"), "doc": _or(spec.get("doc"), ""),
         "website": _or(spec.get("website"), ""), "featuredImage": _or(spec.get("featuredImage"), ""),
         "sourceCode": _or(spec.get("sourceCode"), ""), "license": _or(spec.get("license"), []),
-        "legal": _or(spec.get("legal"), None), "i18n": i18n, "namespace": "", "onlyAdmin": _or(spec.get("onlyAdmin"), False),
+        "legal": _or(spec.get("legal"), None), "i18n": i18n, "namespace": "",
+        "onlyAdmin": _or(spec.get("onlyAdmin"), False),
         "lastCommitHash": "", "createTime": 0, "updateTime": 0, "count": None,
         "versionHistory": [{"appName": name, "version": version, "versionName": _or(chart.get("appVersion"), ""),
                             "mergedAt": stamp, "upgradeDescription": ""}],
@@ -242,8 +276,9 @@ def to_v2(chart_dir: Path) -> None:
     data["olaresManifest.version"] = "0.10.0"
     data["apiVersion"] = "v2"
     acc = data["spec"].pop("accelerator")[0]
-    for src, dst in (("requiredCpu", "requiredCpu"), ("limitedCpu", "limitedCpu"), ("requiredMemory", "requiredMemory"),
-                     ("limitedMemory", "limitedMemory"), ("requiredDisk", "requiredDisk"), ("limitedDisk", "limitedDisk"),
+    for src, dst in (("requiredCpu", "requiredCpu"), ("limitedCpu", "limitedCpu"),
+                     ("requiredMemory", "requiredMemory"), ("limitedMemory", "limitedMemory"),
+                     ("requiredDisk", "requiredDisk"), ("limitedDisk", "limitedDisk"),
                      ("requiredGPUMemory", "requiredGpu"), ("limitedGPUMemory", "limitedGpu")):
         if src in acc:
             data["spec"][dst] = acc[src]

@@ -8,7 +8,6 @@ restart, and the old version stays downloadable from the git history.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import threading
 import time
@@ -16,10 +15,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from bump_support import git
-from market_support import make_store, ref_id, serve, wait_for
+from support.bump import git
+from market_support import chart_dirs, make_store, package_tree, png, ref_id, serve, wait_for
 
-from generator.publish.package import tree_of_package
 from generator.versions.releases import load_releases
 from generator.versions.state import content_hash
 
@@ -29,17 +27,9 @@ APP = "gemma4e2bone"
 OTHER = "gemma426ba4bone"
 
 
-def png(colour: tuple[int, int, int]) -> bytes:
-    from PIL import Image
-
-    out = io.BytesIO()
-    Image.new("RGB", (8, 8), colour).save(out, format="PNG")
-    return out.getvalue()
-
-
 @pytest.fixture(scope="module")
-def store(tmp_path_factory) -> Path:
-    root = make_store(tmp_path_factory.mktemp("store"))
+def store(tmp_path_factory, rendered_market) -> Path:
+    root = make_store(tmp_path_factory.mktemp("store"), rendered_market)
     (root / "catalog" / "icons").mkdir()
     (root / "catalog" / "icons" / f"{APP}.png").write_bytes(png((200, 30, 30)))
     git(root, "add", "-A")
@@ -82,7 +72,7 @@ def test_info_lists_every_app_and_answers_304(served, store):
     info = r.json()
     assert list(info) == ["version", "hash", "last_updated", "data", "stats"]
     assert info["version"] == "1.12.6" and info["hash"] == served.get("/api/v1/appstore/hash").json()["hash"]
-    apps = sorted(p.name for p in (store / "charts").iterdir())
+    apps = [p.name for p in chart_dirs(store / "charts")]
     assert sorted(s["name"] for s in info["data"]["apps"].values()) == apps
     assert all(ident == ref_id(s["name"]) and s["source"] == 1 for ident, s in info["data"]["apps"].items())
     assert sorted(info["data"]["latest"]) == apps and info["stats"]["appstore_data"]["apps"] == len(apps)
@@ -134,7 +124,7 @@ def test_charts_download_and_nothing_else(served, store):
     assert ok.status_code == 200 and ok.headers["content-type"] == "application/gzip"
     assert ok.headers["content-disposition"] == f'attachment; filename="{APP}-{version}.tgz"'
     assert ok.headers["access-control-allow-origin"] == "*"
-    assert content_hash(tree_of_package(ok.content)) == releases.latest(APP).content
+    assert content_hash(package_tree(ok.content)) == releases.latest(APP).content
     assert served.get(url, params={"fileName": f"{APP}-{version}.tgz"}).content == ok.content  # byte-stable
     other = releases.latest(OTHER).version
     for name in (f"../{APP}-{version}.tgz", f"x/{APP}-{version}.tgz", f"{APP}-{version}.tgz/..", "..",
@@ -143,7 +133,8 @@ def test_charts_download_and_nothing_else(served, store):
         assert bad.status_code == 404 and bad.json()["error"] == "Chart not found", name
     assert served.get(url).status_code == 404  # no fileName
     assert served.get(f"/api/v1/applications/{APP}/..%2F{OTHER}/chart").status_code == 404
-    assert served.get(f"/api/v1/applications/{OTHER}/chart", params={"fileName": f"{OTHER}-{other}.tgz"}).status_code == 200
+    other_chart = served.get(f"/api/v1/applications/{OTHER}/chart", params={"fileName": f"{OTHER}-{other}.tgz"})
+    assert other_chart.status_code == 200
 
 
 def test_icons_health_preflight_and_unknown_routes(served, store):
@@ -152,7 +143,7 @@ def test_icons_health_preflight_and_unknown_routes(served, store):
     assert icon.content == (store / "catalog" / "icons" / f"{APP}.png").read_bytes()
     assert served.get(f"/icons/{OTHER}.png").status_code == 404
     health = served.health()
-    assert health["status"] == "ok" and health["apps"] == len(list((store / "charts").iterdir()))
+    assert health["status"] == "ok" and health["apps"] == len(chart_dirs(store / "charts"))
     assert health["problems"] == [] and health["watching"] is True
     pre = httpx.options(served.url + "/api/v1/applications/info", timeout=10)
     assert pre.status_code == 200 and pre.content == b""
@@ -186,7 +177,8 @@ def test_a_new_release_is_served_without_a_restart(served, store, capsys):
     thread = threading.Thread(target=hammer)
     thread.start()
     try:
-        assert main(["bump", APP, "--note", "Re-released for the market test", "--catalog", str(store / "catalog")]) == 0
+        bump = ["bump", APP, "--note", "Re-released for the market test", "--catalog", str(store / "catalog")]
+        assert main(bump) == 0
         new = load_releases(store / "catalog").latest(APP).version
         assert new != old
         after = wait_for(lambda: (h := served.get("/api/v1/appstore/hash").json()["hash"]) != before and h)
@@ -202,7 +194,7 @@ def test_a_new_release_is_served_without_a_restart(served, store, capsys):
     assert served.get(url, params={"fileName": f"{APP}-{new}.tgz"}).status_code == 200
     old_chart = served.get(url, params={"fileName": f"{APP}-{old}.tgz"})  # from git history
     assert old_chart.status_code == 200
-    assert content_hash(tree_of_package(old_chart.content)) == load_releases(store / "catalog").get(APP, old).content
+    assert content_hash(package_tree(old_chart.content)) == load_releases(store / "catalog").get(APP, old).content
     assert len(latencies) > 20 and max(latencies) < 2.0, (len(latencies), max(latencies))
 
 

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 from market_support import (
+    chart_dirs,
+    package_tree,
     ids_in_batches,
     make_store,
     ref_bytes,
@@ -44,8 +46,8 @@ from generator.versions.state import content_hash
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory) -> Path:
-    return make_store(tmp_path_factory.mktemp("store"))
+def store(tmp_path_factory, rendered_market) -> Path:
+    return make_store(tmp_path_factory.mktemp("store"), rendered_market)
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +59,7 @@ def served(store, tmp_path_factory):
 def _expected(store: Path) -> dict[str, tuple[dict, dict]]:
     releases = load_releases(store / "catalog")
     out = {}
-    for chart in sorted((store / "charts").iterdir()):
+    for chart in chart_dirs(store / "charts"):
         rel = releases.latest(chart.name)
         summary, detail = reference_entry(chart, rel.date)
         out[summary["id"]] = (summary, detail)
@@ -85,7 +87,7 @@ def test_the_v2_form_of_the_same_charts_gives_the_same_entries(store, tmp_path):
     """olares-v2 (flat fields) and olares-v3 (accelerator) manifests of one app read alike."""
     releases = load_releases(store / "catalog")
     v3, v2 = [], []
-    for chart in sorted((store / "charts").iterdir()):
+    for chart in chart_dirs(store / "charts"):
         rel = releases.latest(chart.name)
         copy = tmp_path / chart.name
         shutil.copytree(chart, copy)
@@ -213,14 +215,14 @@ def test_the_real_build_script_writes_the_same_catalog(store, tmp_path):
     shutil.copy(script, work / "scripts")
     releases = load_releases(store / "catalog")
     ours = []
-    for chart in sorted((store / "charts").iterdir()):
+    for chart in chart_dirs(store / "charts"):
         shutil.copytree(chart, work / chart.name)
         to_v2(work / chart.name)
         rel = releases.latest(chart.name)
         ours.append(Released(chart.name, rel.version, read_tree(work / chart.name), rel.date, b""))
     env = {**os.environ, "NODE_PATH": str(checkout / "node_modules")}
-    done = subprocess.run([node, str(work / "scripts" / "build-catalog.js")], check=False, cwd=work, env=env, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run([node, str(work / "scripts" / "build-catalog.js")], check=False, cwd=work, env=env,
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     theirs = (work / "src" / "catalog.json").read_text(encoding="utf-8")
     build = build_market(ours, {})
@@ -239,8 +241,7 @@ def test_the_real_build_script_writes_the_same_catalog(store, tmp_path):
 
 def test_served_charts_are_the_recorded_content(store, served):
     """Each listed version downloads as a Helm package whose content is the one releases.yaml records."""
-    from generator.publish.package import tree_of_package
-
+    
     releases = load_releases(store / "catalog")
     info = served.get("/api/v1/appstore/info").json()
     answer = served.post("/api/v1/applications/info", json={"app_ids": list(info["data"]["apps"])}).json()
@@ -248,4 +249,4 @@ def test_served_charts_are_the_recorded_content(store, served):
         got = served.get(f"/api/v1/applications/{detail['name']}/chart", params={"fileName": detail["chartName"]})
         assert got.status_code == 200 and got.headers["content-type"] == "application/gzip"
         rec: Release = releases.get(detail["name"], detail["version"])
-        assert content_hash(tree_of_package(got.content)) == rec.content
+        assert content_hash(package_tree(got.content)) == rec.content

@@ -18,8 +18,8 @@ PER_CLIENT = 5
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    store = make_store(tmp_path_factory.mktemp("store"))
+def served(tmp_path_factory, rendered_market):
+    store = make_store(tmp_path_factory.mktemp("store"), rendered_market)
     with serve(store / "catalog", tmp_path_factory.mktemp("logs")) as server:
         yield server
 
@@ -72,7 +72,8 @@ def test_broken_and_slow_clients_do_not_stop_the_others(served):
     port = int(served.url.rsplit(":", 1)[1])
     body = b'{"app_ids": ["x"]}'
     for _ in range(20):  # disconnect after half a body / half a request line
-        _raw(port, b"POST /api/v1/applications/info HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"app", read=False)
+        half = b"POST /api/v1/applications/info HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"app"
+        _raw(port, half, read=False)
         _raw(port, b"GET /api/v1/apps", read=False)
     slow = socket.create_connection(("127.0.0.1", port), timeout=10)
     try:  # a client that sends its body a byte at a time keeps its own connection busy, nobody else's

@@ -13,10 +13,10 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-from bump_support import run_cli
+from support.bump import run_cli
 from chromium import chromium, chromium_binary
 from market_support import make_store, serve, wait_for
-from smoke_support import llama_server, write_models
+from support.smoke import llama_server, write_models
 
 from generator.catalog import load_catalog
 from generator.smoke.ledger import history
@@ -40,9 +40,10 @@ def llama(tmp_path_factory):
         yield server
 
 
-def test_the_store_page_in_chromium(tmp_path, llama, capsys):
+@pytest.mark.needs_llama_server
+def test_the_store_page_in_chromium(tmp_path, llama, capsys, rendered_market):
     chromium_binary()  # skip early, with the reason, when chromium is absent
-    store = make_store(tmp_path / "store")
+    store = make_store(tmp_path / "store", rendered_market)
     catalog = store / "catalog"
     first = smoke(capsys, catalog, llama.url)
     assert first["tokens_per_s"] and first["tokens_per_s"] > 0
@@ -74,7 +75,8 @@ def test_the_store_page_in_chromium(tmp_path, llama, capsys):
             assert card["model"] == f"model-{cat.apps[name].model.id}"
             assert card["plots"] == [[f"plots/{name}-speed.svg", True], [f"plots/{name}-fit.svg", True]], name
         text = facts[SMOKED]["smoke"]
-        assert second["verdict"] in text and f"{second['tokens_per_s']:.1f} tokens/s" in text and "(2 in the ledger)" in text
+        assert second["verdict"] in text and f"{second['tokens_per_s']:.1f} tokens/s" in text
+        assert "(2 in the ledger)" in text
         assert all(facts[a]["smoke"].startswith("no smoke yet") for a in apps if a != SMOKED)
         svg = served.get(f"/plots/{SMOKED}-speed.svg")
         assert svg.headers["content-type"].startswith("image/svg+xml")
@@ -84,9 +86,9 @@ def test_the_store_page_in_chromium(tmp_path, llama, capsys):
     assert shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 50_000
 
 
-def test_the_static_site_loads_and_is_rewritten_only_when_it_changes(tmp_path, capsys):
+def test_the_static_site_loads_and_is_rewritten_only_when_it_changes(tmp_path, capsys, rendered_market):
     chromium_binary()
-    store = make_store(tmp_path / "store")
+    store = make_store(tmp_path / "store", rendered_market)
     out = tmp_path / "site"
     code, stdout, err = run_cli(capsys, "site", "--out", str(out), "--catalog", str(store / "catalog"),
                                 "--base-url", "https://market.example.invalid")

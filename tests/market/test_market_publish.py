@@ -14,11 +14,9 @@ import json
 from pathlib import Path
 
 import pytest
-from bump_support import git, run_cli
-from market_support import make_store, ref_id, serve
-from test_market_api import png
+from support.bump import git, run_cli
+from market_support import chart_dirs, make_store, package_tree, png, ref_id, serve
 
-from generator.publish.package import tree_of_package
 from generator.versions.releases import load_releases
 from generator.versions.state import content_hash
 
@@ -69,8 +67,8 @@ class Worker:
 
 
 @pytest.fixture
-def store(tmp_path) -> Path:
-    root = make_store(tmp_path / "store")
+def store(tmp_path, rendered_market) -> Path:
+    root = make_store(tmp_path / "store", rendered_market)
     (root / "catalog" / "icons").mkdir()
     return root
 
@@ -90,7 +88,7 @@ def test_publish_twice_changes_nothing(store, tmp_path, capsys):
     (folder / "icons").mkdir(parents=True)
     (folder / "icons" / f"{APP}.png").write_bytes(png((10, 120, 200)))
     first = publish(capsys, store / "catalog", folder)
-    apps = sorted(p.name for p in (store / "charts").iterdir())
+    apps = [p.name for p in chart_dirs(store / "charts")]
     assert sorted(r["app"] for r in first) == apps and {r["action"] for r in first} == {"published"}
     files = snapshot(folder)
     assert sorted(files) == ["catalog.json", "charts.json", "icons.json"]
@@ -107,7 +105,7 @@ def test_publish_twice_changes_nothing(store, tmp_path, capsys):
     releases = load_releases(store / "catalog")
     for name, data in json.loads(files["charts.json"][0]).items():
         app, version = name.removesuffix(".tgz").rsplit("-", 1)
-        assert content_hash(tree_of_package(base64.b64decode(data))) == releases.get(app, version).content
+        assert content_hash(package_tree(base64.b64decode(data))) == releases.get(app, version).content
 
 
 def test_serve_and_the_published_files_give_the_same_answers(store, tmp_path, capsys):
@@ -154,6 +152,7 @@ def test_a_new_version_joins_the_old_ones(store, tmp_path, capsys):
 
 
 def test_other_content_under_a_published_version_is_refused(store, tmp_path, capsys):
+    from generator.adapters.helm import Helm
     from generator.publish.market import package_bytes
 
     folder = tmp_path / "worker"
@@ -162,9 +161,9 @@ def test_other_content_under_a_published_version_is_refused(store, tmp_path, cap
     charts = json.loads(charts_json.read_text())
     rel = load_releases(store / "catalog").latest(APP)
     name = f"{APP}-{rel.version}.tgz"
-    tree = tree_of_package(base64.b64decode(charts[name]))
+    tree = package_tree(base64.b64decode(charts[name]))
     tree["values.yaml"] += "edited: true\n"  # the same version with other content
-    charts[name] = base64.b64encode(package_bytes(tree, APP, rel.version, rel.date)).decode()
+    charts[name] = base64.b64encode(package_bytes(tree, APP, rel.version, rel.date, helm=Helm())).decode()
     charts_json.write_text(json.dumps(charts, separators=(",", ":")))
     code, out, _ = run_cli(capsys, "publish", APP, "--to", f"market:{folder}", "--catalog", str(store / "catalog"),
                            "--json")

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import shutil
 
-from bump_support import git, run_cli
-from conftest import REPO
-from market_support import make_store
+from support.bump import git, run_cli
+from market_support import chart_dirs, make_store
 
 from generator.market.source import PackageCache, collect
 from generator.versions.releases import load_releases
@@ -15,18 +14,18 @@ from generator.versions.releases import load_releases
 APP = "gemma4e2bone"
 
 
-def test_current_charts_are_served_without_git(tmp_path):
-    shutil.copytree(REPO / "catalog", tmp_path / "catalog")
-    shutil.copytree(REPO / "charts", tmp_path / "charts")
+def test_current_charts_are_served_without_git(tmp_path, rendered_market):
+    shutil.copytree(rendered_market / "catalog", tmp_path / "catalog")
+    shutil.copytree(rendered_market / "charts", tmp_path / "charts")
     got = collect(tmp_path / "catalog", tmp_path / "charts")
     releases = load_releases(tmp_path / "catalog")
     assert got.problems == ()
     assert {(r.app, r.version) for r in got.releases} == {(a, releases.latest(a).version) for a in got.listed}
-    assert got.listed == {p.name for p in (tmp_path / "charts").iterdir()}
+    assert got.listed == {p.name for p in chart_dirs(tmp_path / "charts")}
 
 
-def test_an_unrecorded_or_edited_chart_is_not_served(tmp_path, capsys):
-    store = make_store(tmp_path / "store")
+def test_an_unrecorded_or_edited_chart_is_not_served(tmp_path, capsys, rendered_market):
+    store = make_store(tmp_path / "store", rendered_market)
     catalog, charts = store / "catalog", store / "charts"
     released = load_releases(catalog).latest(APP).version
     chart_yaml = charts / APP / "Chart.yaml"
@@ -43,8 +42,8 @@ def test_an_unrecorded_or_edited_chart_is_not_served(tmp_path, capsys):
     assert {APP, "gemma426ba4bone"} <= got.listed
 
 
-def test_every_released_version_is_found_in_history_and_packaged_once(tmp_path, capsys):
-    store = make_store(tmp_path / "store")
+def test_every_released_version_is_found_in_history_and_packaged_once(tmp_path, capsys, rendered_market):
+    store = make_store(tmp_path / "store", rendered_market)
     catalog, charts = store / "catalog", store / "charts"
     first = load_releases(catalog).latest(APP).version
     for note in ("second", "third"):
@@ -65,8 +64,8 @@ def test_every_released_version_is_found_in_history_and_packaged_once(tmp_path, 
     assert sum("no chart with its content was found" in p for p in alone.problems) == 2
 
 
-def test_a_removed_app_stays_downloadable_but_unlisted(tmp_path):
-    store = make_store(tmp_path / "store")
+def test_a_removed_app_stays_downloadable_but_unlisted(tmp_path, rendered_market):
+    store = make_store(tmp_path / "store", rendered_market)
     shutil.rmtree(store / "charts" / APP)
     got = collect(store / "catalog", store / "charts")
     assert APP not in got.listed

@@ -16,7 +16,7 @@ from typing import Iterator
 import httpx
 import pytest
 
-from bump_support import git
+from support.bump import git
 
 MISSING = "{tool} is not installed: run scripts/test.sh (it installs docker-registry and apache2-utils), or " \
           "apt-get install -y docker-registry apache2-utils"

@@ -1,4 +1,7 @@
-"""Helpers for the bump and publish tests: run the CLI in-process, a recorded catalog copy, real git."""
+"""Helpers of the bump and publish tests: run the CLI in-process, a recorded catalog copy, real git.
+
+The fixtures `recorded_template` and `recorded` (tests/conftest.py) are built by `make_recorded`.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from support.catalogs import MARKET, MARKET_CATALOG
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
            "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
@@ -44,36 +47,22 @@ def trim_catalog(catalog: Path, keep: tuple[str, ...] = KEEP) -> Path:
     return catalog
 
 
-def _make_recorded(root: Path) -> Path:
-    """Trimmed catalog copy + rendered charts + CHANGELOG.md + every app's current content recorded.
+def make_recorded(root: Path) -> Path:
+    """Trimmed market-fixture copy + rendered charts + CHANGELOG.md + every app's current content recorded.
 
-    Recording here (rather than trusting the embedded releases.yaml) keeps the tests about bump's
-    behaviour, not about whether the embedded record is fresh.
+    Recording here (rather than trusting the fixture's releases.yaml) keeps the tests about bump's
+    behaviour, not about whether a recorded releases.yaml is fresh.
     """
     from generator.cli import main
 
     catalog = root / "catalog"
-    shutil.copytree(REPO / "catalog", catalog)
+    shutil.copytree(MARKET_CATALOG, catalog)
     trim_catalog(catalog)
     (catalog / "releases.yaml").unlink(missing_ok=True)
-    shutil.copy(REPO / "CHANGELOG.md", root / "CHANGELOG.md")
+    shutil.copy(MARKET / "CHANGELOG.md", root / "CHANGELOG.md")
     assert main(["render", "--catalog", str(catalog)]) == 0
     assert main(["bump", "--record", "--catalog", str(catalog)]) == 0
     return root
-
-
-@pytest.fixture(scope="session")
-def recorded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _make_recorded(tmp_path_factory.mktemp("recorded"))
-
-
-@pytest.fixture
-def recorded(recorded_template: Path, tmp_path: Path) -> Path:
-    """A private copy of the recorded template: tmp_path/{catalog, charts, CHANGELOG.md}; returns the catalog."""
-    for item in recorded_template.iterdir():
-        dest = tmp_path / item.name
-        shutil.copytree(item, dest) if item.is_dir() else shutil.copy(item, dest)
-    return tmp_path / "catalog"
 
 
 def lines_except(text: str, *drop: int) -> list[str]:

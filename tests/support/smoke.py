@@ -1,10 +1,11 @@
-"""Real and stand-in servers for the smoke and prune tests, all on 127.0.0.1 with free ports.
+"""Real and stand-in servers for the smoke tests, all on 127.0.0.1 with free ports.
 
-- `LlamaServer`: the real llama.cpp `llama-server` (LLAMA_SERVER, else `.ci/build-llama-server.sh`,
-  cached) serving tiny GGUFs written by tests/tinygguf.py, with a real draft model.
-- `PacingProxy`: a small HTTP proxy in front of the real server that releases the streamed tokens
+- `llama_server`: the real llama.cpp `llama-server` ($LLAMA_SERVER: scripts/test.sh builds or finds it; pytest
+  never builds it) serving tiny GGUFs written by support/tinygguf.py, with a real draft model. A test that
+  starts it carries `@pytest.mark.needs_llama_server` (support/tiers.py skips it without LLAMA_SERVER).
+- `pacing_proxy`: a small HTTP proxy in front of the real server that releases the streamed tokens
   at a fixed rate — a slower engine, the server behind it being real.
-- `HangingServer`: accepts connections and never answers.
+- `hanging_server`: accepts connections and never answers.
 - `serve_http`: a tiny threaded HTTP server for the stand-ins a test defines (broken servers, and
   a vLLM stand-in serving a real /metrics capture).
 Every process is killed by its PID when the context exits.
@@ -19,35 +20,28 @@ import socket
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import pytest
 
-import tinygguf
+from support import tinygguf
+from support.tiers import MARK
+from support.tiers import llama_server as llama_server_env
 
-REPO = Path(__file__).resolve().parent.parent
-BUILD_SCRIPT = REPO / ".ci" / "build-llama-server.sh"
 SPEC_ARGS = ["--spec-type", "draft-simple", "--spec-draft-n-max", "4"]
-_binary: list[str] = []
 
 
 def llama_server_binary() -> str:
-    """LLAMA_SERVER, else the cached build of .ci/build-llama-server.sh; fails loudly, never skips."""
-    if _binary:
-        return _binary[0]
-    path = os.environ.get("LLAMA_SERVER")
-    if not path:
-        done = subprocess.run(["bash", str(BUILD_SCRIPT)], capture_output=True, text=True, timeout=3600)
-        if done.returncode != 0:
-            pytest.fail(f"llama-server is needed and {BUILD_SCRIPT} failed:\n{done.stderr[-2000:]}")
-        path = done.stdout.strip().splitlines()[-1]
-    if not (Path(path).is_file() and os.access(path, os.X_OK)):
-        pytest.fail(f"llama-server not found at {path!r}: set LLAMA_SERVER or run {BUILD_SCRIPT}")
-    _binary.append(path)
+    """$LLAMA_SERVER. Only tests marked `needs_llama_server` may call this: the marker's hook has already
+    skipped them when it is unset, so reaching here without it means the marker is missing."""
+    path = llama_server_env()
+    if path is None:
+        pytest.fail(f"LLAMA_SERVER is unset and this test runs llama-server: mark it @pytest.mark.{MARK}",
+                    pytrace=False)
     return path
 
 

@@ -1,4 +1,7 @@
-"""Helpers of the rule tests: run `catalog check` through the real CLI entry point and read its JSON."""
+"""Helpers of the rule tests: run `catalog check` through the real CLI entry point and read its JSON.
+
+The app names are those of the market fixture (tests/fixtures/market/catalog).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +10,9 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 
-from conftest import edit_app
-
 from generator.cli import main
+
+from support.catalogs import edit_app
 
 FAST = "vllmqwen36turbo27bone"
 LONG = "llamacppqwen36mtpone"
