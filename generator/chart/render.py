@@ -70,8 +70,8 @@ def _fetch_dollar(spec: ChartSpec) -> bool:
     """Whether a file the init container fetches holds `$`: Kubernetes expands `$(VAR)` in env values, so
     the template then doubles every `$` of FILE_i_SRC/DST (the schema refuses `$` there; this is the second
     line of defence, and charts without a `$` keep their bytes)."""
-    files = spec.values.get("modelFetch", {}).get("files", [])
-    return any("$" in str(value) for entry in files for value in entry.values())
+    files = spec.values.model_fetch.files
+    return any("$" in value for f in files for value in (f.repo, f.revision, f.file, f.path))
 
 
 def render(spec: ChartSpec) -> dict[str, str]:
