@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from generator.schema.common import Id, PositiveInt, Sources, Strict
+
+# What `cudaMemGetInfo` reports as the total inside a pod (vLLM sizes its budget from it, docs/fit.md):
+# `device` = the card's own total, whatever the HAMi cap; `hami_cap` = the pod's HAMi limit.
+ReportedTotal = Literal["device", "hami_cap"]
 
 
 class Device(Strict):
@@ -10,7 +16,8 @@ class Device(Strict):
     name: str
     gpu: str
     arch: str  # e.g. sm_120
-    memory_mib: PositiveInt  # physical VRAM
+    memory_mib: PositiveInt  # the card's total as the driver reports it (nvidia-smi, cudaMemGetInfo)
     hami_cap_mib: PositiveInt  # the per-pod HAMi cap apps default to
     gpu_sharing: str  # e.g. HAMi
+    reported_total: ReportedTotal = "hami_cap"  # what an engine in a pod reads as the total (see above)
     sources: Sources
