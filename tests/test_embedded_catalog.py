@@ -23,6 +23,7 @@ from generator.cli import main
 from generator.engines import engine_for
 from generator.engines.settings import settings_for
 from generator.fit.estimate import estimate
+from generator.fit.sizing import sized
 from generator.lint.run import lint_chart
 from generator.rules import context, run_rules
 
@@ -73,7 +74,8 @@ def test_releases_record_every_apps_current_content(capsys):
 
 def test_check_passes_with_lint_and_only_explained_warnings(cat, capsys):
     """Every app checked with rules and the Helm/Kubernetes/Olares lint; no error. Active apps warn only of a
-    TIGHT memory fit (docs/fit.md) or a flag; deprecated apps say why (STA001)."""
+    TIGHT memory fit (docs/fit.md), a stated GPU cap far above the fit's (FIT002) or a flag; deprecated apps say why
+    (STA001)."""
     code = main(["check", "--json"])
     data = json.loads(capsys.readouterr().out)
     assert [a["app"] for a in data["apps"]] == sorted(r.app.name for r in cat.select())
@@ -82,9 +84,10 @@ def test_check_passes_with_lint_and_only_explained_warnings(cat, capsys):
     active = {a["app"] for a in data["apps"] if a["status"] == "active"}
     for f in findings(data):
         if f["app"] in active:
-            assert (f["rule"] == "FIT001" and f["message"].startswith("TIGHT")) or f["rule"].startswith("FLAG"), f
+            assert ((f["rule"] == "FIT001" and f["message"].startswith("TIGHT")) or f["rule"] == "FIT002"
+                    or f["rule"].startswith("FLAG")), f
         else:
-            assert f["rule"] in ("STA001", "ENG013") or f["rule"].startswith("FLAG"), f
+            assert f["rule"] in ("STA001", "ENG013", "FIT002") or f["rule"].startswith("FLAG"), f
     deprecated = {a["app"] for a in data["apps"] if a["status"] == "deprecated"}
     assert deprecated == {f["app"] for f in findings(data, "STA001")}
 
@@ -107,6 +110,7 @@ def test_every_app_explains_with_a_breakdown(cat, capsys):
 
 
 def _fit(r):
+    r = sized(r)  # an app that leaves its GPU memory out is judged at the cap the fit gives it
     engine = engine_for(r)
     return estimate(r, engine, settings_for(r, engine))
 
