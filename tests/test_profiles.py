@@ -64,7 +64,8 @@ def parse_bytes(value: object) -> str:
 def market_entry(tree: dict[str, str]) -> dict[str, str]:
     """The resource fields the build script puts in the market's catalog.json for one chart."""
     spec = manifest(tree).get("spec") or {}
-    return {"requiredMemory": parse_bytes(spec.get("requiredMemory")), "requiredDisk": parse_bytes(spec.get("requiredDisk")),
+    return {"requiredMemory": parse_bytes(spec.get("requiredMemory")),
+            "requiredDisk": parse_bytes(spec.get("requiredDisk")),
             "requiredGPU": parse_bytes(spec.get("requiredGpu")), "requiredCPU": parse_cpu(spec.get("requiredCpu"))}
 
 
