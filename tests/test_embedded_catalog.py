@@ -10,6 +10,7 @@ error; the generated flag tables under catalog/flags/ are what their generators 
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import pytest
 
 from generator.catalog import load_catalog
 from generator.chart.pipeline import render_apps, rendered_apps
+from generator.chart.plan import plan
 from generator.cli import main
 from generator.engines import engine_for
 from generator.engines.settings import settings_for
@@ -128,6 +130,22 @@ def test_every_app_gets_a_fit_verdict_with_a_breakdown(cat):
 def test_active_apps_fit(cat):
     verdicts = {r.app.name: _fit(r).verdict for r in cat.select() if r.app.status == "active"}
     assert all(v in ("FIT", "TIGHT") for v in verdicts.values()), verdicts
+
+
+def test_voice_apps_leave_the_room_the_maintainer_left_for_speech(cat):
+    """E2B: "~12GB total with STT+TTS, leaving 12GB free on 24GB GPU" with its 4.7 GB Q8_0 model -> Kyutai STT + TTS
+    take up to 12 GiB - 4.7 GB = 7,806 MiB; E4B: "gpu-memory-utilization 0.85 — leaves room for TTS alongside" ->
+    0.15 of the card's 24,463 MiB = 3,670 MiB (github.com/aamsellem/orales-one-market@6a34b5bb manifests). The GPU
+    memory the chart reserves for each leaves at least that room on the card."""
+    card = cat.devices["olares-one"].memory_mib
+    assert card == 24463
+    rooms = {"gemma4e2bone": 12 * 1024 - round(4.7e9 / 2**20), "vllmgemma4e4bone": math.ceil(0.15 * card)}
+    for name, room in rooms.items():
+        r = cat.apps[name]
+        assert r.app.gpu_room is not None and r.app.gpu_room.mib == room, name
+        gpu = plan(r).resolved.app.gpu_memory_mib
+        assert gpu is not None and card - gpu >= room, (name, gpu)
+        assert sized(r).app.gpu_memory_mib == gpu  # sized by the fit, not stated
 
 
 # -- catalog/flags/: the generated tables -------------------------------------------------------------
