@@ -31,7 +31,7 @@ DEFAULT_BLOCK = 16
 HYBRID_BLOCK_ALIGN = 16
 NON_TORCH_MIB = 512  # CUDA context, cuBLAS/NCCL workspaces (assumption)
 ACT_TENSORS = 20  # fp16 hidden-size tensors alive per batched token at the profile peak (assumption)
-GRAPH_FRACTION = 0.12  # graphs at the full 512-size capture ladder cost ~12 % of the weights (see docs/fit.md)
+GRAPH_FRACTION = 0.12  # graphs at the full 512-size capture ladder cost ~12 % of the active weights (docs/fit.md)
 GRAPH_FLOOR_MIB = 64
 SSM_BYTES, CONV_BYTES = 4, 2  # GDN state in fp32, conv state in the model dtype (stacks.md §6.2)
 P5B_PADDING = 0.32  # Genesis P5 v2 docstring: pad-smaller-to-max costs (max - small) / small = 32 % on state pages
@@ -112,8 +112,8 @@ def _non_kv(r: Resolved, s: Settings, ledger: Ledger, pool: str) -> float:
     ledger.assume(f"vLLM activation peak ~ {ACT_TENSORS} fp16 hidden-size tensors per batched token + fp32 sampler "
                   "logits for max_num_seqs (not measured; calibration rows replace it)")
     if s.graphs_profiled.value:
-        ledger.add(pool, "CUDA graphs (profiled)", graphs_mib(s, mib),
-                   f"{_graph_note(s)} ({s.graphs_profiled.where()})")
+        ledger.add(pool, "CUDA graphs (profiled)", graphs_mib(s, mib, _active(r)),
+                   f"{_graph_note(s, r)} ({s.graphs_profiled.where()})")
     ledger.add(pool, "non-torch (CUDA context, cuBLAS)", NON_TORCH_MIB, "assumption")
     if _turboquant(s) and s.genesis_on("P22"):
         p22 = batched * arch.full_attention.kv_heads * arch.full_attention.head_dim * 2 * 2 / MIB
@@ -134,18 +134,28 @@ def _drafter_weights(r: Resolved, s: Settings, ledger: Ledger, pool: str) -> Non
         ledger.assume("the model's own MTP layer is part of its checkpoint (counted in the weights)")
 
 
-def graphs_mib(s: Settings, weights_mib: float) -> float:
+def _active(r: Resolved) -> float:
+    """The share of the weights a token runs through (MoE experts, Gemma's per-layer embedding tables do not add to
+    the activations a CUDA graph keeps)."""
+    arch = r.model.architecture
+    return min(1.0, arch.active_params_b / arch.total_params_b)
+
+
+def graphs_mib(s: Settings, weights_mib: float, active: float = 1.0) -> float:
     if s.eager.value:
         return 0.0
     seqs, tokens = s.seqs.value, (s.spec_tokens or 0)
     largest = min(512, 2 * seqs * (1 + tokens))
-    return max(GRAPH_FLOOR_MIB, GRAPH_FRACTION * weights_mib * largest / 512)
+    return max(GRAPH_FLOOR_MIB, GRAPH_FRACTION * weights_mib * active * largest / 512)
 
 
-def _graph_note(s: Settings) -> str:
+def _graph_note(s: Settings, r: Resolved) -> str:
     if s.eager.value:
         return "--enforce-eager / cudagraph_mode NONE: no graphs"
-    return f"~{GRAPH_FRACTION:.0%} of weights at the full 512-size capture ladder, scaled to 2 x max_num_seqs x (1 + K)"
+    share = _active(r)
+    active = f" x active share {share:.2f}" if share < 1 else ""
+    return (f"~{GRAPH_FRACTION:.0%} of weights{active} at the full 512-size capture ladder, scaled to 2 x "
+            "max_num_seqs x (1 + K)")
 
 
 # ---- KV ---------------------------------------------------------------------------------------------
@@ -244,7 +254,7 @@ def _calibrate(r: Resolved, s: Settings, ledger: Ledger, pool: str, non_kv: floa
 def _outside(r: Resolved, s: Settings, ledger: Ledger) -> None:
     if not s.graphs_profiled.value:
         weights = next(p.mib for p in ledger.parts if p.component == "weights")
-        ledger.add("outside", "CUDA graphs (not profiled)", graphs_mib(s, weights), _graph_note(s)
+        ledger.add("outside", "CUDA graphs (not profiled)", graphs_mib(s, weights, _active(r)), _graph_note(s, r)
                    + f"; captured after the KV pool is sized ({s.graphs_profiled.where()}, vllm#40937)")
     arch = r.model.architecture
     if _turboquant(s) and s.genesis_on("P38"):
