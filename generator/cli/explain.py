@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog
+from generator.core.errors import UsageError
 
 AppArg = Annotated[Optional[str], typer.Argument(help="The app to explain.", show_default=False)]
 DeviceOpt = Annotated[Optional[str], typer.Option(
@@ -21,7 +22,6 @@ def explain(name: AppArg = None, catalog: CatalogOpt = None, as_json: JsonOpt = 
     With --device: the GPU memory of every active app of that device and which of them fit on one card together."""
     from rich.console import Console
 
-    from generator.core.errors import UsageError
     from generator.check.explain import card_plan, explain_data
     from generator.check.report import card_json, explain_json, print_card, print_explain
 

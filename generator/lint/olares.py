@@ -49,7 +49,7 @@ def _spec(view: ChartView) -> dict[str, Any]:
     return spec if isinstance(spec, dict) else {}
 
 
-def envelopes(view: ChartView) -> list[dict[str, Any]]:
+def _envelopes(view: ChartView) -> list[dict[str, Any]]:
     """The resource envelopes by accelerator mode, keyed as v3 accelerator entries: a v2 manifest's flat spec
     fields read as one entry (mode nvidia when it reserves GPU memory)."""
     if profile_of(view) == V3:
@@ -399,13 +399,13 @@ def envelope(view: ChartView) -> Iterator[Issue]:
     if MANIFEST in view.parse_errors:
         return
     v2 = profile_of(view) == V2
-    if not envelopes(view):
+    if not _envelopes(view):
         yield (Issue("spec has no requiredCpu/requiredMemory/... fields: a 0.10.0 manifest needs its resource envelope",
                      "add spec.requiredCpu, limitedCpu, requiredMemory, limitedMemory, requiredDisk, limitedDisk",
                      MANIFEST, _at(view, MANIFEST, "spec:")) if v2 else
                Issue("spec.accelerator is empty: a 0.12.0 manifest needs a resource envelope",
                      "add an accelerator entry per supported mode", MANIFEST, _at(view, MANIFEST, "spec:")))
-    for entry in envelopes(view):
+    for entry in _envelopes(view):
         mode = str(entry.get("mode"))
         line = _at(view, MANIFEST, "requiredCpu:" if v2 else f"mode: {mode}")
         for message in _envelope_order(mode, entry):
@@ -426,7 +426,7 @@ def envelope(view: ChartView) -> Iterator[Issue]:
 # --- GPU ----------------------------------------------------------------------------------------------
 
 def _nvidia(view: ChartView) -> dict[str, Any] | None:
-    return next((e for e in envelopes(view) if e.get("mode") == "nvidia"), None)
+    return next((e for e in _envelopes(view) if e.get("mode") == "nvidia"), None)
 
 
 def _gpumem_containers(docs) -> Iterator[tuple[Any, dict[str, Any]]]:
