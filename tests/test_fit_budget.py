@@ -26,7 +26,7 @@ from generator.engines.settings import settings_for
 from generator.fit.estimate import estimate
 
 from support.catalogs import edit_yaml
-from support.checks import FAST, check, findings, one, set_app
+from support.checks import DENSE, E4B, FAST, add_env, check, findings, one, set_app
 
 VLLM_ESTIMATE = 88_704  # tokens (v2.5.1, v2.5.7)
 AVAILABLE_GIB = 2.97
@@ -106,3 +106,18 @@ def test_explain_states_the_total_it_multiplies(catalog_copy, capsys):
     budget = next(p for p in data["fit"]["pools"] if p["key"] == "budget")
     assert budget["note"].startswith("0.97 (from gpu_memory_utilization) x Olares One's total 24,463 MiB")
     assert any("does NOT fit" in line for line in data["fit"]["facts"])
+
+
+def test_cuda_graphs_are_profiled_inside_the_budget_from_vllm_0_20(catalog_copy):
+    """VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to 1 from v0.20.0 (vllm/envs.py@v0.20.0), 0 in v0.19.1: the
+    graphs sit in the budget on the nightly (E4B), after it on 0.19.1 (the dense 27B app), and the env wins."""
+    def graphs(app: str) -> str:
+        r = load_catalog(catalog_copy).apps[app]
+        engine = engine_for(r)
+        fit = estimate(r, engine, settings_for(r, engine))
+        return next(p.pool for p in fit.parts if p.component.startswith("CUDA graphs"))
+
+    assert graphs(E4B) == "budget" and graphs(DENSE) == "outside"
+    add_env(catalog_copy, E4B, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS="0")
+    add_env(catalog_copy, DENSE, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS="1")
+    assert graphs(E4B) == "outside" and graphs(DENSE) == "budget"

@@ -192,9 +192,10 @@ def _graphs_profiled(r: Resolved, engine: EngineSpec) -> Value[bool]:
     if var is not None:
         return Value(var.value.strip() == "1", None,
                      f"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS={var.value} ({var.origin})")
-    on = vllm_release(r.stack.version) >= VLLM_GRAPHS_PROFILED_FROM
-    return Value(on, None, f"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS unset: vLLM {r.stack.version} default "
-                           f"{'1' if on else '0'}")
+    release = vllm_release(r.stack.version)
+    on = release >= VLLM_GRAPHS_PROFILED_FROM
+    return Value(on, None, f"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS unset: vLLM {release[0]}.{release[1]} defaults "
+                           f"it to {'1' if on else '0'}")
 
 
 def _cudagraph_mode(argv: Argv) -> str | None:
