@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog
 from generator.core.errors import UsageError
 
-AppArg = Annotated[Optional[str], typer.Argument(help="The app to explain.", show_default=False)]
-DeviceOpt = Annotated[Optional[str], typer.Option(
+AppArg = Annotated[str | None, typer.Argument(help="The app to explain.", show_default=False)]
+DeviceOpt = Annotated[str | None, typer.Option(
     "--device", help="Show which active apps of this device can run together on one card (no APP).")]
 
 
