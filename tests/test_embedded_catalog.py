@@ -10,6 +10,7 @@ error; the generated flag tables under catalog/flags/ are what their generators 
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -19,10 +20,12 @@ import pytest
 
 from generator.catalog import load_catalog
 from generator.chart.pipeline import render_apps, rendered_apps
+from generator.chart.plan import plan
 from generator.cli import main
 from generator.engines import engine_for
 from generator.engines.settings import settings_for
 from generator.fit.estimate import estimate
+from generator.fit.sizing import sized
 from generator.lint.run import lint_chart
 from generator.rules import context, run_rules
 
@@ -60,7 +63,7 @@ def test_committed_charts_are_a_fresh_render(capsys):
 
 
 def test_committed_charts_lint_clean():
-    for folder in sorted(EMBEDDED_CHARTS.iterdir()):
+    for folder in sorted(p for p in EMBEDDED_CHARTS.iterdir() if p.is_dir()):  # not its .catalog-render list
         files = {p.relative_to(folder).as_posix(): p.read_text(encoding="utf-8")
                  for p in folder.rglob("*") if p.is_file()}
         assert lint_chart(folder.name, files) == [], folder.name
@@ -73,7 +76,8 @@ def test_releases_record_every_apps_current_content(capsys):
 
 def test_check_passes_with_lint_and_only_explained_warnings(cat, capsys):
     """Every app checked with rules and the Helm/Kubernetes/Olares lint; no error. Active apps warn only of a
-    TIGHT memory fit (docs/fit.md) or a flag; deprecated apps say why (STA001)."""
+    TIGHT memory fit (docs/fit.md), a stated GPU cap far above the fit's (FIT002) or a flag; deprecated apps say why
+    (STA001)."""
     code = main(["check", "--json"])
     data = json.loads(capsys.readouterr().out)
     assert [a["app"] for a in data["apps"]] == sorted(r.app.name for r in cat.select())
@@ -82,9 +86,10 @@ def test_check_passes_with_lint_and_only_explained_warnings(cat, capsys):
     active = {a["app"] for a in data["apps"] if a["status"] == "active"}
     for f in findings(data):
         if f["app"] in active:
-            assert (f["rule"] == "FIT001" and f["message"].startswith("TIGHT")) or f["rule"].startswith("FLAG"), f
+            assert ((f["rule"] == "FIT001" and f["message"].startswith("TIGHT")) or f["rule"] == "FIT002"
+                    or f["rule"].startswith("FLAG")), f
         else:
-            assert f["rule"] in ("STA001", "ENG013") or f["rule"].startswith("FLAG"), f
+            assert f["rule"] in ("STA001", "ENG013", "FIT002") or f["rule"].startswith("FLAG"), f
     deprecated = {a["app"] for a in data["apps"] if a["status"] == "deprecated"}
     assert deprecated == {f["app"] for f in findings(data, "STA001")}
 
@@ -107,6 +112,7 @@ def test_every_app_explains_with_a_breakdown(cat, capsys):
 
 
 def _fit(r):
+    r = sized(r)  # an app that leaves its GPU memory out is judged at the cap the fit gives it
     engine = engine_for(r)
     return estimate(r, engine, settings_for(r, engine))
 
@@ -124,6 +130,22 @@ def test_every_app_gets_a_fit_verdict_with_a_breakdown(cat):
 def test_active_apps_fit(cat):
     verdicts = {r.app.name: _fit(r).verdict for r in cat.select() if r.app.status == "active"}
     assert all(v in ("FIT", "TIGHT") for v in verdicts.values()), verdicts
+
+
+def test_voice_apps_leave_the_room_the_maintainer_left_for_speech(cat):
+    """E2B: "~12GB total with STT+TTS, leaving 12GB free on 24GB GPU" with its 4.7 GB Q8_0 model -> Kyutai STT + TTS
+    take up to 12 GiB - 4.7 GB = 7,806 MiB; E4B: "gpu-memory-utilization 0.85 — leaves room for TTS alongside" ->
+    0.15 of the card's 24,463 MiB = 3,670 MiB (github.com/aamsellem/orales-one-market@6a34b5bb manifests). The GPU
+    memory the chart reserves for each leaves at least that room on the card."""
+    card = cat.devices["olares-one"].memory_mib
+    assert card == 24463
+    rooms = {"gemma4e2bone": 12 * 1024 - round(4.7e9 / 2**20), "vllmgemma4e4bone": math.ceil(0.15 * card)}
+    for name, room in rooms.items():
+        r = cat.apps[name]
+        assert r.app.gpu_room is not None and r.app.gpu_room.mib == room, name
+        gpu = plan(r).resolved.app.gpu_memory_mib
+        assert gpu is not None and card - gpu >= room, (name, gpu)
+        assert sized(r).app.gpu_memory_mib == gpu  # sized by the fit, not stated
 
 
 # -- catalog/flags/: the generated tables -------------------------------------------------------------

@@ -16,6 +16,7 @@ from generator.catalog import load_catalog
 from generator.chart.plan import plan
 from generator.engines import engine_for
 from generator.engines.base import MODELS_DIR
+from generator.fit.sizing import sized
 from generator.engines.settings import (VLLM_DEFAULT_MAX_SEQS, LlamaCppSettings, LuceboxSettings, VllmSettings,
                                         settings_for)
 from generator.versions.releases import load_releases
@@ -24,7 +25,9 @@ from generator.versions.state import ReleaseState, release_state
 
 @pytest.fixture(scope="module")
 def cat():
-    return load_catalog()
+    catalog = load_catalog()
+    catalog.apps = {name: sized(r) for name, r in catalog.apps.items()}  # GPU memory as plan() sizes it
+    return catalog
 
 
 def test_every_engine_ends_with_the_stack_args_then_the_app_args(cat) -> None:
@@ -83,7 +86,8 @@ def test_a_value_keeps_the_flag_it_came_from(catalog_copy: Path) -> None:
     s = settings_for(r, engine_for(r))
     assert isinstance(s, VllmSettings)
     assert s.seqs.value == 3 and s.seqs.where() == "from extra_args"
-    assert s.graphs_profiled.source is None and s.graphs_profiled.where() == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"
+    assert s.graphs_profiled.source is None
+    assert s.graphs_profiled.where() == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 (stack genesis-vllm)"
 
 
 def test_a_number_the_engine_cannot_read_is_reported_not_a_crash(capsys, catalog_copy: Path) -> None:

@@ -4,7 +4,7 @@ fresh virtualenv, runs every command of the README's table from a store folder o
 Built and installed once for the module (about a minute: the wheel, then the dependencies from PyPI). The
 commands run with HOME and TMPDIR inside the test's folder, so what they write anywhere is seen: nothing may
 land inside the installed package, and nothing outside the store but the publish targets. The smoke runs
-against a real llama-server (tiny GGUF) and against the vLLM STAND-IN of test_smoke_vllm.py (vLLM cannot run
+against a real llama-server (tiny GGUF) and against the vLLM STAND-IN of tests/support/vllm_standin.py (vLLM cannot run
 here), whose /metrics is parsed with prometheus_client.
 """
 
@@ -167,7 +167,7 @@ def test_smoke_a_llama_server(venv, store, tmp_path):
 
 
 def test_smoke_a_vllm_app_parses_prometheus_metrics(venv, store):
-    from test_smoke_vllm import vllm_stand_in
+    from support.vllm_standin import vllm_stand_in
 
     with vllm_stand_in(max_model_len=131072, drafted_per_request=90, accepted_per_request=54,
                        model="qwen3.6-27b") as url:

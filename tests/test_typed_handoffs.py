@@ -22,6 +22,10 @@ ALLOWED = {
     "generator/lint/kube.py": "a Kubernetes object validated against its JSON schema",
     "generator/lint/values.py": "the values Olares injects, built from the manifest as read back from the chart",
     "generator/lint/view.py": "Chart.yaml, OlaresManifest.yaml and values.yaml as read back from the chart",
+    # The importer reads charts someone else wrote: Helm's rendered documents, values.yaml, pod specs, launcher
+    # scripts. Their shape is what it inspects (an unknown key is reported as unmapped, not a crash); what it hands
+    # on are catalog YAML documents for the writer (the YAML boundary) and a JSON report.
+    "generator/importer/": "charts written by others, read back as Helm renders them; catalog YAML it writes",
     # Adapters pass a tool's own documents through (Helm values, Kubernetes objects) untouched.
     "generator/adapters/": "a third-party tool's own documents (Helm values, Kubernetes objects)",
 }

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from generator.chart.profiles import OLARES_V3, Profile
 from generator.core.data import Data
 
 GPU_RESOURCE = "nvidia.com/gpumem"  # HAMi's extended resource: an integer of MiB
@@ -89,6 +90,13 @@ class Accelerator:
     def to_data(self) -> dict[str, Data]:
         return {"mode": self.mode, **self.resources()}
 
+    def flat_data(self) -> dict[str, Data]:
+        """olares-v2: the same reservations as flat `spec` fields (GPU memory as `requiredGpu`/`limitedGpu`)."""
+        return {"requiredCpu": self.required_cpu, "limitedCpu": self.limited_cpu,
+                "requiredMemory": self.required_memory, "limitedMemory": self.limited_memory,
+                "requiredDisk": self.required_disk, "limitedDisk": self.limited_disk,
+                "requiredGpu": self.required_gpu_memory, "limitedGpu": self.limited_gpu_memory}
+
 
 @dataclass(frozen=True)
 class ManifestSpec:
@@ -102,13 +110,16 @@ class ManifestSpec:
     support_arch: tuple[str, ...] = ("amd64",)
     only_admin: bool = True
 
-    def to_data(self) -> dict[str, Data]:
+    def to_data(self, profile: Profile = OLARES_V3) -> dict[str, Data]:
         out: dict[str, Data] = {"versionName": self.version_name, "fullDescription": self.full_description}
         if self.upgrade_description:
             out["upgradeDescription"] = self.upgrade_description
         out.update({"developer": self.developer, "submitter": self.submitter, "locale": list(self.locale),
-                    "supportArch": list(self.support_arch), "onlyAdmin": self.only_admin,
-                    "accelerator": [a.to_data() for a in self.accelerator]})
+                    "supportArch": list(self.support_arch), "onlyAdmin": self.only_admin})
+        if profile.flat_resources:
+            out.update(self.accelerator[0].flat_data())  # v2 has one envelope: the nvidia one
+        else:
+            out["accelerator"] = [a.to_data() for a in self.accelerator]
         return out
 
 
@@ -142,25 +153,31 @@ class OlaresManifest:
     spec: ManifestSpec
     dependencies: tuple[Dependency, ...]
     envs: tuple[SystemEnv, ...]
-    app_common: bool = True
-    app_cache: bool = True
     api_timeout: int = 0
     manifest_type: str = "app"
-    api_version: str = "v3"
+    profile: Profile = OLARES_V3  # which manifest format to_data() writes (generator/chart/profiles.py)
+
+    @property
+    def api_version(self) -> str:
+        return self.profile.api_version
 
     def to_data(self) -> dict[str, Data]:
-        return {
+        out: dict[str, Data] = {
             "olaresManifest.version": self.manifest_version,
             "olaresManifest.type": self.manifest_type,
             "apiVersion": self.api_version,
             "metadata": self.metadata.to_data(),
             "entrances": [e.to_data() for e in self.entrances],
-            "workloadReplicas": dict(self.workload_replicas),
-            "spec": self.spec.to_data(),
-            "permission": {"appCommon": self.app_common, "appCache": self.app_cache},
+        }
+        if self.profile.workload_replicas:
+            out["workloadReplicas"] = dict(self.workload_replicas)
+        out.update({
+            "spec": self.spec.to_data(self.profile),
+            "permission": dict(self.profile.permission),
             "options": {"apiTimeout": self.api_timeout, "dependencies": [d.to_data() for d in self.dependencies]},
             "envs": [e.to_data() for e in self.envs],
-        }
+        })
+        return out
 
 
 # ---- values.yaml --------------------------------------------------------------------------------------------

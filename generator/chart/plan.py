@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 
 from generator.catalog import Resolved
 from generator.chart.parts import (Accelerator, ChartYaml, ContainerResources, Dependency, EngineValues, Entrance,
                                    EnvValue, FetchFile, ManifestSpec, Metadata, ModelFetch, OlaresManifest, Owners,
                                    ResourceList, SystemEnv, Values)
+from generator.chart.profiles import PROFILES, Profile, get_profile
 from generator.engines import EngineSpec, engine_for
+from generator.engines.base import CHAT_TEMPLATE_FILE
+from generator.fit.sizing import sized
 
-MANIFEST_VERSION = "0.12.0"
-OLARES_DEPENDENCY = ">=1.12.6-0"  # olares-chart.md §2.6: v3, appCommon and accelerator need 1.12.6
 STARTUP_BUDGET_S = 3600  # first boot downloads the weights (DECISIONS.md)
 INIT_IMAGE = "docker.io/alpine:3.20"  # the maintainer's charts fetch GGUF files with it
 CONTAINER = "engine"
@@ -27,6 +29,9 @@ class ChartSpec:
     values: Values
     owners: Owners
     engine: EngineSpec
+    resolved: Resolved  # the app as planned: GPU memory (and vLLM utilization) filled in by the fit when left out
+    profile: Profile
+    files: dict[str, str] = field(default_factory=dict)  # chart files shipped verbatim (the chat template)
 
 
 def k8s_literal(text: str) -> str:
@@ -34,54 +39,74 @@ def k8s_literal(text: str) -> str:
     return text.replace("$", "$$")
 
 
+def _gpu_mib(r: Resolved) -> int:
+    assert r.app.gpu_memory_mib is not None, "plan() sizes the app first"
+    return r.app.gpu_memory_mib
+
+
+def whole_cores(quantity: str) -> str:
+    """A CPU quantity in whole cores, rounded up (`4000m` -> `4`, `500m` -> `1`, `16` -> `16`)."""
+    cores = float(quantity[:-1]) / 1000 if quantity.endswith("m") else float(quantity)
+    return str(max(1, math.ceil(cores - 1e-9)))
+
+
 def _resources(r: Resolved) -> ContainerResources:
     res = r.app.resources
-    gpumem = r.app.gpu_memory_mib
+    gpumem = _gpu_mib(r)
     return ContainerResources(requests=ResourceList(res.cpu_request, res.memory_request, gpumem),
                               limits=ResourceList(res.cpu_limit, res.memory_limit, gpumem))
 
 
 def _values(r: Resolved, spec: EngineSpec) -> Values:
     engine = EngineValues(
-        image=spec.image, command=tuple(k8s_literal(c) for c in spec.command), args=tuple(k8s_literal(a) for a in spec.argv),
+        image=spec.image, command=tuple(k8s_literal(c) for c in spec.command),
+        args=tuple(k8s_literal(a) for a in spec.argv),
         env=tuple(EnvValue(e.name, k8s_literal(e.value)) for e in spec.env), port=spec.port,
         health_path=spec.health_path, startup_seconds=STARTUP_BUDGET_S, resources=_resources(r))
     files = tuple(FetchFile(d.repo, d.revision, d.file, d.path) for d in spec.downloads)
     return Values(workloads={r.app.name: 1}, engine=engine, model_fetch=ModelFetch(INIT_IMAGE, files))
 
 
-def _accelerator(r: Resolved) -> Accelerator:
+def _accelerator(r: Resolved, profile: Profile) -> Accelerator:
     res = r.app.resources
-    gpu = f"{r.app.gpu_memory_mib}Mi"
-    return Accelerator(required_cpu=res.cpu_request, limited_cpu=res.cpu_limit, required_memory=res.memory_request,
+    gpu = f"{_gpu_mib(r)}Mi"
+    cpu = whole_cores if profile.integer_cpu else str
+    return Accelerator(required_cpu=cpu(res.cpu_request), limited_cpu=cpu(res.cpu_limit),
+                       required_memory=res.memory_request,
                        limited_memory=res.memory_limit, required_disk=res.disk_request, limited_disk=res.disk_limit,
                        required_gpu_memory=gpu, limited_gpu_memory=gpu)
 
 
-def _manifest(r: Resolved, spec: EngineSpec) -> OlaresManifest:
+def _manifest(r: Resolved, spec: EngineSpec, profile: Profile) -> OlaresManifest:
     app = r.app
     return OlaresManifest(
-        manifest_version=MANIFEST_VERSION,
+        manifest_version=profile.manifest_version,
         metadata=Metadata(name=app.name, title=app.title, description=app.description, icon=app.icon,
                           version=app.version),
         entrances=(Entrance(name=app.name, port=spec.port, title=app.title, icon=app.icon),),
         workload_replicas={app.name: 1},
         spec=ManifestSpec(version_name=r.stack.image_tag, full_description=app.full_description or app.description,
                           upgrade_description=app.upgrade_description, developer=app.owners[0],
-                          submitter=app.owners[0], accelerator=(_accelerator(r),)),
-        dependencies=(Dependency("olares", OLARES_DEPENDENCY, "system"),),
-        envs=(SystemEnv("HF_ENDPOINT", "OLARES_SYSTEM_HUGGINGFACE_SERVICE"),
-              SystemEnv("HF_TOKEN", "OLARES_SYSTEM_HUGGINGFACE_TOKEN")),
+                          submitter=app.owners[0], accelerator=(_accelerator(r, profile),)),
+        dependencies=(Dependency("olares", profile.olares_dependency, "system"),),
+        envs=(SystemEnv("HF_ENDPOINT", profile.hf_endpoint_from), SystemEnv("HF_TOKEN", profile.hf_token_from)),
+        profile=profile,
     )
 
 
-def plan(r: Resolved) -> ChartSpec:
+def plan(r: Resolved, profile: Profile | str | None = None) -> ChartSpec:
+    """Every final value of the app's chart. `profile`: the manifest profile (docs/profiles.md); by default the
+    catalog's (catalog/market.yaml), a publish target may pass its own. An app that leaves its GPU memory out is
+    sized by the fit first (generator/fit/sizing.py); `ChartSpec.resolved` is that sized app."""
+    chosen = get_profile(profile) if isinstance(profile, str) else profile or PROFILES[r.market.profile]
+    r = sized(r)
     spec = engine_for(r)
     app = r.app
     chart = ChartYaml(name=app.name, description=app.description.splitlines()[0], icon=app.icon, version=app.version,
                       app_version=r.stack.image_tag)
-    return ChartSpec(name=app.name, chart=chart, manifest=_manifest(r, spec), values=_values(r, spec),
-                     owners=Owners(tuple(app.owners)), engine=spec)
+    files = {CHAT_TEMPLATE_FILE: r.chat_template.text} if r.chat_template is not None else {}
+    return ChartSpec(name=app.name, chart=chart, manifest=_manifest(r, spec, chosen), values=_values(r, spec),
+                     owners=Owners(tuple(app.owners)), engine=spec, resolved=r, profile=chosen, files=files)
 
 
-__all__ = ["CONTAINER", "ChartSpec", "k8s_literal", "plan"]
+__all__ = ["CONTAINER", "ChartSpec", "k8s_literal", "plan", "whole_cores"]

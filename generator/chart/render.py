@@ -17,6 +17,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from generator.core.locate import templates_dir
 from generator.yamlio import yamlout
 from generator.chart.plan import CONTAINER, ChartSpec
+from generator.engines.base import CHAT_TEMPLATE_FILE
 
 TEMPLATES = templates_dir()  # top-level templates/ in a checkout, package data in a wheel (core/locate.py)
 ROOT_FILES = {"Chart.yaml": "Chart.yaml.j2", "OlaresManifest.yaml": "OlaresManifest.yaml.j2",
@@ -70,12 +71,19 @@ def _fetch_dollar(spec: ChartSpec) -> bool:
     """Whether a file the init container fetches holds `$`: Kubernetes expands `$(VAR)` in env values, so
     the template then doubles every `$` of FILE_i_SRC/DST (the schema refuses `$` there; this is the second
     line of defence, and charts without a `$` keep their bytes)."""
-    files = spec.values.get("modelFetch", {}).get("files", [])
-    return any("$" in str(value) for entry in files for value in entry.values())
+    files = spec.values.model_fetch.files
+    return any("$" in value for f in files for value in (f.repo, f.revision, f.file, f.path))
 
 
 def render(spec: ChartSpec) -> dict[str, str]:
+    """The chart's files; a Helm template that renders empty for this app (the chat-template ConfigMap of an app
+    without one) is left out, and `spec.files` (shipped verbatim) are added."""
     context = {"name": spec.name, "chart": spec.chart.to_data(), "manifest": spec.manifest.to_data(),
                "values": spec.values.to_data(), "owners": spec.owners.to_data(), "container": CONTAINER,
-               "fetch_dollar": _fetch_dollar(spec)}
-    return {out: template.render(context) for out, template in _templates()}
+               "fetch_dollar": _fetch_dollar(spec),
+               "models_path": spec.profile.models_path,
+               "chat_template": CHAT_TEMPLATE_FILE if CHAT_TEMPLATE_FILE in spec.files else None,
+               "mounts": [{"name": m.name, "path": m.path, "kind": m.kind} for m in spec.engine.mounts]}
+    out = {path: text for path, template in _templates() if (text := template.render(context)).strip()}
+    out.update(spec.files)
+    return dict(sorted(out.items()))

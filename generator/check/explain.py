@@ -11,6 +11,7 @@ from generator.core.data import Data
 from generator.engines import EngineSpec
 from generator.engines.argv import Argv, normalize, origin_label
 from generator.engines.settings import Settings, settings_for
+from generator.core.errors import UsageError
 from generator.fit.estimate import Fit, estimate
 
 
@@ -104,6 +105,7 @@ def _genesis(settings: Settings) -> tuple[PatchLine, ...]:
 
 def explain_data(resolved: Resolved, catalog: Catalog) -> Explanation:
     spec = plan(resolved)
+    resolved = spec.resolved  # sized by the fit when the app leaves its GPU memory out
     engine = spec.engine
     settings = settings_for(resolved, engine)
     env, overridden = _env(engine)
@@ -113,4 +115,91 @@ def explain_data(resolved: Resolved, catalog: Catalog) -> Explanation:
                        genesis=_genesis(settings), fit=estimate(resolved, engine, settings))
 
 
-__all__ = ["ArgLine", "EnvLine", "Explanation", "PatchLine", "explain_data"]
+# ---- one card, several apps (`catalog explain --device DEVICE`) ------------------------------------------------
+
+MAX_GROUPS = 50  # the largest groups shown; the JSON says when more were left out
+
+
+@dataclass(frozen=True)
+class CardApp:
+    app: str
+    gpu_mib: int  # its HAMi cap (nvidia.com/gpumem): what the card reserves for it
+    sized: bool  # the fit set it (the app leaves gpu_memory_mib out)
+    verdict: str
+    room_mib: int  # memory it promises to leave (gpu_room), 0 if none
+    room_for: str
+
+    def to_data(self) -> dict[str, Data]:
+        return {"app": self.app, "gpu_mib": self.gpu_mib, "sized": self.sized, "verdict": self.verdict,
+                "room_mib": self.room_mib, "room_for": self.room_for}
+
+
+@dataclass(frozen=True)
+class CardPlan:
+    """Which active apps of a device can hold their GPU memory on one card at the same time."""
+
+    device: str
+    name: str
+    memory_mib: int
+    apps: tuple[CardApp, ...]
+    groups: tuple[tuple[str, ...], ...]  # maximal sets whose caps (and declared rooms) fit, largest first
+    more: int  # maximal groups left out after MAX_GROUPS
+
+    def alongside(self, app: str) -> list[str]:
+        """The apps that fit on the card together with `app` (in at least one group)."""
+        return sorted({other for g in self.groups if app in g for other in g if other != app})
+
+    def to_data(self) -> dict[str, Data]:
+        return {"device": self.device, "name": self.name, "memory_mib": self.memory_mib,
+                "apps": [a.to_data() for a in self.apps], "groups": [list(g) for g in self.groups],
+                "more_groups": self.more,
+                "alongside": {a.app: list(self.alongside(a.app)) for a in self.apps}}
+
+
+def _fits(members: list[CardApp], memory: int) -> bool:
+    """The caps and the rooms the members declare (for their speech stacks) fit the card together."""
+    return sum(a.gpu_mib + a.room_mib for a in members) <= memory
+
+
+def _maximal_groups(apps: list[CardApp], memory: int) -> list[tuple[str, ...]]:
+    """Every set of apps that fits and that no further app could join (depth-first, caps sorted, pruned)."""
+    order = sorted(apps, key=lambda a: (a.gpu_mib, a.app))
+    found: list[tuple[str, ...]] = []
+
+    def grow(start: int, chosen: list[CardApp]) -> None:
+        extended = False
+        for i in range(start, len(order)):
+            trial = chosen + [order[i]]
+            if sum(a.gpu_mib for a in trial) > memory:
+                break  # sorted by cap: every later app is at least as large
+            if _fits(trial, memory):
+                extended = True
+                grow(i + 1, trial)
+        if chosen and not extended and not any(_fits(chosen + [a], memory) for a in order if a not in chosen):
+            found.append(tuple(sorted(a.app for a in chosen)))
+
+    grow(0, [])
+    return sorted(set(found), key=lambda g: (-len(g), g))
+
+
+def card_plan(catalog: Catalog, device_id: str) -> CardPlan:
+    device = catalog.devices.get(device_id)
+    if device is None:
+        raise UsageError(f"unknown device {device_id!r}; known: {', '.join(sorted(catalog.devices)) or 'none'}")
+    apps = []
+    for r in catalog.select():
+        if r.device.id != device_id or r.app.status != "active":
+            continue
+        spec = plan(r)
+        planned = spec.resolved
+        verdict = estimate(planned, spec.engine, settings_for(planned, spec.engine)).verdict
+        room = r.app.gpu_room
+        assert planned.app.gpu_memory_mib is not None  # plan() sized it
+        apps.append(CardApp(r.app.name, planned.app.gpu_memory_mib, r.app.gpu_memory_mib is None, verdict,
+                            room.mib if room else 0, room.beside if room else ""))
+    groups = _maximal_groups(apps, device.memory_mib)
+    return CardPlan(device.id, device.name, device.memory_mib, tuple(apps), tuple(groups[:MAX_GROUPS]),
+                    max(0, len(groups) - MAX_GROUPS))
+
+
+__all__ = ["ArgLine", "CardApp", "CardPlan", "EnvLine", "Explanation", "PatchLine", "card_plan", "explain_data"]

@@ -12,7 +12,7 @@ import json
 from rich.console import Console
 from rich.table import Table
 
-from generator.check.explain import Explanation
+from generator.check.explain import CardPlan, Explanation
 from generator.check.run import AppResult
 from generator.fit.estimate import Fit
 from generator.core.terminal import markup as escape
@@ -112,3 +112,28 @@ def _print_fit(fit: Fit, console: Console) -> None:
 
 
 __all__ = ["check_json", "explain_json", "print_check", "print_explain"]
+
+
+# ---- explain --device ---------------------------------------------------------------------------------
+
+def card_json(data: CardPlan) -> str:
+    return json.dumps(data.to_data(), indent=2)
+
+
+def print_card(data: CardPlan, console: Console) -> None:
+    table = _table(f"{escape(data.name)}: {data.memory_mib:,} MiB — active apps and their GPU memory",
+                   "app", "MiB", "set by", "fit", "leaves room", "runs alongside")
+    for a in sorted(data.apps, key=lambda x: (-x.gpu_mib, x.app)):
+        room = f"{a.room_mib:,} MiB for {escape(a.room_for)}" if a.room_mib else ""
+        table.add_row(a.app, f"{a.gpu_mib:,}", "fit" if a.sized else "app", a.verdict, room,
+                      ", ".join(data.alongside(a.app)) or "alone")
+    console.print(table)
+    shared = [g for g in data.groups if len(g) > 1]
+    if not shared:
+        console.print("No two of these apps fit on the card together (caps plus the room they leave).", highlight=False)
+    for group in shared:
+        used = sum(a.gpu_mib + a.room_mib for a in data.apps if a.app in group)
+        console.print(f"together: {', '.join(group)} ({used:,} of {data.memory_mib:,} MiB with their rooms)",
+                      highlight=False)
+    if data.more:
+        console.print(f"... and {data.more} more groups (--json lists the first ones)", highlight=False)

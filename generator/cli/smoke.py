@@ -86,8 +86,10 @@ def _record(root, record):
         raise FileSystemError(f"{translate_os_error(exc, path, doing='write')}; {advice}") from None
     except InputError as exc:
         raise InputError([*exc.problems, Problem(None, None, None, advice)]) from None
-    except CatalogError as exc:
-        raise type(exc)(f"{exc}; {advice}") from None
+    except CatalogError as exc:  # another branch (a file system error the ledger translated): same kind, more advice
+        exc.problems = [*exc.problems, Problem(None, None, None, advice)]
+        exc.args = ("; ".join(str(p) for p in exc.problems),)
+        raise
 
 
 @contextmanager

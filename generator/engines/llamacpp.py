@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from generator.catalog import Resolved
-from generator.engines.base import Arg, EngineSpec, Head, Own, build, fill
+from generator.engines.base import SLOT_DIR, Arg, EngineSpec, Head, Own, build, chat_template_path, fill
 
 
 def speculative(head: Head) -> list[Arg]:
@@ -37,6 +37,10 @@ def own(head: Head) -> Own:
     args += speculative(head)
     if app.vision and r.model.mmproj is not None:
         args.append(Arg(("--mmproj", head.fetch(r.model.mmproj).path), "app.vision"))
+    if app.chat_template:
+        args.append(Arg(("--chat-template-file", chat_template_path()), "app.chat_template"))
+    if app.slot_save:
+        args.append(Arg(("--slot-save-path", SLOT_DIR), "app.slot_save"))
     return Own(args)
 
 

@@ -21,6 +21,9 @@ from generator.engines.genesis_env import PatchState, patch_states
 VLLM_DEFAULT_UTILIZATION = 0.9
 VLLM_DEFAULT_BATCHED_TOKENS = 8192  # V1 with chunked prefill (assumption; Genesis prod uses 8192)
 VLLM_DEFAULT_MAX_SEQS = 256
+# VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to "1" from v0.20.0 (vllm/envs.py@v0.20.0), "0" before
+# (vllm/envs.py@v0.19.1): from 0.20 the CUDA graphs are profiled inside the budget unless the env turns them off.
+VLLM_GRAPHS_PROFILED_FROM = (0, 20)
 # llama.cpp defaults (stacks.md §3.1).
 LLAMA_DEFAULT_UBATCH = 512
 LLAMA_DEFAULT_PARALLEL = 1  # `-np -1` = auto; the catalog's stacks pin 1
@@ -178,6 +181,23 @@ def _vllm_vision(argv: Argv, r: Resolved) -> bool:
     return bool(count != 0)
 
 
+def vllm_release(version: str) -> tuple[int, int]:
+    """(major, minor) of a stack's `version` text (`0.20.0`, `0.20.2.dev nightly ...`); (0, 0) if unreadable."""
+    match = re.match(r"^(\d+)\.(\d+)", version.strip())
+    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+
+
+def _graphs_profiled(r: Resolved, engine: EngineSpec) -> Value[bool]:
+    var = env_var(engine, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
+    if var is not None:
+        return Value(var.value.strip() == "1", None,
+                     f"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS={var.value} ({var.origin})")
+    release = vllm_release(r.stack.version)
+    on = release >= VLLM_GRAPHS_PROFILED_FROM
+    return Value(on, None, f"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS unset: vLLM {release[0]}.{release[1]} defaults "
+                           f"it to {'1' if on else '0'}")
+
+
 def _cudagraph_mode(argv: Argv) -> str | None:
     dotted = argv.last("--compilation-config.cudagraph_mode", "-cc.cudagraph_mode")
     if dotted is not None and dotted.value:
@@ -201,7 +221,6 @@ def vllm_settings(r: Resolved, engine: EngineSpec) -> VllmSettings:
     # pins before v0.28 leave prefix caching off for hybrid models unless asked (stacks.md §1.2)
     prefix = normalize(last.flag) == "--enable-prefix-caching" if last else not hybrid
     mode, eager = argv.last("--mamba-cache-mode"), argv.present("--enforce-eager")
-    profiled = env_var(engine, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
     genesis = patch_states(r.genesis, engine.env) if r.genesis is not None and "genesis" in r.stack.features else {}
     return VllmSettings(
         context=Value(_int(ctx, r.app.context_length), ctx), kv_k=kv_value, kv_v=kv_value,
@@ -214,8 +233,7 @@ def vllm_settings(r: Resolved, engine: EngineSpec) -> VllmSettings:
         mamba_mode=Value(_text(mode, "align" if prefix else "none"), mode,
                          "align when prefix caching is on (stacks.md §1.2)"),
         eager=Value(eager is not None or _cudagraph_mode(argv) == "NONE", eager),
-        graphs_profiled=Value(bool(profiled and profiled.value.strip() == "1"), None,
-                              "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"),
+        graphs_profiled=_graphs_profiled(r, engine),
     )
 
 
@@ -277,4 +295,4 @@ def settings_for(r: Resolved, engine: EngineSpec) -> AnySettings:
 
 
 __all__ = ["AnySettings", "EngineFamily", "GgufSettings", "LlamaCppSettings", "LuceboxSettings", "Settings", "Value",
-           "VllmSettings", "as_float", "human_int", "settings_for"]
+           "VllmSettings", "as_float", "human_int", "settings_for", "vllm_release"]

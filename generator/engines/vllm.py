@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from generator.catalog import Resolved
-from generator.engines.base import Arg, EngineSpec, Head, Own, build, compact_json
+import json
+
+from generator.engines.base import Arg, EngineSpec, Head, Own, build, chat_template_path, compact_json
 
 SPEC_METHODS = {"mtp": "mtp", "draft": "draft_model", "dflash": "dflash", "ngram": "ngram"}  # catalog -> vLLM
 
@@ -37,6 +39,11 @@ def own(head: Head) -> Own:
         args.append(Arg(("--kv-cache-dtype", app.kv_cache_type), "app.kv_cache_type"))
     if app.gpu_memory_utilization is not None:
         args.append(Arg(("--gpu-memory-utilization", repr(app.gpu_memory_utilization)), "app.gpu_memory_utilization"))
+    if app.audio:  # the maintainer's E4B: '{"image": 1, "audio": 1}'
+        limits = json.dumps({"image": 1 if app.vision else 0, "audio": 1})
+        args.append(Arg(("--limit-mm-per-prompt", limits), "app.audio"))
+    if app.chat_template:
+        args.append(Arg(("--chat-template", chat_template_path()), "app.chat_template"))
     return Own(args + _speculative(head.r))
 
 

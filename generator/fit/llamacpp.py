@@ -21,6 +21,7 @@ ACT_F32_TENSORS = 8  # hidden-size f32 activations per ubatch token in the compu
 
 def build(r: Resolved, s: Settings, ledger: Ledger) -> None:
     cap = r.app.gpu_memory_mib
+    assert cap is not None, "size the app first (generator/fit/sizing.py: sized)"
     ledger.pool("cap", "HAMi cap", cap, "app.gpu_memory_mib (CUDA_DEVICE_MEMORY_LIMIT_0)")
     _weights(r, s, ledger)
     for component, bytes_, note in kv_parts(r, s):

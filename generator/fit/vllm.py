@@ -1,5 +1,12 @@
-"""vLLM's memory: util x cap holds weights, activations, graphs and one request's KV; the rest of the cap
-holds what is allocated after the KV pool was sized.
+"""vLLM's memory: util x the total vLLM reads holds weights, activations, graphs and one request's KV; the rest of
+the HAMi cap holds what is allocated after the KV pool was sized.
+
+The budget: vLLM asks for `requested_memory = ceil(total_memory x gpu_memory_utilization)`, `total_memory` being
+what `cudaMemGetInfo` reports when the worker starts (vllm/v1/worker/utils.py `request_memory` and
+vllm/utils/mem_utils.py `MemorySnapshot.measure` at v0.20.0, as in v0.19.1 and v0.21.0), and gives the KV pool
+`requested_memory - non-KV memory` (vllm/v1/worker/gpu_worker.py `determine_available_memory`). Which total a pod
+sees is the device's `reported_total`: on the Olares One it is the card's 24,463 MiB whatever the HAMi cap
+(docs/fit.md "Which total vLLM reads").
 
 KV follows vLLM's own accounting (`vllm/v1/kv_cache_interface.py`): full-attention layers take
 cdiv(context, block) pages; sliding-window layers min(window - 1 + max_num_batched_tokens, context) tokens;
@@ -24,24 +31,35 @@ DEFAULT_BLOCK = 16
 HYBRID_BLOCK_ALIGN = 16
 NON_TORCH_MIB = 512  # CUDA context, cuBLAS/NCCL workspaces (assumption)
 ACT_TENSORS = 20  # fp16 hidden-size tensors alive per batched token at the profile peak (assumption)
-GRAPH_FRACTION = 0.12  # graphs at the full 512-size capture ladder cost ~12 % of the weights (see docs/fit.md)
+GRAPH_FRACTION = 0.12  # graphs at the full 512-size capture ladder cost ~12 % of the active weights (docs/fit.md)
 GRAPH_FLOOR_MIB = 64
 SSM_BYTES, CONV_BYTES = 4, 2  # GDN state in fp32, conv state in the model dtype (stacks.md §6.2)
 P5B_PADDING = 0.32  # Genesis P5 v2 docstring: pad-smaller-to-max costs (max - small) / small = 32 % on state pages
 P38_BYTES = 2  # P38's k_full workspace is fp16
 
 
+def reported_total(r: Resolved, cap: float) -> tuple[float, str]:
+    """The total memory vLLM reads in the pod (MiB) and why: the card's, or the HAMi cap (device.reported_total)."""
+    device = r.device
+    if device.reported_total == "device":
+        return float(device.memory_mib), f"{device.name}'s total {device.memory_mib:,} MiB (reported whatever the cap)"
+    return float(cap), "the HAMi cap (reported as the total)"
+
+
 def build(r: Resolved, s: Settings, ledger: Ledger) -> None:
     cap = r.app.gpu_memory_mib
+    assert cap is not None, "size the app first (generator/fit/sizing.py: sized)"
     util = s.util.value
     kv_bytes = s.kv_bytes.value if s.kv_bytes else 0
+    total, why = reported_total(r, cap)
+    budget = util * total
     if kv_bytes:
         _pinned_kv_pools(ledger, cap, kv_bytes)
     else:
-        ledger.pool("budget", "vLLM budget (util x cap)", util * cap,
-                    f"{util} x {cap} MiB ({s.util.where() or 'app.gpu_memory_utilization'})")
-    ledger.pool("outside", "outside vLLM's budget", cap - (0 if kv_bytes else util * cap),
-                "the cap minus what vLLM reserved; holds what is allocated after the KV pool is sized")
+        ledger.pool("budget", "vLLM budget (util x total)", budget,
+                    f"{util} ({s.util.where() or 'app.gpu_memory_utilization'}) x {why}")
+    ledger.pool("outside", "outside vLLM's budget", cap - (0 if kv_bytes else budget),
+                "the HAMi cap minus what vLLM reserved; holds what is allocated after the KV pool is sized")
     fixed = "cap" if kv_bytes else "budget"
     non_kv = _non_kv(r, s, ledger, fixed)
     need = _kv_need(r, s, ledger, "kv" if kv_bytes else "budget", s.context.value)
@@ -59,7 +77,7 @@ def _kv_fact(s: Settings, ledger: Ledger, pool: str) -> None:
     available = capacity - sum(p.mib for p in ledger.parts if p.pool == pool) + need
     verb = "fits" if need <= available else "does NOT fit"
     ledger.facts.append(f"KV for one {s.context.value:,}-token request: {need:,.0f} MiB ({need / 1024:.2f} GiB) "
-                        f"needed, {available:,.0f} MiB ({available / 1024:.2f} GiB) available = util x cap - weights "
+                        f"needed, {available:,.0f} MiB ({available / 1024:.2f} GiB) available = util x total - weights "
                         f"- activations - graphs - overheads: it {verb}")
 
 
@@ -94,7 +112,8 @@ def _non_kv(r: Resolved, s: Settings, ledger: Ledger, pool: str) -> float:
     ledger.assume(f"vLLM activation peak ~ {ACT_TENSORS} fp16 hidden-size tensors per batched token + fp32 sampler "
                   "logits for max_num_seqs (not measured; calibration rows replace it)")
     if s.graphs_profiled.value:
-        ledger.add(pool, "CUDA graphs (profiled)", graphs_mib(s, mib), _graph_note(s))
+        ledger.add(pool, "CUDA graphs (profiled)", graphs_mib(s, mib, _active(r)),
+                   f"{_graph_note(s, r)} ({s.graphs_profiled.where()})")
     ledger.add(pool, "non-torch (CUDA context, cuBLAS)", NON_TORCH_MIB, "assumption")
     if _turboquant(s) and s.genesis_on("P22"):
         p22 = batched * arch.full_attention.kv_heads * arch.full_attention.head_dim * 2 * 2 / MIB
@@ -115,18 +134,28 @@ def _drafter_weights(r: Resolved, s: Settings, ledger: Ledger, pool: str) -> Non
         ledger.assume("the model's own MTP layer is part of its checkpoint (counted in the weights)")
 
 
-def graphs_mib(s: Settings, weights_mib: float) -> float:
+def _active(r: Resolved) -> float:
+    """The share of the weights a token runs through (MoE experts, Gemma's per-layer embedding tables do not add to
+    the activations a CUDA graph keeps)."""
+    arch = r.model.architecture
+    return min(1.0, arch.active_params_b / arch.total_params_b)
+
+
+def graphs_mib(s: Settings, weights_mib: float, active: float = 1.0) -> float:
     if s.eager.value:
         return 0.0
     seqs, tokens = s.seqs.value, (s.spec_tokens or 0)
     largest = min(512, 2 * seqs * (1 + tokens))
-    return max(GRAPH_FLOOR_MIB, GRAPH_FRACTION * weights_mib * largest / 512)
+    return max(GRAPH_FLOOR_MIB, GRAPH_FRACTION * weights_mib * active * largest / 512)
 
 
-def _graph_note(s: Settings) -> str:
+def _graph_note(s: Settings, r: Resolved) -> str:
     if s.eager.value:
         return "--enforce-eager / cudagraph_mode NONE: no graphs"
-    return f"~{GRAPH_FRACTION:.0%} of weights at the full 512-size capture ladder, scaled to 2 x max_num_seqs x (1 + K)"
+    share = _active(r)
+    active = f" x active share {share:.2f}" if share < 1 else ""
+    return (f"~{GRAPH_FRACTION:.0%} of weights{active} at the full 512-size capture ladder, scaled to 2 x "
+            "max_num_seqs x (1 + K)")
 
 
 # ---- KV ---------------------------------------------------------------------------------------------
@@ -208,11 +237,15 @@ def _calibrate(r: Resolved, s: Settings, ledger: Ledger, pool: str, non_kv: floa
         ledger.calibrated.append(f"KV need scaled x{factor:.3f} by {len(needed)} measured row(s)")
     available = _rows(r, "kv_available")
     if available and pool == "budget":
-        measured = mean((c.gpu_memory_utilization or 0) * (c.cap_mib or 0) - c.mib for c in available)
+        measured = mean((c.gpu_memory_utilization or 0) * reported_total(r, c.cap_mib or 0)[0] - c.mib
+                        for c in available)
         row = available[0]
+        shown = ", ".join(f"{c.value_gib or c.mib} {'GiB' if c.value_gib else 'MiB'} at {c.gpu_memory_utilization} "
+                          f"under {c.cap_mib}m" for c in available)
+        total, why = reported_total(r, row.cap_mib or 0)
         ledger.add(pool, "calibration: measured non-KV", measured - non_kv,
-                   f"{row.value_gib or row.mib} {'GiB' if row.value_gib else 'MiB'} KV available at "
-                   f"{row.gpu_memory_utilization} x {row.cap_mib} MiB => non-KV {measured:,.0f} MiB ({row.source})")
+                   f"KV available {shown}; util x {total:,.0f} MiB ({why}) - available => non-KV {measured:,.0f} "
+                   f"MiB ({row.source})")
         ledger.calibrated.append(f"non-KV memory {measured:,.0f} MiB from {len(available)} measured row(s)")
 
 
@@ -221,9 +254,8 @@ def _calibrate(r: Resolved, s: Settings, ledger: Ledger, pool: str, non_kv: floa
 def _outside(r: Resolved, s: Settings, ledger: Ledger) -> None:
     if not s.graphs_profiled.value:
         weights = next(p.mib for p in ledger.parts if p.component == "weights")
-        ledger.add("outside", "CUDA graphs (not profiled)", graphs_mib(s, weights), _graph_note(s)
-                   + "; captured after the KV pool is sized (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS unset, "
-                   "vllm#40937)")
+        ledger.add("outside", "CUDA graphs (not profiled)", graphs_mib(s, weights, _active(r)), _graph_note(s, r)
+                   + f"; captured after the KV pool is sized ({s.graphs_profiled.where()}, vllm#40937)")
     arch = r.model.architecture
     if _turboquant(s) and s.genesis_on("P38"):
         p38 = arch.max_context * arch.full_attention.kv_heads * arch.full_attention.head_dim * P38_BYTES / MIB
@@ -238,4 +270,4 @@ def _outside(r: Resolved, s: Settings, ledger: Ledger) -> None:
                    "Genesis P5 v2 docstring)")
 
 
-__all__ = ["block_layout", "build", "graphs_mib", "kv_need_bytes", "kv_need_parts", "weights_part"]
+__all__ = ["block_layout", "build", "graphs_mib", "kv_need_bytes", "kv_need_parts", "reported_total", "weights_part"]

@@ -14,6 +14,8 @@ word is reported as not expandable.
 
 from __future__ import annotations
 
+from generator.core.errors import InputError
+
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,8 +41,8 @@ def k8s_expand(text: str, env: dict[str, str]) -> tuple[str, list[str]]:
     return _K8S_REF.sub(sub, text), undefined
 
 
-class ShellError(ValueError):
-    """A construct this reader does not expand (the message names it)."""
+class ShellError(InputError):
+    """A construct this reader does not expand (the message names it); the importer reports it at the chart's line."""
 
 
 @dataclass

@@ -45,7 +45,7 @@ class AppContext:
 REGISTRY = RULES.of("catalog")  # the catalog rules, a live view of the one registry
 
 # Modules that define rules; each is imported once by `all_rules()`.
-RULE_MODULES: tuple[str, ...] = ("flags", "hami", "genesis", "engine", "fit", "consistency", "status")
+RULE_MODULES: tuple[str, ...] = ("flags", "hami", "genesis", "engine", "fit", "consistency", "status", "market")
 
 
 def rule(rule_id: str, severity: Severity, title: str, why: str, source: str):
@@ -63,7 +63,8 @@ def all_rules() -> list[Rule]:
 
 
 def context(resolved: Resolved, catalog: Catalog) -> AppContext:
-    return AppContext(resolved=resolved, catalog=catalog, chart=plan(resolved))
+    spec = plan(resolved)  # rules see the app as planned: GPU memory sized by the fit when the app leaves it out
+    return AppContext(resolved=spec.resolved, catalog=catalog, chart=spec)
 
 
 def run_rules(ctx: AppContext) -> list[Finding]:

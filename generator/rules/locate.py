@@ -22,6 +22,7 @@ APP_FIELDS = {
     "app.gpu_memory_utilization": ("gpu_memory_utilization",), "app.speculative": ("speculative",),
     "app.served_name": ("served_name",), "app.vision": ("vision",), "app.gpu_memory_mib": ("gpu_memory_mib",),
     "app.model + app.quantization": ("quantization",), "model weights revision": ("quantization",),
+    "app.audio": ("audio",), "app.chat_template": ("chat_template",), "app.slot_save": ("slot_save",),
 }
 
 

@@ -31,6 +31,7 @@ HttpsUrl = Annotated[str, StringConstraints(pattern=r"^https?://[^\s]+$", max_le
 # upgrade_description grows by one line per bump (versions/appfile.py); Olares shows it on the update page.
 LongText = Annotated[str, StringConstraints(max_length=32000)]
 Status = Literal["active", "deprecated", "removed"]
+PipPackage = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}(==[A-Za-z0-9.+!-]{1,40})?$")]
 
 
 class Speculative(Strict):
@@ -67,6 +68,14 @@ class Resources(Strict):
     disk_limit: Quantity = "200Gi"
 
 
+class GpuRoom(Strict):
+    """GPU memory an app leaves free on its device for something that runs beside it (a speech stack)."""
+
+    mib: MiB
+    beside: Annotated[str, StringConstraints(min_length=3)]  # what uses the room
+    source: Annotated[str, StringConstraints(min_length=3)]
+
+
 class Probe(Strict):
     """The smoke prompt and, when known, a string its answer must contain."""
 
@@ -92,8 +101,13 @@ class App(Strict):
     kv_cache_type_v: Name | None = None  # llama.cpp V cache type when it differs from K
     speculative: Speculative | None = None
     vision: bool = False
+    audio: bool = False  # vLLM: audio input (--limit-mm-per-prompt audio 1)
+    chat_template: Id | None = None  # catalog/chat_templates/<id>.yaml: shipped with the chart, passed to the server
+    slot_save: bool = False  # llama.cpp: --slot-save-path on an emptyDir (slot save/restore over HTTP)
+    python_packages: Annotated[tuple[PipPackage, ...], Field(max_length=MAX_ITEMS)] = ()  # pip-installed before the server starts (the image lacks them)
     genesis_patches: Annotated[tuple[Name, ...], Field(max_length=MAX_ITEMS)] = ()
-    gpu_memory_mib: MiB  # the HAMi cap: gpumem request/limit and CUDA_DEVICE_MEMORY_LIMIT_0
+    gpu_memory_mib: MiB | None = None  # the HAMi cap; None: the fit sizes it (generator/fit/sizing.py)
+    gpu_room: GpuRoom | None = None  # memory the app leaves free on the card; the sized cap keeps it
     gpu_memory_utilization: Annotated[float, Field(gt=0, le=1)] | None = None  # vLLM only
     resources: Resources = Resources()
     env: Env = Field(default_factory=dict)

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from generator.schema.common import Id, MiB, Name, Sources, Strict
+
+# What `cudaMemGetInfo` reports as the total inside a pod (vLLM sizes its budget from it, docs/fit.md):
+# `device` = the card's own total, whatever the HAMi cap; `hami_cap` = the pod's HAMi limit.
+ReportedTotal = Literal["device", "hami_cap"]
 
 
 class Device(Strict):
@@ -13,4 +19,5 @@ class Device(Strict):
     memory_mib: MiB  # physical VRAM
     hami_cap_mib: MiB  # the per-pod HAMi cap apps default to
     gpu_sharing: Name  # e.g. HAMi
+    reported_total: ReportedTotal = "hami_cap"  # what an engine in a pod reads as the total (see above)
     sources: Sources

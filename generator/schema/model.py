@@ -87,6 +87,7 @@ class Architecture(Strict):
     active_params_b: Billions
     max_context: Tokens
     vision: bool = False
+    audio: bool = False  # an audio encoder the engine can feed (Gemma 4 E2B/E4B)
 
     @model_validator(mode="after")
     def _layers_add_up(self) -> "Architecture":
@@ -127,6 +128,16 @@ class Drafter(Strict):
     kind: Literal["mtp-assistant", "dflash", "draft-model", "eagle"]
     weights: tuple[WeightFile, ...] = Field(min_length=1, max_length=MAX_ITEMS)
     params_b: Billions | None = None
+    sources: Sources
+
+
+class ChatTemplate(Strict):
+    """A chat template file (catalog/chat_templates/<file>) shipped with the charts that name it."""
+
+    id: Id
+    file: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,62}\.jinja$")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")  # of the file's bytes: a changed file is noticed
+    purpose: Annotated[str, Field(min_length=3)]
     sources: Sources
 
 

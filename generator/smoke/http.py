@@ -94,7 +94,7 @@ def check_endpoint(url: str) -> str:
         root = server_root(bare)
         parsed = httpx.URL(root)
         if not parsed.host:
-            raise ValueError("no host")
+            raise SmokeFailure(f"{shown!r} is not a URL this tool can call: no host")
     except (ValueError, httpx.InvalidURL) as exc:
         raise SmokeFailure(f"{shown!r} is not a URL this tool can call: {redact(str(exc))[:200]}") from None
     return root
@@ -112,7 +112,7 @@ class _Clock:
             return timeout
         left = self.deadline.left()
         if left <= 0:
-            raise expired("the call's deadline has passed")
+            raise _expired(expired)
         return left if timeout is None else min(timeout, left)
 
 
@@ -299,3 +299,8 @@ def _reason(text: str) -> str:
     """An error's own (already redacted) words, without the URL."""
     text = text.strip() or "no reason given"
     return text.split(" for url ")[0][:200]
+
+
+def _expired(cls: type[Exception]) -> Exception:
+    """The caller's timeout class (httpcore's own), raised inside its network backend at the deadline."""
+    return cls("the call's deadline has passed")

@@ -325,7 +325,7 @@ def _scrape(http: Http, target: Target, options: SmokeOptions, result: Measureme
             raise SmokeFailure(f"GET /metrics: HTTP {reply.status}")
         try:
             counts = vllm_counts(reply.body.decode("utf-8", "replace"), target.model_alias)
-        except Exception as exc:  # noqa: BLE001 -- prometheus_client's parser on hostile text: any error means "not exposition"
+        except (ValueError, TypeError, LookupError, AttributeError) as exc:  # prometheus_client's parser on hostile text
             raise SmokeFailure(f"GET /metrics is not Prometheus text ({type(exc).__name__})") from None
         if counts is None:
             raise SmokeFailure("GET /metrics has no vllm:spec_decode_* counters")

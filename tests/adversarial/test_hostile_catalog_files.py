@@ -201,6 +201,7 @@ def test_init_container_env_dollar_doubled_where_kubernetes_expands(small_catalo
     from generator.catalog import load_catalog
     from generator.chart.plan import plan
     from generator.chart.render import render
+    from generator.chart.parts import FetchFile
     from generator.engines.base import Download
     from generator.lint import helm
 
@@ -209,9 +210,9 @@ def test_init_container_env_dollar_doubled_where_kubernetes_expands(small_catalo
     stack.write_text(text, encoding="utf-8")
     spec = plan(load_catalog(small_catalog).apps[APP])
     hostile = Download(repo="unsloth/x", revision="main", file="x.gguf?leak=$(HF_TOKEN)")
-    values = dict(spec.values)
-    values["modelFetch"] = {**values["modelFetch"], "files": [{"repo": hostile.repo, "revision": hostile.revision,
-                                                                  "file": hostile.file, "path": hostile.path}]}
+    fetch = dataclasses.replace(spec.values.model_fetch,
+                                files=(FetchFile(hostile.repo, hostile.revision, hostile.file, hostile.path),))
+    values = dataclasses.replace(spec.values, model_fetch=fetch)
     tree = render(dataclasses.replace(spec, values=values))
     with helm.chart_folder(APP, tree) as folder:
         rendered = helm.render(folder, {}, name=APP, namespace="default")
