@@ -164,3 +164,28 @@ def test_committed_llamacpp_tables_match_their_recorded_help(tmp_path):
 @pytest.mark.slow
 def test_committed_vllm_table_matches_the_wheel(vllm_0_19_1: Path):
     assert comparable(vllm_0_19_1) == comparable(FLAGS / "vllm-0-19-1.yaml")
+
+
+def test_the_market_source_serves_every_app_as_the_build_script_would(tmp_path):
+    """`catalog serve` on the live catalog: each entry, over HTTP, is what build-catalog.js writes for its
+    committed chart (support/market.py `reference_entry`), and each chart downloads (docs/market-source.md)."""
+    from generator.versions.releases import load_releases
+
+    from support.market import chart_dirs, ids_in_batches, make_store, reference_entry, serve
+
+    store = make_store(tmp_path / "store", REPO)
+    releases = load_releases(store / "catalog")
+    expected = {}
+    for chart in chart_dirs(store / "charts"):
+        summary, detail = reference_entry(chart, releases.latest(chart.name).date)
+        expected[summary["id"]] = (summary, detail)
+    with serve(store / "catalog", tmp_path) as served:
+        info = served.get("/api/v1/appstore/info").json()
+        assert info["data"]["apps"] == {i: s for i, (s, _) in expected.items()}
+        for batch in ids_in_batches(sorted(expected)):
+            answer = served.post("/api/v1/applications/info", json={"app_ids": batch, "version": "1.12.3"}).json()
+            assert answer["apps"] == {i: expected[i][1] for i in batch} and "not_found" not in answer
+        for _, detail in expected.values():
+            assert all(detail[k] != "0" for k in ("requiredCPU", "requiredMemory", "requiredDisk", "requiredGPU"))
+            got = served.get(f"/api/v1/applications/{detail['name']}/chart", params={"fileName": detail["chartName"]})
+            assert got.status_code == 200, detail["chartName"]

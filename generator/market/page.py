@@ -18,6 +18,7 @@ from generator.catalog import Catalog, Resolved, load_catalog
 from generator.chart.plan import plan
 from generator.core.errors import CatalogError
 from generator.fit.estimate import estimate
+from generator.fit.sizing import sized
 from generator.market.history import LedgerReader, SmokePoint
 from generator.market.plots import BenchmarkPoint, fit_svg, speed_svg
 from generator.publish.market import MarketBuild, write_if_changed
@@ -66,6 +67,7 @@ def _benchmarks(r: Resolved) -> list[BenchmarkPoint]:
 
 
 def _card(r: Resolved, build: MarketBuild, smokes: Sequence[SmokePoint], plots: dict[str, bytes]) -> AppCard:
+    r = sized(r)  # an app may leave gpu_memory_mib to the fit (generator/fit/sizing.py)
     spec = plan(r)
     fit = estimate(r, spec.engine)
     served = next((e for e in build.entries if e.summary.name == r.app.name), None)
@@ -76,7 +78,7 @@ def _card(r: Resolved, build: MarketBuild, smokes: Sequence[SmokePoint], plots: 
     return AppCard(
         name=r.app.name, title=r.app.title, status=r.app.status, catalog_version=r.app.version,
         served_version=str(served.summary.version) if served else None,
-        chart_file=served.detail.chartName if served else None, context=fit.context, gpu_mib=r.app.gpu_memory_mib,
+        chart_file=served.detail.chartName if served else None, context=fit.context, gpu_mib=fit.cap_mib,
         engine=r.stack.engine, stack=r.stack.title, image=spec.engine.image, fit=fit.summary(), fit_verdict=fit.verdict,
         last_smoke=smokes[-1] if smokes else None, smokes=len(smokes), benchmark=benchmarks[-1] if benchmarks else None,
         speed_plot=speed, fit_plot=fitp,

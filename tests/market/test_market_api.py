@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 from support.bump import git
-from market_support import chart_dirs, make_store, package_tree, png, ref_id, serve, wait_for
+from support.market import chart_dirs, make_store, package_tree, png, ref_id, serve, wait_for
 
 from generator.versions.releases import load_releases
 from generator.versions.state import content_hash

@@ -1,8 +1,9 @@
 """Every entry `catalog serve` answers equals what the maintainer's build script produces for the same chart.
 
 Checked three ways:
-- over HTTP, for every app of the embedded catalog (olares-v3 charts), against `reference_entry`, a
-  re-implementation of build-catalog.js's documented rules in market_support.py that shares no code with
+- over HTTP, for every app of the market fixture (the catalog frozen with olares-v3 charts; the live
+  embedded catalog, olares-v2, is checked the same way in tests/test_embedded_catalog.py), against `reference_entry`, a
+  re-implementation of build-catalog.js's documented rules in tests/support/market.py that shares no code with
   generator/publish/market_entry.py;
 - the same charts rewritten in the olares-v2 form (flat requiredCpu/Memory/Disk/Gpu, as the maintainer's
   market and beclab/apps write them) give the same entries: both profiles read alike;
@@ -20,7 +21,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from market_support import (
+from support.market import (
     chart_dirs,
     package_tree,
     ids_in_batches,
@@ -202,7 +203,7 @@ REAL = os.environ.get("ORALES_MARKET")
 @pytest.mark.skipif(not REAL, reason="set ORALES_MARKET to a checkout of github.com/aamsellem/orales-one-market "
                                      "(with js-yaml in its node_modules) to compare with the real build script")
 def test_the_real_build_script_writes_the_same_catalog(store, tmp_path):
-    from market_support import node_with_js_yaml
+    from support.market import node_with_js_yaml
 
     checkout = Path(REAL)
     script = checkout / "scripts" / "build-catalog.js"

@@ -11,7 +11,7 @@ import time
 
 import httpx
 import pytest
-from market_support import make_store, serve
+from support.market import make_store, serve
 
 CLIENTS = 200
 PER_CLIENT = 5

@@ -14,8 +14,8 @@ from xml.etree import ElementTree
 
 import pytest
 from support.bump import run_cli
-from chromium import chromium, chromium_binary
-from market_support import make_store, serve, wait_for
+from support.chromium import chromium, chromium_binary
+from support.market import make_store, serve, wait_for
 from support.smoke import llama_server, write_models
 
 from generator.catalog import load_catalog

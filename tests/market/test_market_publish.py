@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from support.bump import git, run_cli
-from market_support import chart_dirs, make_store, package_tree, png, ref_id, serve
+from support.market import chart_dirs, make_store, package_tree, png, ref_id, serve
 
 from generator.versions.releases import load_releases
 from generator.versions.state import content_hash

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 
 from support.bump import git, run_cli
-from market_support import chart_dirs, make_store
+from support.market import chart_dirs, make_store
 
 from generator.market.source import PackageCache, collect
 from generator.versions.releases import load_releases
