@@ -73,11 +73,12 @@ class _History:
         return f"{self.gc.folder}/{app}/Chart.yaml" if self.gc.folder else f"{app}/Chart.yaml"
 
     def commits_with(self, app: str) -> dict[str, list[str]]:
-        """{version: commits whose Chart.yaml of `app` has it, newest first}."""
+        """{version: commits of `app`'s chart folder whose Chart.yaml has it, newest first}."""
         if self.gc is None:
             return {}
         path = self._chart_path(app)
-        commits = self.gc.git.text(self.gc.repo, "log", "--format=%H", "HEAD", "--", path).split()
+        # every commit that touched the chart folder: a version keeps its number while other files change
+        commits = self.gc.git.text(self.gc.repo, "log", "--format=%H", "HEAD", "--", path.rsplit("/", 1)[0]).split()
         if not commits:
             return {}
         out = self.gc.git.run(self.gc.repo, "cat-file", "--batch",

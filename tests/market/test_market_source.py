@@ -71,3 +71,27 @@ def test_a_removed_app_stays_downloadable_but_unlisted(tmp_path, rendered_market
     assert APP not in got.listed
     assert any(r.app == APP for r in got.releases)  # from git: installed copies can still download it
     assert not any(APP in p for p in got.problems)
+
+
+def test_a_version_recorded_after_a_change_that_kept_its_number_is_found(tmp_path, capsys, rendered_market):
+    """The released content of a version may come from a commit that changed another chart file than
+    Chart.yaml (the version kept its number, then was recorded): history is searched by chart folder."""
+    from generator.chart.writer import read_tree
+    from generator.versions.releases import Release
+    from generator.versions.state import content_hash
+
+    store = make_store(tmp_path / "store", rendered_market)
+    catalog, charts = store / "catalog", store / "charts"
+    values = charts / APP / "values.yaml"
+    values.write_text(values.read_text() + "marketTest: 1\n")
+    releases = load_releases(catalog)
+    old = releases.latest(APP)
+    releases.record(APP, Release(old.version, content_hash(read_tree(charts / APP)), old.date, old.state))
+    releases.save()
+    git(store, "commit", "-qam", "values changed, same version, recorded")
+    assert run_cli(capsys, "bump", APP, "--note", "next", "--catalog", str(catalog))[0] == 0
+    git(store, "add", "-A")
+    git(store, "commit", "-qm", "next version")
+    got = collect(catalog, charts)
+    assert got.problems == ()
+    assert sorted(r.version for r in got.releases if r.app == APP) == sorted(load_releases(catalog).apps[APP])
