@@ -15,8 +15,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from generator.catalog import Catalog
+from generator.catalog import Catalog, ChatTemplateFile, Resolved
+from generator.chart.plan import whole_cores
+from generator.chart.profiles import PROFILES, Profile
 from generator.core.errors import CatalogError, InputError, Problem
+from generator.engines.base import CHAT_TEMPLATE_DIR, CHAT_TEMPLATE_FILE, SLOT_DIR
 from generator.flags.tables import FlagTable, FlagTables
 from generator.importer import programs
 from generator.importer.argv import Mapped, is_flag, map_argv
@@ -50,7 +53,7 @@ STARTUP_BUDGET_S = 3600  # generator/chart/plan.py STARTUP_BUDGET_S
 APP_KEYS = tuple(App.model_fields)
 CHART_FIELDS = ("name", "title", "description", "full_description", "icon", "owners", "model", "quantization",
                 "stack", "device", "context_length", "served_name", "kv_cache_type", "kv_cache_type_v", "speculative",
-                "vision", "genesis_patches", "gpu_memory_mib", "gpu_memory_utilization", "resources", "env",
+                "vision", "audio", "chat_template", "slot_save", "python_packages", "genesis_patches", "gpu_memory_mib", "gpu_memory_utilization", "resources", "env",
                 "extra_args", "version", "upgrade_description", "unmapped")
 """The app fields an import sets (the fields a chart determines, plus `unmapped`); `--update` changes only
 these. Status, benchmarks, calibration, probe and the deprecation fields are not in a chart."""
@@ -88,6 +91,10 @@ class _Ctx:
         self.r = rendered
         self.lines = Lines(rendered)
         self.result = result
+        self.profile: Profile = PROFILES[_profile(rendered.manifest)]  # the chart's own manifest profile
+        self.handled_mounts: set[str] = set()  # volumes mapped to an app field (chat template, slot save)
+        self.handled_maps: set[str] = set()  # ConfigMaps mapped to an app field (the chat template)
+        self.handled_lines: set[int] = set()  # launcher-script lines mapped to an app field (pip install)
 
     def unmapped(self, origin: Origin | str, what: str) -> None:
         self.result.unmapped.append(f"{origin}: {what}")
@@ -100,6 +107,10 @@ class _Ctx:
 
     def manifest_origin(self, *needles: str) -> Origin:
         return self.lines.origin("OlaresManifest.yaml", *needles)
+
+
+def _perm(profile: Profile) -> str:
+    return " and ".join(k for k, _ in profile.permission)
 
 
 def _profile(manifest: dict[str, Any]) -> str:
@@ -283,8 +294,10 @@ def _resources(ctx: _Ctx, launch: Launch, app: dict[str, Any]) -> None:
     for key, name in (("cpu_request", "requiredCpu"), ("cpu_limit", "limitedCpu"),
                       ("memory_request", "requiredMemory"), ("memory_limit", "limitedMemory")):
         if name in source and key in out:
+            # olares-v2 writes whole cores (generator/chart/plan.py whole_cores: `1500m` -> `2`)
+            theirs = whole_cores(out[key]) if ctx.profile.integer_cpu and key.startswith("cpu") else out[key]
             try:
-                same = parse_quantity(str(source[name])) == parse_quantity(out[key])
+                same = parse_quantity(str(source[name])) == parse_quantity(theirs)
             except ValueError:
                 same = False
             if not same:
@@ -504,9 +517,9 @@ def _manifest_rest(ctx: _Ctx, app: dict[str, Any], port: int | None, stack: Stac
         ctx.unmapped(ctx.manifest_origin("supportArch:"), f"spec.supportArch {spec.get('supportArch')} (the catalog "
                                                           "writes [amd64])")
     permission = manifest.get("permission") or {}
-    if permission and permission != {"appCommon": True, "appCache": True}:
-        ctx.unmapped(ctx.manifest_origin("permission:"), f"permission {permission} (the catalog asks for appCommon and "
-                                                         "appCache)")
+    if permission and permission != dict(ctx.profile.permission):
+        ctx.unmapped(ctx.manifest_origin("permission:"), f"permission {permission} (the {ctx.profile.name} profile "
+                                                         f"asks for {_perm(ctx.profile)})")
     options = manifest.get("options") or {}
     for key in sorted(set(options) - {"apiTimeout", "dependencies"}):
         ctx.unmapped(ctx.manifest_origin(f"{key}:"), f"options.{key} is not modelled")
@@ -517,10 +530,17 @@ def _manifest_rest(ctx: _Ctx, app: dict[str, Any], port: int | None, stack: Stac
         if isinstance(dep, dict) and dep.get("name") != "olares":
             ctx.unmapped(ctx.manifest_origin("dependencies:"), f"dependency {dep.get('name')} {dep.get('version')} is "
                                                                "not modelled")
+    hf_from = {"HF_ENDPOINT": ctx.profile.hf_endpoint_from, "HF_TOKEN": ctx.profile.hf_token_from}
     for env in manifest.get("envs") or ():
-        if isinstance(env, dict) and not any(h in str(env.get("envName", "")) for h in ("HUGGINGFACE", "HF_")):
-            ctx.unmapped(ctx.manifest_origin(str(env.get("envName"))), f"manifest env {env.get('envName')} is not "
-                                                                       "modelled")
+        if not isinstance(env, dict):
+            continue
+        env_name = str(env.get("envName", ""))
+        source = (env.get("valueFrom") or {}).get("envName") if isinstance(env.get("valueFrom"), dict) else None
+        if not any(h in env_name for h in ("HUGGINGFACE", "HF_")):
+            ctx.unmapped(ctx.manifest_origin(env_name), f"manifest env {env_name} is not modelled")
+        elif env_name in hf_from and source is not None and source != hf_from[env_name]:
+            ctx.unmapped(ctx.manifest_origin(env_name), f"manifest env {env_name} from {source} (the "
+                                                        f"{ctx.profile.name} profile fills it from {hf_from[env_name]})")
     known_top = {"olaresManifest.version", "olaresManifest.type", "apiVersion", "metadata", "entrances", "spec",
                  "permission", "options", "envs", "workloadReplicas", "sharedEntrances"}
     for key in sorted(set(manifest) - known_top):
@@ -611,11 +631,13 @@ def _pod_rest(ctx: _Ctx, pod: Pod, launch: Launch, port: int | None, health: str
         volume = volumes.get(mount.get("name")) or {}
         kind = next((k for k in volume if k != "name"), "?")
         origin = ctx.lines.origin(src, str(mount.get("mountPath")), after=anchor)
+        if mount.get("name") in ctx.handled_mounts:
+            continue
         if mount.get("mountPath") == "/models":
-            path = (volume.get("hostPath") or {}).get("path", "")
-            if kind != "hostPath" or not str(path).endswith("/huggingface") or "/Common" not in str(path):
-                ctx.unmapped(origin, f"/models is a {kind} {_userspace(ctx, str(path))} (the catalog stores weights in "
-                                     "the shared userspace appCommon/huggingface)")
+            path = str((volume.get("hostPath") or {}).get("path", ""))
+            if kind != "hostPath" or _userspace(ctx, path) != _models_folder(ctx.profile):
+                ctx.unmapped(origin, f"/models is a {kind} {_userspace(ctx, path)} (the {ctx.profile.name} profile "
+                                     f"stores weights in {_models_folder(ctx.profile)})")
             continue
         detail = (volume.get(kind) or {}) if isinstance(volume.get(kind), dict) else volume.get(kind)
         shown = f"{kind} {_userspace(ctx, str(detail))}" if detail else kind
@@ -640,10 +662,18 @@ def _pod_rest(ctx: _Ctx, pod: Pod, launch: Launch, port: int | None, health: str
     for _, c, _ in pod.fetchers:
         used_maps |= {str((s.get("configMapRef") or {}).get("name")) for s in c.get("envFrom") or ()
                       if isinstance(s, dict)}
+    used_maps |= ctx.handled_maps
     for doc2 in ctx.r.docs:
         if doc2.kind == "ConfigMap" and doc2.name not in used_maps:
             ctx.unmapped(ctx.lines.origin(doc2.source, doc2.name), f"ConfigMap {doc2.name} is not read by the engine "
                                                                   "(not modelled)")
+
+
+def _models_folder(profile: Profile) -> str:
+    """The host folder of the weights in `profile` (generator/chart/profiles.py models_path), as _userspace writes
+    it: olares-v2 `<appData>/models`, olares-v3 `<appCommon>/huggingface`."""
+    key, folder = ("appData", "models") if profile.flat_resources else ("appCommon", "huggingface")
+    return f"{{{{ .Values.userspace.{key} }}}}/{folder}"
 
 
 def _userspace(ctx: _Ctx, text: str) -> str:
@@ -676,7 +706,14 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool) -> Imported:
     ctx = _Ctx(rendered, result)
     for note in rendered.notes:
         result.notes.append(str(note))
-    result.profile = _profile(rendered.manifest)
+    result.profile = ctx.profile.name
+    if ctx.profile.name != cat.market.profile:
+        wanted = PROFILES[cat.market.profile]
+        ctx.note(ctx.manifest_origin("apiVersion:"),
+                 f"the chart is in the {ctx.profile.name} manifest profile (olaresManifest "
+                 f"{ctx.profile.manifest_version}, apiVersion {ctx.profile.api_version}); the catalog renders "
+                 f"{wanted.name} (catalog/market.yaml, docs/profiles.md): the manifest version, resource fields, "
+                 f"permission {_perm(wanted)}, weights folder and Hugging Face envs of a re-render follow it")
     app: dict[str, Any] = {}
     _meta(ctx, app)
     pod = read_pod(rendered, ctx.lines)
