@@ -156,7 +156,7 @@ def test_cli_update_of_rendered_charts_changes_nothing(tmp_path, capsys):
     shutil.copytree(FIXTURE, catalog)
     assert main(["render", "--catalog", str(catalog), "--out", str(tmp_path / "charts")]) == 0
     before = {p.name: p.read_bytes() for p in (catalog / "apps").iterdir()}
-    charts = sorted(str(p) for p in (tmp_path / "charts").iterdir())
+    charts = sorted(str(p) for p in (tmp_path / "charts").iterdir() if p.is_dir())  # not .catalog-render
     assert main(["import", *charts, "--catalog", str(catalog), "--update"]) == 0
     out = capsys.readouterr().out
     assert out.count("unchanged ") == 3, out
