@@ -16,7 +16,7 @@ from decimal import Decimal
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from generator.catalog import Catalog, ChatTemplateFile, Resolved
 from generator.chart.plan import whole_cores
@@ -46,7 +46,7 @@ from generator.lint.values import olares_values
 from generator.schema import App, Stack
 from generator.schema.app import PipPackage
 
-PIP_PACKAGE = re.compile(PipPackage.__metadata__[0].pattern)
+PIP_PACKAGE = TypeAdapter(PipPackage)  # the App schema's package spelling
 
 HF_PLUMBING = ("HF_TOKEN", "HF_ENDPOINT", "HUGGING_FACE_HUB_TOKEN")
 HAMI_ENV = "CUDA_DEVICE_MEMORY_LIMIT_0"
@@ -61,7 +61,8 @@ STARTUP_BUDGET_S = 3600  # generator/chart/plan.py STARTUP_BUDGET_S
 APP_KEYS = tuple(App.model_fields)
 CHART_FIELDS = ("name", "title", "description", "full_description", "icon", "owners", "model", "quantization",
                 "stack", "device", "context_length", "served_name", "kv_cache_type", "kv_cache_type_v", "speculative",
-                "vision", "audio", "chat_template", "slot_save", "python_packages", "genesis_patches", "gpu_memory_mib", "gpu_memory_utilization", "resources", "env",
+                "vision", "audio", "chat_template", "slot_save", "python_packages",
+                "genesis_patches", "gpu_memory_mib", "gpu_memory_utilization", "resources", "env",
                 "extra_args", "version", "upgrade_description", "unmapped")
 """The app fields an import sets (the fields a chart determines, plus `unmapped`); `--update` changes only
 these. Status, benchmarks, calibration, probe and the deprecation fields are not in a chart."""
@@ -549,8 +550,9 @@ def _manifest_rest(ctx: _Ctx, app: dict[str, Any], port: int | None, stack: Stac
         if not any(h in env_name for h in ("HUGGINGFACE", "HF_")):
             ctx.unmapped(ctx.manifest_origin(env_name), f"manifest env {env_name} is not modelled")
         elif env_name in hf_from and source is not None and source != hf_from[env_name]:
-            ctx.unmapped(ctx.manifest_origin(env_name), f"manifest env {env_name} from {source} (the "
-                                                        f"{ctx.profile.name} profile fills it from {hf_from[env_name]})")
+            ctx.unmapped(ctx.manifest_origin(env_name),
+                         f"manifest env {env_name} from {source} (the {ctx.profile.name} profile fills it from "
+                         f"{hf_from[env_name]})")
     known_top = {"olaresManifest.version", "olaresManifest.type", "apiVersion", "metadata", "entrances", "spec",
                  "permission", "options", "envs", "workloadReplicas", "sharedEntrances"}
     for key in sorted(set(manifest) - known_top):
@@ -1098,7 +1100,10 @@ def _packages(ctx: _Ctx, launch: Launch, stack: Stack, app: dict[str, Any]) -> N
     if not match or match.group(2) != shlex.join(stack.command):
         return
     packages = match.group(1).split()
-    if not all(PIP_PACKAGE.match(p) for p in packages):
+    try:
+        for package in packages:
+            PIP_PACKAGE.validate_python(package)
+    except ValidationError:
         return
     app["python_packages"] = packages
     ctx.handled_lines |= {o.line for o, t in launch.pre_exec if t.startswith("pip install") and o.line}
