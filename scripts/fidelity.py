@@ -47,7 +47,14 @@ from generator.importer.workload import Launch, Lines, pod_spec, read_pod  # noq
 
 FACETS = ("image", "command", "args", "env", "ports", "probes", "volumes", "resources", "manifest")
 SECRET_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
-ROW = re.compile(r"^\|\s*`?([^|`]+?)`?\s*\|\s*`?([a-z]+)`?\s*\|\s*`?([^|`]+?)`?\s*\|\s*(.+?)\s*\|\s*$")
+ROW = re.compile(r"^\|\s*`?([^|`]+?)`?\s*\|\s*`?([a-z]+|\*)`?\s*\|\s*`?([^|`]+?)`?\s*\|\s*(.+?)\s*\|\s*$")
+
+
+def _short(value: str | None, limit: int = 160) -> str:
+    """A value for the text report: long values (a base64 template) cut, with their length."""
+    if value is None or len(value) <= limit:
+        return repr(value)
+    return repr(value[:limit]) + f"… ({len(value)} characters)"
 
 
 @dataclass(frozen=True)
@@ -61,7 +68,7 @@ class Difference:
 
     def line(self) -> str:
         mark = "deliberate" if self.deliberate else "UNLISTED  "
-        text = f"{mark} {self.app} {self.facet} {self.key}: market {self.theirs!r} -> ours {self.ours!r}"
+        text = f"{mark} {self.app} {self.facet} {self.key}: market {_short(self.theirs)} -> ours {_short(self.ours)}"
         return text + (f"  ({self.deliberate})" if self.deliberate else "")
 
 
@@ -86,7 +93,7 @@ def load_corrections(path: Path) -> list[Correction]:
             inside = text.strip().lower() == "## deliberate corrections"
             continue
         match = ROW.match(text) if inside else None
-        if match and match.group(2) in FACETS or (match and match.group(2) == "*"):
+        if match and (match.group(2) in FACETS or match.group(2) == "*"):
             rows.append(Correction(*(g.strip() for g in match.groups())))
     return rows
 
@@ -152,11 +159,12 @@ def _arg_groups(words: list[str], spelling: Spelling) -> dict[str, str]:
     return groups
 
 
-def _probe(probe: Any) -> str:
+def _probe(probe: Any, named: dict[str, str]) -> str:
     if not isinstance(probe, dict):
         return ""
     http = probe.get("httpGet") or {}
-    what = f"GET {http.get('path')} :{http.get('port')}" if http else json.dumps(probe.get("exec") or probe.get(
+    port = named.get(str(http.get("port")), http.get("port"))
+    what = f"GET {http.get('path')} :{port}" if http else json.dumps(probe.get("exec") or probe.get(
         "tcpSocket") or {}, sort_keys=True)
     return (f"{what} delay {probe.get('initialDelaySeconds', 0)} period {probe.get('periodSeconds', 10)} "
             f"failures {probe.get('failureThreshold', 3)}")
@@ -166,48 +174,79 @@ def facts(rendered: Rendered, spelling_for: Any) -> dict[str, dict[str, str]]:
     """Facet -> key -> value of one chart, normalised for comparison."""
     out: dict[str, dict[str, str]] = {facet: {} for facet in FACETS}
     launch = _engine(rendered)
+    named: dict[str, str] = {}  # container port names -> numbers (a probe or Service may name a port)
     if launch is not None:
-        at = _program_index(launch)
-        words = [t.text for t in launch.argv]
-        program = words[at] if words else ""
-        spelling: Spelling = spelling_for(family_of(program) or "llamacpp")
-        out["image"]["image"] = launch.image
-        out["command"]["program"] = basename(program)
-        rest = words[at + 1:]
-        if basename(program) == "vllm" and rest[:1] == ["serve"]:
-            out["command"]["program"] = "vllm serve"
-            rest = rest[1:]
-        out["args"] = _arg_groups(rest, spelling)
-        for name, entry in launch.env.items():
-            if name in launch.used_vars and name not in SECRET_ENV:
-                continue  # read by the argv ($(VAR), $VAR): its value is compared in args
-            value = entry.value if name not in SECRET_ENV else "(secret)"
-            out["env"][name] = "" if value is None else str(value)
-        container = launch.container
-        for port in container.get("ports") or ():
-            if isinstance(port, dict):
-                out["ports"][f"container {port.get('containerPort')}"] = str(port.get("protocol", "TCP"))
-        for kind in ("startupProbe", "livenessProbe", "readinessProbe"):
-            if container.get(kind):
-                out["probes"][kind] = _probe(container[kind])
-        pod = pod_spec(launch.workload)
-        volumes = {v.get("name"): v for v in pod.get("volumes") or () if isinstance(v, dict)}
-        for mount in container.get("volumeMounts") or ():
-            if not isinstance(mount, dict):
-                continue
+        for port in launch.container.get("ports") or ():
+            if isinstance(port, dict) and port.get("name"):
+                named[str(port["name"])] = str(port.get("containerPort"))
+        _engine_facts(launch, spelling_for, named, out)
+    _service_facts(rendered, named, out)
+    _manifest_facts(rendered.manifest, out)
+    return out
+
+
+def _engine_facts(launch: Launch, spelling_for: Any, named: dict[str, str], out: dict[str, dict[str, str]]) -> None:
+    at = _program_index(launch)
+    words = [t.text for t in launch.argv]
+    program = words[at] if words else ""
+    out["image"]["image"] = launch.image
+    out["command"]["program"] = basename(program)
+    rest = words[at + 1:]
+    if basename(program) == "vllm" and rest[:1] == ["serve"]:
+        out["command"]["program"] = "vllm serve"
+        rest = rest[1:]
+    out["args"] = _arg_groups(rest, spelling_for(family_of(program) or "llamacpp"))
+    for name, entry in launch.env.items():
+        if name in launch.used_vars and name not in SECRET_ENV:
+            continue  # read by the argv ($(VAR), $VAR): its value is compared in args
+        value = entry.value if name not in SECRET_ENV else "(secret)"
+        out["env"][name] = "" if value is None else str(value)
+    container = launch.container
+    for port in container.get("ports") or ():
+        if isinstance(port, dict):
+            out["ports"][f"container {port.get('containerPort')}"] = str(port.get("protocol", "TCP"))
+    for kind in ("startupProbe", "livenessProbe", "readinessProbe"):
+        if container.get(kind):
+            out["probes"][kind] = _probe(container[kind], named)
+    _volume_facts(launch, out)
+    resources = container.get("resources") or {}
+    for side in ("requests", "limits"):
+        for name, value in (resources.get(side) or {}).items():
+            out["resources"][f"{side}.{name}"] = _quantity(value)
+
+
+def _volume_facts(launch: Launch, out: dict[str, dict[str, str]]) -> None:
+    pod = pod_spec(launch.workload)
+    volumes = {v.get("name"): v for v in pod.get("volumes") or () if isinstance(v, dict)}
+    for mount in launch.container.get("volumeMounts") or ():
+        if isinstance(mount, dict):
             volume = volumes.get(mount.get("name")) or {}
-            kind = next((k for k in volume if k != "name"), "?")
-            out["volumes"][str(mount.get("mountPath"))] = kind
-        resources = container.get("resources") or {}
-        for side in ("requests", "limits"):
-            for name, value in (resources.get(side) or {}).items():
-                out["resources"][f"{side}.{name}"] = _quantity(value)
+            out["volumes"][str(mount.get("mountPath"))] = next((k for k in volume if k != "name"), "?")
+
+
+def _service_facts(rendered: Rendered, named: dict[str, str], out: dict[str, dict[str, str]]) -> None:
     for doc in rendered.docs:
         if doc.kind == "Service":
             for port in (doc.body.get("spec") or {}).get("ports") or ():
                 if isinstance(port, dict):
-                    out["ports"][f"service {doc.name} {port.get('port')}"] = str(port.get("targetPort"))
-    manifest = rendered.manifest
+                    target = str(port.get("targetPort"))
+                    out["ports"][f"service {doc.name} {port.get('port')}"] = named.get(target, target)
+
+
+def _manifest_resources(spec: dict[str, Any], out: dict[str, dict[str, str]]) -> None:
+    for key in ("requiredCpu", "limitedCpu", "requiredMemory", "limitedMemory", "requiredDisk", "limitedDisk",
+                "requiredGpu", "limitedGpu"):
+        if key in spec:
+            out["resources"][f"manifest.{key}"] = _quantity(spec[key])
+    resources = spec.get("resources")
+    if isinstance(resources, list):  # v3: spec.resources[].{requiredCpu,...} per mode
+        for i, row in enumerate(resources):
+            for key, value in (row or {}).items():
+                if key != "mode":
+                    out["resources"][f"manifest.resources[{i}].{key}"] = _quantity(value)
+
+
+def _manifest_facts(manifest: dict[str, Any], out: dict[str, dict[str, str]]) -> None:
     meta = manifest.get("metadata") or {}
     spec = manifest.get("spec") or {}
     for key in ("name", "title", "description", "icon", "version", "categories"):
@@ -221,22 +260,12 @@ def facts(rendered: Rendered, spelling_for: Any) -> dict[str, dict[str, str]]:
         if isinstance(entrance, dict):
             out["manifest"][f"entrance {entrance.get('name')}"] = (
                 f"port {entrance.get('port')} title {entrance.get('title')!r} auth {entrance.get('authLevel')}")
-    for key in ("requiredCpu", "limitedCpu", "requiredMemory", "limitedMemory", "requiredDisk", "limitedDisk",
-                "requiredGpu", "limitedGpu"):
-        if key in spec:
-            out["resources"][f"manifest.{key}"] = _quantity(spec[key])
-    resources = spec.get("resources")
-    if isinstance(resources, list):  # v3: spec.resources[].{requiredCpu,...} per mode
-        for i, row in enumerate(resources):
-            for key, value in (row or {}).items():
-                if key != "mode":
-                    out["resources"][f"manifest.resources[{i}].{key}"] = _quantity(value)
+    _manifest_resources(spec, out)
     for dep in (manifest.get("options") or {}).get("dependencies") or ():
         if isinstance(dep, dict) and dep.get("name") == "olares":
             out["manifest"]["dependency olares"] = str(dep.get("version"))
     permission = manifest.get("permission") or {}
     out["manifest"]["permission"] = json.dumps(permission, sort_keys=True)
-    return out
 
 
 # --- comparing ------------------------------------------------------------------------------------------
