@@ -105,7 +105,7 @@ def test_commands_in_a_store_use_its_catalog_and_write_beside_it(store, monkeypa
     err = capsys.readouterr().err
     assert [line for line in err.splitlines() if line.startswith("catalog:")] == [
         f"catalog: {store / 'catalog'} (found from the current folder)"]
-    assert sorted(p.name for p in (store / "charts").iterdir()) == ["gemmalab", "qwenlab", "qwenvisionlab"]
+    assert sorted(p.name for p in (store / "charts").iterdir() if p.is_dir()) == ["gemmalab", "qwenlab", "qwenvisionlab"]
     assert list((store / "notes").iterdir()) == []  # nothing in the current folder
     assert main(["render", "--check"]) == 0
 

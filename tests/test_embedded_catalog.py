@@ -156,7 +156,8 @@ def test_committed_llamacpp_tables_match_their_recorded_help(tmp_path):
                                  env=dict(os.environ, FLAGS_OUT=str(tmp_path), PYTHON=sys.executable))
     assert regenerated.returncode == 0, regenerated.stderr[-3000:]
     written = sorted(p.name for p in tmp_path.glob("*.yaml"))
-    assert written == ["atomic-mtp.yaml", "buun-dflash.yaml", "llamacpp-b8740.yaml", "llamacpp-mtp.yaml"]
+    assert written == ["atomic-mtp.yaml", "buun-dflash.yaml", "llamacpp-b8740.yaml", "llamacpp-master-ad27757.yaml",
+                       "llamacpp-mtp.yaml"]
     for name in written:
         assert comparable(tmp_path / name) == comparable(FLAGS / name), f"catalog/flags/{name} is stale"
 
@@ -164,6 +165,39 @@ def test_committed_llamacpp_tables_match_their_recorded_help(tmp_path):
 @pytest.mark.slow
 def test_committed_vllm_table_matches_the_wheel(vllm_0_19_1: Path):
     assert comparable(vllm_0_19_1) == comparable(FLAGS / "vllm-0-19-1.yaml")
+
+
+def test_every_shipped_app_round_trips_through_import(tmp_path):
+    """`catalog import` of each app's chart gives back the app (tests/importer/test_import_roundtrip.py checks
+    the logic on fixtures; this checks that every shipped app is expressible: nothing unmapped, nothing changed)."""
+    from generator.chart.pipeline import render_app
+    from generator.importer.build import CHART_FIELDS, import_chart
+    from generator.importer.drafts import Pool
+    from generator.importer.source import read_chart
+    from generator.schema import App
+
+    cat = load_catalog(EMBEDDED)
+    bad = {}
+    for name, resolved in sorted(cat.apps.items()):
+        for rel, text in render_app(resolved).items():
+            (tmp_path / name / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / name / rel).write_text(text, encoding="utf-8")
+        result = import_chart(read_chart(tmp_path / name), cat, Pool(cat))
+        got = App.model_validate(_frozen(result.app)) if result.status == "ok" and result.app else None
+        diffs = [k for k in CHART_FIELDS if got is not None and k != "unmapped"
+                 and getattr(resolved.app, k) != getattr(got, k)]
+        if result.status != "ok" or result.unmapped or diffs:
+            bad[name] = (result.status, result.missing, result.unmapped, diffs)
+    assert not bad, bad
+
+
+def _frozen(value):
+    """The import's plain data (lists) as the strict App model takes it (tuples)."""
+    if isinstance(value, dict):
+        return {k: _frozen(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    return value
 
 
 def test_the_market_source_serves_every_app_as_the_build_script_would(tmp_path):

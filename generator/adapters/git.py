@@ -11,6 +11,7 @@ helpers (git-remote-https, ssh) are killed together and DeadlineExceeded says so
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -53,6 +54,11 @@ class Git:
         if not check:
             return b""
         raise ToolError(self.redact(f"git {' '.join(args[:2])} failed: {_tail(proc.stderr, proc.returncode)}"))
+
+    @staticmethod
+    def installed() -> bool:
+        """Whether git is on PATH (a command that can do without it asks first)."""
+        return shutil.which("git") is not None
 
     def text(self, cwd: Path | str, *args: str, check: bool = True) -> str:
         return self.run(cwd, *args, check=check).decode("utf-8", "replace")

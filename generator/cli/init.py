@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -23,10 +22,11 @@ from typing import Annotated
 import typer
 
 from generator.cli.app import app
-from generator.core.errors import ToolError, UsageError, translate_os_error
+from generator.adapters.git import Git
+from generator.core.errors import UsageError, translate_os_error
 
 EXAMPLE = "llamacppqwen36a3bone"  # a plain llama.cpp app: no fork, no drafter, smoke-testable on any server
-SHARED = ("devices", "models", "stacks", "flags", "genesis")
+SHARED = ("devices", "models", "stacks", "flags", "genesis", "chat_templates")
 DISTRIBUTION = "olares-llm-catalog"
 STORE_FILES = {  # scaffold template (templates/store/) -> path in the store
     "README.md": "README.md",
@@ -131,6 +131,8 @@ def _build(staging: Path, source: Path, every: bool, name: str) -> list[str]:
     for kind in SHARED:
         if (source / kind).is_dir():
             shutil.copytree(source / kind, catalog / kind)
+    if (source / "market.yaml").is_file():  # the market settings: the manifest profile, the icons it serves
+        shutil.copyfile(source / "market.yaml", catalog / "market.yaml")
     apps = sorted(p.stem for p in (source / "apps").glob("*.yaml")) if every else [EXAMPLE]
     (catalog / "apps").mkdir()
     for app_name in apps:
@@ -175,35 +177,26 @@ def _files(root: Path) -> list[Path]:
     return sorted(p.relative_to(root) for p in root.rglob("*") if p.is_file() and ".git" not in p.relative_to(root).parts)
 
 
-def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-    return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False)
-
-
 def _git_repository(target: Path) -> Path | None:
     """The git work tree `target` already belongs to (then init leaves git alone), else None."""
-    if shutil.which("git") is None:
+    if not Git.installed():
         return None
-    probe = _existing_ancestor(target)
-    done = _git(probe, "rev-parse", "--show-toplevel")
-    return Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
+    top = Git().text(_existing_ancestor(target), "rev-parse", "--show-toplevel", check=False).strip()
+    return Path(top) if top else None
 
 
 def _git_first_commit(staging: Path) -> str | None:
     """`git init` on main and one commit of every file; None when git is not installed."""
-    if shutil.which("git") is None:
+    if not Git.installed():
         return None
+    git = Git()
     identity: list[str] = []
-    if _git(staging, "var", "GIT_COMMITTER_IDENT").returncode != 0:  # no user.name/email configured
+    if not git.text(staging, "var", "GIT_COMMITTER_IDENT", check=False).strip():  # no user.name/email configured
         identity = ["-c", "user.name=catalog init", "-c", "user.email=catalog-init@users.noreply.github.com"]
-    steps = [["init", "--quiet"], ["symbolic-ref", "HEAD", "refs/heads/main"], ["add", "--all"],
-             [*identity, "commit", "--quiet", "--no-verify", "-m", "Start the store with `catalog init`"]]
-    for args in steps:
-        done = _git(staging, *args)
-        if done.returncode != 0:
-            why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
-            raise ToolError(f"git {' '.join(a for a in args if not a.startswith('user.'))} failed: {why}")
-    return _git(staging, "rev-parse", "--short", "HEAD").stdout.strip()
+    for args in (["init", "--quiet"], ["symbolic-ref", "HEAD", "refs/heads/main"], ["add", "--all"],
+                 [*identity, "commit", "--quiet", "--no-verify", "-m", "Start the store with `catalog init`"]):
+        git.run(staging, *args)  # a failure is a ToolError carrying git's own message
+    return git.text(staging, "rev-parse", "--short", "HEAD").strip()
 
 
 def _make_parents(folder: Path) -> list[Path]:

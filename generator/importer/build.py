@@ -7,16 +7,23 @@ the catalog cannot express it, so a re-render will not have it). Nothing is drop
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+import shlex
 from dataclasses import dataclass, field
 from decimal import Decimal
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
-from generator.catalog import Catalog
+from generator.catalog import Catalog, ChatTemplateFile, Resolved
+from generator.chart.plan import whole_cores
+from generator.chart.profiles import PROFILES, Profile
 from generator.core.errors import CatalogError, InputError, Problem
+from generator.engines.base import CHAT_TEMPLATE_DIR, CHAT_TEMPLATE_FILE, SLOT_DIR
+from generator.fit.sizing import sized
 from generator.flags.tables import FlagTable, FlagTables
 from generator.importer import programs
 from generator.importer.argv import Mapped, is_flag, map_argv
@@ -34,8 +41,12 @@ from generator.importer.workload import (
     read_pod,
 )
 from generator.lint.quantity import parse_quantity
+from generator.yamlio.loader import Document
 from generator.lint.values import olares_values
 from generator.schema import App, Stack
+from generator.schema.app import PipPackage
+
+PIP_PACKAGE = TypeAdapter(PipPackage)  # the App schema's package spelling
 
 HF_PLUMBING = ("HF_TOKEN", "HF_ENDPOINT", "HUGGING_FACE_HUB_TOKEN")
 HAMI_ENV = "CUDA_DEVICE_MEMORY_LIMIT_0"
@@ -50,7 +61,8 @@ STARTUP_BUDGET_S = 3600  # generator/chart/plan.py STARTUP_BUDGET_S
 APP_KEYS = tuple(App.model_fields)
 CHART_FIELDS = ("name", "title", "description", "full_description", "icon", "owners", "model", "quantization",
                 "stack", "device", "context_length", "served_name", "kv_cache_type", "kv_cache_type_v", "speculative",
-                "vision", "genesis_patches", "gpu_memory_mib", "gpu_memory_utilization", "resources", "env",
+                "vision", "audio", "chat_template", "slot_save", "python_packages",
+                "genesis_patches", "gpu_memory_mib", "gpu_memory_utilization", "resources", "env",
                 "extra_args", "version", "upgrade_description", "unmapped")
 """The app fields an import sets (the fields a chart determines, plus `unmapped`); `--update` changes only
 these. Status, benchmarks, calibration, probe and the deprecation fields are not in a chart."""
@@ -88,6 +100,12 @@ class _Ctx:
         self.r = rendered
         self.lines = Lines(rendered)
         self.result = result
+        self.profile: Profile = PROFILES[_profile(rendered.manifest)]  # the chart's own manifest profile
+        self.handled_mounts: set[str] = set()  # volumes mapped to an app field (chat template, slot save)
+        self.handled_maps: set[str] = set()  # ConfigMaps mapped to an app field (the chat template)
+        self.handled_lines: set[int] = set()  # launcher-script lines mapped to an app field (pip install)
+        self.audio_image: bool | None = None  # vLLM: the image count of an audio app's --limit-mm-per-prompt
+        self.packages_launcher = False  # the launcher script is the catalog's pip launcher
 
     def unmapped(self, origin: Origin | str, what: str) -> None:
         self.result.unmapped.append(f"{origin}: {what}")
@@ -100,6 +118,10 @@ class _Ctx:
 
     def manifest_origin(self, *needles: str) -> Origin:
         return self.lines.origin("OlaresManifest.yaml", *needles)
+
+
+def _perm(profile: Profile) -> str:
+    return " and ".join(k for k, _ in profile.permission)
 
 
 def _profile(manifest: dict[str, Any]) -> str:
@@ -283,8 +305,10 @@ def _resources(ctx: _Ctx, launch: Launch, app: dict[str, Any]) -> None:
     for key, name in (("cpu_request", "requiredCpu"), ("cpu_limit", "limitedCpu"),
                       ("memory_request", "requiredMemory"), ("memory_limit", "limitedMemory")):
         if name in source and key in out:
+            # olares-v2 writes whole cores (generator/chart/plan.py whole_cores: `1500m` -> `2`)
+            theirs = whole_cores(out[key]) if ctx.profile.integer_cpu and key.startswith("cpu") else out[key]
             try:
-                same = parse_quantity(str(source[name])) == parse_quantity(out[key])
+                same = parse_quantity(str(source[name])) == parse_quantity(theirs)
             except ValueError:
                 same = False
             if not same:
@@ -504,9 +528,9 @@ def _manifest_rest(ctx: _Ctx, app: dict[str, Any], port: int | None, stack: Stac
         ctx.unmapped(ctx.manifest_origin("supportArch:"), f"spec.supportArch {spec.get('supportArch')} (the catalog "
                                                           "writes [amd64])")
     permission = manifest.get("permission") or {}
-    if permission and permission != {"appCommon": True, "appCache": True}:
-        ctx.unmapped(ctx.manifest_origin("permission:"), f"permission {permission} (the catalog asks for appCommon and "
-                                                         "appCache)")
+    if permission and permission != dict(ctx.profile.permission):
+        ctx.unmapped(ctx.manifest_origin("permission:"), f"permission {permission} (the {ctx.profile.name} profile "
+                                                         f"asks for {_perm(ctx.profile)})")
     options = manifest.get("options") or {}
     for key in sorted(set(options) - {"apiTimeout", "dependencies"}):
         ctx.unmapped(ctx.manifest_origin(f"{key}:"), f"options.{key} is not modelled")
@@ -517,10 +541,18 @@ def _manifest_rest(ctx: _Ctx, app: dict[str, Any], port: int | None, stack: Stac
         if isinstance(dep, dict) and dep.get("name") != "olares":
             ctx.unmapped(ctx.manifest_origin("dependencies:"), f"dependency {dep.get('name')} {dep.get('version')} is "
                                                                "not modelled")
+    hf_from = {"HF_ENDPOINT": ctx.profile.hf_endpoint_from, "HF_TOKEN": ctx.profile.hf_token_from}
     for env in manifest.get("envs") or ():
-        if isinstance(env, dict) and not any(h in str(env.get("envName", "")) for h in ("HUGGINGFACE", "HF_")):
-            ctx.unmapped(ctx.manifest_origin(str(env.get("envName"))), f"manifest env {env.get('envName')} is not "
-                                                                       "modelled")
+        if not isinstance(env, dict):
+            continue
+        env_name = str(env.get("envName", ""))
+        source = (env.get("valueFrom") or {}).get("envName") if isinstance(env.get("valueFrom"), dict) else None
+        if not any(h in env_name for h in ("HUGGINGFACE", "HF_")):
+            ctx.unmapped(ctx.manifest_origin(env_name), f"manifest env {env_name} is not modelled")
+        elif env_name in hf_from and source is not None and source != hf_from[env_name]:
+            ctx.unmapped(ctx.manifest_origin(env_name),
+                         f"manifest env {env_name} from {source} (the {ctx.profile.name} profile fills it from "
+                         f"{hf_from[env_name]})")
     known_top = {"olaresManifest.version", "olaresManifest.type", "apiVersion", "metadata", "entrances", "spec",
                  "permission", "options", "envs", "workloadReplicas", "sharedEntrances"}
     for key in sorted(set(manifest) - known_top):
@@ -611,11 +643,13 @@ def _pod_rest(ctx: _Ctx, pod: Pod, launch: Launch, port: int | None, health: str
         volume = volumes.get(mount.get("name")) or {}
         kind = next((k for k in volume if k != "name"), "?")
         origin = ctx.lines.origin(src, str(mount.get("mountPath")), after=anchor)
+        if mount.get("name") in ctx.handled_mounts:
+            continue
         if mount.get("mountPath") == "/models":
-            path = (volume.get("hostPath") or {}).get("path", "")
-            if kind != "hostPath" or not str(path).endswith("/huggingface") or "/Common" not in str(path):
-                ctx.unmapped(origin, f"/models is a {kind} {_userspace(ctx, str(path))} (the catalog stores weights in "
-                                     "the shared userspace appCommon/huggingface)")
+            path = str((volume.get("hostPath") or {}).get("path", ""))
+            if kind != "hostPath" or _userspace(ctx, path) != _models_folder(ctx.profile):
+                ctx.unmapped(origin, f"/models is a {kind} {_userspace(ctx, path)} (the {ctx.profile.name} profile "
+                                     f"stores weights in {_models_folder(ctx.profile)})")
             continue
         detail = (volume.get(kind) or {}) if isinstance(volume.get(kind), dict) else volume.get(kind)
         shown = f"{kind} {_userspace(ctx, str(detail))}" if detail else kind
@@ -640,10 +674,18 @@ def _pod_rest(ctx: _Ctx, pod: Pod, launch: Launch, port: int | None, health: str
     for _, c, _ in pod.fetchers:
         used_maps |= {str((s.get("configMapRef") or {}).get("name")) for s in c.get("envFrom") or ()
                       if isinstance(s, dict)}
+    used_maps |= ctx.handled_maps
     for doc2 in ctx.r.docs:
         if doc2.kind == "ConfigMap" and doc2.name not in used_maps:
             ctx.unmapped(ctx.lines.origin(doc2.source, doc2.name), f"ConfigMap {doc2.name} is not read by the engine "
                                                                   "(not modelled)")
+
+
+def _models_folder(profile: Profile) -> str:
+    """The host folder of the weights in `profile` (generator/chart/profiles.py models_path), as _userspace writes
+    it: olares-v2 `<appData>/models`, olares-v3 `<appCommon>/huggingface`."""
+    key, folder = ("appData", "models") if profile.flat_resources else ("appCommon", "huggingface")
+    return f"{{{{ .Values.userspace.{key} }}}}/{folder}"
 
 
 def _userspace(ctx: _Ctx, text: str) -> str:
@@ -657,13 +699,14 @@ def _userspace(ctx: _Ctx, text: str) -> str:
 def _pre_exec(ctx: _Ctx, launch: Launch, fetch_lines: set[int]) -> None:
     ignorable = re.compile(r"^(set\s+-[a-z]+|echo\b|mkdir\b|ls\b|cd\b|mv\b|if\b|then\b|else\b|elif\b|fi\b|true\b|"
                            r"(export\s+)?[A-Za-z_][A-Za-z0-9_]*=|(eval\s+)?(curl|wget)\b)")
-    rest = [(o, t) for o, t in launch.pre_exec if not ignorable.match(t) and o.line not in fetch_lines]
+    rest = [(o, t) for o, t in launch.pre_exec
+            if not ignorable.match(t) and o.line not in fetch_lines and o.line not in ctx.handled_lines]
     if rest:
         first = rest[0][0]
         lines = ", ".join(str(o.line) for o, _ in rest[:8]) + (" ..." if len(rest) > 8 else "")
         ctx.unmapped(first, f"the launcher script runs commands before the engine (lines {lines}: "
                             f"{rest[0][1][:160]}{'...' if len(rest[0][1]) > 160 else ''}); not modelled")
-    if launch.script is not None:
+    if launch.script is not None and not ctx.packages_launcher:
         ctx.note(launch.script_origin or "", "the engine starts from a launcher script; the catalog renders the "
                                              "command and arguments directly")
 
@@ -676,7 +719,14 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool) -> Imported:
     ctx = _Ctx(rendered, result)
     for note in rendered.notes:
         result.notes.append(str(note))
-    result.profile = _profile(rendered.manifest)
+    result.profile = ctx.profile.name
+    if ctx.profile.name != cat.market.profile:
+        wanted = PROFILES[cat.market.profile]
+        ctx.note(ctx.manifest_origin("apiVersion:"),
+                 f"the chart is in the {ctx.profile.name} manifest profile (olaresManifest "
+                 f"{ctx.profile.manifest_version}, apiVersion {ctx.profile.api_version}); the catalog renders "
+                 f"{wanted.name} (catalog/market.yaml, docs/profiles.md): the manifest version, resource fields, "
+                 f"permission {_perm(wanted)}, weights folder and Hugging Face envs of a re-render follow it")
     app: dict[str, Any] = {}
     _meta(ctx, app)
     pod = read_pod(rendered, ctx.lines)
@@ -726,6 +776,7 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool) -> Imported:
         draft_stack.data.setdefault("spec_methods", []).append(method)
         draft_stack.data.setdefault("speculative_args", {})[method] = []
     app["stack"] = stack.id
+    _features(ctx, launch, mapped, family, stack, pool, app)
     _apply_argv(ctx, mapped, app, pool, family, pod.fetches)
     consumed = _consumed_vars(pod, launch)
     _env(ctx, launch, stack, family, consumed, cat, app)
@@ -746,9 +797,50 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool) -> Imported:
         app["unmapped"] = list(result.unmapped)
     app.setdefault("status", "active")  # a chart has no status; a new app starts active (--update leaves it)
     ordered = {k: app[k] for k in APP_KEYS if k in app}
-    result.app = ordered
     _validate(ctx, ordered)
+    if result.status == "ok":
+        _omit_sized(ctx, cat, ordered)
+    result.app = ordered
     return result
+
+
+def _omit_sized(ctx: _Ctx, cat: Catalog, app: dict[str, Any]) -> None:
+    """A GPU memory (and a vLLM utilization) equal to what the fit sizes is written as the catalog writes it:
+    left out (generator/fit/sizing.py `sized`). The room an existing app leaves (`gpu_room`, not in a chart) is
+    part of that sizing."""
+    existing = cat.apps.get(str(app.get("name")))
+    room = existing.app.gpu_room if existing is not None else None
+    mib, util = app.get("gpu_memory_mib"), app.get("gpu_memory_utilization")
+    if mib is None or (existing is not None and existing.app.gpu_memory_mib == mib):
+        return  # the catalog's app states this very number: its spelling is kept (`--update` leaves it)
+    tries = [("gpu_memory_mib", "gpu_memory_utilization"), ("gpu_memory_mib",)] if util is not None \
+        else [("gpu_memory_mib",)]
+    if existing is not None and util is not None and existing.app.gpu_memory_utilization == util:
+        tries = [("gpu_memory_mib",)]  # the utilization the app states is kept
+    for left_out in tries:
+        fields = {k: v for k, v in _tuples(app).items() if k not in left_out}
+        if room is not None:
+            fields["gpu_room"] = room
+        candidate = App.model_validate(fields)
+        r = _resolved(cat, candidate)
+        if r is None:
+            return
+        filled = sized(r).app
+        if filled.gpu_memory_mib == mib and filled.gpu_memory_utilization == util:
+            for key in left_out:
+                del app[key]
+            ctx.note("gpu_memory_mib", f"{mib} MiB{f' and utilization {util}' if len(left_out) == 2 else ''} is what "
+                                       "the fit sizes (generator/fit/sizing.py): left out, as the catalog writes it")
+            return
+
+
+def _resolved(cat: Catalog, app: App) -> Resolved | None:
+    model, stack, device = cat.models.get(app.model), cat.stacks.get(app.stack), cat.devices.get(app.device)
+    if model is None or stack is None or device is None:
+        return None
+    template: ChatTemplateFile | None = cat.chat_templates.get(app.chat_template) if app.chat_template else None
+    return Resolved(app=app, model=model, stack=stack, device=device, genesis=cat.genesis, file=f"{app.name}.yaml",
+                    doc=Document(Path(f"{app.name}.yaml"), {}), market=cat.market, chat_template=template)
 
 
 def _unsupported(result: Imported, found: programs.Unsupported) -> Imported:
@@ -880,6 +972,12 @@ def _apply_argv(ctx: _Ctx, mapped: Mapped, app: dict[str, Any], pool: Pool, fami
                 ctx.result.missing.append(f"model {model_id}: the vision projector is a draft "
                                           f"(drafts/models/{model_id}.yaml)")
             app["vision"] = True
+    elif family == "vllm" and ctx.audio_image is not None:
+        if ctx.audio_image:
+            app["vision"] = True
+        model = pool.cat.models.get(model_id or "")
+        if model is not None and not model.architecture.audio:
+            ctx.result.missing.append(f"audio: model {model_id} has no audio encoder (architecture.audio)")
     elif family == "vllm" and model_id is not None:
         model = pool.cat.models.get(model_id)
         arch_vision = bool(model and model.architecture.vision)
@@ -913,6 +1011,115 @@ def _apply_argv(ctx: _Ctx, mapped: Mapped, app: dict[str, Any], pool: Pool, fami
             ctx.result.missing.append(f"extra_args: {flag} {token.text} ({token.origin}) reads a file under "
                                       f"{CHART_MODELS} that the rendered chart does not provide ({source}); map it "
                                       "(a drafter or projector of the model, a stack's speculative_args) or drop it")
+
+
+# --- the features a chart spells as arguments, volumes and a launcher (generator/engines/base.py) ------------
+
+def _take(tokens: list[Token], flag: str) -> tuple[str, Origin, int, int] | None:
+    """(value, origin, start, count) of the first `flag VALUE` / `flag=VALUE` in `tokens`."""
+    for index, token in enumerate(tokens):
+        if token.text == flag and index + 1 < len(tokens):
+            return tokens[index + 1].text, token.origin, index, 2
+        if token.text.startswith(flag + "="):
+            return token.text.split("=", 1)[1], token.origin, index, 1
+    return None
+
+
+def _mount_at(launch: Launch, folder: str) -> tuple[str, dict[str, Any]] | None:
+    """(volume name, volume) of the engine container's mount at `folder`."""
+    volumes = {v.get("name"): v for v in pod_spec(launch.workload).get("volumes") or () if isinstance(v, dict)}
+    for mount in launch.container.get("volumeMounts") or ():
+        if isinstance(mount, dict) and str(mount.get("mountPath", "")).rstrip("/") == folder.rstrip("/"):
+            name = str(mount.get("name"))
+            return name, volumes.get(name) or {}
+    return None
+
+
+def _features(ctx: _Ctx, launch: Launch, mapped: Mapped, family: str, stack: Stack, pool: Pool,
+              app: dict[str, Any]) -> None:
+    """`chat_template`, `slot_save`, `audio` and `python_packages`: each back from the spelling the catalog
+    renders; what differs from it stays in `extra_args` / `unmapped` as before."""
+    extra = mapped.extra
+    flag = {"llamacpp": "--chat-template-file", "vllm": "--chat-template"}.get(family)
+    found = _take(extra, flag) if flag else None
+    if found is not None:
+        path, origin, start, count = found
+        folder, _, key = path.rpartition("/")
+        mount = _mount_at(launch, folder) if folder else None
+        map_name = str((mount[1].get("configMap") or {}).get("name")) if mount and isinstance(
+            mount[1].get("configMap"), dict) else None
+        doc = next((d for d in ctx.r.docs if d.kind == "ConfigMap" and d.name == map_name), None)
+        data = (doc.body.get("data") or {}) if doc is not None else {}
+        if mount is not None and map_name is not None and isinstance(data.get(key), str):
+            text = data[key]
+            where = ctx.lines.origin(doc.source, key) if doc is not None else origin
+            template_id = _chat_template(ctx, pool, text, str(where), str(app.get("name") or ctx.result.label))
+            app["chat_template"] = template_id
+            ctx.handled_mounts.add(mount[0])
+            ctx.handled_maps.add(map_name)
+            del extra[start:start + count]
+            if path != f"{CHAT_TEMPLATE_DIR}/{CHAT_TEMPLATE_FILE}":
+                ctx.note(origin, f"{flag} {path}: the catalog mounts the chat template at "
+                                 f"{CHAT_TEMPLATE_DIR}/{CHAT_TEMPLATE_FILE}")
+    if family == "llamacpp":
+        found = _take(extra, "--slot-save-path")
+        mount = _mount_at(launch, found[0]) if found is not None else None
+        if found is not None and mount is not None and "emptyDir" in mount[1]:
+            path, origin, start, count = found
+            app["slot_save"] = True
+            ctx.handled_mounts.add(mount[0])
+            del extra[start:start + count]
+            if path.rstrip("/") != SLOT_DIR:
+                ctx.note(origin, f"--slot-save-path {path}: the catalog mounts its emptyDir at {SLOT_DIR}")
+    if family == "vllm":
+        found = _take(extra, "--limit-mm-per-prompt")
+        if found is not None:
+            try:
+                limits = json.loads(found[0])
+            except ValueError:
+                limits = None
+            # generator/engines/vllm.py renders {"image": 1 if vision else 0, "audio": 1}
+            if isinstance(limits, dict) and set(limits) == {"image", "audio"} and limits["audio"] == 1 \
+                    and limits["image"] in (0, 1) and not isinstance(limits["image"], bool):
+                app["audio"] = True
+                ctx.audio_image = bool(limits["image"])
+                del extra[found[2]:found[2] + found[3]]
+    _packages(ctx, launch, stack, app)
+
+
+PIP_LAUNCHER = re.compile(r'^pip install --quiet ((?:[A-Za-z0-9][A-Za-z0-9._=+!-]* )+)&& exec (.+) "\$@"$')
+
+
+def _packages(ctx: _Ctx, launch: Launch, stack: Stack, app: dict[str, Any]) -> None:
+    """The pip launcher generator/engines/base.py `command` writes: `sh -c 'pip install --quiet PKG... && exec
+    <stack command> "$@"' --`."""
+    command = [str(x) for x in launch.container.get("command") or ()]
+    if launch.script is None or len(command) != 4 or command[:2] != ["sh", "-c"] or command[3] != "--":
+        return
+    match = PIP_LAUNCHER.match(command[2].replace("$$", "$").strip())
+    if not match or match.group(2) != shlex.join(stack.command):
+        return
+    packages = match.group(1).split()
+    try:
+        for package in packages:
+            PIP_PACKAGE.validate_python(package)
+    except ValidationError:
+        return
+    app["python_packages"] = packages
+    ctx.handled_lines |= {o.line for o, t in launch.pre_exec if t.startswith("pip install") and o.line}
+    ctx.packages_launcher = True
+
+
+def _chat_template(ctx: _Ctx, pool: Pool, text: str, ref: str, app: str) -> str:
+    """The catalog's chat template with these bytes (by sha256), else a draft of one."""
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    known = next((t for t in pool.cat.chat_templates.values() if t.meta.sha256 == digest), None)
+    if known is not None:
+        return known.meta.id
+    template_id = pool.add_chat_template(text, digest, ref, app)
+    ctx.result.missing.append(f"chat_template {template_id}: a draft (drafts/chat_templates/{template_id}.yaml), "
+                              "say what it changes (`purpose`) and move it with its .jinja to chat_templates/")
+    return template_id
 
 
 def _report_kept(ctx: _Ctx, tokens: list[Token]) -> None:

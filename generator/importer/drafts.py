@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from generator.catalog import Catalog
-from generator.schema import Model, Stack
+from generator.schema import ChatTemplate, Model, Stack
 
 GGUF_QUANT = re.compile(r"(?i)(?:^|[-_.])((?:UD-)?(?:I?Q[0-9](?:_[0-9])?(?:_K)?(?:_[A-Z]{1,2})?|BF16|F16|F32|MXFP4(?:_MOE)?))$")
 REPO_QUANT_TOKENS = ("nvfp4", "mxfp4", "fp8", "awq", "gptq", "int4", "int8", "autoround", "4bit", "8bit", "bf16")
@@ -122,6 +122,19 @@ class StackDraft:
         return missing_fields(Stack, self.data)
 
 
+@dataclass
+class ChatTemplateDraft:
+    """A chat template a chart ships that the catalog lacks: its text, written next to the draft's YAML."""
+
+    id: str
+    data: dict[str, Any]  # the chat_templates/<id>.yaml data (no `purpose`: the import cannot tell it)
+    text: str
+    apps: list[str] = field(default_factory=list)
+
+    def missing(self) -> tuple[list[str], list[str]]:
+        return missing_fields(ChatTemplate, self.data)
+
+
 def _source(ref: str, note: str) -> dict[str, str]:
     return {"ref": ref, "note": note}
 
@@ -133,6 +146,7 @@ class Pool:
         self.cat = cat
         self.models: dict[str, ModelDraft] = {}
         self.stacks: dict[str, StackDraft] = {}
+        self.chat_templates: dict[str, ChatTemplateDraft] = {}
         self._load_drafts()
 
     def _load_drafts(self) -> None:
@@ -307,6 +321,22 @@ class Pool:
 
     # --- stacks ---------------------------------------------------------------------------------------
 
+    # --- chat templates -------------------------------------------------------------------------------
+
+    def add_chat_template(self, text: str, sha256: str, ref: str, app: str) -> str:
+        """A draft chat template with these bytes (one per sha256 in a run); returns its id."""
+        for draft in self.chat_templates.values():
+            if draft.data["sha256"] == sha256:
+                draft.apps.append(app)
+                return draft.id
+        template_id = slug(f"{app}-chat-template")
+        while template_id in self.cat.chat_templates or template_id in self.chat_templates:
+            template_id = slug(template_id + "-imported")
+        data = {"id": template_id, "file": f"{template_id}.jinja", "sha256": sha256,
+                "sources": [_source(ref, "the chat template of the imported chart")]}
+        self.chat_templates[template_id] = ChatTemplateDraft(template_id, data, text, [app])
+        return template_id
+
     def stacks_with_image(self, image: str) -> list[Stack]:
         found = [s for s in self.cat.stacks.values() if s.image == image]
         found += [Stack.model_construct(**{"fork": "upstream", "version": "", **_tuples(d.data)})
@@ -327,4 +357,4 @@ class Pool:
         return draft
 
 
-__all__ = ["ModelDraft", "Pool", "StackDraft", "base_name", "gguf_quant", "missing_fields", "repo_format", "slug"]
+__all__ = ["ChatTemplateDraft", "ModelDraft", "Pool", "StackDraft", "base_name", "gguf_quant", "missing_fields", "repo_format", "slug"]

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.core.errors import InputError, Problem, missing_module
+from generator.adapters.helm import Helm, HelmFailure
+from generator.core.errors import InputError, Problem
 from generator.importer.source import ChartFiles
 from generator.lint.helm import Doc, documents, yaml_loader
 from generator.lint.values import OWNER, olares_values
@@ -199,12 +200,7 @@ def _helm_problems(files: ChartFiles, message: str, chart_dir: str) -> list[Prob
 
 
 def _render(folder: Path, values: dict[str, Any], name: str) -> dict[str, str]:
-    try:
-        import helm_python as helm
-    except ImportError as exc:  # pragma: no cover - a dependency of the package
-        raise missing_module("helm_python") from exc
-    with helm.Chart.load(str(folder)) as chart:
-        out = chart.render(values=values, name=name, namespace=f"{name}-{OWNER}")
+    out = Helm().render(folder, values, name=name, namespace=f"{name}-{OWNER}")  # HelmFailure when Helm refuses
     prefix = f"{folder.name}/"
     return {(k.removeprefix(prefix)): v for k, v in sorted(out.items())}
 
@@ -219,8 +215,6 @@ def _declared_env(manifest: dict[str, Any]) -> tuple[str, ...]:
 
 def render_chart(files: ChartFiles) -> Rendered:
     """Parse and render `files`; InputError (file:line) when Helm or YAML refuses it or a value is missing."""
-    import helm_python
-
     chart = _mapping(files, "Chart.yaml")
     values = _mapping(files, "values.yaml", optional=True)
     name = str(chart.get("name") or files.name)
@@ -249,8 +243,8 @@ def render_chart(files: ChartFiles) -> Rendered:
             raise InputError(problems)
         try:
             out = _render(first, base_values, name)
-        except helm_python.HelmError as exc:
-            raise InputError(_helm_problems(files, str(exc), chart_dir)) from exc
+        except HelmFailure as exc:
+            raise InputError(_helm_problems(files, exc.detail, chart_dir)) from exc
         manifest = _yaml(files, MANIFEST, out.get(MANIFEST_TEMPLATE, ""))
         if not isinstance(manifest, dict):
             raise InputError([Problem(files.where(MANIFEST), 1, None, "the rendered manifest is not a YAML mapping")])
@@ -274,8 +268,8 @@ def render_chart(files: ChartFiles) -> Rendered:
         _write(second, files.files)
         try:
             rendered = _render(second, injected, name)
-        except helm_python.HelmError as exc:
-            raise InputError(_helm_problems(files, str(exc), chart_dir)) from exc
+        except HelmFailure as exc:
+            raise InputError(_helm_problems(files, exc.detail, chart_dir)) from exc
     finally:
         shutil.rmtree(root, ignore_errors=True)
     docs, errors = documents(rendered)

@@ -188,6 +188,15 @@ def plan_writes(results: list[Imported], pool: Pool, cat: Catalog, update: bool)
         plan.writes.append(FileWrite(path, _stack_text(sdraft, labels), "draft stack"))
         plan.drafts.append({"path": display_path(path), "kind": "stack", "id": sdraft.id, "apps": sdraft.apps,
                             "missing": missing, "to_fix": other, "guessed": sdraft.guessed})
+    for tdraft in pool.chat_templates.values():
+        path = root / "drafts" / "chat_templates" / f"{tdraft.id}.yaml"
+        missing, other = tdraft.missing()
+        header = _draft_header("chat template", f"chat_templates/{tdraft.id}.yaml (with {tdraft.data['file']})",
+                               tdraft.apps, missing, other, [], [])
+        plan.writes.append(FileWrite(path, emit(tdraft.data, header), "draft chat template"))
+        plan.writes.append(FileWrite(path.with_name(tdraft.data["file"]), tdraft.text, "draft chat template file"))
+        plan.drafts.append({"path": display_path(path), "kind": "chat template", "id": tdraft.id, "apps": tdraft.apps,
+                            "missing": missing, "to_fix": other, "guessed": []})
     return plan
 
 
