@@ -29,6 +29,7 @@ need=()
 command -v docker-registry >/dev/null || need+=(docker-registry)
 command -v htpasswd >/dev/null || need+=(apache2-utils)
 command -v git >/dev/null || need+=(git)
+command -v chromium >/dev/null || need+=(chromium)  # the store page is tested in a real headless browser
 if [ "$quick" = 0 ] && [ -z "${LLAMA_SERVER:-}" ]; then
   command -v cmake >/dev/null || need+=(cmake)
   command -v g++ >/dev/null || need+=(g++)
