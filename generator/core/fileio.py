@@ -9,6 +9,7 @@ or, written through, overwrite the file it points to).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import tempfile
@@ -51,10 +52,8 @@ def atomic_write_text(path: Path, text: str) -> None:
         os.chmod(tmp, stat.S_IMODE(info.st_mode) if info is not None else 0o644)
         os.replace(tmp, path)
     except BaseException as exc:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         if isinstance(exc, OSError):
             raise translate_os_error(exc, path, "write") from exc
         raise

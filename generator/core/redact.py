@@ -28,7 +28,7 @@ import base64
 import binascii
 import bisect
 import re
-from typing import Iterable
+from collections.abc import Iterable
 from urllib.parse import quote, unquote
 
 MASK = "***"
@@ -173,12 +173,12 @@ def _b64(text: str) -> str:
     return base64.b64encode(text.encode("utf-8", "surrogatepass")).decode()
 
 
-def _auth_value(match: re.Match) -> str:
+def _auth_value(match: re.Match[str]) -> str:
     scheme = f"{match.group(2)} " if match.group(2) else ""
     return f"{match.group(1)}{scheme}{MASK}"
 
 
-def _basic_value(match: re.Match) -> str:
+def _basic_value(match: re.Match[str]) -> str:
     """Mask `Basic <b64>` only when the base64 decodes to `user:password` (not the English word)."""
     try:
         decoded = base64.b64decode(match.group(2) + "=" * (-len(match.group(2)) % 4), validate=True)
@@ -187,7 +187,7 @@ def _basic_value(match: re.Match) -> str:
     return f"{match.group(1)} {MASK}" if b":" in decoded else match.group(0)
 
 
-def _key_value(match: re.Match) -> str:
+def _key_value(match: re.Match[str]) -> str:
     quote_char, key, sep, value = match.groups()
     if value in (MASK, f'"{MASK}"', f"'{MASK}'"):
         return match.group(0)

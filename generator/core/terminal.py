@@ -37,7 +37,7 @@ def markup(text: str, *, newlines: bool = False) -> str:
     return escape(printable(text, newlines=newlines))
 
 
-def _visible(match: re.Match) -> str:
+def _visible(match: re.Match[str]) -> str:
     char = match.group(0)
     named = {"\n": "\\n", "\r": "\\r"}
     if char in named:

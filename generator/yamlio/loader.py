@@ -9,10 +9,11 @@ import stat
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 from ruamel.yaml import YAML
 from ruamel.yaml import nodes as ruamel_nodes
 from ruamel.yaml.error import MarkedYAMLError as RuamelMarkedError
@@ -116,7 +117,7 @@ def _plain(node: Node, loc: Path_, lines: dict[Path_, int]) -> Any:
             lines[child] = item.start_mark.line + 1
             items.append(_plain(item, child, lines))
         return tuple(items)  # the models are immutable: sequences are tuples
-    return _scalar(node)
+    return _scalar(cast(ScalarNode, node))  # the composer builds only mapping, sequence and scalar nodes
 
 
 MAX_FILE_BYTES = 16 * 2**20  # any YAML file the tool reads (ledgers and releases.yaml grow with history)
@@ -186,8 +187,8 @@ def parse_document(raw: bytes | str, display: str, path: Path | None = None) -> 
                                   f"YAML error: {exc.reason}; remove the character")]) from exc
     except (YAMLError, RuamelYAMLError) as exc:  # unmarked: e.g. a control character (ReaderError)
         position = getattr(exc, "position", None)  # ReaderError: the character's index in the text
-        line = text[:position].count("\n") + 1 if isinstance(position, int) else None
-        raise InputError([Problem(name, line, None, f"YAML error: {_first_line(exc)}; fix the YAML")]) from exc
+        at = text[:position].count("\n") + 1 if isinstance(position, int) else None
+        raise InputError([Problem(name, at, None, f"YAML error: {_first_line(exc)}; fix the YAML")]) from exc
     except RecursionError as exc:  # `_plain` walks the nodes recursively: an alias inside itself, or deep nesting
         raise InputError([Problem(name, None, None, "YAML nested too deeply, or an alias (`*name`) that refers to "
                                   "the node containing it; write the values out")]) from exc
@@ -233,7 +234,8 @@ def _refuse_aliases(text: str) -> None:
     for event in yaml.parse(text, Loader=_Loader):
         if isinstance(event, AliasEvent):
             raise _Refused(None, None, f"alias *{event.anchor} is not supported in catalog files "
-                                       "(write the value out)", event.start_mark)
+                                       "(write the value out)",
+                           event.start_mark)  # type: ignore[arg-type]  # libyaml's C Mark; the stubs name only yaml.error.Mark
 
 
 def _copied(value: Any) -> Any:
@@ -249,7 +251,7 @@ def _field(loc: Path_) -> str:
     return ".".join(str(p) for p in loc) or "(top level)"
 
 
-def _message(err: dict[str, Any]) -> str:
+def _message(err: ErrorDetails) -> str:
     kind = err["type"]
     msg = err["msg"]
     if kind == "extra_forbidden":
@@ -287,7 +289,7 @@ def _named_key(data: Any, loc: Path_, message: str) -> Path_:
     """A model-level check reports no field: point at the first key of that model its message names."""
     node = data
     for part in loc:
-        node = node[part] if isinstance(node, (dict, list, tuple)) else None
+        node = _child(node, part)
     if not isinstance(node, dict):
         return loc
     for word in message.replace("`", " ").replace("'", " ").replace(":", " ").split():
@@ -301,18 +303,27 @@ def _data_path(data: Any, loc: Path_) -> Path_:
     out: list[str | int] = []
     node = data
     for part in loc:
-        if isinstance(node, dict) and part in node:
-            node = node[part]
+        if _holds(node, part):
+            node = _child(node, part)
             out.append(part)
-        elif isinstance(node, (list, tuple)) and isinstance(part, int) and part < len(node):
-            node = node[part]
-            out.append(part)
-        elif isinstance(node, dict) and not out or isinstance(node, dict):
+        elif isinstance(node, dict):
             out.append(part)  # a missing or extra key: still name it
             break
         else:
             break
     return tuple(out)
+
+
+def _holds(node: Any, part: str | int) -> bool:
+    """Whether the data `node` has a child at `part` (a key of a mapping, an index of a sequence)."""
+    if isinstance(node, dict):
+        return part in node
+    return isinstance(node, (list, tuple)) and isinstance(part, int) and part < len(node)
+
+
+def _child(node: Any, part: str | int) -> Any:
+    """`node[part]` of plain data; None where the data has no such child."""
+    return node[part] if _holds(node, part) else None
 
 
 def load_model(cls: type[T], doc: Document, display: str) -> T:
