@@ -7,7 +7,8 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, TypeVar
+from typing import TypeVar
+from collections.abc import Callable, Iterable
 
 from pydantic import BaseModel
 
@@ -17,6 +18,7 @@ from generator.yamlio.loader import Document, load_model, read_document
 from generator.schema import App, ChatTemplate, Device, GenesisRegistry, Market, Model, Stack, WeightFile
 
 T = TypeVar("T", bound=BaseModel)
+Identified = TypeVar("Identified", Model, Stack, Device)  # the kinds of file that carry an `id`
 
 EMBEDDED = embedded_catalog()  # the catalog shipped with the tool (generator/core/locate.py finds it)
 MARKET_FILE = "market.yaml"  # the catalog's market settings (generator/schema/market.py); optional
@@ -130,16 +132,19 @@ def _load_all(folder: Path, cls: type[T], problems: list[Problem]) -> list[tuple
     return out
 
 
-def _index(items: list[tuple[T, Document, str]], kind: str, problems: list[Problem]) -> dict[str, T]:
-    index: dict[str, T] = {}
+def _index(items: list[tuple[Identified, Document, str]], kind: str,
+           problems: list[Problem]) -> dict[str, Identified]:
+    index: dict[str, Identified] = {}
     for obj, doc, name in items:
-        key = getattr(obj, "id")
+        key = obj.id
         if key in index:
-            problems.append(Problem(name, doc.line_of(("id",)), "id", f"duplicate {kind} id {key!r}; ids must be unique"))
+            problems.append(Problem(name, doc.line_of(("id",)), "id",
+                                    f"duplicate {kind} id {key!r}; ids must be unique"))
         index[key] = obj
         stem = Path(name).stem
         if stem != key:
-            problems.append(Problem(name, doc.line_of(("id",)), "id", f"{kind} id {key!r} must equal the file name {stem!r}"))
+            problems.append(Problem(name, doc.line_of(("id",)), "id",
+                                    f"{kind} id {key!r} must equal the file name {stem!r}"))
     return index
 
 
@@ -225,31 +230,43 @@ def _resolve(cat: Catalog, app: App, doc: Document, name: str, problems: list[Pr
         if found is None:
             bad(kind, f"unknown {kind} {key!r}; known: {', '.join(sorted(pool)) or 'none'}")
     if model is not None:
-        if model.weight(app.quantization) is None:
-            bad("quantization", f"model {model.id!r} has no quantization {app.quantization!r}; known: "
-                + ", ".join(w.quant for w in model.weights))
-        drafter = app.speculative.drafter if app.speculative else None
-        if drafter and model.drafter(drafter) is None:
-            problems.append(Problem(name, doc.line_of(("speculative", "drafter")), "speculative.drafter",
-                                    f"model {model.id!r} has no drafter {drafter!r}; known: "
-                                    + (", ".join(d.id for d in model.drafters) or "none")))
-        if app.vision and model.mmproj is None and stack is not None and stack.engine == "llamacpp":
-            bad("vision", f"model {model.id!r} has no vision projector (mmproj); set vision: false")
+        _check_model_files(app, model, stack, doc, name, problems, bad)
     template = _check_extras(cat, app, model, stack, device, bad)
     if app.genesis_patches:
-        if cat.genesis is None:
-            bad("genesis_patches", "the catalog has no genesis/ registry")
-        else:
-            for index, pid in enumerate(app.genesis_patches):
-                if cat.genesis.patch(pid) is None:
-                    problems.append(Problem(name, doc.line_of(("genesis_patches", index)), f"genesis_patches.{index}",
-                                            f"unknown Genesis patch {pid!r}; see catalog/genesis/"))
+        _check_genesis_patches(cat, app, doc, name, problems, bad)
     if model is not None and stack is not None and len(problems) == before:
         _check_stack_offers(app, model, stack, doc, name, problems)
     if len(problems) > before or model is None or stack is None or device is None:
         return None
     return Resolved(app=app, model=model, stack=stack, device=device, genesis=cat.genesis, file=name, doc=doc,
                     market=cat.market, chat_template=template)
+
+
+def _check_model_files(app: App, model: Model, stack: Stack | None, doc: Document, name: str,
+                       problems: list[Problem], bad: Callable[[str, str], None]) -> None:
+    """The model has the app's quantization, its drafter and, for a llama.cpp vision app, a projector."""
+    if model.weight(app.quantization) is None:
+        bad("quantization", f"model {model.id!r} has no quantization {app.quantization!r}; known: "
+            + ", ".join(w.quant for w in model.weights))
+    drafter = app.speculative.drafter if app.speculative else None
+    if drafter and model.drafter(drafter) is None:
+        problems.append(Problem(name, doc.line_of(("speculative", "drafter")), "speculative.drafter",
+                                f"model {model.id!r} has no drafter {drafter!r}; known: "
+                                + (", ".join(d.id for d in model.drafters) or "none")))
+    if app.vision and model.mmproj is None and stack is not None and stack.engine == "llamacpp":
+        bad("vision", f"model {model.id!r} has no vision projector (mmproj); set vision: false")
+
+
+def _check_genesis_patches(cat: Catalog, app: App, doc: Document, name: str, problems: list[Problem],
+                           bad: Callable[[str, str], None]) -> None:
+    """Every Genesis patch the app names is in the catalog's genesis/ registry."""
+    if cat.genesis is None:
+        bad("genesis_patches", "the catalog has no genesis/ registry")
+        return
+    for index, pid in enumerate(app.genesis_patches):
+        if cat.genesis.patch(pid) is None:
+            problems.append(Problem(name, doc.line_of(("genesis_patches", index)), f"genesis_patches.{index}",
+                                    f"unknown Genesis patch {pid!r}; see catalog/genesis/"))
 
 
 def _check_extras(cat: Catalog, app: App, model: Model | None, stack: Stack | None, device: Device | None,
@@ -280,7 +297,8 @@ def _check_engine_features(app: App, stack: Stack, bad: Callable[[str, str], Non
             f"{stack.engine}")
 
 
-def _check_stack_offers(app: App, model: Model, stack: Stack, doc: Document, name: str, problems: list[Problem]) -> None:
+def _check_stack_offers(app: App, model: Model, stack: Stack, doc: Document, name: str,
+                        problems: list[Problem]) -> None:
     """What the engine needs to build the app's argv: the stack offers the speculative method, the app gives what
     the stack's spelling of it takes (`{drafter}`, `{tokens}`), and a llama.cpp stack has a GGUF file to fetch.
     Checked here, when the catalog is resolved, so render, bump, explain and check all report it the same way."""
@@ -298,8 +316,8 @@ def _check_stack_offers(app: App, model: Model, stack: Stack, doc: Document, nam
             shown = " ".join(spelling)
             if "{drafter}" in spelling and not spec.drafter:
                 known = ", ".join(d.id for d in model.drafters) or f"none in model {model.id!r}: add one there"
-                bad(("speculative", "drafter"), f"stack {stack.id} spells `{spec.method}` with a drafter file ({shown}) "
-                    f"but none is set; set speculative.drafter ({known})")
+                bad(("speculative", "drafter"), f"stack {stack.id} spells `{spec.method}` with a drafter file "
+                    f"({shown}) but none is set; set speculative.drafter ({known})")
             if "{tokens}" in spelling and spec.tokens is None:
                 bad(("speculative", "tokens"), f"stack {stack.id} spells `{spec.method}` with a draft length ({shown}) "
                     "but none is set; set speculative.tokens (e.g. 3)")

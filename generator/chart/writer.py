@@ -28,6 +28,7 @@ The output folder belongs to the tool (docs/security.md, "Files"):
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import difflib
@@ -467,13 +468,8 @@ def _locked(out: Path, on_wait: Callable[[str], None] | None) -> Iterator[bool]:
                 raise FileSystemError(f"{safe_line(out)}: another run has held it for {LOCK_WAIT_S} s; try again")
             time.sleep(0.05)
             continue
-        try:
-            out.mkdir(parents=True)
+        if _make_folder(out):
             created = True
-        except FileExistsError:
-            pass
-        except OSError as exc:
-            raise translate_os_error(exc, out, "create") from exc
         try:
             fd = os.open(out, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         except FileNotFoundError:
@@ -481,27 +477,48 @@ def _locked(out: Path, on_wait: Callable[[str], None] | None) -> Iterator[bool]:
         except OSError as exc:
             raise translate_os_error(exc, out, "open") from exc
         try:
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise FileSystemError(f"{safe_line(out)}: another `catalog render` (or bump, prune) has "
-                                              f"held it for {LOCK_WAIT_S} s; stop it or try again") from None
-                    if not told and on_wait is not None:
-                        on_wait(f"waiting for another `catalog render` into {safe_line(out)} to finish")
-                        told = True
-                    time.sleep(0.05)
-            try:
-                same = os.path.samestat(os.fstat(fd), os.stat(out))
-            except FileNotFoundError:
-                same = False
-            if same:
+            told = _flock_waiting(fd, out, deadline, on_wait, told)
+            if _still_named(fd, out):
                 yield created
                 return
         finally:
             os.close(fd)
+
+
+def _make_folder(out: Path) -> bool:
+    """Create the output folder (and its parents); whether this call created it."""
+    try:
+        out.mkdir(parents=True)
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        raise translate_os_error(exc, out, "create") from exc
+    return True
+
+
+def _flock_waiting(fd: int, out: Path, deadline: float, on_wait: Callable[[str], None] | None, told: bool) -> bool:
+    """flock(LOCK_EX) on `fd`, waiting until `deadline` for the run that holds it; says once (unless `told`) that
+    it waits. Returns whether it has said so."""
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return told
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise FileSystemError(f"{safe_line(out)}: another `catalog render` (or bump, prune) has "
+                                      f"held it for {LOCK_WAIT_S} s; stop it or try again") from None
+            if not told and on_wait is not None:
+                on_wait(f"waiting for another `catalog render` into {safe_line(out)} to finish")
+                told = True
+            time.sleep(0.05)
+
+
+def _still_named(fd: int, out: Path) -> bool:
+    """Whether the folder open as `fd` is the one that has the name `out` now (not exchanged meanwhile)."""
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(out))
+    except FileNotFoundError:
+        return False
 
 
 def _restore_parked(out: Path) -> str:
@@ -552,14 +569,10 @@ def _clean_leftovers(out: Path) -> None:
 
 
 def _rmdir_quietly(path: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.rmdir(path)
-    except OSError:
-        pass
 
 
 def _unlink_quietly(path: str | Path) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.unlink(path)
-    except OSError:
-        pass

@@ -80,9 +80,7 @@ class ArgvChecker:
     def _is_flag_like(self, text: str) -> bool:
         if text.startswith("--"):
             return len(text) > 2
-        if text.startswith("-") and len(text) > 1 and not INT.match(text):
-            return True
-        return False
+        return text.startswith("-") and len(text) > 1 and not INT.match(text)
 
     def _split(self, text: str) -> tuple[str, str | None, str | None]:
         """(flag spelling, inline value, dotted JSON key path)."""

@@ -13,7 +13,7 @@ import hashlib
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, ValidationError, model_validator
 from ruamel.yaml import YAML
@@ -79,7 +79,7 @@ class Flag(Strict):
         return next((k for k in self.json_keys or () if k.name == name), None)
 
     @model_validator(mode="after")
-    def _consistent(self) -> "Flag":
+    def _consistent(self) -> Flag:
         if self.choices and self.nargs == "0":
             raise ValueError(f"{self.name}: a switch (nargs 0) cannot have choices")
         if self.json_keys is not None and self.type != "json":
@@ -139,7 +139,7 @@ class FlagTable(Strict):
     env_prefixes: tuple[Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]*_$")], ...] = ()
 
     @model_validator(mode="after")
-    def _unique(self) -> "FlagTable":
+    def _unique(self) -> FlagTable:
         seen: dict[str, str] = {}
         for flag in self.flags:
             for spelling in flag.spellings:
@@ -173,7 +173,7 @@ class FlagTable(Strict):
 _PARSED: dict[str, FlagTable] = {}  # sha256 of the file's bytes -> the valid table
 
 
-def _tuples(value):
+def _tuples(value: Any) -> Any:
     """Plain YAML data -> the immutable shapes the strict models take (sequences as tuples)."""
     if isinstance(value, dict):
         return {str(k): _tuples(v) for k, v in value.items()}

@@ -104,7 +104,8 @@ class App(Strict):
     audio: bool = False  # vLLM: audio input (--limit-mm-per-prompt audio 1)
     chat_template: Id | None = None  # catalog/chat_templates/<id>.yaml: shipped with the chart, passed to the server
     slot_save: bool = False  # llama.cpp: --slot-save-path on an emptyDir (slot save/restore over HTTP)
-    python_packages: Annotated[tuple[PipPackage, ...], Field(max_length=MAX_ITEMS)] = ()  # pip-installed before the server starts (the image lacks them)
+    # pip-installed before the server starts (the image lacks them)
+    python_packages: Annotated[tuple[PipPackage, ...], Field(max_length=MAX_ITEMS)] = ()
     genesis_patches: Annotated[tuple[Name, ...], Field(max_length=MAX_ITEMS)] = ()
     gpu_memory_mib: MiB | None = None  # the HAMi cap; None: the fit sizes it (generator/fit/sizing.py)
     gpu_room: GpuRoom | None = None  # memory the app leaves free on the card; the sized cap keeps it
@@ -120,8 +121,10 @@ class App(Strict):
     upgrade_description: LongText | None = None
     probe: Probe | None = None
     benchmarks: Annotated[tuple[Benchmark, ...], Field(max_length=MAX_ITEMS)] = ()
-    calibration: Annotated[tuple[Calibration, ...], Field(max_length=MAX_ITEMS)] = ()  # measured memory figures for this app (generator/fit/estimate.py)
-    unmapped: Annotated[tuple[str, ...], Field(max_length=MAX_ITEMS)] = ()  # facts of an imported chart the catalog cannot express (`file:line: what`); not rendered
+    # measured memory figures for this app (generator/fit/estimate.py)
+    calibration: Annotated[tuple[Calibration, ...], Field(max_length=MAX_ITEMS)] = ()
+    # facts of an imported chart the catalog cannot express (`file:line: what`); not rendered
+    unmapped: Annotated[tuple[str, ...], Field(max_length=MAX_ITEMS)] = ()
 
     @field_validator("version", mode="before")
     @classmethod
@@ -133,7 +136,7 @@ class App(Strict):
         return value
 
     @model_validator(mode="after")
-    def _status_fields(self) -> "App":
+    def _status_fields(self) -> App:
         if self.status != "active" and not self.reason:
             raise ValueError(f"status {self.status!r} needs a `reason`")
         if self.status == "active" and (self.replaced_by or self.removed_on):

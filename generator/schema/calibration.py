@@ -33,7 +33,7 @@ class Calibration(Strict):
     date: Date | None = None
 
     @model_validator(mode="after")
-    def _one_value(self) -> "Calibration":
+    def _one_value(self) -> Calibration:
         if (self.value_mib is None) == (self.value_gib is None):
             raise ValueError("give exactly one of value_mib or value_gib")
         if self.measure == "kv_needed" and self.context is None:

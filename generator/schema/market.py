@@ -36,7 +36,7 @@ class Market(Strict):
     sources: tuple[Source, ...] = ()
 
     @model_validator(mode="after")
-    def _unique_icons(self) -> "Market":
+    def _unique_icons(self) -> Market:
         if self.icons is not None and len(set(self.icons.served)) != len(self.icons.served):
             raise ValueError("icons.served lists a name twice")
         return self

@@ -90,7 +90,7 @@ class Architecture(Strict):
     audio: bool = False  # an audio encoder the engine can feed (Gemma 4 E2B/E4B)
 
     @model_validator(mode="after")
-    def _layers_add_up(self) -> "Architecture":
+    def _layers_add_up(self) -> Architecture:
         counted = self.full_attention.layers
         counted += self.sliding_attention.layers if self.sliding_attention else 0
         counted += self.recurrent.layers if self.recurrent else 0
@@ -149,15 +149,17 @@ class Model(Strict):
     weights: tuple[WeightFile, ...] = Field(min_length=1, max_length=MAX_ITEMS)
     drafters: Annotated[tuple[Drafter, ...], Field(max_length=MAX_ITEMS)] = ()
     mmproj: WeightFile | None = None
-    calibration: Annotated[tuple[Calibration, ...], Field(max_length=MAX_ITEMS)] = ()  # measured figures per weight file (`quant`)
+    # measured figures per weight file (`quant`)
+    calibration: Annotated[tuple[Calibration, ...], Field(max_length=MAX_ITEMS)] = ()
     sources: Sources
 
     @model_validator(mode="after")
-    def _calibration_quants(self) -> "Model":
+    def _calibration_quants(self) -> Model:
         known = {w.quant for w in self.weights}
         for row in self.calibration:
             if row.quant not in known:
-                raise ValueError(f"calibration {row.what!r}: `quant` must name a weight file: {', '.join(sorted(known))}")
+                raise ValueError(f"calibration {row.what!r}: `quant` must name a weight file: "
+                                 f"{', '.join(sorted(known))}")
         return self
 
     def weight(self, quant: str) -> WeightFile | None:

@@ -51,11 +51,12 @@ class Stack(Strict):
     sources: Sources
 
     @model_validator(mode="after")
-    def _placeholders(self) -> "Stack":
+    def _placeholders(self) -> Stack:
         for method, args in self.speculative_args.items():
             for arg in args:
                 if ("{" in arg or "}" in arg) and arg not in PLACEHOLDERS:
-                    raise ValueError(f"speculative_args.{method}: {arg!r}: only {', '.join(PLACEHOLDERS)} may use braces")
+                    raise ValueError(f"speculative_args.{method}: {arg!r}: "
+                                     f"only {', '.join(PLACEHOLDERS)} may use braces")
         missing = set(self.spec_methods) - set(self.speculative_args)
         if missing:
             raise ValueError(f"spec_methods {sorted(missing)} have no speculative_args spelling")
