@@ -13,6 +13,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from generator.core.findings import Severity
 from generator.engines import EngineSpec
 from generator.flags.tables import Flag, FlagTable, JsonKey
 
@@ -29,7 +30,7 @@ class Token:
 @dataclass(frozen=True)
 class Issue:
     rule: str  # FLAG001..FLAG005
-    severity: str
+    severity: Severity
     message: str
     fix: str
     token: Token
@@ -272,7 +273,7 @@ class ArgvChecker:
                   f"{self.table.syntax.positionals or 'no'} positional argument(s)",
                   f"remove `{tok.text}` or put the flag it belongs to before it", tok)
 
-    def _add(self, rule: str, severity: str, message: str, fix: str, tok: Token) -> None:
+    def _add(self, rule: str, severity: Severity, message: str, fix: str, tok: Token) -> None:
         self.issues.append(Issue(rule, severity, message, fix, tok))
 
 
@@ -282,9 +283,9 @@ def _member(value: str, choices: tuple[str, ...], case_insensitive: bool) -> boo
     return value in choices
 
 
-def check_env(table: FlagTable, engine: EngineSpec) -> list[tuple[str, str, str, str, str]]:
+def check_env(table: FlagTable, engine: EngineSpec) -> list[tuple[str, Severity, str, str, str]]:
     """(rule, severity, message, fix, origin) for env vars the table knows something about."""
-    out = []
+    out: list[tuple[str, Severity, str, str, str]] = []
     known = table.env_names
     for var in engine.env:
         spec = known.get(var.name)

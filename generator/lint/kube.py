@@ -34,7 +34,7 @@ def _schema_dir(version: str) -> Path:
 
     wanted = kvu.major_minor(version)
     chosen = [v for v in kvu.all_versions() if kvu.major_minor(v) <= wanted][-1]
-    return Path(kvu.__file__).resolve().parent / "kubernetes-json-schema" / f"v{chosen}-local-strict"
+    return Path(str(kvu.__file__)).resolve().parent / "kubernetes-json-schema" / f"v{chosen}-local-strict"
 
 
 def _read(path: Path) -> Any:
@@ -45,7 +45,8 @@ def _read(path: Path) -> Any:
 def _registry(version: str) -> Any:
     referencing = require("referencing", "lint")
 
-    return referencing.Resource.from_contents(_read(_schema_dir(version) / "_definitions.json")) @ referencing.Registry()
+    definitions = referencing.Resource.from_contents(_read(_schema_dir(version) / "_definitions.json"))
+    return definitions @ referencing.Registry()
 
 
 def _schema_file(api_version: str, kind: str, version: str) -> Path:

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
+from generator.lint.helm import Doc
 from generator.lint.quantity import is_auto, parse_quantity, to_mib
 from generator.lint.registry import Issue, chart_rule
 from generator.lint.view import ChartView, containers, pod_spec, workloads
@@ -144,7 +146,8 @@ def no_template_syntax(view: ChartView) -> Iterator[Issue]:
         return  # a 0.10.0 manifest may hold directives (the maintainer's build script strips them)
     for number, text in enumerate(view.tree.get(MANIFEST, "").splitlines(), start=1):
         if "{{" in text or "}}" in text:
-            yield Issue(f"line {number} holds Helm template syntax", "write the final value; the manifest is not rendered",
+            yield Issue(f"line {number} holds Helm template syntax",
+                        "write the final value; the manifest is not rendered",
                         MANIFEST, number)
 
 
@@ -296,8 +299,9 @@ def no_literal_namespace(view: ChartView) -> Iterator[Issue]:
 
 # --- entrances ----------------------------------------------------------------------------------------
 
-def _service_ports(view: ChartView) -> dict[str, set[int]]:
-    out: dict[str, set[int]] = {}
+def _service_ports(view: ChartView) -> dict[str, set[Any]]:
+    """Service name -> its `ports[].port` values, as the YAML gives them (a hand-written chart may hold anything)."""
+    out: dict[str, set[Any]] = {}
     for doc in view.main or []:
         if doc.kind == "Service":
             spec = doc.body.get("spec") or {}
@@ -337,8 +341,14 @@ def _quantity(value: Any) -> Decimal | None:
         return None
 
 
-def _container_issues(w, c: dict[str, Any]) -> Iterator[str]:
-    res = c.get("resources") if isinstance(c.get("resources"), dict) else {}
+def _resources(c: dict[str, Any]) -> dict[str, Any]:
+    """A container's `resources` mapping; empty when it has none (or not a mapping)."""
+    res = c.get("resources")
+    return res if isinstance(res, dict) else {}
+
+
+def _container_issues(w: Doc, c: dict[str, Any]) -> Iterator[str]:
+    res = _resources(c)
     for kind in ("cpu", "memory"):
         req = _quantity((res.get("requests") or {}).get(kind))
         lim = _quantity((res.get("limits") or {}).get(kind))
@@ -370,11 +380,11 @@ PAIRS = (("requiredCpu", "limitedCpu"), ("requiredMemory", "limitedMemory"), ("r
          ("requiredGPUMemory", "limitedGPUMemory"))
 
 
-def _sum(docs, kind: str, part: str) -> Decimal:
+def _sum(docs: list[Doc], kind: str, part: str) -> Decimal:
     total = Decimal(0)
     for w in workloads(docs):
         for c in containers(w):
-            res = c.get("resources") if isinstance(c.get("resources"), dict) else {}
+            res = _resources(c)
             total += _quantity((res.get(part) or {}).get(kind)) or 0
     return total
 
@@ -413,11 +423,14 @@ def envelope(view: ChartView) -> Iterator[Issue]:
                 message = message.replace("GPUMemory", "Gpu").replace(f"accelerator {mode}: ", "spec: ")
             yield Issue(message, "raise the limited value", MANIFEST, line)
         docs = view.modes.get(mode)
-        for kind, part, key in ENVELOPE if docs is not None else ():
+        if docs is None:
+            continue
+        for kind, part, key in ENVELOPE:
             total, cap = _sum(docs, kind, part), entry.get(key)
             if is_auto(cap):
                 continue
-            if _quantity(cap) is None or total > _quantity(cap):
+            limit = _quantity(cap)
+            if limit is None or total > limit:
                 yield Issue(f"accelerator {mode}: containers' {part}.{kind} sum to {total.normalize():f} "
                             f"{'cores' if kind == 'cpu' else 'bytes'}, more than {key} {cap!r}",
                             f"raise {key} or lower the containers' {part}", MANIFEST, line)
@@ -429,10 +442,10 @@ def _nvidia(view: ChartView) -> dict[str, Any] | None:
     return next((e for e in _envelopes(view) if e.get("mode") == "nvidia"), None)
 
 
-def _gpumem_containers(docs) -> Iterator[tuple[Any, dict[str, Any]]]:
+def _gpumem_containers(docs: list[Doc]) -> Iterator[tuple[Doc, dict[str, Any]]]:
     for w in workloads(docs):
         for c in containers(w):
-            res = c.get("resources") if isinstance(c.get("resources"), dict) else {}
+            res = _resources(c)
             if any(GPUMEM in (res.get(part) or {}) for part in ("requests", "limits")):
                 yield w, c
 
@@ -462,7 +475,7 @@ def _required_mib(view: ChartView, entry: dict[str, Any]) -> Iterator[Issue | in
     yield int(to_mib(required))
 
 
-def _gpumem_issues(w, c: dict[str, Any], want: int | None, key: str = "requiredGPUMemory") -> Iterator[str]:
+def _gpumem_issues(w: Doc, c: dict[str, Any], want: int | None, key: str = "requiredGPUMemory") -> Iterator[str]:
     res = c.get("resources") or {}
     for part in ("requests", "limits"):
         raw = (res.get(part) or {}).get(GPUMEM)

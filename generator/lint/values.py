@@ -31,7 +31,7 @@ def _userspace(name: str) -> dict[str, str]:
 
 def workload_names(manifest: dict[str, Any], values: dict[str, Any]) -> list[str]:
     """Workloads Olares scales: the manifest's workloadReplicas keys and values.yaml's workloads keys."""
-    names = set(manifest.get("workloadReplicas") or {}) | set((values.get("workloads") or {}))
+    names = set(manifest.get("workloadReplicas") or {}) | set(values.get("workloads") or {})
     return sorted(str(n) for n in names)
 
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
+from typing import Any
 from collections.abc import Callable, Iterable
 
 from generator.catalog import Catalog, Resolved
 from generator.engines import EngineSpec
+from generator.schema import App
 from generator.core.findings import Finding, Severity
 from generator.core.ruleset import RULES, Rule
 from generator.chart.plan import ChartSpec, plan
@@ -26,15 +28,22 @@ class AppContext:
     resolved: Resolved
     catalog: Catalog
     chart: ChartSpec
-    cache: dict = field(default_factory=dict)  # per-app memo shared by rules (e.g. the fit estimate)
+    cache: dict[str, Any] = field(default_factory=dict)  # per-app memo shared by rules (e.g. the fit estimate)
 
     @property
     def engine(self) -> EngineSpec:
         return self.chart.engine
 
     @property
-    def app(self):
+    def app(self) -> App:
         return self.resolved.app
+
+    @property
+    def gpu_memory_mib(self) -> int:
+        """The app's GPU memory cap as planned: stated, or sized by the fit (`context()` plans the app)."""
+        mib = self.app.gpu_memory_mib
+        assert mib is not None, "context() plans the app first"
+        return mib
 
     def finding(self, rule_id: str, severity: Severity, message: str, fix: str = "", *loc: str | int) -> Finding:
         """A finding that points at the app's catalog file, at the line of `loc` (a field path)."""
@@ -48,8 +57,11 @@ REGISTRY = RULES.of("catalog")  # the catalog rules, a live view of the one regi
 RULE_MODULES: tuple[str, ...] = ("flags", "hami", "genesis", "engine", "fit", "consistency", "status", "market")
 
 
-def rule(rule_id: str, severity: Severity, title: str, why: str, source: str):
-    def register(fn: Callable[[AppContext], Iterable[Finding]]) -> Callable[[AppContext], Iterable[Finding]]:
+RuleFn = Callable[[AppContext], Iterable[Finding]]
+
+
+def rule(rule_id: str, severity: Severity, title: str, why: str, source: str) -> Callable[[RuleFn], RuleFn]:
+    def register(fn: RuleFn) -> RuleFn:
         RULES.add(Rule(rule_id, severity, title, why, source, "catalog", fn))
         return fn
 

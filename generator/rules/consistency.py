@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from generator.core.findings import Finding
 from generator.rules import AppContext, rule
@@ -32,8 +32,8 @@ def app_version(ctx: AppContext) -> Iterable[Finding]:
     tag = ctx.resolved.stack.image_tag
     if ctx.chart.chart.app_version != tag:
         yield ctx.finding("CON001", "error", f"Chart appVersion {ctx.chart.chart.app_version!r} is not the image "
-                          f"tag {tag!r} of {ctx.resolved.stack.image}", "render again (appVersion comes from the stack image)",
-                          "stack")
+                          f"tag {tag!r} of {ctx.resolved.stack.image}",
+                          "render again (appVersion comes from the stack image)", "stack")
 
 
 @rule("CON002", "error", "manifest spec.versionName equals the Chart appVersion",

@@ -4,7 +4,7 @@ override is judged exactly as the engine will see it."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from generator.engines.argv import Argv, Flag
 from generator.core.findings import Finding, Severity
@@ -121,10 +121,12 @@ def turboquant_type_supported(ctx: AppContext) -> Iterable[Finding]:
       "stacks.md §1.4 (v0.20.0), §8 R2")
 def turboquant_hybrid(ctx: AppContext) -> Iterable[Finding]:
     stack = ctx.resolved.stack
-    if _turboquant_vllm(ctx) and ctx.resolved.model.architecture.recurrent and "turboquant_hybrid" not in stack.features:
+    hybrid = ctx.resolved.model.architecture.recurrent
+    if _turboquant_vllm(ctx) and hybrid and "turboquant_hybrid" not in stack.features:
         yield ctx.finding("ENG005", "error", f"{_kv_shown(ctx)} on hybrid model {ctx.resolved.model.name} with "
                           f"{stack.image}: NotImplementedError at boot (needs vLLM #39931 or Genesis P4)",
-                          "use a stack with turboquant_hybrid (vllm-nightly, vllm-gemma4-0505, genesis-vllm)", "kv_cache_type")
+                          "use a stack with turboquant_hybrid (vllm-nightly, vllm-gemma4-0505, genesis-vllm)",
+                          "kv_cache_type")
 
 
 def _vision_flag(ctx: AppContext) -> Flag | None:
@@ -148,14 +150,16 @@ def vision_with_mtp(ctx: AppContext) -> Iterable[Finding]:
 
 
 @rule("ENG010", "error", "the context is not above the model's maximum context",
-      "Past max_position_embeddings the engine refuses to start (vLLM) or quality collapses past the trained RoPE range",
+      "Past max_position_embeddings the engine refuses to start (vLLM) or quality collapses past the trained "
+      "RoPE range",
       "catalog/models architecture.max_context (model config.json / GGUF metadata)")
 def context_limit(ctx: AppContext) -> Iterable[Finding]:
     s, arch = settings(ctx), ctx.resolved.model.architecture
     context = s.context.value
     if context <= arch.max_context:
         return
-    allow = next((e for e in ctx.engine.env if e.name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN" and e.value.strip() == "1"), None)
+    allow = next((e for e in ctx.engine.env
+                  if e.name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN" and e.value.strip() == "1"), None)
     severity: Severity = "warning" if (allow and s.engine == "vllm") else "error"
     where = s.context.where() or "from context_length"
     message = f"context {context:,} ({where}) is above {ctx.resolved.model.name}'s maximum {arch.max_context:,}"
@@ -185,8 +189,9 @@ def quantized_v_needs_fa(ctx: AppContext) -> Iterable[Finding]:
     if not isinstance(s, LlamaCppSettings) or s.kv_v.value not in QUANTIZED_V or s.flash_attn.value != "off":
         return
     fa = s.flash_attn.source
-    message = (f"V cache `{s.kv_v.value}` ({s.kv_v.where() or 'from kv_cache_type'}) with {fa.shown() if fa else '-fa off'} "
-               f"({fa.where() if fa else ''}): llama.cpp refuses a quantized V cache without flash attention")
+    message = (f"V cache `{s.kv_v.value}` ({s.kv_v.where() or 'from kv_cache_type'}) with "
+               f"{fa.shown() if fa else '-fa off'} ({fa.where() if fa else ''}): "
+               "llama.cpp refuses a quantized V cache without flash attention")
     yield at_flag(ctx, "ENG012", "error", fa, message, "use `-fa on` (or auto) or an f16 V cache") if fa else \
         ctx.finding("ENG012", "error", message, "use `-fa on`", "kv_cache_type")
 

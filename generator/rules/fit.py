@@ -4,7 +4,7 @@ FIT002: a stated cap does not lock away memory the app never uses; FIT003: the a
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Iterable
+from collections.abc import Iterable
 
 from generator.core.findings import Finding, Severity
 from generator.fit.estimate import Fit, estimate
@@ -46,7 +46,8 @@ def _fix(ctx: AppContext, result: Fit, pool: str) -> str:
     goal = f" to keep {result.tight_mib:,.0f} MiB spare" if tight else ""
     hint = f"lower the context to at most {tokens:,} tokens{goal}" if tokens else "use smaller weights"
     if s.engine == "vllm":
-        return f"{hint}, a smaller KV type, or fewer speculative tokens (`catalog explain {ctx.app.name}` shows the breakdown)"
+        return (f"{hint}, a smaller KV type, or fewer speculative tokens "
+                f"(`catalog explain {ctx.app.name}` shows the breakdown)")
     return f"{hint} or a smaller KV type (`catalog explain {ctx.app.name}` shows the breakdown)"
 
 

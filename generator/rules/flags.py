@@ -7,7 +7,7 @@ argv is walked once per app (generator/flags/check.py) and each rule reports its
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from generator.catalog import display_path
 from generator.core.errors import CatalogError
@@ -22,7 +22,7 @@ SOURCE = "catalog/flags/<table>.yaml (provenance in each table); docs/flags.md"
 def _tables(ctx: AppContext) -> FlagTables:
     """One loader per catalog, so every app shares the lazily read tables."""
     key = ("flagtables", str(ctx.catalog.root))
-    store = ctx.catalog.__dict__.setdefault("_flag_tables", {})
+    store: dict[tuple[str, str], FlagTables] = ctx.catalog.__dict__.setdefault("_flag_tables", {})
     if key not in store:
         store[key] = FlagTables(ctx.catalog.root)
     return store[key]
@@ -41,7 +41,8 @@ def _table(ctx: AppContext) -> tuple[FlagTable | None, str | None]:
             except CatalogError as exc:
                 problem = str(exc)
         ctx.cache["flag_table"] = (table, problem)
-    return ctx.cache["flag_table"]
+    cached: tuple[FlagTable | None, str | None] = ctx.cache["flag_table"]
+    return cached
 
 
 def _issues(ctx: AppContext) -> list[Issue]:
@@ -52,7 +53,8 @@ def _issues(ctx: AppContext) -> list[Issue]:
             path = display_path(_tables(ctx).path(table.id))
             issues = ArgvChecker(table, path).check(tokens(ctx.engine))
         ctx.cache["flag_issues"] = issues
-    return ctx.cache["flag_issues"]
+    cached: list[Issue] = ctx.cache["flag_issues"]
+    return cached
 
 
 def _field(origin: str) -> str:

@@ -3,7 +3,7 @@ retired patches, and Genesis env on a stack that does not run Genesis (stacks.md
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from generator.core.findings import Finding
 from generator.engines.genesis_env import PatchState, is_genesis_name, suggestion, unknown_vars
@@ -106,7 +106,7 @@ def _p5b(ctx: AppContext) -> PatchState | None:
       "field-notes.md crash 5 and Fast 2.5.4 -> 2.5.5; stacks.md §4.4, §8 R36")
 def p5b_with_p38(ctx: AppContext) -> Iterable[Finding]:
     p5b, p38 = _p5b(ctx), _states(ctx).get("P38")
-    if p5b is None or p38 is None or not p38.on or ctx.app.gpu_memory_mib > 24576:
+    if p5b is None or p38 is None or not p38.on or ctx.gpu_memory_mib > 24576:
         return
     yield _blame(ctx, "GEN005", p5b, f"{_named(p5b)} together with P38 ({p38.why}) on a {ctx.app.gpu_memory_mib} MiB "
                  "cap: CUDA OOM at the first inference (P5B padded pages + P38 workspace exceed the cap)",

@@ -4,7 +4,7 @@ with the GPU memory the chart requests (field-notes.md crash 1; stacks.md §7, �
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from generator.engines import EnvVar
 from generator.core.findings import Finding
@@ -57,9 +57,10 @@ def explicit_limit(ctx: AppContext) -> Iterable[Finding]:
     var = next((e for e in ctx.engine.env if e.name == LIMIT), None)
     if var is None or not var.value.strip():
         where = f" ({env_where(var)} is empty)" if var is not None else ""
-        yield ctx.finding("HAMI001", "error", f"the engine env has no `{LIMIT}`{where}: Olares' HAMi injects `0m` and the "
-                          "first CUDA Driver API allocation fails", f"remove the empty override; the generator sets "
-                          f"`{LIMIT}` from gpu_memory_mib", "gpu_memory_mib")
+        yield ctx.finding("HAMI001", "error", f"the engine env has no `{LIMIT}`{where}: Olares' HAMi injects "
+                          "`0m` and the first CUDA Driver API allocation fails",
+                          f"remove the empty override; the generator sets `{LIMIT}` from gpu_memory_mib",
+                          "gpu_memory_mib")
 
 
 @rule("HAMI002", "error", "the HAMi limit is not zero",
@@ -69,8 +70,8 @@ def nonzero_limit(ctx: AppContext) -> Iterable[Finding]:
     for var in _limits(ctx):
         if var.value.strip() and hami_bytes(var.value) == 0:
             yield at_env(ctx, "HAMI002", "error", var,
-                         f"`{var.name}={var.value}` ({env_where(var)}) parses to 0 under HAMi: the first CUDA Driver API "
-                         "allocation fails with `CUDA driver error: invalid argument` (the 0m crash)",
+                         f"`{var.name}={var.value}` ({env_where(var)}) parses to 0 under HAMi: the first CUDA "
+                         "Driver API allocation fails with `CUDA driver error: invalid argument` (the 0m crash)",
                          f"remove the override so `{LIMIT}` is {ctx.app.gpu_memory_mib}m from gpu_memory_mib")
 
 
@@ -83,7 +84,8 @@ def limit_format(ctx: AppContext) -> Iterable[Finding]:
         if value and hami_bytes(value) != 0 and not FORMAT.match(value):
             yield at_env(ctx, "HAMI003", "error", var,
                          f"`{var.name}={var.value}` ({env_where(var)}) is not HAMi's format: HAMi reads it as "
-                         f"{_mib(hami_bytes(value))}", f"write the MiB as `<integer>m`, e.g. `{ctx.app.gpu_memory_mib}m`")
+                         f"{_mib(hami_bytes(value))}",
+                         f"write the MiB as `<integer>m`, e.g. `{ctx.app.gpu_memory_mib}m`")
 
 
 @rule("HAMI004", "error", "the HAMi limit is not above the device's memory",
@@ -95,8 +97,8 @@ def within_device(ctx: AppContext) -> Iterable[Finding]:
         mib = hami_bytes(var.value) / 1024**2
         if mib > device.memory_mib:
             yield at_env(ctx, "HAMI004", "error", var,
-                         f"`{var.name}={var.value}` ({env_where(var)}) is {mib:,.0f} MiB, above the {device.memory_mib:,} MiB "
-                         f"of {device.name}", f"cap it at most at {device.hami_cap_mib}m")
+                         f"`{var.name}={var.value}` ({env_where(var)}) is {mib:,.0f} MiB, above the "
+                         f"{device.memory_mib:,} MiB of {device.name}", f"cap it at most at {device.hami_cap_mib}m")
 
 
 def _quantity_mib(text: object) -> float | None:
@@ -109,7 +111,9 @@ def _quantity_mib(text: object) -> float | None:
 
 def _gpumem_mib(value: object) -> float | None:
     """`nvidia.com/gpumem` is a bare integer of MiB (olares-chart.md §6)."""
-    return float(value) if isinstance(value, (int, float)) or str(value).isdigit() else _quantity_mib(value)
+    if isinstance(value, (int, float)):
+        return float(value)
+    return float(str(value)) if str(value).isdigit() else _quantity_mib(value)
 
 
 def requested_gpu_mib(ctx: AppContext) -> dict[str, float | None]:
@@ -136,7 +140,8 @@ def limit_matches_request(ctx: AppContext) -> Iterable[Finding]:
     for place, mib in requested_gpu_mib(ctx).items():
         if mib is not None and abs(mib - limit) > 0.5:
             yield at_env(ctx, "HAMI005", "error", var,
-                         f"`{var.name}={var.value}` ({env_where(var)}) is {limit:,.0f} MiB but {place} is {mib:,.0f} MiB",
+                         f"`{var.name}={var.value}` ({env_where(var)}) is {limit:,.0f} MiB "
+                         f"but {place} is {mib:,.0f} MiB",
                          "set the GPU memory once, in gpu_memory_mib, and drop the env override")
 
 
@@ -145,6 +150,6 @@ def limit_matches_request(ctx: AppContext) -> Iterable[Finding]:
       "DECISIONS.md (device cap 24300m unless an app states a lower one)")
 def within_cap(ctx: AppContext) -> Iterable[Finding]:
     device = ctx.resolved.device
-    if ctx.app.gpu_memory_mib > device.hami_cap_mib:
-        yield ctx.finding("HAMI006", "warning", f"gpu_memory_mib {ctx.app.gpu_memory_mib} is above {device.name}'s HAMi "
-                          f"cap {device.hami_cap_mib} MiB", f"use at most {device.hami_cap_mib}", "gpu_memory_mib")
+    if ctx.gpu_memory_mib > device.hami_cap_mib:
+        yield ctx.finding("HAMI006", "warning", f"gpu_memory_mib {ctx.app.gpu_memory_mib} is above {device.name}'s "
+                          f"HAMi cap {device.hami_cap_mib} MiB", f"use at most {device.hami_cap_mib}", "gpu_memory_mib")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from generator.core.findings import Finding
 from generator.rules import AppContext, rule
@@ -29,6 +29,7 @@ def replacement_active(ctx: AppContext) -> Iterable[Finding]:
         return
     other = ctx.catalog.apps.get(target)
     if other is not None and other.app.status != "active":
-        yield ctx.finding("STA002", "error", f"replaced_by {target} is {other.app.status} itself ({(other.app.reason or '').rstrip('. ')})",
+        why = (other.app.reason or "").rstrip(". ")
+        yield ctx.finding("STA002", "error", f"replaced_by {target} is {other.app.status} itself ({why})",
                           f"point replaced_by at an active app (what replaced {target}: "
                           f"{other.app.replaced_by or 'none'})", "replaced_by")

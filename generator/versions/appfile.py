@@ -25,10 +25,11 @@ AFTER_KEYS = ("removed_on", "reason", "replaced_by", "status", "version")  # whe
 
 
 def _load(text: str) -> CommentedMap:
-    return YAML(typ="rt").load(text)
+    doc: CommentedMap = YAML(typ="rt").load(text)
+    return doc
 
 
-def _fail(path: Path, line: int | None, field: str, message: str) -> InputError:
+def _fail(path: Path, line: int | None, field: str | None, message: str) -> InputError:
     return InputError([Problem(os.path.relpath(path), line, field, message)])
 
 

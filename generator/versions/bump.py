@@ -66,7 +66,7 @@ class Outcome:
 def today() -> str:
     """UTC date of the run; SOURCE_DATE_EPOCH (reproducible builds) overrides it."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    now = dt.datetime.fromtimestamp(int(epoch), dt.timezone.utc) if epoch else dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.fromtimestamp(int(epoch), dt.UTC) if epoch else dt.datetime.now(dt.UTC)
     return now.date().isoformat()
 
 
@@ -191,7 +191,8 @@ def record_current(run: BumpRun, date: str | None = None) -> list[Outcome]:
     for name, cur in run.currents.items():
         latest = run.releases.latest(name)
         if latest and parse_version(cur.version) < parse_version(latest.version):
-            raise UsageError(f"{name}: version {cur.version} is below the recorded {latest.version}; versions never go down")
+            raise UsageError(f"{name}: version {cur.version} is below the recorded {latest.version}; "
+                             "versions never go down")
         run.releases.record(name, Release(cur.version, cur.content, date, cur.state))
         done.append(Outcome(name, latest.version if latest else None, cur.version, "recorded"))
     run.releases.save()
