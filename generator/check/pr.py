@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Callable
 
 from generator.catalog import Catalog, Resolved, display_path
 from generator.check.run import AppResult, check_app
@@ -59,11 +60,16 @@ def scope(cat: Catalog, gc: GitCharts, charts_dir: Path, ref: str) -> Scope:
             name = path[len(charts_prefix):].split("/", 1)[0]
             if not name.startswith("."):  # render's own list of its folders (.catalog-render), not a chart
                 apps.add(name)
-        elif any(path.startswith(f"{catalog_prefix}{folder}/") for folder in SHARED_CATALOG):
-            return Scope(tuple(sorted(cat.apps)), True, f"{path} changed: every app is checked", base)
-        elif tool_prefix is not None and any(path.startswith(tool_prefix + p) for p in SHARED_TOOL):
+        elif _shared(path, catalog_prefix, tool_prefix):
             return Scope(tuple(sorted(cat.apps)), True, f"{path} changed: every app is checked", base)
     return Scope(tuple(sorted(apps)), False, f"{len(apps)} app(s) changed since {base[:12]}", base)
+
+
+def _shared(path: str, catalog_prefix: str, tool_prefix: str | None) -> bool:
+    """Whether `path` is a file every app depends on (a shared catalog folder, or the tool's own code)."""
+    if any(path.startswith(f"{catalog_prefix}{folder}/") for folder in SHARED_CATALOG):
+        return True
+    return tool_prefix is not None and any(path.startswith(tool_prefix + p) for p in SHARED_TOOL)
 
 
 def _inside(repo: Path) -> bool:
@@ -103,7 +109,7 @@ def version_increment(r: Resolved, tree: Tree, gc: GitCharts, ref: str, base: st
 
 
 def check_changed(cat: Catalog, charts_dir: Path, ref: str, *, git: Git, helm: Helm | None = None, lint: bool = True,
-                  on_app=None) -> tuple[Scope, list[AppResult]]:
+                  on_app: Callable[[str], None] | None = None) -> tuple[Scope, list[AppResult]]:
     gc = GitCharts.locate(charts_dir, git)
     sc = scope(cat, gc, charts_dir, ref)
     results = []
@@ -126,9 +132,10 @@ def _deleted(name: str, charts_dir: Path) -> AppResult:
     result = AppResult(name, "deleted")
     if (charts_dir / name).exists():
         result.findings.append(Finding("DRIFT002", "error", name,
-                                       f"catalog/apps/{name}.yaml is gone but {display_path(charts_dir)}/{name}/ is not",
-                                       "run `catalog render` (it removes stale chart folders) or "
-                                       "`catalog prune --deprecated` to retire an app", file=display_path(charts_dir / name)))
+                                       f"catalog/apps/{name}.yaml is gone but {display_path(charts_dir)}/{name}/ "
+                                       "is not", "run `catalog render` (it removes stale chart folders) or "
+                                       "`catalog prune --deprecated` to retire an app",
+                                       file=display_path(charts_dir / name)))
     return result
 
 

@@ -42,12 +42,14 @@ def print_check(results: list[AppResult], console: Console) -> None:
                       highlight=False)
         for f in result.findings:
             where = f"{f.file}:{f.line}" if f.file and f.line else (f.file or "")
-            console.print(f"    [{STYLE.get(f.severity, '')}]{f.severity:<7}[/] [bold]{escape(f.rule)}[/] {escape(safe_line(f.message))}",
+            style = STYLE.get(f.severity, "")
+            console.print(f"    [{style}]{f.severity:<7}[/] [bold]{escape(f.rule)}[/] {escape(safe_line(f.message))}",
                           highlight=False, soft_wrap=True)
             if f.fix:
                 console.print(f"            fix: {escape(safe_line(f.fix))}", highlight=False, soft_wrap=True)
             if where:
-                console.print(f"            at  {escape(safe_line(where))}", style="dim", highlight=False, soft_wrap=True)
+                console.print(f"            at  {escape(safe_line(where))}", style="dim", highlight=False,
+                              soft_wrap=True)
     failed = sum(1 for r in results if not r.ok)
     errors, warnings = sum(r.count("error") for r in results), sum(r.count("warning") for r in results)
     verdict = "[bold red]FAILED[/]" if failed else "[green]ok[/]"

@@ -8,12 +8,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
 from generator.adapters.helm import Helm
 from generator.catalog import Catalog, Resolved, display_path
 from generator.core.findings import Finding, has_errors
-from generator.rules import context, run_rules
+from generator.rules import AppContext, context, run_rules
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
@@ -31,15 +32,16 @@ class AppResult:
     def count(self, severity: str) -> int:
         return sum(1 for f in self.findings if f.severity == severity)
 
-    def as_dict(self) -> dict:
-        return {"app": self.app, "ok": self.ok, "status": self.status, "findings": [f.as_dict() for f in self.findings]}
+    def as_dict(self) -> dict[str, Any]:
+        return {"app": self.app, "ok": self.ok, "status": self.status,
+                "findings": [f.as_dict() for f in self.findings]}
 
 
 def _sorted(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (SEVERITY_ORDER.get(f.severity, 9), f.rule, f.file or "", f.line or 0))
 
 
-def _lint(resolved: Resolved, ctx, charts_dir: str, helm: Helm | None) -> list[Finding]:
+def _lint(resolved: Resolved, ctx: AppContext, charts_dir: str, helm: Helm | None) -> list[Finding]:
     from generator.lint.run import lint_chart  # heavy (Helm engine, Kubernetes schemas): imported only when linting
     from generator.chart.render import render
 
@@ -78,7 +80,7 @@ def check_all(catalog: Catalog, chosen: list[Resolved], *, lint: bool, charts: P
     return results
 
 
-_WORKER: dict = {}
+_WORKER: dict[str, Catalog] = {}  # the worker process's catalog, loaded once
 
 
 def _worker_init(root: str) -> None:

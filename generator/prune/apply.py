@@ -19,7 +19,10 @@ import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
+from typing import Any
+
 from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap
 
 from generator.catalog import Catalog, display_path
 from generator.chart.writer import ensure_writable, write_charts
@@ -141,7 +144,7 @@ def mark_removed(path: Path, *, today: dt.date, note: str) -> str:
     return result
 
 
-def _span(path: Path, doc, lines: list[str], key: str) -> tuple[int, int]:
+def _span(path: Path, doc: CommentedMap, lines: list[str], key: str) -> tuple[int, int]:
     """The lines [start, end) holding `key` and its value, without trailing blank or comment lines."""
     if key not in doc:
         raise InputError(f"{display_path(path)}: no `{key}` to edit")
@@ -153,7 +156,7 @@ def _span(path: Path, doc, lines: list[str], key: str) -> tuple[int, int]:
     return start, end
 
 
-def _verify(path: Path, text: str, expected: dict) -> None:
+def _verify(path: Path, text: str, expected: dict[str, Any]) -> None:
     if load(text) != expected:
         raise InputError(f"{display_path(path)}: editing the file would change more than status, removed_on "
                            "and reason; edit it by hand")

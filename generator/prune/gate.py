@@ -9,7 +9,8 @@ the reason and the command that would unblock it. Nothing here touches a file (p
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Mapping, Sequence
+from typing import Literal
+from collections.abc import Mapping, Sequence
 
 from generator.catalog import Catalog
 from generator.smoke.ledger import SmokeRecord

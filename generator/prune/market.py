@@ -20,7 +20,7 @@ import shutil
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from generator.core.errors import UsageError
 from generator.core.fileio import atomic_write_text
@@ -124,7 +124,7 @@ def apply(change: MarketChange) -> None:
             path.unlink(missing_ok=True)  # a link itself goes, not what it points to
 
 
-def _find(path: Path, pattern: re.Pattern) -> tuple[int, str]:
+def _find(path: Path, pattern: re.Pattern[str]) -> tuple[int, str]:
     lines = _lines(path)
     for index, line in enumerate(lines):
         match = pattern.match(line.rstrip("\n"))

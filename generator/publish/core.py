@@ -14,7 +14,7 @@ remaining apps are reported as not tried. Anything else is a bug and reaches the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 from collections.abc import Callable
 
 from generator.adapters.deadline import DeadlineExceeded
@@ -44,7 +44,7 @@ class Item:
 class Decision:
     action: str  # publish | skipped | refused
     detail: str = ""
-    extra: dict = field(default_factory=dict)  # target-specific (git: PR type, base version)
+    extra: dict[str, Any] = field(default_factory=dict)  # target-specific (git: PR type, base version)
 
 
 @dataclass(frozen=True)

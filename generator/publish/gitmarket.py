@@ -22,6 +22,7 @@ import shutil
 import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
+from typing import Any
 
 from generator.adapters.git import Git
 from generator.adapters.github import GitHubApi
@@ -182,7 +183,7 @@ class GitMarketTarget:
     def _head(self, branch: str) -> str:
         return f"{self.head_owner}:{branch}"
 
-    def _commit(self, item: Item, extra: dict, body: str) -> None:
+    def _commit(self, item: Item, extra: dict[str, Any], body: str) -> None:
         app, base, work = item.app, self._base, self.work
         assert work is not None
         self._git("checkout", "--quiet", "--force", "-B", extra["branch"], base)

@@ -12,6 +12,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from generator.adapters.helm import Helm
 from generator.core.errors import FileSystemError, translate_os_error
@@ -60,7 +61,7 @@ class HelmDirTarget:
         return f"wrote {self._package_path(item).name}"
 
     @staticmethod
-    def _index(index: Path) -> dict | None:
+    def _index(index: Path) -> dict[str, Any] | None:
         """The parsed index.yaml, or None when it is missing, unreadable or not a mapping (it is regenerated)."""
         from ruamel.yaml.error import YAMLError
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from generator.versions.bump import current, today
 from generator.catalog import Resolved, load_catalog
-from generator.versions.releases import load_releases
+from generator.versions.releases import Releases, load_releases
 from generator.publish.core import Item, Result
 
 _NEXT_NOTE = re.compile(r"\s(?=\d+\.\d+\.\d+: )")
@@ -21,7 +21,7 @@ def version_note(upgrade_description: str | None, version: str) -> str:
     return ""
 
 
-def _item(r: Resolved, releases, label: str) -> Item | Result:
+def _item(r: Resolved, releases: Releases, label: str) -> Item | Result:
     app = r.app
     note = version_note(app.upgrade_description, app.version)
     if app.status == "removed":
