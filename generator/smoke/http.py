@@ -18,9 +18,13 @@ import json
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
 
 import httpcore
+
+if TYPE_CHECKING:
+    import httpx
 
 from generator.core.redact import credentials, redact, secret_forms
 
@@ -40,7 +44,7 @@ class Deadline:
     at: float
 
     @classmethod
-    def after(cls, seconds: float) -> "Deadline":
+    def after(cls, seconds: float) -> Deadline:
         return cls(time.monotonic() + seconds)
 
     def left(self) -> float:
@@ -205,7 +209,7 @@ class Http:
     def close(self) -> None:
         self.client.close()
 
-    def __enter__(self) -> "Http":
+    def __enter__(self) -> Http:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -228,17 +232,19 @@ class Http:
             body = b"".join(_capped(response.iter_raw(), cap, what))
             return Reply(response.status_code, body)
 
-    def stream(self, path: str, payload: dict, deadline: Deadline) -> Iterator[tuple[float, bytes]]:
+    def stream(self, path: str, payload: dict[str, Any], deadline: Deadline) -> Iterator[tuple[float, bytes]]:
         """POST `payload` and yield (arrival time, line) for every line of a streamed 200 answer."""
         what = f"POST {path}"
         with self._open("POST", path, what, deadline, None, json=payload) as response:
             if response.status_code != 200:
                 body = b"".join(_capped(response.iter_raw(), 4096, what, strict=False))
-                raise SmokeFailure(f"{what}: HTTP {response.status_code}: {_excerpt(self.redact(body.decode('utf-8', 'replace')))}")
+                excerpt = _excerpt(self.redact(body.decode("utf-8", "replace")))
+                raise SmokeFailure(f"{what}: HTTP {response.status_code}: {excerpt}")
             yield from _lines(_capped(response.iter_raw(), STREAM_CAP, what), what)
 
     @contextmanager
-    def _open(self, method: str, path: str, what: str, deadline: Deadline, limit: float | None, **kw: Any):
+    def _open(self, method: str, path: str, what: str, deadline: Deadline, limit: float | None,
+              **kw: Any) -> Iterator[httpx.Response]:
         httpx = self._httpx
         if self._invalid is not None:
             raise SmokeFailure(f"{what}: {self._invalid!r} is not a URL this tool can call")

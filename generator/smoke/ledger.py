@@ -15,7 +15,8 @@ import os
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Iterator, Literal
+from typing import Annotated, Literal
+from collections.abc import Iterator
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import Field, StringConstraints
@@ -24,7 +25,7 @@ from generator.catalog import display_path
 from generator.core.errors import CatalogError, InputError, Problem
 from generator.core.redact import redact as redact_text
 from generator.core.redact import split_userinfo
-from generator.yamlio.loader import read_document, validation_problems
+from generator.yamlio.loader import Document, read_document, validation_problems
 from generator.schema.common import AppName, SemVer, Strict
 from generator.yamlio.yamlout import dump, load
 
@@ -67,11 +68,11 @@ class SmokeRecord(Strict):
 
     @property
     def when(self) -> dt.datetime:
-        return dt.datetime.strptime(self.date, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
+        return dt.datetime.strptime(self.date, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
 
 
 def now_stamp(now: dt.datetime | None = None) -> str:
-    return (now or dt.datetime.now(dt.timezone.utc)).astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def redact(endpoint: str) -> str:
@@ -115,7 +116,7 @@ def history(catalog_root: Path, app: str) -> list[SmokeRecord]:
     return records
 
 
-def _row(doc, index: int, row: object, name: str, app: str) -> SmokeRecord:
+def _row(doc: Document, index: int, row: object, name: str, app: str) -> SmokeRecord:
     from pydantic import ValidationError
 
     line = doc.line_of((index,))
@@ -135,10 +136,10 @@ def _row(doc, index: int, row: object, name: str, app: str) -> SmokeRecord:
 class _Shifted:
     """A view of one ledger row as its own document, for line numbers of its fields."""
 
-    def __init__(self, doc, index: int):
+    def __init__(self, doc: Document, index: int) -> None:
         self.data, self._doc, self._index = doc.data[index], doc, index
 
-    def line_of(self, loc: tuple) -> int:
+    def line_of(self, loc: tuple[str | int, ...]) -> int:
         return self._doc.line_of((self._index, *loc))
 
 

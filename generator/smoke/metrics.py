@@ -27,7 +27,7 @@ class SpecCounts:
     drafted: float
     accepted: float
 
-    def __sub__(self, before: "SpecCounts") -> "SpecCounts":
+    def __sub__(self, before: SpecCounts) -> SpecCounts:
         return SpecCounts(self.drafted - before.drafted, self.accepted - before.accepted)
 
     @property

@@ -19,7 +19,7 @@ import json
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from generator.core.redact import redact
 from generator.core.terminal import printable
@@ -51,7 +51,7 @@ class Target:
     expect: str | None = None
 
     @classmethod
-    def of(cls, resolved: Any) -> "Target":
+    def of(cls, resolved: Any) -> Target:
         app, stack = resolved.app, resolved.stack
         probe = app.probe
         return cls(app=app.name, model_alias=app.model_alias, context_length=app.context_length,
@@ -198,19 +198,22 @@ def check_model(http: Http, target: Target, deadline: Deadline, result: Measurem
                                f"context_length is {target.context_length:,}")
 
 
-def served_context(http: Http, card: dict, deadline: Deadline) -> int | None:
+def served_context(http: Http, card: dict[str, Any], deadline: Deadline) -> int | None:
     """vLLM: `max_model_len` on the model card; llama.cpp: the per-slot `n_ctx` of `/props`, else `meta.n_ctx`."""
-    if _count(card.get("max_model_len")):
-        return card["max_model_len"]
+    max_model_len = card.get("max_model_len")
+    if _count(max_model_len):
+        return max_model_len
     reply = http.get("/props", deadline)
     if reply.status == 200:
         props = reply.json("GET /props")
         settings = props.get("default_generation_settings") if isinstance(props, dict) else None
-        if isinstance(settings, dict) and _count(settings.get("n_ctx")):
-            return settings["n_ctx"]
+        n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
+        if _count(n_ctx):
+            return n_ctx
     meta = card.get("meta")
-    if isinstance(meta, dict) and _count(meta.get("n_ctx")):
-        return meta["n_ctx"]
+    n_ctx = meta.get("n_ctx") if isinstance(meta, dict) else None
+    if _count(n_ctx):
+        return n_ctx
     return None
 
 
@@ -254,7 +257,7 @@ class _Stream:
         self.first_at: float | None = None
         self.last_at: float | None = None
         self.usage_tokens: int | None = None
-        self.timings: dict | None = None
+        self.timings: dict[str, Any] | None = None
         self.done = False
 
     def feed(self, at: float, line: bytes) -> bool:
@@ -279,7 +282,7 @@ class _Stream:
         self._take(at, chunk)
         return False
 
-    def _take(self, at: float, chunk: dict) -> None:
+    def _take(self, at: float, chunk: dict[str, Any]) -> None:
         if "error" in chunk:
             raise SmokeFailure(f"the server streamed an error: {_short(_dumps(chunk['error']), secrets=self.secrets)}")
         choices = chunk.get("choices")
@@ -294,8 +297,9 @@ class _Stream:
                     self.first_at = self.first_at if self.first_at is not None else at
                     self.last_at = at
         usage = chunk.get("usage")
-        if isinstance(usage, dict) and _count(usage.get("completion_tokens")):
-            self.usage_tokens = usage["completion_tokens"]
+        completion_tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
+        if _count(completion_tokens):
+            self.usage_tokens = completion_tokens
         if isinstance(chunk.get("timings"), dict):
             self.timings = chunk["timings"]
 
@@ -325,7 +329,7 @@ def _scrape(http: Http, target: Target, options: SmokeOptions, result: Measureme
             raise SmokeFailure(f"GET /metrics: HTTP {reply.status}")
         try:
             counts = vllm_counts(reply.body.decode("utf-8", "replace"), target.model_alias)
-        except (ValueError, TypeError, LookupError, AttributeError) as exc:  # prometheus_client's parser on hostile text
+        except (ValueError, TypeError, LookupError, AttributeError) as exc:  # prometheus_client's parser, hostile text
             raise SmokeFailure(f"GET /metrics is not Prometheus text ({type(exc).__name__})") from None
         if counts is None:
             raise SmokeFailure("GET /metrics has no vllm:spec_decode_* counters")
@@ -361,20 +365,20 @@ def _check_speculation(result: Measurement) -> None:
         result.notes.append("speculative acceptance not measurable: no timings.draft_n and no vLLM counters")
 
 
-def _cards(data: Any) -> list[dict]:
+def _cards(data: Any) -> list[dict[str, Any]]:
     cards = data.get("data") if isinstance(data, dict) else None
     if not isinstance(cards, list):
         raise SmokeFailure("GET /v1/models: the answer has no `data` list of models")
     return [c for c in cards if isinstance(c, dict)]
 
 
-def _names(card: dict) -> set[str]:
+def _names(card: dict[str, Any]) -> set[str]:
     aliases = card.get("aliases")
     values = [card.get("id"), *(aliases if isinstance(aliases, list) else [])]
     return {n for n in values if isinstance(n, str)}
 
 
-def _count(value: Any) -> bool:
+def _count(value: Any) -> TypeGuard[int]:
     """A positive integer a real server could report (a 400-digit `n_ctx` is not one)."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_COUNT
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Literal
+from typing import Literal
+from collections.abc import Iterable
 
 from generator.schema import App
-from generator.smoke.ledger import SmokeRecord
-from generator.smoke.run import clean
+from generator.smoke.ledger import RunRecord, SmokeRecord
+from generator.smoke.run import Measurement, Run, clean
 
 Verdict = Literal["pass", "regression", "fail"]
 DEFAULT_TOLERANCE = 0.10
@@ -49,12 +50,12 @@ def judge(tokens_per_s: float | None, failures: list[str], baseline: Baseline | 
         return "pass", []
     drop = 1.0 - tokens_per_s / baseline.tokens_per_s
     if drop > tolerance + 1e-9:
-        return "regression", [f"{tokens_per_s:.1f} t/s is {drop:.1%} below the baseline {baseline.tokens_per_s:.1f} t/s "
-                              f"({baseline.source}); the tolerance is {tolerance:.0%}"]
+        return "regression", [f"{tokens_per_s:.1f} t/s is {drop:.1%} below the baseline "
+                              f"{baseline.tokens_per_s:.1f} t/s ({baseline.source}); the tolerance is {tolerance:.0%}"]
     return "pass", []
 
 
-def conclude(measurement, app: App, history: Iterable[SmokeRecord], *, endpoint: str, max_tokens: int,
+def conclude(measurement: Measurement, app: App, history: Iterable[SmokeRecord], *, endpoint: str, max_tokens: int,
              tolerance: float = DEFAULT_TOLERANCE, date: str) -> SmokeRecord:
     """Baseline + verdict + figures of one smoke, as the record the ledger keeps and --json prints."""
     target = measurement.target
@@ -69,14 +70,16 @@ def conclude(measurement, app: App, history: Iterable[SmokeRecord], *, endpoint:
         baseline_tokens_per_s=_round(baseline.tokens_per_s if baseline else None, 2),
         verdict=verdict, reasons=tuple(clean(r) for r in reasons),
         decode_tokens_per_s=_round(measurement.decode_tokens_per_s, 2), ttft_s=_round(measurement.ttft_s, 3),
-        baseline=baseline.source if baseline else None, max_tokens=max_tokens, notes=tuple(clean(n) for n in measurement.notes),
+        baseline=baseline.source if baseline else None, max_tokens=max_tokens,
+        notes=tuple(clean(n) for n in measurement.notes),
     )
 
 
-def _run(run) -> dict:
-    return {"cold": run.cold, "ttft_s": _round(run.ttft_s, 3), "completion_tokens": run.completion_tokens,
-            "tokens_per_s": _round(run.tokens_per_s, 2), "e2e_tokens_per_s": _round(run.e2e_tokens_per_s, 2),
-            "acceptance": _round(run.acceptance, 4) if run.acceptance is not None and run.acceptance <= 1 else None}
+def _run(run: Run) -> RunRecord:
+    return RunRecord(cold=run.cold, ttft_s=_round(run.ttft_s, 3), completion_tokens=run.completion_tokens,
+                     tokens_per_s=_round(run.tokens_per_s, 2), e2e_tokens_per_s=_round(run.e2e_tokens_per_s, 2),
+                     acceptance=_round(run.acceptance, 4)
+                     if run.acceptance is not None and run.acceptance <= 1 else None)
 
 
 def _round(value: float | None, digits: int) -> float | None:

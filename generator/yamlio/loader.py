@@ -9,7 +9,7 @@ import stat
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -273,7 +273,16 @@ def _shown(value: Any, limit: int = 200) -> str:
     return shown if len(shown) <= limit else shown[: limit - 3] + "..."
 
 
-def validation_problems(doc: Document, exc: ValidationError, display: str) -> list[Problem]:
+class Located(Protocol):
+    """What `validation_problems` reads of a document: its data and the line of a field path."""
+
+    @property
+    def data(self) -> Any: ...
+
+    def line_of(self, loc: Path_) -> int: ...
+
+
+def validation_problems(doc: Located, exc: ValidationError, display: str) -> list[Problem]:
     problems = []
     for err in exc.errors(include_url=False):
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "tagged-union"))))
