@@ -28,6 +28,8 @@ from generator.cli import serve
 from generator.cli import site
 from generator.cli import smoke
 
+__all__ = ["main", "bump", "check", "explain", "import_", "init", "listing", "prune", "publish", "render", "smoke"]
+
 
 def main(argv: list[str] | None = None) -> int:
     discovery.reset()

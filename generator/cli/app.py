@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from generator.catalog import Catalog
 
 app = typer.Typer(
     name="catalog",
@@ -16,16 +19,16 @@ app = typer.Typer(
     rich_markup_mode=None,  # plain help: importing rich's help formatter costs ~150 ms of every `--help`
 )
 
-CatalogOpt = Annotated[Optional[Path], typer.Option(
+CatalogOpt = Annotated[Path | None, typer.Option(
     "--catalog", help="Catalog folder (default: $CATALOG_DIR, else the nearest catalog/ above the current folder, "
                       "else the embedded read-only catalog).")]
-AppsArg = Annotated[Optional[list[str]], typer.Argument(help="App names (default: every app).", show_default=False)]
+AppsArg = Annotated[list[str] | None, typer.Argument(help="App names (default: every app).", show_default=False)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of a table.")]
 
 DEFAULT_OUT = Path("charts")
 
 
-def load_catalog(root: Path | None = None):
+def load_catalog(root: Path | None = None) -> Catalog:
     """The catalog, imported on use: pydantic model building stays out of `catalog --help`."""
     from generator.catalog import load_catalog as load
 

@@ -4,23 +4,26 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app, default_out, use_catalog
 from generator.core.errors import UsageError
 
+if TYPE_CHECKING:
+    from generator.versions.bump import BumpRun, Outcome
 
-class Level(str, Enum):
+
+class Level(StrEnum):
     patch = "patch"
     minor = "minor"
     major = "major"
 
 
-def _table(rows: list[dict], title: str) -> None:
+def _table(rows: list[dict[str, Any]], title: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -33,12 +36,12 @@ def _table(rows: list[dict], title: str) -> None:
     Console().print(table)
 
 
-def _row(o) -> dict:
+def _row(o: Outcome) -> dict[str, Any]:
     return {"app": o.app, "from": o.before, "to": o.after, "action": o.action, "level": o.level,
             "changes": [c.bullet[2:] for c in o.changes], "message": o.message}
 
 
-def _check(run, catalog: Path | None, out: Path | None, base: str | None) -> None:
+def _check(run: BumpRun, catalog: Path | None, out: Path | None, base: str | None) -> None:
     from generator.versions.bump import check_message
 
     problems = [m for m in (check_message(o) for o in run.outcomes) if m]
@@ -61,13 +64,21 @@ def _check(run, catalog: Path | None, out: Path | None, base: str | None) -> Non
 @app.command()
 def bump(
     apps: AppsArg = None,
-    level: Annotated[Optional[Level], typer.Option("--level", help="Force the semver level (default: inferred from the change).")] = None,
-    note: Annotated[Optional[str], typer.Option("--note", help="An extra changelog line (with named apps: bump even without a chart change).")] = None,
-    check: Annotated[bool, typer.Option("--check", help="Write nothing; exit 1 when an app changed without a bump.")] = False,
-    base: Annotated[Optional[str], typer.Option("--base", help="With --check: a changed chart needs a version above the one at this git ref (chart-testing's rule).")] = None,
-    record: Annotated[bool, typer.Option("--record", help="Record the current content as the current version, without bumping (seeding; never for published versions).")] = False,
+    level: Annotated[Level | None, typer.Option(
+        "--level", help="Force the semver level (default: inferred from the change).")] = None,
+    note: Annotated[str | None, typer.Option(
+        "--note", help="An extra changelog line (with named apps: bump even without a chart change).")] = None,
+    check: Annotated[bool, typer.Option(
+        "--check", help="Write nothing; exit 1 when an app changed without a bump.")] = False,
+    base: Annotated[str | None, typer.Option(
+        "--base", help="With --check: a changed chart needs a version above the one at this git ref "
+                       "(chart-testing's rule).")] = None,
+    record: Annotated[bool, typer.Option(
+        "--record", help="Record the current content as the current version, without bumping "
+                         "(seeding; never for published versions).")] = False,
     catalog: CatalogOpt = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Charts folder to re-render (default: charts/ beside the catalog).")] = None,
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Charts folder to re-render (default: charts/ beside the catalog).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Raise app versions whose chart content changed; write CHANGELOG.md, upgrade_description, releases.yaml."""

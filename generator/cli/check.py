@@ -7,15 +7,20 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated, Optional
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app, default_out, load_catalog, use_catalog
 
+if TYPE_CHECKING:
+    from generator.catalog import Catalog
+    from generator.core.findings import Finding
+
 NoLintOpt = Annotated[bool, typer.Option("--no-lint", help="Skip the chart lint (Helm engine, Kubernetes schemas, "
                                                            "Olares chart rules).")]
-BaseOpt = Annotated[Optional[str], typer.Option(
+BaseOpt = Annotated[str | None, typer.Option(
     "--base", metavar="REF", help="PR mode: check only the apps changed since the merge-base with REF, plus render "
                                   "drift and chart-testing's version increment against REF.")]
 
@@ -60,7 +65,7 @@ def check(apps: AppsArg = None, catalog: CatalogOpt = None, as_json: JsonOpt = F
     raise typer.Exit(1 if any(not r.ok for r in results) else 0)
 
 
-def _load(catalog, annotate: bool):
+def _load(catalog: Path | None, annotate: bool) -> Catalog:
     """Load the catalog; in GitHub Actions, a broken file also becomes an annotation on its line."""
     from generator.core.errors import CatalogError
 
@@ -75,7 +80,7 @@ def _load(catalog, annotate: bool):
         raise
 
 
-def _annotations(findings) -> None:
+def _annotations(findings: list[Finding]) -> None:
     from generator.check.pr import annotation
 
     for finding in findings:

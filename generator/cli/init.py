@@ -11,6 +11,7 @@ nothing behind. A non-empty DIR is refused unless `--force`; even then no existi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -174,7 +175,8 @@ def _tool_requirement() -> str:
 
 
 def _files(root: Path) -> list[Path]:
-    return sorted(p.relative_to(root) for p in root.rglob("*") if p.is_file() and ".git" not in p.relative_to(root).parts)
+    return sorted(p.relative_to(root) for p in root.rglob("*")
+                  if p.is_file() and ".git" not in p.relative_to(root).parts)
 
 
 def _git_repository(target: Path) -> Path | None:
@@ -212,10 +214,8 @@ def _make_parents(folder: Path) -> list[Path]:
 
 
 def _remove_empty(folder: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):
         folder.rmdir()
-    except OSError:
-        pass
 
 
 def _place(staging: Path, target: Path) -> None:

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, Any
 
 from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog, use_catalog
 
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+    
+    from generator.catalog import Catalog
 
-def _rows(cat) -> list[dict]:
+
+def _rows(cat: Catalog) -> list[dict[str, Any]]:
     from generator.smoke.ledger import last
 
     rows = []
@@ -56,7 +63,7 @@ DROP = ("smoke", "t/s", "context", "title", "version", "status")
 TITLE_MIN = 12  # the one column that wraps; narrower than this it is dropped instead
 
 
-def _cells(row: dict) -> dict[str, str]:
+def _cells(row: dict[str, Any]) -> dict[str, str]:
     from generator.core.terminal import markup
 
     tps = f"{row['tokens_per_s']:.1f}" if row["tokens_per_s"] else "—"
@@ -66,7 +73,7 @@ def _cells(row: dict) -> dict[str, str]:
     return {k: markup(v) for k, v in cells.items()}  # catalog text: `[/bold]` and ESC shown, not interpreted
 
 
-def _build(cells: list[dict[str, str]], columns: list[str], title: str):
+def _build(cells: list[dict[str, str]], columns: list[str], title: str) -> Table:
     from rich import box
     from rich.cells import cell_len
     from rich.table import Table
@@ -83,7 +90,7 @@ def _build(cells: list[dict[str, str]], columns: list[str], title: str):
     return table
 
 
-def _table(rows: list[dict], console):
+def _table(rows: list[dict[str, Any]], console: Console) -> tuple[Table, list[str]]:
     """The widest table that fits the console without shrinking a column; the dropped columns' names."""
     from rich.measure import Measurement
 
@@ -99,7 +106,7 @@ def _table(rows: list[dict], console):
     return table, [c for c in COLUMNS if c not in columns]
 
 
-def _smoke(row: dict) -> str:
+def _smoke(row: dict[str, Any]) -> str:
     """Last smoke: verdict and tokens/s (the ledger's latest row)."""
     if not row["smoke_verdict"]:
         return "—"

@@ -5,12 +5,16 @@ from __future__ import annotations
 import datetime as dt
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from generator.cli.app import CatalogOpt, JsonOpt, app, default_out, load_catalog, use_catalog
 from generator.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from generator.prune.apply import AppChanges
+    from generator.prune.gate import PruneItem
 
 
 @app.command()
@@ -18,7 +22,7 @@ def prune(
     deprecated: Annotated[bool, typer.Option(
         "--deprecated", help="Prune deprecated apps whose replacement passed a smoke at its current version.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan and the changes; write nothing.")] = False,
-    market: Annotated[Optional[Path], typer.Option(
+    market: Annotated[Path | None, typer.Option(
         "--market", help="A market repo working tree (beclab/apps layout): prepare the SUSPEND change there.")] = None,
     remove: Annotated[bool, typer.Option(
         "--remove", help="With --market: prepare the REMOVE change instead (irreversible; needs --yes).")] = False,
@@ -39,7 +43,7 @@ def prune(
     items = plan(cat, {name: smoke_ledger.history(cat.root, name) for name in replacements(cat)})
     charts = default_out(catalog)
     changes = prepare(cat, items, charts=charts, market=market, remove=remove,
-                      today=dt.datetime.now(dt.timezone.utc).date())
+                      today=dt.datetime.now(dt.UTC).date())
     if not dry_run:
         apply(changes, charts=charts)
     _report(items, changes, dry_run=dry_run, as_json=as_json)
@@ -57,19 +61,26 @@ def _check_options(deprecated: bool, market: Path | None, remove: bool, yes: boo
         raise UsageError(f"--market {market}: not a folder")
 
 
-def _report(items, changes, *, dry_run: bool, as_json: bool) -> None:
+def _report(items: list[PruneItem], changes: list[AppChanges], *, dry_run: bool, as_json: bool) -> None:
     by_app = {c.item.app: c for c in changes}
     if as_json:
         rows = [{"app": i.app, "replaced_by": i.replaced_by, "action": i.action, "reason": i.reason,
-                 "market": (by_app[i.app].market.title or None) if i.app in by_app and by_app[i.app].market else None,
-                 "changes": by_app[i.app].describe() if i.app in by_app else [], "applied": i.app in by_app and not dry_run}
+                 "market": _market_title(by_app.get(i.app)),
+                 "changes": by_app[i.app].describe() if i.app in by_app else [],
+                 "applied": i.app in by_app and not dry_run}
                 for i in items]
         print(json.dumps(rows, indent=2))
         return
     _table(items, by_app, dry_run)
 
 
-def _table(items, by_app, dry_run: bool) -> None:
+def _market_title(change: AppChanges | None) -> str | None:
+    """The market title the change edits (None without a market change, or an empty title)."""
+    market = change.market if change else None
+    return (market.title or None) if market else None
+
+
+def _table(items: list[PruneItem], by_app: dict[str, AppChanges], dry_run: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 

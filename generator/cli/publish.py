@@ -5,15 +5,18 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app, use_catalog
 from generator.core.errors import UsageError
 
+if TYPE_CHECKING:
+    from generator.publish.core import Item, Result, Target
 
-def _summary(results, as_json: bool) -> None:
+
+def _summary(results: list[Result], as_json: bool) -> None:
     from generator.core.redact import redact
 
     # A target URL may carry credentials (oci://user:pass@host/...): every cell passes the one redactor.
@@ -38,7 +41,7 @@ def _summary(results, as_json: bool) -> None:
     Console(width=max(Console().width, 120)).print(table)
 
 
-def _run_with_progress(target, items, dry_run: bool):
+def _run_with_progress(target: Target, items: list[Item], dry_run: bool) -> list[Result]:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
@@ -53,7 +56,7 @@ def _run_with_progress(target, items, dry_run: bool):
                   console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task(escape(f"publishing to {target.label}"), total=len(items))
 
-        def step(result) -> None:
+        def step(result: Result) -> None:
             progress.update(task, advance=1, description=escape(f"{result.app} {result.version}: {result.action}"))
 
         return run(target, items, dry_run=dry_run, step=step)
@@ -61,14 +64,20 @@ def _run_with_progress(target, items, dry_run: bool):
 
 @app.command()
 def publish(
+    to: Annotated[str, typer.Option(
+        "--to", help="git:PATH_OR_URL or git:PATH_OR_URL#BRANCH (default main), oci://HOST/PATH, dir:PATH, "
+                     "or market:DIR.")],
     apps: AppsArg = None,
-    to: Annotated[str, typer.Option("--to", help="git:PATH_OR_URL or git:PATH_OR_URL#BRANCH (default main), oci://HOST/PATH, dir:PATH, or market:DIR.")] = ...,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Decide and report; change nothing.")] = False,
     plain_http: Annotated[bool, typer.Option("--plain-http", help="OCI: the registry speaks plain HTTP.")] = False,
-    registry_config: Annotated[Optional[Path], typer.Option("--registry-config", help="OCI: docker-config-style credentials file.")] = None,
-    github_api: Annotated[Optional[str], typer.Option("--github-api", help="git: GitHub REST API base URL (GitHub Enterprise, tests).")] = None,
-    pr_repo: Annotated[Optional[str], typer.Option("--pr-repo", help="git: OWNER/REPO to open pull requests against (a fork's upstream).")] = None,
-    draft: Annotated[bool, typer.Option("--draft/--ready", help="git: open pull requests as drafts (GitBot checks on ready).")] = True,
+    registry_config: Annotated[Path | None, typer.Option(
+        "--registry-config", help="OCI: docker-config-style credentials file.")] = None,
+    github_api: Annotated[str | None, typer.Option(
+        "--github-api", help="git: GitHub REST API base URL (GitHub Enterprise, tests).")] = None,
+    pr_repo: Annotated[str | None, typer.Option(
+        "--pr-repo", help="git: OWNER/REPO to open pull requests against (a fork's upstream).")] = None,
+    draft: Annotated[bool, typer.Option(
+        "--draft/--ready", help="git: open pull requests as drafts (GitBot checks on ready).")] = True,
     timeout: Annotated[float, typer.Option(
         "--timeout", min=1.0, help="Total deadline in seconds of each network call: registry, git fetch/push, "
                                    "GitHub API.")] = 120.0,

@@ -11,7 +11,7 @@ import sys
 import typer
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 from generator.cli.app import AppsArg, CatalogOpt, app, default_out, load_catalog, refuse_inside_package, use_catalog
 
@@ -24,9 +24,10 @@ def _say(message: str) -> None:
 def render(
     apps: AppsArg = None,
     catalog: CatalogOpt = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default: charts/ beside the catalog); "
+    out: Annotated[Path | None, typer.Option("--out", help="Output folder (default: charts/ beside the catalog); "
                                                 "new, empty, or written by catalog render before.")] = None,
-    check: Annotated[bool, typer.Option("--check", help="Write nothing; exit 1 with a diff when charts are stale.")] = False,
+    check: Annotated[bool, typer.Option(
+        "--check", help="Write nothing; exit 1 with a diff when charts are stale.")] = False,
 ) -> None:
     """Render apps into Olares v3 application charts."""
     from generator.chart.pipeline import render_apps, rendered_apps

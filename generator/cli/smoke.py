@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import contextmanager
-from typing import Annotated, Iterator, Optional
+from typing import TYPE_CHECKING, Annotated
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import typer
 
@@ -13,11 +15,16 @@ from generator.cli.app import CatalogOpt, JsonOpt, app, display_path, load_catal
 from generator.core.terminal import markup, printable
 from generator.core.errors import CatalogError, FileSystemError, InputError, Problem, UsageError, translate_os_error
 
-EndpointOpt = Annotated[Optional[str], typer.Option(
+if TYPE_CHECKING:
+    from rich.console import Console
+    
+    from generator.smoke.ledger import SmokeRecord
+
+EndpointOpt = Annotated[str | None, typer.Option(
     "--endpoint", help="The app's OpenAI-compatible base URL, e.g. http://127.0.0.1:8000 (no /v1).")]
-KubeContextOpt = Annotated[Optional[str], typer.Option(
+KubeContextOpt = Annotated[str | None, typer.Option(
     "--kube-context", help="Find the app's Service on this kubeconfig context and port-forward to it.")]
-NamespaceOpt = Annotated[Optional[str], typer.Option(
+NamespaceOpt = Annotated[str | None, typer.Option(
     "--namespace", help="The app's namespace on the cluster (default: search every namespace).")]
 
 
@@ -31,7 +38,7 @@ def smoke(
         "--timeout", min=0.1, help="Seconds allowed for readiness, and for each request.")] = 600.0,
     tolerance: Annotated[float, typer.Option(
         "--tolerance", min=0.0, max=0.99, help="Allowed tokens/s drop below the baseline (0.10 = 10 %).")] = 0.10,
-    expect: Annotated[Optional[str], typer.Option(
+    expect: Annotated[str | None, typer.Option(
         "--expect", help="Text the answer must contain (default: the app's probe.expect).")] = None,
     kube_context: KubeContextOpt = None,
     namespace: NamespaceOpt = None,
@@ -54,9 +61,8 @@ def smoke(
         raise UsageError(f"{app_name} is removed from the catalog; there is nothing to smoke")
     history = smoke_ledger.history(cat.root, app_name)
     options = SmokeOptions(runs=runs, max_tokens=max_tokens, timeout_s=timeout, expect=expect)
-    with _reach(app_name, endpoint, kube_context, namespace) as (url, label):
-        with _progress(as_json) as say:
-            measurement = measure(Target.of(resolved), url, options, progress=say)
+    with _reach(app_name, endpoint, kube_context, namespace) as (url, label), _progress(as_json) as say:
+        measurement = measure(Target.of(resolved), url, options, progress=say)
     record = conclude(measurement, resolved.app, history, endpoint=label, max_tokens=max_tokens,
                       tolerance=tolerance, date=smoke_ledger.now_stamp())
     # The result is printed before the ledger is written, so a failed write (full disk, read-only folder)
@@ -72,7 +78,7 @@ def smoke(
     raise typer.Exit(0 if record.verdict == "pass" else 1)
 
 
-def _record(root, record):
+def _record(root: Path, record: SmokeRecord) -> Path:
     """Append to the ledger; an error that says the printed result is not recorded and how to fix it."""
     from generator.smoke import ledger as smoke_ledger
 
@@ -119,7 +125,7 @@ def _reach(app_name: str, endpoint: str | None, context: str | None,
 
 
 @contextmanager
-def _progress(quiet: bool) -> Iterator:
+def _progress(quiet: bool) -> Iterator[Callable[[str], None] | None]:
     if quiet or not sys.stderr.isatty():
         yield None
         return
@@ -129,13 +135,13 @@ def _progress(quiet: bool) -> Iterator:
         yield lambda message: status.update(message)
 
 
-def _console():
+def _console() -> Console:
     from rich.console import Console
 
     return Console()
 
 
-def _report(record) -> None:
+def _report(record: SmokeRecord) -> None:
     """The result for people. Every value from outside (endpoint, reasons, notes, baseline) is escaped:
     rich markup in it is shown, not interpreted (an unbalanced `[/bold]` would raise MarkupError), and
     control characters are made visible."""
@@ -160,7 +166,7 @@ def _report(record) -> None:
         console.print(f"  note: {printable(note)}", style="dim", markup=False, highlight=False)
 
 
-def _verdict_line(record) -> str:
+def _verdict_line(record: SmokeRecord) -> str:
     color = {"pass": "green", "regression": "yellow", "fail": "red"}[record.verdict]
     line = f"[bold {color}]{record.verdict.upper()}[/]"
     if record.tokens_per_s is not None:
