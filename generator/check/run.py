@@ -9,10 +9,10 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from collections.abc import Callable
-from typing import Any
 
 from generator.adapters.helm import Helm
 from generator.catalog import Catalog, Resolved, display_path
+from generator.core.data import Data
 from generator.core.findings import Finding, has_errors
 from generator.rules import AppContext, context, run_rules
 
@@ -32,7 +32,7 @@ class AppResult:
     def count(self, severity: str) -> int:
         return sum(1 for f in self.findings if f.severity == severity)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, Data]:
         return {"app": self.app, "ok": self.ok, "status": self.status,
                 "findings": [f.as_dict() for f in self.findings]}
 

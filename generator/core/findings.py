@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from generator.core.data import Data
 
 Severity = Literal["error", "warning", "info"]
 
@@ -18,7 +20,7 @@ class Finding:
     file: str | None = None  # catalog file (or chart file) the finding points at
     line: int | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, Data]:
         return asdict(self)
 
     def __str__(self) -> str:

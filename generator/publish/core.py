@@ -13,8 +13,8 @@ remaining apps are reported as not tried. Anything else is a bug and reaches the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Protocol
 from collections.abc import Callable
 
 from generator.adapters.deadline import DeadlineExceeded
@@ -41,10 +41,22 @@ class Item:
 
 
 @dataclass(frozen=True)
+class PullRequestPlan:
+    """What the git target decided for one app: the pull request's title and branch, the lease the push expects,
+    the chart tree to commit, and whether to push (`push`) or only open the pull request (`pr-only`)."""
+
+    title: str
+    branch: str
+    lease: str
+    tree: Tree
+    mode: str  # push | pr-only
+
+
+@dataclass(frozen=True)
 class Decision:
     action: str  # publish | skipped | refused
     detail: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)  # target-specific (git: PR type, base version)
+    extra: PullRequestPlan | None = None  # the git target's plan; the other targets need none
 
 
 @dataclass(frozen=True)

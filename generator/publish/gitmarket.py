@@ -22,7 +22,6 @@ import shutil
 import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
-from typing import Any
 
 from generator.adapters.git import Git
 from generator.adapters.github import GitHubApi
@@ -30,7 +29,7 @@ from generator.core.errors import ToolError, UsageError, translate_os_error
 from generator.versions.gitbase import GitCharts, chart_version
 from generator.versions.state import content_hash, parse_version
 from generator.chart.writer import Tree
-from generator.publish.core import Decision, Item
+from generator.publish.core import Decision, Item, PullRequestPlan
 from generator.publish.github import PullRequests, github_repo
 from generator.publish.secrets import Redactor, safe_url
 
@@ -170,25 +169,25 @@ class GitMarketTarget:
         branch = f"{BRANCH_PREFIX}{item.app}"
         ref = f"refs/remotes/origin/{branch}"
         lease = self._git("rev-parse", "--verify", "--quiet", ref, check=False).strip()
-        extra = {"title": title, "branch": branch, "lease": lease, "tree": want, "mode": "push"}
+        mode = "push"
         if lease and self._git("log", "-1", "--format=%s", ref).strip() == title \
                 and content_hash(self._tree(ref, item.app)) == content_hash(want):
             if self.github is None:
                 return Decision("skipped", f"branch {branch} already holds {title}")
             if self.github.is_open(self._head(branch), title):
                 return Decision("skipped", f"{title}: pull request already open")
-            extra["mode"] = "pr-only"
-        return Decision("publish", title, extra)
+            mode = "pr-only"
+        return Decision("publish", title, PullRequestPlan(title, branch, lease, want, mode))
 
     def _head(self, branch: str) -> str:
         return f"{self.head_owner}:{branch}"
 
-    def _commit(self, item: Item, extra: dict[str, Any], body: str) -> None:
+    def _commit(self, item: Item, plan: PullRequestPlan, body: str) -> None:
         app, base, work = item.app, self._base, self.work
         assert work is not None
-        self._git("checkout", "--quiet", "--force", "-B", extra["branch"], base)
+        self._git("checkout", "--quiet", "--force", "-B", plan.branch, base)
         shutil.rmtree(work / app, ignore_errors=True)
-        for rel, text in sorted(extra["tree"].items()):
+        for rel, text in sorted(plan.tree.items()):
             path = work / app / rel
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -200,25 +199,26 @@ class GitMarketTarget:
         outside = [p for p in changed if not p.startswith(f"{app}/")]
         if outside or not changed:
             raise ToolError(f"{app}: the commit would touch {outside or 'nothing'}; a market PR touches only {app}/")
-        self._git("commit", "--quiet", "-m", extra["title"], "-m", body)
+        self._git("commit", "--quiet", "-m", plan.title, "-m", body)
         if self.unpushed_base:
             self._git("push", "--quiet", "origin", f"{base}:refs/heads/{self.branch}")
             self.unpushed_base = False
-        self._git("push", "--quiet", f"--force-with-lease=refs/heads/{extra['branch']}:{extra['lease']}",
-                  "origin", f"HEAD:refs/heads/{extra['branch']}")
+        self._git("push", "--quiet", f"--force-with-lease=refs/heads/{plan.branch}:{plan.lease}",
+                  "origin", f"HEAD:refs/heads/{plan.branch}")
 
     def publish(self, item: Item, decision: Decision) -> str:
-        extra = decision.extra
-        body = (item.note or f"{extra['title']} from the catalog") + (
+        plan = decision.extra
+        assert plan is not None, "decide() plans every `publish` decision"
+        body = (item.note or f"{plan.title} from the catalog") + (
             f"\n\nPublished by `catalog publish`; chart content {item.content}." if item.content else "")
-        if extra["mode"] == "push":
-            self._commit(item, extra, body)
-        done = f"{extra['branch']}: {extra['title']}"
+        if plan.mode == "push":
+            self._commit(item, plan, body)
+        done = f"{plan.branch}: {plan.title}"
         if self.github is None:
             return f"pushed {done}; open its pull request (no GitHub token and repository to do it)"
-        pr = self.github.ensure(head=self._head(extra["branch"]), base=self.branch, title=extra["title"], body=body,
+        pr = self.github.ensure(head=self._head(plan.branch), base=self.branch, title=plan.title, body=body,
                                 draft=self.draft)
-        return f"{'pushed ' if extra['mode'] == 'push' else ''}{done}; {pr}"
+        return f"{'pushed ' if plan.mode == 'push' else ''}{done}; {pr}"
 
     def finish(self, published: list[Item]) -> None:
         return None

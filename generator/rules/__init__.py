@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 from collections.abc import Callable, Iterable
 
 from generator.catalog import Catalog, Resolved
@@ -20,6 +20,22 @@ from generator.core.findings import Finding, Severity
 from generator.core.ruleset import RULES, Rule
 from generator.chart.plan import ChartSpec, plan
 
+if TYPE_CHECKING:
+    from generator.engines.settings import AnySettings
+    from generator.fit.estimate import Fit
+    from generator.flags.check import Issue
+    from generator.flags.tables import FlagTable
+
+
+@dataclass
+class Memo:
+    """Per-app results several rules share, computed by the first rule that needs them."""
+
+    flag_table: tuple[FlagTable | None, str | None] | None = None  # the stack's flag table, or why there is none
+    flag_issues: list[Issue] | None = None  # the argv check against that table
+    settings: AnySettings | None = None  # the app's effective engine settings
+    fit: Fit | None = None  # the memory fit estimate
+
 
 @dataclass
 class AppContext:
@@ -28,7 +44,7 @@ class AppContext:
     resolved: Resolved
     catalog: Catalog
     chart: ChartSpec
-    cache: dict[str, Any] = field(default_factory=dict)  # per-app memo shared by rules (e.g. the fit estimate)
+    cache: Memo = field(default_factory=Memo)  # per-app memo shared by rules (e.g. the fit estimate)
 
     @property
     def engine(self) -> EngineSpec:

@@ -30,7 +30,7 @@ def _tables(ctx: AppContext) -> FlagTables:
 
 def _table(ctx: AppContext) -> tuple[FlagTable | None, str | None]:
     """The stack's table, or why there is none (cached per app)."""
-    if "flag_table" not in ctx.cache:
+    if ctx.cache.flag_table is None:
         stack = ctx.resolved.stack
         table, problem = None, None
         if stack.flag_table is None:
@@ -40,21 +40,19 @@ def _table(ctx: AppContext) -> tuple[FlagTable | None, str | None]:
                 table = _tables(ctx).get(stack.flag_table)
             except CatalogError as exc:
                 problem = str(exc)
-        ctx.cache["flag_table"] = (table, problem)
-    cached: tuple[FlagTable | None, str | None] = ctx.cache["flag_table"]
-    return cached
+        ctx.cache.flag_table = (table, problem)
+    return ctx.cache.flag_table
 
 
 def _issues(ctx: AppContext) -> list[Issue]:
-    if "flag_issues" not in ctx.cache:
+    if ctx.cache.flag_issues is None:
         table, _ = _table(ctx)
         issues: list[Issue] = []
         if table is not None:
             path = display_path(_tables(ctx).path(table.id))
             issues = ArgvChecker(table, path).check(tokens(ctx.engine))
-        ctx.cache["flag_issues"] = issues
-    cached: list[Issue] = ctx.cache["flag_issues"]
-    return cached
+        ctx.cache.flag_issues = issues
+    return ctx.cache.flag_issues
 
 
 def _field(origin: str) -> str:

@@ -27,16 +27,16 @@ APP_FIELDS = {
 
 
 def settings(ctx: AppContext) -> AnySettings:
-    found = ctx.cache.get("settings")
+    found = ctx.cache.settings
     if found is None:
-        found = ctx.cache["settings"] = settings_for(ctx.resolved, ctx.engine)
+        found = ctx.cache.settings = settings_for(ctx.resolved, ctx.engine)
     return found
 
 
 def fit(ctx: AppContext) -> Fit:
-    found = ctx.cache.get("fit")
+    found = ctx.cache.fit
     if found is None:
-        found = ctx.cache["fit"] = estimate(ctx.resolved, ctx.engine, settings(ctx))
+        found = ctx.cache.fit = estimate(ctx.resolved, ctx.engine, settings(ctx))
     return found
 
 

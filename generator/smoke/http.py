@@ -26,6 +26,7 @@ import httpcore
 if TYPE_CHECKING:
     import httpx
 
+from generator.core.data import Data
 from generator.core.redact import credentials, redact, secret_forms
 
 JSON_CAP = 1 << 20  # /health, /v1/models, /props
@@ -232,7 +233,7 @@ class Http:
             body = b"".join(_capped(response.iter_raw(), cap, what))
             return Reply(response.status_code, body)
 
-    def stream(self, path: str, payload: dict[str, Any], deadline: Deadline) -> Iterator[tuple[float, bytes]]:
+    def stream(self, path: str, payload: dict[str, Data], deadline: Deadline) -> Iterator[tuple[float, bytes]]:
         """POST `payload` and yield (arrival time, line) for every line of a streamed 200 answer."""
         what = f"POST {path}"
         with self._open("POST", path, what, deadline, None, json=payload) as response:

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
+from generator.core.data import Data
 from generator.core.redact import redact
 from generator.core.terminal import printable
 from generator.smoke.content import problems as content_problems
@@ -198,7 +199,7 @@ def check_model(http: Http, target: Target, deadline: Deadline, result: Measurem
                                f"context_length is {target.context_length:,}")
 
 
-def served_context(http: Http, card: dict[str, Any], deadline: Deadline) -> int | None:
+def served_context(http: Http, card: dict[str, object], deadline: Deadline) -> int | None:
     """vLLM: `max_model_len` on the model card; llama.cpp: the per-slot `n_ctx` of `/props`, else `meta.n_ctx`."""
     max_model_len = card.get("max_model_len")
     if _count(max_model_len):
@@ -235,7 +236,7 @@ def _runs(http: Http, target: Target, options: SmokeOptions, result: Measurement
 
 def run_once(http: Http, target: Target, options: SmokeOptions, *, cold: bool) -> Run:
     """One streamed chat completion, timed from the request to `[DONE]`."""
-    payload = {"model": target.model_alias, "messages": [{"role": "user", "content": target.prompt}],
+    payload: dict[str, Data] = {"model": target.model_alias, "messages": [{"role": "user", "content": target.prompt}],
                "max_tokens": options.max_tokens, "stream": True, "stream_options": {"include_usage": True}}
     stream = _Stream(http.secrets)
     start = time.monotonic()
