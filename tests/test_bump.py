@@ -54,7 +54,7 @@ def test_changed_arg_fails_check_then_bump_writes_version_changelog_and_chart(ca
     assert lines_except(after, note_row, version_row) == lines_except(before, version_row)
 
     changelog = (cat.parent / "CHANGELOG.md").read_text(encoding="utf-8")
-    assert f"## Apps\n\nEntries written by `catalog bump`" in changelog
+    assert "## Apps\n\nEntries written by `catalog bump`" in changelog
     assert f"### {FAST} 2.5.7 — " in changelog and "- Changed `--max-num-seqs` `1` -> `2`\n" in changelog
     assert changelog.startswith(changelog_before.rstrip("\n"))  # the tool's own sections untouched
 

@@ -160,7 +160,7 @@ def test_speculative_method_not_in_image(catalog_copy):
 def test_legacy_mtp_method_is_a_warning(catalog_copy):
     findings = with_extra(catalog_copy, "vllmqwen36dense27bone", "-sc", '{"method": "qwen3_5_mtp"}')
     warn = [f for f in findings if f.rule == "FLAG005"]
-    assert len(warn) == 1 and warn[0].severity == "warning" and "set method to `mtp`" == warn[0].fix
+    assert len(warn) == 1 and warn[0].severity == "warning" and warn[0].fix == "set method to `mtp`"
 
 
 def test_dotted_json_flag_checks_key_values(catalog_copy):
@@ -180,7 +180,7 @@ def test_broken_table_reports_its_file_and_line(catalog_copy):
     text = path.read_text()
     path.write_text(text.replace("  - name: --ddtree-budget\n    type: int", "  - name: --ddtree-budget\n    type: integer"))
     found = only(flag_findings(catalog_copy, "lucedflashqwen36one"), "FLAG000")
-    line = next(i for i, l in enumerate(path.read_text().splitlines(), 1) if "type: integer" in l)
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if "type: integer" in text)
     assert f"lucebox.yaml:{line}: flags.1.type" in found.message
 
 

@@ -108,8 +108,8 @@ def test_the_app_file_keeps_every_untouched_line(workspace, capsys):
     old = path.read_text().splitlines()
     assert prune(workspace, capsys)[0] == 0
     new = path.read_text().splitlines()
-    assert [l for l in old if not l.startswith(("status:", "reason:"))] == \
-        [l for l in new if not l.startswith(("status:", "reason:", "removed_on:"))]
+    assert [line for line in old if not line.startswith(("status:", "reason:"))] == \
+        [line for line in new if not line.startswith(("status:", "reason:", "removed_on:"))]
     app = load_catalog(workspace).apps["vllmqwen36dense27bone"].app
     original = load_catalog(MARKET_CATALOG).apps["vllmqwen36dense27bone"].app.reason
     assert app.removed_on is not None and app.reason.startswith(original)

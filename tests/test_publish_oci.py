@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 
 import helm_python as helm
-import pytest
 
 from support.bump import run_cli
 from support.catalogs import edit_app

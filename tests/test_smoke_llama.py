@@ -45,7 +45,7 @@ def test_normal_server_passes_with_real_figures(catalog_copy, long_server, capsy
     url = long_server.url.replace("http://", "http://maintainer:hunter2@") + "/v1?api_key=secret"
     code, out = smoke(catalog_copy, "llamacppqwen36mtpone", url, capsys, "--tolerance", "0.95")
     assert code == 0, out
-    assert KEYS <= set(out) and out["verdict"] == "pass" and out["reasons"] == []
+    assert set(out) >= KEYS and out["verdict"] == "pass" and out["reasons"] == []
     assert out["endpoint"] == long_server.url + "/v1"  # credentials and query never recorded
     assert out["chart_version"] == "1.0.4" and out["baseline_tokens_per_s"] == 65.0
     runs = out["runs"]
@@ -81,9 +81,9 @@ def test_lucebox_88_5_to_69_is_a_regression_end_to_end(catalog_copy, tmp_path, c
         "tokens_per_s": 88.5, "runs": [87.05, 89.54, 88.88], "date": dt.date(2026, 5, 4), "image": "Lucebox v1.4.4",
         "method": "3 runs x ~800 tokens", "source": "shared/domain/field-notes.md"}])
     models = write_models(tmp_path, context=32768)
-    with llama_server(models, aliases=["qwen3.6-27b-dflash"], context=32768, log_dir=tmp_path) as server:
-        with pacing_proxy(server.url, 69.0) as rebuilt:
-            code, out = smoke(catalog_copy, "lucedflashqwen36one", rebuilt, capsys, "--runs", "2")
+    with llama_server(models, aliases=["qwen3.6-27b-dflash"], context=32768, log_dir=tmp_path) as server, \
+            pacing_proxy(server.url, 69.0) as rebuilt:
+        code, out = smoke(catalog_copy, "lucedflashqwen36one", rebuilt, capsys, "--runs", "2")
     assert code == 1 and out["verdict"] == "regression", out
     # the proxy releases at most 69 tokens/s (less if this machine's server is slower still); the
     # slack covers 47 gaps for 48 tokens and the client's scheduling jitter on a loaded machine

@@ -136,7 +136,7 @@ def test_a_bad_ledger_row_names_file_and_line(tmp_path):
 
 
 def test_record_dates_are_utc_stamps():
-    assert record().when == dt.datetime(2026, 11, 29, 10, tzinfo=dt.timezone.utc)
+    assert record().when == dt.datetime(2026, 11, 29, 10, tzinfo=dt.UTC)
     with pytest.raises(ValueError):
         record(date="yesterday")
 

@@ -37,10 +37,13 @@ RENAMED_VALUES = (  # flag, old value, new value, since, source
 )
 REMOVED_FLAGS = (  # old spelling, replacement, the flag that must exist, since, source
     ("--mlock", "--load-mode mlock", "--load-mode", "llama.cpp #20834 (~2026-07)",
-     "github.com/ggml-org/llama.cpp/pull/20834: --no-mmap/--mlock replaced by --load-mode {auto,none,mmap,mlock,mmap+mlock,dio}"),
+     "github.com/ggml-org/llama.cpp/pull/20834: --no-mmap/--mlock replaced by "
+     "--load-mode {auto,none,mmap,mlock,mmap+mlock,dio}"),
     ("--no-mmap", "--load-mode none", "--load-mode", "llama.cpp #20834 (~2026-07)",
-     "github.com/ggml-org/llama.cpp/pull/20834; llama-server --help: load-mode none = no special loading mode (no mmap)"),
-    ("--mmap", "--load-mode mmap", "--load-mode", "llama.cpp #20834 (~2026-07)", "github.com/ggml-org/llama.cpp/pull/20834"),
+     "github.com/ggml-org/llama.cpp/pull/20834; llama-server --help: "
+     "load-mode none = no special loading mode (no mmap)"),
+    ("--mmap", "--load-mode mmap", "--load-mode", "llama.cpp #20834 (~2026-07)",
+     "github.com/ggml-org/llama.cpp/pull/20834"),
 )
 HELP_COLUMN = 40
 SPELLING = re.compile(r"^-{1,2}[A-Za-z0-9][A-Za-z0-9_.+-]*$")
@@ -85,7 +88,7 @@ def split_head(head: str) -> tuple[list[str], list[str]]:
     pieces = [p.strip() for p in head.split(", ")]
     spellings: list[str] = []
     hints: list[str] = []
-    for index, piece in enumerate(pieces):
+    for piece in pieces:
         words = piece.split(" ")
         if SPELLING.match(words[0]) and not hints:
             spellings.append(words[0])
@@ -104,7 +107,7 @@ def _rejoin(hints: list[str]) -> list[str]:
             out[-1] += " " + word
         else:
             out.append(word)
-        depth += word.count("<") + word.count("[") + word.count("{") - word.count(">") - word.count("]") - word.count("}")
+        depth += sum(word.count(c) for c in "<[{") - sum(word.count(c) for c in ">]}")
         depth = max(depth, 0)
     return out
 
@@ -167,7 +170,8 @@ def _choices(flag: dict, hints: list[str], lines: list[str], text: str) -> None:
         bullets = [m.group(1) for m in (BULLET.match(line.strip()) for line in lines) if m]
         if len(bullets) >= 2:
             default = DEFAULT.search(text)
-            choices, strict = bullets + ([default.group(1)] if default and default.group(1) not in bullets else []), False
+            extra = [default.group(1)] if default and default.group(1) not in bullets else []
+            choices, strict = bullets + extra, False
     if choices:
         flag["type"] = "choice"
         flag["choices"] = list(dict.fromkeys(choices))
@@ -209,7 +213,8 @@ def apply_history(flags: list[dict]) -> list[dict]:
         if old not in by_spelling and needs in by_spelling:
             flags.append({"name": old, "nargs": "0", "type": "bool",
                           "removed": {"replacement": replacement, "since": since, "source": source}})
-            diffs.append({"item": old, "change": f"removed (absent from the help), use {replacement}", "source": source})
+            diffs.append({"item": old, "change": f"removed (absent from the help), use {replacement}",
+                          "source": source})
     flags.sort(key=lambda f: f["name"])
     return diffs
 

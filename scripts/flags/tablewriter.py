@@ -151,8 +151,8 @@ def _styled(value, depth: int = 0):
             out[key] = _styled(item, depth + 1)
         plain = not any(isinstance(v, str) and (":" in v or "#" in v) for v in value.values()) \
             and not {"ref", "change", "replacement"} & set(value)
-        if plain and (depth >= 3 or (depth == 2 and all(not isinstance(v, (dict, list)) or not v for v in value.values())
-                                     and len(value) <= 6)):
+        flat = all(not isinstance(v, (dict, list)) or not v for v in value.values())
+        if plain and (depth >= 3 or (depth == 2 and flat and len(value) <= 6)):
             out.fa.set_flow_style()
         return out
     if isinstance(value, list):

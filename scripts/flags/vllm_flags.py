@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import ast
 import hashlib
-import re
 import subprocess
 import sys
 import zipfile
@@ -113,7 +112,8 @@ def _class_info(node: ast.ClassDef) -> ClassInfo:
     info.int_enum = "IntEnum" in bases
     for item in node.body:
         if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
-            if not (isinstance(item.annotation, ast.Subscript) and bare(item.annotation.value) in {"ClassVar", "InitVar"}):
+            annotation = item.annotation
+            if not (isinstance(annotation, ast.Subscript) and bare(annotation.value) in {"ClassVar", "InitVar"}):
                 info.fields[item.target.id] = item.annotation
         elif isinstance(item, ast.Assign) and info.is_enum:
             info.members += [t.id for t in item.targets if isinstance(t, ast.Name) and not t.id.startswith("_")]
@@ -170,19 +170,24 @@ class Atoms:
     optional: bool = False
 
 
+def _flatten_constant(node: ast.Constant, index: TypeIndex, atoms: Atoms, depth: int) -> Atoms:
+    """`None` makes the type optional; a string is a forward reference (parsed), else a bare name."""
+    if node.value is None:
+        atoms.optional = True
+    elif isinstance(node.value, str):  # a forward reference
+        try:
+            flatten(ast.parse(node.value, mode="eval").body, index, atoms, depth + 1)
+        except SyntaxError:
+            atoms.names.add(node.value)
+    return atoms
+
+
 def flatten(node: ast.expr | None, index: TypeIndex, atoms: Atoms | None = None, depth: int = 0) -> Atoms:
     atoms = atoms if atoms is not None else Atoms()
     if node is None or depth > 20:
         return atoms
     if isinstance(node, ast.Constant):
-        if node.value is None:
-            atoms.optional = True
-        elif isinstance(node.value, str):  # a forward reference
-            try:
-                flatten(ast.parse(node.value, mode="eval").body, index, atoms, depth + 1)
-            except SyntaxError:
-                atoms.names.add(node.value)
-        return atoms
+        return _flatten_constant(node, index, atoms, depth)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         flatten(node.left, index, atoms, depth + 1)
         return flatten(node.right, index, atoms, depth + 1)
@@ -264,7 +269,8 @@ def enum_choices(index: TypeIndex, enum: str, owner: ClassInfo | None, field_nam
             if isinstance(node, ast.Subscript) and bare(node.value) == enum:
                 strict = True
             if isinstance(node, ast.Compare) and isinstance(node.left, ast.Call):
-                choices += [c.value for c in node.comparators if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+                choices += [c.value for c in node.comparators
+                            if isinstance(c, ast.Constant) and isinstance(c.value, str)]
     return choices, strict
 
 
@@ -414,7 +420,7 @@ def _kwargs_ref(kw: ast.keyword) -> tuple[str, str] | None:
     if (ref := _field_ref(kw.value)) is not None:
         return ref
     if isinstance(kw.value, ast.Dict):
-        for key, value in zip(kw.value.keys, kw.value.values):
+        for key, value in zip(kw.value.keys, kw.value.values, strict=True):
             if key is None and (ref := _field_ref(value)) is not None:
                 return ref
     return None
@@ -543,7 +549,8 @@ def extract(modules: dict[str, ast.Module]) -> tuple[list[dict], list[str]]:
 def _attached(modules: dict[str, ast.Module]) -> dict:
     """FlexibleArgumentParser rewrites `-O3` / `-O=3` / `-O 3` to `--optimization-level 3`."""
     source = ast.unparse(modules.get("vllm/utils/argparse_utils.py", ast.Module(body=[], type_ignores=[])))
-    return {"attached_values": ["-O"]} if "--optimization-level" in source and 'startswith("-O")' in source.replace("'", '"') else {}
+    attached = "--optimization-level" in source and 'startswith("-O")' in source.replace("'", '"')
+    return {"attached_values": ["-O"]} if attached else {}
 
 
 def _serve_class(tree: ast.Module) -> str | None:
@@ -567,7 +574,8 @@ def merge(flags: list[dict]) -> list[dict]:
 def _dict_keys(tree: ast.Module, variable: str) -> list[str]:
     """String keys of a module-level `variable = {...}` (plain or annotated assignment)."""
     for node in tree.body:
-        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else getattr(node, "target", None)
+        single = isinstance(node, ast.Assign) and len(node.targets) == 1
+        target = node.targets[0] if single else getattr(node, "target", None)
         value = getattr(node, "value", None)
         if isinstance(target, ast.Name) and target.id == variable and isinstance(value, ast.Dict):
             return [k.value for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]

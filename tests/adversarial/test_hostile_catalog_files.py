@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from support.adversarial import REPO, assert_clean_failure, cli, small_catalog, snapshot  # noqa: F401 (fixture)
+from support.adversarial import REPO, assert_clean_failure, cli, snapshot
 
 
 APP = "qwenlab"  # a llama.cpp app of the fixture: it has an init container

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from support.adversarial import assert_clean_failure, cli, small_catalog, snapshot  # noqa: F401 (fixture)
+from support.adversarial import assert_clean_failure, cli, snapshot
 from support.bump import run_cli
 from support.catalogs import REPO
 

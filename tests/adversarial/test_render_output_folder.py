@@ -15,14 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from support.adversarial import (  # noqa: F401 (small_catalog is a fixture)
+from support.adversarial import (
     REPO,
     assert_clean_failure,
     cli,
     many_apps,
     popen,
     set_descriptions,
-    small_catalog,
     snapshot,
 )
 

@@ -115,7 +115,10 @@ def test_tgz_package_reads_as_the_folder(catalog, tmp_path, capsys):
     code, from_tgz = report(catalog, capsys, str(package), "--dry-run")
     assert code == 0
     code, from_folder = report(catalog, capsys, str(chart), "--dry-run")
-    strip = lambda s: s.replace(str(package) + ":", "X/").replace(str(chart) + "/", "X/")
+
+    def strip(s: str) -> str:
+        return s.replace(str(package) + ":", "X/").replace(str(chart) + "/", "X/")
+
     for result in (from_tgz["apps"][0], from_folder["apps"][0]):
         result.pop("path")
     assert json.loads(strip(json.dumps(from_tgz["apps"]))) == json.loads(strip(json.dumps(from_folder["apps"])))

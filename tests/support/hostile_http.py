@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "catalog_small"
@@ -80,6 +80,38 @@ class HostileServer:
     default: Reply = field(default_factory=lambda: json_reply({"error": "not found"}, 404))
 
 
+def _read_request(conn: socket.socket) -> tuple[bytes, bytes] | None:
+    """(head, body) of one HTTP request; None when the client closes before the head ends."""
+    request = b""
+    while b"\r\n\r\n" not in request and len(request) < 65536:
+        data = conn.recv(65536)
+        if not data:
+            return None
+        request += data
+    head, _, body = request.partition(b"\r\n\r\n")
+    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), 0)
+    while len(body) < length:
+        data = conn.recv(65536)
+        if not data:
+            break
+        body += data
+    return head, body
+
+
+def _send(conn: socket.socket, reply: Reply, stop: threading.Event) -> bool:
+    """Send the reply, paced when it says so; False when the server stopped in between."""
+    if reply.pace <= 0:
+        conn.sendall(reply.data)
+        return True
+    conn.sendall(reply.data[:reply.quick])
+    for i in range(reply.quick, len(reply.data), reply.chunk):
+        if stop.wait(reply.pace):
+            return False
+        conn.sendall(reply.data[i:i + reply.chunk])
+    return True
+
+
 @contextlib.contextmanager
 def hostile_server(routes: dict[str, Reply] | None = None) -> Iterator[HostileServer]:
     listener = socket.create_server(("127.0.0.1", 0))
@@ -92,33 +124,17 @@ def hostile_server(routes: dict[str, Reply] | None = None) -> Iterator[HostileSe
     def serve(conn: socket.socket) -> None:
         with contextlib.suppress(OSError):
             conn.settimeout(5.0)
-            request = b""
-            while b"\r\n\r\n" not in request and len(request) < 65536:
-                data = conn.recv(65536)
-                if not data:
-                    return
-                request += data
-            head, _, body = request.partition(b"\r\n\r\n")
-            length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
-                           if line.lower().startswith(b"content-length:")), 0)
-            while len(body) < length:
-                data = conn.recv(65536)
-                if not data:
-                    break
-                body += data
+            request = _read_request(conn)
+            if request is None:
+                return
+            head, body = request
             server.requests.append(head + b"\r\n\r\n" + body)
             path = head.split(b" ")[1].decode("latin-1") if head.count(b" ") >= 2 else "/"
             reply = server.routes.get(path.split("?")[0], server.default)
             if REFLECT in reply.data:  # echo the request head back, as a debugging proxy's error page does
                 reply = Reply(response(500, reply.data.replace(REFLECT, head)), reply.pace, reply.chunk, reply.hang)
-            if reply.pace <= 0:
-                conn.sendall(reply.data)
-            else:
-                conn.sendall(reply.data[:reply.quick])
-                for i in range(reply.quick, len(reply.data), reply.chunk):
-                    if stop.wait(reply.pace):
-                        return
-                    conn.sendall(reply.data[i:i + reply.chunk])
+            if not _send(conn, reply, stop):
+                return
             if reply.hang:
                 stop.wait()
             conn.shutdown(socket.SHUT_RDWR)
@@ -127,7 +143,7 @@ def hostile_server(routes: dict[str, Reply] | None = None) -> Iterator[HostileSe
         while not stop.is_set():
             try:
                 conn, _ = listener.accept()
-            except (socket.timeout, OSError):
+            except (TimeoutError, OSError):
                 continue
             conns.append(conn)
             thread = threading.Thread(target=serve, args=(conn,), daemon=True)

@@ -11,7 +11,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -85,8 +85,8 @@ def docker_registry(root: Path, *, user: str | None = None, password: str | None
         "version: 0.1\nlog: {level: error, accesslog: {disabled: true}}\n"
         f"storage: {{filesystem: {{rootdirectory: {root / 'data'}}}, delete: {{enabled: true}}}}\n"
         f"http: {{addr: 127.0.0.1:{port}}}\nhealth: {{storagedriver: {{enabled: false}}}}\n" + auth)
-    proc = subprocess.Popen([binary, "serve", str(config)], stdout=subprocess.DEVNULL,
-                            stderr=open(root / "registry.log", "wb"))
+    with open(root / "registry.log", "wb") as log:  # the registry keeps its own descriptor of the log
+        proc = subprocess.Popen([binary, "serve", str(config)], stdout=subprocess.DEVNULL, stderr=log)
     try:
         _wait_http(f"http://127.0.0.1:{port}/v2/", proc)
         yield Registry(f"127.0.0.1:{port}", user, password)
