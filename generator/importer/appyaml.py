@@ -97,7 +97,8 @@ def _scalar_text(value: Any) -> str:
 def _wrapped_flow(key: str, value: Any) -> list[str] | None:
     """`key: [a, b,` / `      c]` wrapped under the first item, as the catalog's files are written by hand; None
     when the value is not a flat list or mapping of scalars."""
-    if isinstance(value, dict) and key in FLOW_MAPS and all(not isinstance(v, (dict, list, tuple)) for v in value.values()):
+    if isinstance(value, dict) and key in FLOW_MAPS \
+            and all(not isinstance(v, (dict, list, tuple)) for v in value.values()):
         pieces = [f"{_scalar_text(k)}: {_scalar_text(v)}" for k, v in value.items()]
         opening, closing = "{", "}"
     elif isinstance(value, (list, tuple)) and key in FLOW_LISTS and all(not isinstance(v, (dict, list, tuple))

@@ -86,7 +86,8 @@ class Reader:
     def _index(self, names: tuple[str, ...], start: int = 0) -> int | None:
         wanted = {self.spell.canonical(n) for n in names}
         for i in range(start, len(self.tokens)):
-            if not self.taken[i] and is_flag(self.tokens[i].text) and self.spell.canonical(self.tokens[i].text) in wanted:
+            text = self.tokens[i].text
+            if not self.taken[i] and is_flag(text) and self.spell.canonical(text) in wanted:
                 return i
         return None
 
@@ -163,7 +164,7 @@ class Reader:
             start = i + 1
 
     def rest(self) -> list[Token]:
-        return [t for t, taken in zip(self.tokens, self.taken) if not taken]
+        return [t for t, taken in zip(self.tokens, self.taken, strict=True) if not taken]
 
 
 @dataclass

@@ -598,8 +598,9 @@ def _pod_rest(ctx: _Ctx, pod: Pod, launch: Launch, port: int | None, health: str
         if pure:
             continue  # each file it fetches has its note (the catalog's init container fetches it)
         else:
-            ctx.unmapped(where, f"{'job' if doc2.kind == 'Job' else 'init container'} {container.get('name')} does more "
-                                "than download model files (its script is not modelled)")
+            what = "job" if doc2.kind == "Job" else "init container"
+            ctx.unmapped(where, f"{what} {container.get('name')} does more than download model files "
+                                "(its script is not modelled)")
     for other in pod.launches:
         if other is not launch:
             ctx.unmapped(ctx.lines.origin(other.workload.source, other.name), f"container {other.name} "
@@ -616,8 +617,8 @@ def _pod_rest(ctx: _Ctx, pod: Pod, launch: Launch, port: int | None, health: str
     startup = container.get("startupProbe") or {}
     path = ((startup.get("httpGet") or {}).get("path"))
     if path is not None and health is not None and path != health:
-        ctx.unmapped(ctx.lines.origin(src, "startupProbe", after=anchor), f"startupProbe path {path} (the stack's health "
-                                                                          f"path is {health})")
+        ctx.unmapped(ctx.lines.origin(src, "startupProbe", after=anchor),
+                     f"startupProbe path {path} (the stack's health path is {health})")
     if startup:
         budget = int(startup.get("failureThreshold", 3)) * int(startup.get("periodSeconds", 10)) \
             + int(startup.get("initialDelaySeconds", 0))
@@ -739,7 +740,8 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool) -> Imported:
             found = programs.unsupported(launch.image, launch.program, script)
             if found:
                 return _unsupported(result, found)
-        what = "; ".join(f"{l.name} runs {l.program or '(the image entrypoint)'} ({l.image})" for l in pod.launches) \
+        what = "; ".join(f"{launch.name} runs {launch.program or '(the image entrypoint)'} ({launch.image})"
+                         for launch in pod.launches) \
             or "no Deployment or StatefulSet with a container"
         origin = pod.launches[0].argv[0].origin if pod.launches and pod.launches[0].argv else Origin(files.label, None)
         raise InputError([Problem(str(origin), None, None,
@@ -759,7 +761,8 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool) -> Imported:
         stack = Stack.model_construct(**{"fork": "upstream", "version": "", **draft_stack.data,
                                          "command": tuple(draft_stack.data["command"]),
                                          "args": (), "env": {}, "speculative_args": {
-                                             k: tuple(v) for k, v in draft_stack.data.get("speculative_args", {}).items()},
+                                             k: tuple(v)
+                                             for k, v in draft_stack.data.get("speculative_args", {}).items()},
                                          "spec_methods": tuple(draft_stack.data.get("spec_methods", ()))})
     mapped = map_argv(family, tokens, _table(cat, stack if draft_stack is None else None), stack)
     if family == "vllm":  # ASR on vLLM is recognised by its model
@@ -890,9 +893,8 @@ def _apply_argv(ctx: _Ctx, mapped: Mapped, app: dict[str, Any], pool: Pool, fami
         if key in fields:
             app[key] = fields[key]
     if "context_length" not in app:
-        ctx.result.missing.append("context_length (the chart passes no "
-                                  + {"vllm": "--max-model-len", "llamacpp": "--ctx-size", "lucebox": "--max-ctx"}[family]
-                                  + ")")
+        flag = {"vllm": "--max-model-len", "llamacpp": "--ctx-size", "lucebox": "--max-ctx"}[family]
+        ctx.result.missing.append(f"context_length (the chart passes no {flag})")
     # the model
     model_id = quant = None
     if mapped.model_repo is not None:
@@ -1007,7 +1009,8 @@ def _apply_argv(ctx: _Ctx, mapped: Mapped, app: dict[str, Any], pool: Pool, fami
         if token.text.startswith(CHART_MODELS + "/") and "." in PurePosixPath(token.text).name:  # a file
             flag = mapped.extra[index - 1].text if index and is_flag(mapped.extra[index - 1].text) else "an argument"
             fetch = _fetch_for(token.text, fetches)
-            source = f"the chart's {fetch.by} downloads it from {fetch.repo}" if fetch else "a script or init container of the chart writes it"
+            source = (f"the chart's {fetch.by} downloads it from {fetch.repo}" if fetch
+                      else "a script or init container of the chart writes it")
             ctx.result.missing.append(f"extra_args: {flag} {token.text} ({token.origin}) reads a file under "
                                       f"{CHART_MODELS} that the rendered chart does not provide ({source}); map it "
                                       "(a drafter or projector of the model, a stack's speculative_args) or drop it")
@@ -1145,8 +1148,8 @@ def _weight(ctx: _Ctx, pool: Pool, repo: str, file: str | None, revision: str | 
         return model_id, quant
     model_id, quant, how = pool.add_weight(repo, file, revision, ref, app)
     ctx.result.model_draft = True
-    ctx.result.missing.append(f"model {model_id}: {'a new model' if how == 'new model' else 'weight ' + quant + ' ' + how}"
-                              f" — complete drafts/models/{model_id}.yaml")
+    what = "a new model" if how == "new model" else f"weight {quant} {how}"
+    ctx.result.missing.append(f"model {model_id}: {what} — complete drafts/models/{model_id}.yaml")
     return model_id, quant
 
 

@@ -22,7 +22,8 @@ from pydantic import BaseModel, ValidationError
 from generator.catalog import Catalog
 from generator.schema import ChatTemplate, Model, Stack
 
-GGUF_QUANT = re.compile(r"(?i)(?:^|[-_.])((?:UD-)?(?:I?Q[0-9](?:_[0-9])?(?:_K)?(?:_[A-Z]{1,2})?|BF16|F16|F32|MXFP4(?:_MOE)?))$")
+GGUF_QUANT = re.compile(r"(?i)(?:^|[-_.])"
+                        r"((?:UD-)?(?:I?Q[0-9](?:_[0-9])?(?:_K)?(?:_[A-Z]{1,2})?|BF16|F16|F32|MXFP4(?:_MOE)?))$")
 REPO_QUANT_TOKENS = ("nvfp4", "mxfp4", "fp8", "awq", "gptq", "int4", "int8", "autoround", "4bit", "8bit", "bf16")
 BASE_NOISE = re.compile(r"(?i)[-_.](gguf|it|instruct|mtp|mp|\d+bit|awq|gptq|int4|int8|fp8|nvfp4|mxfp4|bf16|f16|"
                         r"autoround|dflash|assistant)(?=$|[-_.])")
@@ -274,7 +275,8 @@ class Pool:
         for drafter in data.get("drafters") or ():
             for weight in drafter.get("weights") or ():
                 if weight["repo"] == repo and weight.get("file") == file:
-                    return drafter["id"]
+                    found: str = drafter["id"]
+                    return found
         return None
 
     def add_drafter(self, model_id: str, method: str, repo: str, file: str | None, ref: str, app: str) -> str:
@@ -308,7 +310,8 @@ class Pool:
         """Draft the model's projector; returns a problem when the model already has a different one."""
         data = self._model_data(model_id) or {}
         if data.get("mmproj"):
-            return (f"model {model_id} already has the projector {data['mmproj']['repo']}/{data['mmproj'].get('file')}; "
+            mmproj = data["mmproj"]
+            return (f"model {model_id} already has the projector {mmproj['repo']}/{mmproj.get('file')}; "
                     f"the chart uses {repo}/{file}")
         draft = self._extend(model_id)
         entry = {"quant": slug(gguf_quant(file) or "f16"), "format": "gguf", "repo": repo, "file": file,
@@ -357,4 +360,5 @@ class Pool:
         return draft
 
 
-__all__ = ["ChatTemplateDraft", "ModelDraft", "Pool", "StackDraft", "base_name", "gguf_quant", "missing_fields", "repo_format", "slug"]
+__all__ = ["ChatTemplateDraft", "ModelDraft", "Pool", "StackDraft", "base_name", "gguf_quant", "missing_fields",
+           "repo_format", "slug"]

@@ -87,7 +87,7 @@ class Rendered:
 
 
 def _yaml(files: ChartFiles, rel: str, text: str) -> Any:
-    import yaml  # type: ignore[import-untyped]
+    import yaml
 
     try:
         return yaml.load(text, Loader=yaml_loader())

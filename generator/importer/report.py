@@ -40,7 +40,8 @@ def print_report(report: Report, out: TextIO) -> None:
         out.writelines(f"    unmapped  {what}\n" for what in r.unmapped)
         out.writelines(f"    kept      {what}\n" for what in r.kept)
         out.writelines(f"    note      {what}\n" for what in r.notes)
-    out.writelines(f"draft {draft['kind']} {draft['path']}: missing {', '.join(draft['missing']) or 'nothing'}\n" for draft in report.plan.drafts)
+    out.writelines(f"draft {draft['kind']} {draft['path']}: missing {', '.join(draft['missing']) or 'nothing'}\n"
+                   for draft in report.plan.drafts)
     verb = "would write" if report.dry_run or not report.ok else "wrote"
     for write in report.plan.writes:
         if write.text is None:

@@ -288,4 +288,5 @@ def read_script(script: str, env: dict[str, str], launches: Callable[[str, bool]
     return Script(lines, scope, cwd, None, before)
 
 
-__all__ = ["Script", "ScriptLine", "ShellError", "Words", "k8s_expand", "logical_lines", "read_script", "simple_commands", "split_words"]
+__all__ = ["Script", "ScriptLine", "ShellError", "Words", "k8s_expand", "logical_lines", "read_script",
+           "simple_commands", "split_words"]

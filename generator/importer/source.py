@@ -102,7 +102,8 @@ def _read_package(path: Path, label: str) -> ChartFiles:
                     raise _bad(label, f"member {member.name!r} appears twice")
                 members[rel] = data
     except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        raise _bad(label, f"not a readable .tgz chart package ({exc}); pass a chart folder or `helm package` output") from exc
+        raise _bad(label, f"not a readable .tgz chart package ({exc}); "
+                          "pass a chart folder or `helm package` output") from exc
     except OSError as exc:
         raise translate_os_error(exc, path, "read") from exc
     tops = {rel.split("/", 1)[0] for rel in members}

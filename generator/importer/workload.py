@@ -204,7 +204,8 @@ def _shell_parts(full: list[str]) -> tuple[str, list[str]] | None:
     return None
 
 
-def _download_lines(lines: list[ScriptLine], scope: dict[str, str], base: Origin, by: str) -> tuple[list[Fetch], set[int]]:
+def _download_lines(lines: list[ScriptLine], scope: dict[str, str], base: Origin,
+                    by: str) -> tuple[list[Fetch], set[int]]:
     """Files a script fetches (`curl URL -o DEST`, `wget -O DEST URL`); also the line numbers that do it."""
     out: list[Fetch] = []
     used: set[int] = set()
@@ -256,7 +257,8 @@ def _fetch_container(rendered: Rendered, lines: Lines, doc: Doc, container: dict
     env = resolve_env(rendered, lines, doc, container, anchor, problems)
     values = {k: e.value for k, e in env.items() if e.value is not None}
     fetches: list[Fetch] = []
-    # the catalog's own fetch container: FILE_<i>_SRC / FILE_<i>_DST pairs (templates/chart/templates/deployment.yaml.j2)
+    # the catalog's own fetch container: FILE_<i>_SRC / FILE_<i>_DST pairs
+    # (templates/chart/templates/deployment.yaml.j2)
     index = 0
     while f"FILE_{index}_SRC" in values:
         src, dst = values[f"FILE_{index}_SRC"], values.get(f"FILE_{index}_DST")
@@ -274,7 +276,8 @@ def _fetch_container(rendered: Rendered, lines: Lines, doc: Doc, container: dict
     only_downloads = True
     for script in scripts:
         first = script.strip().splitlines()[0].strip() if script.strip() else ""
-        base = lines.origin(doc.source, first, after=anchor, fallback=anchor) if first else Origin(rendered.where(doc.source), anchor)
+        base = (lines.origin(doc.source, first, after=anchor, fallback=anchor) if first
+                else Origin(rendered.where(doc.source), anchor))
         parsed = read_script(script, values, lambda word, after_exec: False)
         found, used = _download_lines(parsed.before, parsed.env, base, by)
         fetches += found

@@ -75,7 +75,8 @@ def _strip_header(text: str) -> str:
 
 def _model_text(draft: ModelDraft, labels: list[str]) -> str:
     missing, other = draft.missing()
-    adds = [f"{key} {entry.get('quant') or entry.get('id')} ({entry['repo'] if 'repo' in entry else entry['weights'][0]['repo']})"
+    adds = [f"{key} {entry.get('quant') or entry.get('id')} "
+            f"({entry['repo'] if 'repo' in entry else entry['weights'][0]['repo']})"
             for addition in draft.additions for key, entry in addition.items()]
     header = _draft_header("model", f"models/{draft.id}.yaml", labels, missing, other, draft.guessed,
                            adds if draft.existing is not None else [])
@@ -148,8 +149,8 @@ def plan_writes(results: list[Imported], pool: Pool, cat: Catalog, update: bool)
         if live.exists():
             shown = display_path(live)
             if not update:
-                plan.problems.append(Problem(shown, None, None, f"app {name!r} exists; pass --update to change only the "
-                                                                "fields that differ from the chart"))
+                plan.problems.append(Problem(shown, None, None, f"app {name!r} exists; pass --update to change "
+                                                                "only the fields that differ from the chart"))
                 continue
             if result.status == "draft":
                 plan.problems.append(Problem(shown, None, None, "--update would point the app at drafts ("
