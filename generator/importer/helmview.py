@@ -126,6 +126,16 @@ def _line_at(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+def _missing_at(values: dict[str, Any], path: list[str]) -> int | None:
+    """The index of the first key of `path` that `values` does not have; None when the whole path resolves."""
+    node: Any = values
+    for index, key in enumerate(path):
+        if not (isinstance(node, dict) and key in node):
+            return index
+        node = node[key]
+    return None
+
+
 def missing_refs(files: ChartFiles, rel: str, text: str, values: dict[str, Any],
                  declared_env: tuple[str, ...]) -> tuple[list[Problem], list[Problem]]:
     """(errors, notes): unguarded `.Values` paths that resolve to nothing, and undeclared olaresEnv reads."""
@@ -147,14 +157,7 @@ def missing_refs(files: ChartFiles, rel: str, text: str, values: dict[str, Any],
             if rebinding and not rooted:
                 continue
             line = _line_at(text_wo_comments, match.start())
-            node: Any = values
-            missing_at = None
-            for index, key in enumerate(path):
-                if isinstance(node, dict) and key in node:
-                    node = node[key]
-                else:
-                    missing_at = index
-                    break
+            missing_at = _missing_at(values, path)
             if missing_at is None:
                 continue
             dotted = ".Values." + ".".join(path)

@@ -146,29 +146,8 @@ def resolve_env(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str,
     maps = _configmaps(rendered.docs)
     env: dict[str, EnvEntry] = {}
     for source in container.get("envFrom") or ():
-        if not isinstance(source, dict):
-            continue
-        prefix = str(source.get("prefix") or "")
-        ref = source.get("configMapRef") or {}
-        if ref:
-            cm = maps.get(str(ref.get("name")))
-            if cm is None:
-                if not ref.get("optional"):
-                    problems.append(Problem(str(lines.origin(doc.source, "configMapRef", after=anchor)), None, None,
-                                            f"envFrom names ConfigMap {ref.get('name')!r}, which the chart does not "
-                                            "define; add it or mark it optional"))
-                continue
-            cm_anchor = lines.find(cm.source, f"name: {cm.name}") or lines.find(cm.source, cm.name) or 1
-            for key, value in (cm.body.get("data") or {}).items():
-                text = "" if value is None else str(value)
-                origin = lines.origin(cm.source, f"{key}:", after=cm_anchor, fallback=cm_anchor)
-                env[prefix + str(key)] = EnvEntry(prefix + str(key), text, f"configMap {cm.name}", origin,
-                                                  tuple(marked_envs(text)))
-        secret = source.get("secretRef") or {}
-        if secret:
-            problems.append(Problem(str(lines.origin(doc.source, "secretRef", after=anchor)), None, None,
-                                    f"envFrom reads Secret {secret.get('name')!r}: its keys cannot be known from the "
-                                    "chart; list the variables under `env:` instead"))
+        if isinstance(source, dict):
+            _env_from(source, maps, lines, doc, anchor, problems, env)
     for item in container.get("env") or ():
         if not isinstance(item, dict) or not item.get("name"):
             continue
@@ -178,23 +157,51 @@ def resolve_env(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str,
             raw = "" if item["value"] is None else str(item["value"])
             value, _undefined = k8s_expand(raw, {k: e.value for k, e in env.items() if e.value is not None})
             env[name] = EnvEntry(name, value, "env", origin, tuple(marked_envs(value)))
-            continue
-        source = item.get("valueFrom") or {}
-        if "configMapKeyRef" in source:
-            ref = source["configMapKeyRef"] or {}
-            cm = maps.get(str(ref.get("name")))
-            data = (cm.body.get("data") or {}) if cm else {}
-            if str(ref.get("key")) in data:
-                text = str(data[str(ref.get("key"))])
-                env[name] = EnvEntry(name, text, f"configMap {ref.get('name')}", origin, tuple(marked_envs(text)))
-                continue
-            env[name] = EnvEntry(name, None, f"configMap {ref.get('name')} (missing)", origin)
-        elif "secretKeyRef" in source:
-            ref = source["secretKeyRef"] or {}
-            env[name] = EnvEntry(name, None, f"secret {ref.get('name')}/{ref.get('key')}", origin)
         else:
-            env[name] = EnvEntry(name, None, "field", origin)
+            env[name] = _value_from(name, item.get("valueFrom") or {}, maps, origin)
     return env
+
+
+def _env_from(source: dict[str, Any], maps: dict[str, Doc], lines: Lines, doc: Doc, anchor: int,
+              problems: list[Problem], env: dict[str, EnvEntry]) -> None:
+    """One `envFrom` entry: a ConfigMap's keys join `env` (with the prefix); a Secret's cannot be known."""
+    prefix = str(source.get("prefix") or "")
+    ref = source.get("configMapRef") or {}
+    if ref:
+        cm = maps.get(str(ref.get("name")))
+        if cm is None:
+            if not ref.get("optional"):
+                problems.append(Problem(str(lines.origin(doc.source, "configMapRef", after=anchor)), None, None,
+                                        f"envFrom names ConfigMap {ref.get('name')!r}, which the chart does not "
+                                        "define; add it or mark it optional"))
+            return
+        cm_anchor = lines.find(cm.source, f"name: {cm.name}") or lines.find(cm.source, cm.name) or 1
+        for key, value in (cm.body.get("data") or {}).items():
+            text = "" if value is None else str(value)
+            origin = lines.origin(cm.source, f"{key}:", after=cm_anchor, fallback=cm_anchor)
+            env[prefix + str(key)] = EnvEntry(prefix + str(key), text, f"configMap {cm.name}", origin,
+                                              tuple(marked_envs(text)))
+    secret = source.get("secretRef") or {}
+    if secret:
+        problems.append(Problem(str(lines.origin(doc.source, "secretRef", after=anchor)), None, None,
+                                f"envFrom reads Secret {secret.get('name')!r}: its keys cannot be known from the "
+                                "chart; list the variables under `env:` instead"))
+
+
+def _value_from(name: str, source: dict[str, Any], maps: dict[str, Doc], origin: Origin) -> EnvEntry:
+    """An `env` item without `value`: a ConfigMap key (known when the chart defines it), a Secret key or a field."""
+    if "configMapKeyRef" in source:
+        ref = source["configMapKeyRef"] or {}
+        cm = maps.get(str(ref.get("name")))
+        data = (cm.body.get("data") or {}) if cm else {}
+        if str(ref.get("key")) in data:
+            text = str(data[str(ref.get("key"))])
+            return EnvEntry(name, text, f"configMap {ref.get('name')}", origin, tuple(marked_envs(text)))
+        return EnvEntry(name, None, f"configMap {ref.get('name')} (missing)", origin)
+    if "secretKeyRef" in source:
+        ref = source["secretKeyRef"] or {}
+        return EnvEntry(name, None, f"secret {ref.get('name')}/{ref.get('key')}", origin)
+    return EnvEntry(name, None, "field", origin)
 
 
 def _shell_parts(full: list[str]) -> tuple[str, list[str]] | None:

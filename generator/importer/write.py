@@ -131,6 +131,36 @@ def _compare_fields(current: dict[str, Any], new: dict[str, Any]) -> tuple[dict[
     return changes, removals
 
 
+def _plan_app(result: Imported, name: str, root: Path, update: bool, plan: Plan) -> None:
+    """The write of one imported app: a new app or draft, an --update of a live app, or the problem that stops it."""
+    assert result.app is not None, "plan_writes() passes only imported apps"
+    live = root / "apps" / f"{name}.yaml"
+    draft_path = root / "drafts" / "apps" / f"{name}.yaml"
+    if live.exists():
+        shown = display_path(live)
+        if not update:
+            plan.problems.append(Problem(shown, None, None, f"app {name!r} exists; pass --update to change "
+                                                            "only the fields that differ from the chart"))
+        elif result.status == "draft":
+            plan.problems.append(Problem(shown, None, None, "--update would point the app at drafts ("
+                                         + "; ".join(result.missing) + "); complete them first"))
+        else:
+            plan.writes.append(_update(live, result))
+        return
+    target = live if result.status == "ok" else draft_path
+    if target.exists() and not update:
+        plan.problems.append(Problem(display_path(target), None, None, f"{name!r} was imported before; pass "
+                                                                       "--update to write it again"))
+        return
+    header = _header(result)
+    if result.status == "draft":
+        first = f"{DRAFT_MARK} app written by `catalog import` from {result.label}; move it to apps/ once complete."
+        header = [first, *(f"{DRAFT_MARK} missing: {m}" for m in result.missing), *header[1:]]
+    text = emit(result.app, header)
+    _check_readback(target, text, result.app, plan)
+    plan.writes.append(FileWrite(target, text, "new app" if result.status == "ok" else "draft app"))
+
+
 def plan_writes(results: list[Imported], pool: Pool, cat: Catalog, update: bool) -> Plan:
     plan = Plan()
     root = cat.root
@@ -144,32 +174,7 @@ def plan_writes(results: list[Imported], pool: Pool, cat: Catalog, update: bool)
                                                                   "import one chart per app"))
             continue
         seen[name] = result.label
-        live = root / "apps" / f"{name}.yaml"
-        draft_path = root / "drafts" / "apps" / f"{name}.yaml"
-        if live.exists():
-            shown = display_path(live)
-            if not update:
-                plan.problems.append(Problem(shown, None, None, f"app {name!r} exists; pass --update to change "
-                                                                "only the fields that differ from the chart"))
-                continue
-            if result.status == "draft":
-                plan.problems.append(Problem(shown, None, None, "--update would point the app at drafts ("
-                                             + "; ".join(result.missing) + "); complete them first"))
-                continue
-            plan.writes.append(_update(live, result))
-            continue
-        target = live if result.status == "ok" else draft_path
-        if target.exists() and not update:
-            plan.problems.append(Problem(display_path(target), None, None, f"{name!r} was imported before; pass "
-                                                                           "--update to write it again"))
-            continue
-        header = _header(result)
-        if result.status == "draft":
-            first = f"{DRAFT_MARK} app written by `catalog import` from {result.label}; move it to apps/ once complete."
-            header = [first, *(f"{DRAFT_MARK} missing: {m}" for m in result.missing), *header[1:]]
-        text = emit(result.app, header)
-        _check_readback(target, text, result.app, plan)
-        plan.writes.append(FileWrite(target, text, "new app" if result.status == "ok" else "draft app"))
+        _plan_app(result, name, root, update, plan)
     for draft in pool.models.values():
         if not draft.touched:
             continue
