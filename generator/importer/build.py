@@ -31,6 +31,7 @@ from generator.importer.drafts import Pool, StackDraft, slug
 from generator.importer.helmview import Rendered, marked_envs, render_chart
 from generator.importer.source import ChartFiles
 from generator.importer.workload import (
+    EnvEntry,
     Fetch,
     Launch,
     Lines,
@@ -43,7 +44,7 @@ from generator.importer.workload import (
 from generator.lint.quantity import parse_quantity
 from generator.yamlio.loader import Document
 from generator.lint.values import olares_values
-from generator.schema import App, Stack
+from generator.schema import App, GenesisRegistry, Stack
 from generator.schema.app import PipPackage
 
 PIP_PACKAGE = TypeAdapter(PipPackage)  # the App schema's package spelling
@@ -270,6 +271,20 @@ def _resources(ctx: _Ctx, launch: Launch, app: dict[str, Any]) -> None:
     requests, limits = res.get("requests") or {}, res.get("limits") or {}
     anchor = ctx.lines.container_anchor(launch.workload, launch.name)
     origin = ctx.lines.origin(launch.workload.source, "resources:", after=anchor)
+    out = _container_resources(ctx, requests, limits, origin)
+    _manifest_resources(ctx, out)
+    defaults = App.model_fields["resources"].default.model_dump()
+    missing = [k for k in defaults if k not in out]
+    if missing:
+        ctx.note(origin, "not set in the chart, the catalog default is used: "
+                 + ", ".join(f"{k} {defaults[k]}" for k in missing))
+    full = {**defaults, **out}
+    app["resources"] = full
+
+
+def _container_resources(ctx: _Ctx, requests: dict[str, Any], limits: dict[str, Any],
+                         origin: Origin) -> dict[str, str]:
+    """The container's CPU and memory requests and limits as catalog fields; other resources are unmapped."""
     out: dict[str, str] = {}
     for key, src, name in (("cpu_request", requests, "cpu"), ("cpu_limit", limits, "cpu"),
                            ("memory_request", requests, "memory"), ("memory_limit", limits, "memory")):
@@ -286,6 +301,11 @@ def _resources(ctx: _Ctx, launch: Launch, app: dict[str, Any]) -> None:
             ctx.unmapped(origin, f"resources.{part}.{key}: {value} (the catalog requests GPU memory through "
                                  f"{GPUMEM} and HAMi)" if key.startswith("nvidia.com/") else
                          f"resources.{part}.{key}: {value} is not modelled")
+    return out
+
+
+def _manifest_resources(ctx: _Ctx, out: dict[str, str]) -> None:
+    """The manifest's disk into `out`; its CPU and memory must match the container's (`out`)."""
     spec = ctx.r.manifest.get("spec") or {}
     flat = {k: spec.get(k) for k in ("requiredDisk", "limitedDisk", "requiredCpu", "limitedCpu", "requiredMemory",
                                      "limitedMemory", "requiredGpu", "limitedGpu") if k in spec}
@@ -315,16 +335,27 @@ def _resources(ctx: _Ctx, launch: Launch, app: dict[str, Any]) -> None:
                 ctx.unmapped(ctx.manifest_origin(f"{name}:"),
                              f"spec {name} {source[name]} differs from the container's {out[key]} (the catalog "
                              "writes the container's value in both)")
-    defaults = App.model_fields["resources"].default.model_dump()
-    missing = [k for k in defaults if k not in out]
-    if missing:
-        ctx.note(origin, "not set in the chart, the catalog default is used: "
-                 + ", ".join(f"{k} {defaults[k]}" for k in missing))
-    full = {**defaults, **out}
-    app["resources"] = full
 
 
 def _gpu_memory(ctx: _Ctx, launch: Launch, app: dict[str, Any]) -> None:
+    candidates = _gpu_candidates(ctx, launch)
+    if not candidates:
+        ctx.result.missing.append("gpu_memory_mib (the chart sets no CUDA_DEVICE_MEMORY_LIMIT_0, nvidia.com/gpumem "
+                                  "or GPU memory in the manifest)")
+        return
+    label, mib, origin = candidates[0]
+    app["gpu_memory_mib"] = mib
+    if not label.startswith(HAMI_ENV):
+        ctx.note(origin, f"gpu_memory_mib {mib} from {label} (the chart sets no {HAMI_ENV}; the catalog renders one)")
+    for other, value, where in candidates[1:]:
+        if value != mib and not other.startswith("spec requiredGpu"):
+            ctx.unmapped(where, f"{other} ({value} MiB) differs from gpu_memory_mib {mib} taken from {label}")
+        elif other.startswith("spec requiredGpu") and value != mib:
+            ctx.unmapped(where, f"{other}: the catalog requests and limits the same GPU memory ({mib} MiB)")
+
+
+def _gpu_candidates(ctx: _Ctx, launch: Launch) -> list[tuple[str, int, Origin]]:
+    """Every GPU memory figure of the chart, first the one the catalog takes: (label, MiB, where)."""
     candidates: list[tuple[str, int, Origin]] = []
     hami = launch.env.get(HAMI_ENV)
     if hami is not None and hami.value is not None:
@@ -354,19 +385,7 @@ def _gpu_memory(ctx: _Ctx, launch: Launch, app: dict[str, Any]) -> None:
             mib = _mib(value)
             if mib is not None:
                 candidates.append((f"spec {name} {value}", mib, ctx.manifest_origin(f"{name}:")))
-    if not candidates:
-        ctx.result.missing.append("gpu_memory_mib (the chart sets no CUDA_DEVICE_MEMORY_LIMIT_0, nvidia.com/gpumem "
-                                  "or GPU memory in the manifest)")
-        return
-    label, mib, origin = candidates[0]
-    app["gpu_memory_mib"] = mib
-    if not label.startswith(HAMI_ENV):
-        ctx.note(origin, f"gpu_memory_mib {mib} from {label} (the chart sets no {HAMI_ENV}; the catalog renders one)")
-    for other, value, where in candidates[1:]:
-        if value != mib and not other.startswith("spec requiredGpu"):
-            ctx.unmapped(where, f"{other} ({value} MiB) differs from gpu_memory_mib {mib} taken from {label}")
-        elif other.startswith("spec requiredGpu") and value != mib:
-            ctx.unmapped(where, f"{other}: the catalog requests and limits the same GPU memory ({mib} MiB)")
+    return candidates
 
 
 def _env(ctx: _Ctx, launch: Launch, stack: Stack | None, family: str, consumed: set[str], cat: Catalog,
@@ -377,59 +396,78 @@ def _env(ctx: _Ctx, launch: Launch, stack: Stack | None, family: str, consumed: 
     genesis = cat.genesis if stack is not None and stack.fork == "genesis" else None
     kv: dict[str, str] = {}
     for name, entry in launch.env.items():
-        if name in HF_PLUMBING:
-            if entry.value is not None and not entry.olares and entry.via == "env" and name != "HF_ENDPOINT":
-                ctx.note(entry.origin, f"{name}: a literal value in the chart is not imported (a secret); the catalog "
-                                       "passes the token from Olares")
-            continue
-        if name == HAMI_ENV:
-            continue
-        if entry.value is None:
-            ctx.unmapped(entry.origin, f"env {name} from {entry.via}: its value is not in the chart")
-            continue
-        if entry.olares:
-            ctx.unmapped(entry.origin, f"env {name} renders from the manifest env(s) {', '.join(entry.olares)}; the "
-                                       "catalog declares only the Hugging Face endpoint and token")
-            continue
-        if name == "HF_HOME" and entry.value == CHART_HF_HOME:
-            continue
-        if name in consumed and entry.via.startswith("configMap"):
-            continue  # read by $(VAR) or the launcher script: its value is in the fields and args already
-        if SECRET_ENV.search(name) and entry.value:
-            ctx.unmapped(entry.origin, f"env {name}: a literal secret is not imported (set it in the cluster)")
+        value = entry.value
+        if _env_left_out(ctx, name, entry, consumed) or value is None:
             continue
         if family == "lucebox" and name in ("DFLASH27B_KV_K", "DFLASH27B_KV_V"):
-            kv[name] = entry.value
+            kv[name] = value
             continue
-        if genesis is not None:
-            patch = genesis.by_env(name)
-            if patch is not None and entry.value == "1":
-                patches.append(patch.id)
-                if name != patch.env:
-                    ctx.note(entry.origin, f"{name} is an alias of Genesis patch {patch.id}; the catalog renders "
-                                           f"{patch.env}")
-                continue
-        if stack_env.get(name) == entry.value:
+        patch = _genesis_patch(ctx, genesis, name, entry) if genesis is not None else None
+        if patch is not None:
+            patches.append(patch)
             continue
-        env[name] = entry.value
+        if stack_env.get(name) == value:
+            continue
+        env[name] = value
         ctx.kept(entry.origin, f"env {name}")
     for name, value in stack_env.items():
         if name not in launch.env:
             ctx.note(stack.id if stack else "", f"stack {stack.id if stack else ''} sets env {name}={value}, which the "
                                                 "chart does not; a re-render adds it")
     if kv:
-        k = kv.get("DFLASH27B_KV_K")
-        v = kv.get("DFLASH27B_KV_V")
-        if k and v:
-            app["kv_cache_type"] = k
-            if v != k:
-                app["kv_cache_type_v"] = v
-        else:
-            env.update(kv)
+        _lucebox_kv(kv, env, app)
     if patches:
         app["genesis_patches"] = patches
     if env:
         app["env"] = env
+
+
+def _env_left_out(ctx: _Ctx, name: str, entry: EnvEntry, consumed: set[str]) -> bool:
+    """Whether the env var stays out of the app's `env` (said why where the chart loses something)."""
+    if name in HF_PLUMBING:
+        if entry.value is not None and not entry.olares and entry.via == "env" and name != "HF_ENDPOINT":
+            ctx.note(entry.origin, f"{name}: a literal value in the chart is not imported (a secret); the catalog "
+                                   "passes the token from Olares")
+        return True
+    if name == HAMI_ENV:
+        return True
+    if entry.value is None:
+        ctx.unmapped(entry.origin, f"env {name} from {entry.via}: its value is not in the chart")
+        return True
+    if entry.olares:
+        ctx.unmapped(entry.origin, f"env {name} renders from the manifest env(s) {', '.join(entry.olares)}; the "
+                                   "catalog declares only the Hugging Face endpoint and token")
+        return True
+    if name == "HF_HOME" and entry.value == CHART_HF_HOME:
+        return True
+    if name in consumed and entry.via.startswith("configMap"):
+        return True  # read by $(VAR) or the launcher script: its value is in the fields and args already
+    if SECRET_ENV.search(name) and entry.value:
+        ctx.unmapped(entry.origin, f"env {name}: a literal secret is not imported (set it in the cluster)")
+        return True
+    return False
+
+
+def _genesis_patch(ctx: _Ctx, genesis: GenesisRegistry, name: str, entry: EnvEntry) -> str | None:
+    """The Genesis patch the env var turns on (`NAME=1`), or None."""
+    patch = genesis.by_env(name)
+    if patch is None or entry.value != "1":
+        return None
+    if name != patch.env:
+        ctx.note(entry.origin, f"{name} is an alias of Genesis patch {patch.id}; the catalog renders {patch.env}")
+    return patch.id
+
+
+def _lucebox_kv(kv: dict[str, str], env: dict[str, str], app: dict[str, Any]) -> None:
+    """Lucebox's KV cache types: both set become kv_cache_type (and _v); one alone stays an env var."""
+    k = kv.get("DFLASH27B_KV_K")
+    v = kv.get("DFLASH27B_KV_V")
+    if k and v:
+        app["kv_cache_type"] = k
+        if v != k:
+            app["kv_cache_type_v"] = v
+    else:
+        env.update(kv)
 
 
 def _consumed_vars(pod: Pod, launch: Launch) -> set[str]:
