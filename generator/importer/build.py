@@ -41,6 +41,7 @@ from generator.importer.workload import (
     pod_spec,
     read_pod,
 )
+from generator.lint.helm import Doc
 from generator.lint.quantity import parse_quantity
 from generator.yamlio.loader import Document
 from generator.lint.values import olares_values
@@ -486,6 +487,14 @@ def _meta(ctx: _Ctx, app: dict[str, Any]) -> None:
     manifest, chart = ctx.r.manifest, ctx.r.chart
     meta = manifest.get("metadata") or {}
     spec = manifest.get("spec") or {}
+    _meta_names(ctx, app, meta, spec, chart)
+    _meta_owners(ctx, app, spec)
+    _meta_version(ctx, app, meta, spec, chart)
+
+
+def _meta_names(ctx: _Ctx, app: dict[str, Any], meta: dict[str, Any], spec: dict[str, Any],
+                chart: dict[str, Any]) -> None:
+    """The app's name, title, description and icon from the manifest (and Chart.yaml's agreement)."""
     name = str(meta.get("name") or chart.get("name") or "")
     app["name"] = name
     ctx.result.name = name
@@ -500,6 +509,10 @@ def _meta(ctx: _Ctx, app: dict[str, Any]) -> None:
     full = spec.get("fullDescription")
     if full is not None and str(full) != app.get("description"):
         app["full_description"] = str(full)
+
+
+def _meta_owners(ctx: _Ctx, app: dict[str, Any], spec: dict[str, Any]) -> None:
+    """The owners: the chart's owners file, else spec.developer."""
     owners = list(ctx.r.owners)
     developer = spec.get("developer")
     if not owners and developer:
@@ -511,6 +524,11 @@ def _meta(ctx: _Ctx, app: dict[str, Any]) -> None:
         if spec.get(key) is not None and owners and str(spec[key]) != owners[0]:
             ctx.unmapped(ctx.manifest_origin(f"{key}:"), f"spec.{key} {spec[key]!r} (the catalog writes the first "
                                                          "owner)")
+
+
+def _meta_version(ctx: _Ctx, app: dict[str, Any], meta: dict[str, Any], spec: dict[str, Any],
+                  chart: dict[str, Any]) -> None:
+    """The version and upgrade note; categories, Chart.yaml description and icon as the catalog writes them."""
     version = meta.get("version", chart.get("version"))
     if version is not None:
         app["version"] = str(version)
@@ -535,6 +553,17 @@ def _manifest_rest(ctx: _Ctx, app: dict[str, Any], port: int | None, stack: Stac
     """Manifest facts the catalog renders its own way: each difference is recorded."""
     manifest = ctx.r.manifest
     spec = manifest.get("spec") or {}
+    _manifest_entrances(ctx, manifest, app, port, stack)
+    _manifest_spec(ctx, spec, stack)
+    _manifest_options(ctx, manifest)
+    _manifest_envs(ctx, manifest)
+    _manifest_top(ctx, manifest)
+    _manifest_i18n(ctx, app)
+
+
+def _manifest_entrances(ctx: _Ctx, manifest: dict[str, Any], app: dict[str, Any], port: int | None,
+                        stack: Stack | None) -> None:
+    """The one entrance the catalog renders: its name, host, port, title and icon."""
     name, title, icon = app.get("name"), app.get("title"), app.get("icon")
     entrances = [e for e in manifest.get("entrances") or () if isinstance(e, dict)]
     if len(entrances) != 1:
@@ -551,6 +580,10 @@ def _manifest_rest(ctx: _Ctx, app: dict[str, Any], port: int | None, stack: Stac
             ctx.unmapped(ctx.manifest_origin(f"{key}:"), f"entrances[0].{key}: {entrance[key]!r} is not modelled")
     if manifest.get("sharedEntrances"):
         ctx.unmapped(ctx.manifest_origin("sharedEntrances:"), "sharedEntrances are not modelled")
+
+
+def _manifest_spec(ctx: _Ctx, spec: dict[str, Any], stack: Stack | None) -> None:
+    """spec fields: versionName, the keys the catalog models, locale and supportArch."""
     version_name = spec.get("versionName")
     if version_name is not None and stack is not None and str(version_name) != stack.image_tag:
         ctx.unmapped(ctx.manifest_origin("versionName:"), f"spec.versionName {version_name!r} (the catalog renders the "
@@ -565,6 +598,10 @@ def _manifest_rest(ctx: _Ctx, app: dict[str, Any], port: int | None, stack: Stac
     if spec.get("supportArch") not in (None, ["amd64"]):
         ctx.unmapped(ctx.manifest_origin("supportArch:"), f"spec.supportArch {spec.get('supportArch')} (the catalog "
                                                           "writes [amd64])")
+
+
+def _manifest_options(ctx: _Ctx, manifest: dict[str, Any]) -> None:
+    """permission and options as the profile and the catalog write them."""
     permission = manifest.get("permission") or {}
     if permission and permission != dict(ctx.profile.permission):
         ctx.unmapped(ctx.manifest_origin("permission:"), f"permission {permission} (the {ctx.profile.name} profile "
@@ -579,6 +616,10 @@ def _manifest_rest(ctx: _Ctx, app: dict[str, Any], port: int | None, stack: Stac
         if isinstance(dep, dict) and dep.get("name") != "olares":
             ctx.unmapped(ctx.manifest_origin("dependencies:"), f"dependency {dep.get('name')} {dep.get('version')} is "
                                                                "not modelled")
+
+
+def _manifest_envs(ctx: _Ctx, manifest: dict[str, Any]) -> None:
+    """Manifest envs: only the Hugging Face endpoint and token, filled as the profile says."""
     hf_from = {"HF_ENDPOINT": ctx.profile.hf_endpoint_from, "HF_TOKEN": ctx.profile.hf_token_from}
     for env in manifest.get("envs") or ():
         if not isinstance(env, dict):
@@ -591,6 +632,10 @@ def _manifest_rest(ctx: _Ctx, app: dict[str, Any], port: int | None, stack: Stac
             ctx.unmapped(ctx.manifest_origin(env_name),
                          f"manifest env {env_name} from {source} (the {ctx.profile.name} profile fills it from "
                          f"{hf_from[env_name]})")
+
+
+def _manifest_top(ctx: _Ctx, manifest: dict[str, Any]) -> None:
+    """Top-level keys the catalog does not model; the manifest type."""
     known_top = {"olaresManifest.version", "olaresManifest.type", "apiVersion", "metadata", "entrances", "spec",
                  "permission", "options", "envs", "workloadReplicas", "sharedEntrances"}
     for key in sorted(set(manifest) - known_top):
@@ -598,6 +643,10 @@ def _manifest_rest(ctx: _Ctx, app: dict[str, Any], port: int | None, stack: Stac
     if manifest.get("olaresManifest.type") not in (None, "app"):
         ctx.unmapped(ctx.manifest_origin("olaresManifest.type"), f"olaresManifest.type "
                                                                  f"{manifest.get('olaresManifest.type')!r}")
+
+
+def _manifest_i18n(ctx: _Ctx, app: dict[str, Any]) -> None:
+    """Translations: the catalog writes none, so a differing one is recorded."""
     for locale, data in ctx.r.i18n.items():
         meta, ispec = data.get("metadata") or {}, data.get("spec") or {}
         rel = f"i18n/{locale}/OlaresManifest.yaml"
@@ -617,6 +666,16 @@ def _pod_rest(ctx: _Ctx, pod: Pod, launch: Launch, port: int | None, health: str
     spec = pod_spec(doc)
     src = doc.source
     anchor = ctx.lines.container_anchor(doc, launch.name)
+    _pod_workload(ctx, doc, spec, src)
+    _pod_other_containers(ctx, pod, launch)
+    _pod_container(ctx, launch, src, anchor, port, health)
+    _pod_mounts(ctx, launch, spec, src, anchor)
+    _pod_other_docs(ctx, port)
+    _pod_unused_maps(ctx, pod, launch)
+
+
+def _pod_workload(ctx: _Ctx, doc: Doc, spec: dict[str, Any], src: str) -> None:
+    """Workload and pod spec: one replica, Recreate, the GPU annotation, the pod keys modelled."""
     body_spec = doc.body.get("spec") or {}
     if body_spec.get("replicas") not in (None, 1) and not isinstance(body_spec.get("replicas"), str):
         ctx.unmapped(ctx.lines.origin(src, "replicas:"), f"replicas {body_spec.get('replicas')}")
@@ -631,6 +690,10 @@ def _pod_rest(ctx: _Ctx, pod: Pod, launch: Launch, port: int | None, health: str
         ctx.unmapped(ctx.lines.origin(src, f"{key}:"), f"pod spec.{key} is not modelled")
     if spec.get("restartPolicy") not in (None, "Always"):
         ctx.unmapped(ctx.lines.origin(src, "restartPolicy:"), f"restartPolicy {spec.get('restartPolicy')}")
+
+
+def _pod_other_containers(ctx: _Ctx, pod: Pod, launch: Launch) -> None:
+    """Init containers and jobs that do more than fetch files; containers besides the engine."""
     for doc2, container, pure in pod.fetchers:
         where = ctx.lines.origin(doc2.source, str(container.get("name")))
         if pure:
@@ -643,6 +706,10 @@ def _pod_rest(ctx: _Ctx, pod: Pod, launch: Launch, port: int | None, health: str
         if other is not launch:
             ctx.unmapped(ctx.lines.origin(other.workload.source, other.name), f"container {other.name} "
                                                                               f"({other.image}) is not modelled")
+
+
+def _pod_container(ctx: _Ctx, launch: Launch, src: str, anchor: int, port: int | None, health: str | None) -> None:
+    """The engine container: its keys, port and probes."""
     container = launch.container
     known = {"name", "image", "command", "args", "env", "envFrom", "ports", "startupProbe", "readinessProbe",
              "livenessProbe", "resources", "volumeMounts", "imagePullPolicy"}
@@ -675,6 +742,11 @@ def _pod_rest(ctx: _Ctx, pod: Pod, launch: Launch, port: int | None, health: str
     if container.get("imagePullPolicy"):
         ctx.unmapped(ctx.lines.origin(src, "imagePullPolicy", after=anchor),
                      f"imagePullPolicy {container['imagePullPolicy']}")
+
+
+def _pod_mounts(ctx: _Ctx, launch: Launch, spec: dict[str, Any], src: str, anchor: int) -> None:
+    """The engine's volume mounts: /models on the profile's weights folder; others are recorded."""
+    container = launch.container
     volumes = {v.get("name"): v for v in spec.get("volumes") or () if isinstance(v, dict)}
     for mount in container.get("volumeMounts") or ():
         if not isinstance(mount, dict):
@@ -694,6 +766,10 @@ def _pod_rest(ctx: _Ctx, pod: Pod, launch: Launch, port: int | None, health: str
         shown = f"{kind} {_userspace(ctx, str(detail))}" if detail else kind
         ctx.unmapped(origin, f"volume {mount.get('name')} ({shown}) mounted at {mount.get('mountPath')} is not "
                              "modelled")
+
+
+def _pod_other_docs(ctx: _Ctx, port: int | None) -> None:
+    """Rendered documents besides the workloads: the Service's port, the token Secret; others are recorded."""
     for doc2 in ctx.r.docs:
         if doc2.kind in ("Deployment", "StatefulSet", "DaemonSet", "Job", "ConfigMap"):
             continue
@@ -708,6 +784,11 @@ def _pod_rest(ctx: _Ctx, pod: Pod, launch: Launch, port: int | None, health: str
             if set(data) <= {"HF_TOKEN"}:
                 continue
         ctx.unmapped(ctx.lines.origin(doc2.source, f"kind: {doc2.kind}"), f"{doc2.label} is not modelled")
+
+
+def _pod_unused_maps(ctx: _Ctx, pod: Pod, launch: Launch) -> None:
+    """ConfigMaps nothing reads."""
+    container = launch.container
     used_maps = {str((s.get("configMapRef") or {}).get("name")) for s in container.get("envFrom") or ()
                  if isinstance(s, dict)}
     for _, c, _ in pod.fetchers:
