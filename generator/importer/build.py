@@ -831,6 +831,33 @@ def _pre_exec(ctx: _Ctx, launch: Launch, fetch_lines: set[int]) -> None:
                                              "command and arguments directly")
 
 
+def _profile_note(ctx: _Ctx, wanted: Profile) -> None:
+    """The chart is in another manifest profile than the catalog renders: say what a re-render changes."""
+    ctx.note(ctx.manifest_origin("apiVersion:"),
+             f"the chart is in the {ctx.profile.name} manifest profile (olaresManifest "
+             f"{ctx.profile.manifest_version}, apiVersion {ctx.profile.api_version}); the catalog renders "
+             f"{wanted.name} (catalog/market.yaml, docs/profiles.md): the manifest version, resource fields, "
+             f"permission {_perm(wanted)}, weights folder and Hugging Face envs of a re-render follow it")
+
+
+def _no_engine(result: Imported, pod: Pod, files: ChartFiles) -> Imported:
+    """No container runs an engine the catalog imports: a known unsupported engine is a result, else InputError."""
+    for launch in pod.launches:
+        script = launch.argv[0].text if launch.script is None and launch.argv else ""
+        script = "\n".join(str(x) for x in [*(launch.container.get("command") or ()),
+                                            *(launch.container.get("args") or ())]) or script
+        found = programs.unsupported(launch.image, launch.program, script)
+        if found:
+            return _unsupported(result, found)
+    what = "; ".join(f"{launch.name} runs {launch.program or '(the image entrypoint)'} ({launch.image})"
+                     for launch in pod.launches) \
+        or "no Deployment or StatefulSet with a container"
+    origin = pod.launches[0].argv[0].origin if pod.launches and pod.launches[0].argv else Origin(files.label, None)
+    raise InputError([Problem(str(origin), None, None,
+                              f"unknown engine: {what}; the catalog imports vLLM (`vllm serve`), llama.cpp "
+                              "(`llama-server`) and Lucebox (`dflash_server`) apps")])
+
+
 def import_chart(files: ChartFiles, cat: Catalog, pool: Pool) -> Imported:
     """Read one chart into an app of `cat` (drafts go to `pool`). Raises InputError for what must stop the
     run (not a chart, unknown engine, missing value); an unsupported engine is a result, not an error."""
@@ -841,31 +868,13 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool) -> Imported:
         result.notes.append(str(note))
     result.profile = ctx.profile.name
     if ctx.profile.name != cat.market.profile:
-        wanted = PROFILES[cat.market.profile]
-        ctx.note(ctx.manifest_origin("apiVersion:"),
-                 f"the chart is in the {ctx.profile.name} manifest profile (olaresManifest "
-                 f"{ctx.profile.manifest_version}, apiVersion {ctx.profile.api_version}); the catalog renders "
-                 f"{wanted.name} (catalog/market.yaml, docs/profiles.md): the manifest version, resource fields, "
-                 f"permission {_perm(wanted)}, weights folder and Hugging Face envs of a re-render follow it")
+        _profile_note(ctx, PROFILES[cat.market.profile])
     app: dict[str, Any] = {}
     _meta(ctx, app)
     pod = read_pod(rendered, ctx.lines)
     engine = _engine_launch(pod, pool)
     if engine is None:
-        for launch in pod.launches:
-            script = launch.argv[0].text if launch.script is None and launch.argv else ""
-            script = "\n".join(str(x) for x in [*(launch.container.get("command") or ()),
-                                                *(launch.container.get("args") or ())]) or script
-            found = programs.unsupported(launch.image, launch.program, script)
-            if found:
-                return _unsupported(result, found)
-        what = "; ".join(f"{launch.name} runs {launch.program or '(the image entrypoint)'} ({launch.image})"
-                         for launch in pod.launches) \
-            or "no Deployment or StatefulSet with a container"
-        origin = pod.launches[0].argv[0].origin if pod.launches and pod.launches[0].argv else Origin(files.label, None)
-        raise InputError([Problem(str(origin), None, None,
-                                  f"unknown engine: {what}; the catalog imports vLLM (`vllm serve`), llama.cpp "
-                                  "(`llama-server`) and Lucebox (`dflash_server`) apps")])
+        return _no_engine(result, pod, files)
     launch, family, prefix = engine
     if launch.problems or pod.problems:
         raise InputError(launch.problems + pod.problems)
@@ -877,12 +886,7 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool) -> Imported:
     draft_stack: StackDraft | None = None
     if stack is None:
         draft_stack = _draft_stack(pool, launch, family, prefix, port, app.get("name") or files.label)
-        stack = Stack.model_construct(**{"fork": "upstream", "version": "", **draft_stack.data,
-                                         "command": tuple(draft_stack.data["command"]),
-                                         "args": (), "env": {}, "speculative_args": {
-                                             k: tuple(v)
-                                             for k, v in draft_stack.data.get("speculative_args", {}).items()},
-                                         "spec_methods": tuple(draft_stack.data.get("spec_methods", ()))})
+        stack = _draft_stack_model(draft_stack)
     mapped = map_argv(family, tokens, _table(cat, stack if draft_stack is None else None), stack)
     if family == "vllm":  # ASR on vLLM is recognised by its model
         found = programs.unsupported(launch.image, launch.program, "",
@@ -912,6 +916,22 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool) -> Imported:
     for stray in mapped.stack_args_missing:
         ctx.note(f"stack {stack.id}", f"the stack's shared args include `{stray}`, which the chart does not pass; a "
                                       "re-render adds it")
+    _finish(ctx, cat, mapped, app)
+    return result
+
+
+def _draft_stack_model(draft_stack: StackDraft) -> Stack:
+    """The drafted stack as a Stack (unvalidated: the draft is incomplete), for mapping the app's argv."""
+    return Stack.model_construct(**{"fork": "upstream", "version": "", **draft_stack.data,
+                                    "command": tuple(draft_stack.data["command"]),
+                                    "args": (), "env": {}, "speculative_args": {
+                                        k: tuple(v) for k, v in draft_stack.data.get("speculative_args", {}).items()},
+                                    "spec_methods": tuple(draft_stack.data.get("spec_methods", ()))})
+
+
+def _finish(ctx: _Ctx, cat: Catalog, mapped: Mapped, app: dict[str, Any]) -> None:
+    """The app document in the catalog's key order, validated; the result's notes and unmapped facts sorted."""
+    result = ctx.result
     for note in mapped.notes:
         result.notes.append(str(note))
     result.unmapped.sort(key=_where_key)
@@ -923,7 +943,6 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool) -> Imported:
     if result.status == "ok":
         _omit_sized(ctx, cat, ordered)
     result.app = ordered
-    return result
 
 
 def _omit_sized(ctx: _Ctx, cat: Catalog, app: dict[str, Any]) -> None:
