@@ -1024,6 +1024,29 @@ def _apply_argv(ctx: _Ctx, mapped: Mapped, app: dict[str, Any], pool: Pool, fami
                 fetches: list[Fetch]) -> None:
     name = str(app.get("name") or ctx.result.label)
     fields = dict(mapped.fields)
+    _argv_fields(ctx, fields, app, name, family)
+    model_id, quant = _argv_model(ctx, mapped, pool, fetches, name)
+    if model_id is not None:
+        app["model"], app["quantization"] = model_id, quant
+        ctx.result.model = model_id
+    spec = fields.get("speculative")
+    if spec is not None:
+        app["speculative"] = _argv_speculative(ctx, mapped, pool, fetches, name, model_id, spec)
+    if family == "llamacpp" and mapped.mmproj_path is not None:
+        _argv_mmproj(ctx, mapped, pool, fetches, name, model_id, app)
+    else:
+        _argv_vllm_vision(ctx, mapped, pool, family, model_id, app)
+    # what stays: extra_args (never a literal secret)
+    mapped.extra = _without_secrets(ctx, mapped.extra)
+    extra = [t.text for t in mapped.extra]
+    if extra:
+        app["extra_args"] = extra
+        _report_kept(ctx, mapped.extra)
+    _model_files_in_extra(ctx, mapped, fetches)
+
+
+def _argv_fields(ctx: _Ctx, fields: dict[str, Any], app: dict[str, Any], name: str, family: str) -> None:
+    """The served name and the fields the argv sets directly; a missing context length is said."""
     served = fields.pop("served_name", None)
     if served is not None and served != name:
         app["served_name"] = served
@@ -1033,7 +1056,12 @@ def _apply_argv(ctx: _Ctx, mapped: Mapped, app: dict[str, Any], pool: Pool, fami
     if "context_length" not in app:
         flag = {"vllm": "--max-model-len", "llamacpp": "--ctx-size", "lucebox": "--max-ctx"}[family]
         ctx.result.missing.append(f"context_length (the chart passes no {flag})")
-    # the model
+
+
+def _argv_model(ctx: _Ctx, mapped: Mapped, pool: Pool, fetches: list[Fetch],
+                name: str) -> tuple[str | None, str | None]:
+    """(model id, quantization) of the weights the engine serves: a Hugging Face repo, a file the chart
+    downloads, or `-hf`; (None, None) with what is missing said."""
     model_id = quant = None
     if mapped.model_repo is not None:
         repo, origin = mapped.model_repo
@@ -1066,53 +1094,62 @@ def _apply_argv(ctx: _Ctx, mapped: Mapped, app: dict[str, Any], pool: Pool, fami
             ctx.unmapped(origin, f"-hf {text}")
     else:
         ctx.result.missing.append("model: the engine's argv names no model")
-    if model_id is not None:
-        app["model"], app["quantization"] = model_id, quant
-        ctx.result.model = model_id
-    # speculative decoding
-    spec = fields.get("speculative")
-    if spec is not None:
-        drafter = None
-        if mapped.drafter_repo is not None and model_id is not None:
-            drafter = pool.find_drafter(model_id, mapped.drafter_repo, None) or pool.add_drafter(
-                model_id, spec["method"], mapped.drafter_repo, None, str(mapped.origins.get("speculative", "")), name)
-        elif mapped.drafter_path is not None and model_id is not None:
-            path, origin = mapped.drafter_path
-            fetch = _fetch_for(path, fetches)
-            if fetch is None:
-                ctx.result.missing.append(f"speculative.drafter: {path} is not downloaded by the chart")
-            else:
-                drafter = pool.find_drafter(model_id, fetch.repo, fetch.file) or pool.add_drafter(
-                    model_id, spec["method"], fetch.repo, fetch.file, str(fetch.origin), name)
-        if drafter:
-            spec = {**spec, "drafter": drafter}
-            known = pool.cat.models.get(model_id or "")
-            if known is None or known.drafter(drafter) is None:
-                ctx.result.model_draft = True
-                ctx.result.missing.append(f"model {model_id}: drafter {drafter} is a draft "
-                                          f"(drafts/models/{model_id}.yaml)")
-        app["speculative"] = spec
-    # vision
-    if family == "llamacpp" and mapped.mmproj_path is not None:
-        path, origin = mapped.mmproj_path
+    return model_id, quant
+
+
+def _argv_speculative(ctx: _Ctx, mapped: Mapped, pool: Pool, fetches: list[Fetch], name: str,
+                      model_id: str | None, spec: dict[str, Any]) -> dict[str, Any]:
+    """The speculative field, with its drafter (found in the model, or drafted) when the argv names one."""
+    drafter = None
+    if mapped.drafter_repo is not None and model_id is not None:
+        drafter = pool.find_drafter(model_id, mapped.drafter_repo, None) or pool.add_drafter(
+            model_id, spec["method"], mapped.drafter_repo, None, str(mapped.origins.get("speculative", "")), name)
+    elif mapped.drafter_path is not None and model_id is not None:
+        path, origin = mapped.drafter_path
         fetch = _fetch_for(path, fetches)
-        if fetch is None or model_id is None:
-            ctx.result.missing.append(f"vision projector {path}: not downloaded by the chart")
-            ctx.kept(origin, f"extra_args --mmproj {path}")
-            mapped.extra += [Token("--mmproj", origin), Token(path, origin)]
+        if fetch is None:
+            ctx.result.missing.append(f"speculative.drafter: {path} is not downloaded by the chart")
         else:
-            if not pool.mmproj_matches(model_id, fetch.repo, fetch.file):
-                problem = pool.set_mmproj(model_id, fetch.repo, fetch.file, str(fetch.origin), name)
-                if problem:
-                    ctx.result.missing.append(f"vision: {problem}")
-            known = pool.cat.models.get(model_id)
-            if known is None or known.mmproj is None or (known.mmproj.repo, known.mmproj.file) != (fetch.repo,
-                                                                                                   fetch.file):
-                ctx.result.model_draft = True
-                ctx.result.missing.append(f"model {model_id}: the vision projector is a draft "
-                                          f"(drafts/models/{model_id}.yaml)")
-            app["vision"] = True
-    elif family == "vllm" and ctx.audio_image is not None:
+            drafter = pool.find_drafter(model_id, fetch.repo, fetch.file) or pool.add_drafter(
+                model_id, spec["method"], fetch.repo, fetch.file, str(fetch.origin), name)
+    if drafter:
+        spec = {**spec, "drafter": drafter}
+        known = pool.cat.models.get(model_id or "")
+        if known is None or known.drafter(drafter) is None:
+            ctx.result.model_draft = True
+            ctx.result.missing.append(f"model {model_id}: drafter {drafter} is a draft "
+                                      f"(drafts/models/{model_id}.yaml)")
+    return spec
+
+
+def _argv_mmproj(ctx: _Ctx, mapped: Mapped, pool: Pool, fetches: list[Fetch], name: str, model_id: str | None,
+                 app: dict[str, Any]) -> None:
+    """llama.cpp's `--mmproj`: the model's projector (found or drafted), else kept in extra_args."""
+    assert mapped.mmproj_path is not None, "_apply_argv calls it for a --mmproj only"
+    path, origin = mapped.mmproj_path
+    fetch = _fetch_for(path, fetches)
+    if fetch is None or model_id is None:
+        ctx.result.missing.append(f"vision projector {path}: not downloaded by the chart")
+        ctx.kept(origin, f"extra_args --mmproj {path}")
+        mapped.extra += [Token("--mmproj", origin), Token(path, origin)]
+    else:
+        if not pool.mmproj_matches(model_id, fetch.repo, fetch.file):
+            problem = pool.set_mmproj(model_id, fetch.repo, fetch.file, str(fetch.origin), name)
+            if problem:
+                ctx.result.missing.append(f"vision: {problem}")
+        known = pool.cat.models.get(model_id)
+        if known is None or known.mmproj is None or (known.mmproj.repo, known.mmproj.file) != (fetch.repo,
+                                                                                               fetch.file):
+            ctx.result.model_draft = True
+            ctx.result.missing.append(f"model {model_id}: the vision projector is a draft "
+                                      f"(drafts/models/{model_id}.yaml)")
+        app["vision"] = True
+
+
+def _argv_vllm_vision(ctx: _Ctx, mapped: Mapped, pool: Pool, family: str, model_id: str | None,
+                      app: dict[str, Any]) -> None:
+    """vLLM: vision from the audio image's flags or the model's architecture; audio needs an audio encoder."""
+    if family == "vllm" and ctx.audio_image is not None:
         if ctx.audio_image:
             app["vision"] = True
         model = pool.cat.models.get(model_id or "")
@@ -1124,25 +1161,28 @@ def _apply_argv(ctx: _Ctx, mapped: Mapped, app: dict[str, Any], pool: Pool, fami
         text = " ".join(t.text for t in mapped.extra)
         if arch_vision and "--language-model-only" not in text and not re.search(r'"image"\s*:\s*0', text):
             app["vision"] = True
-    # what stays: extra_args (never a literal secret)
+
+
+def _without_secrets(ctx: _Ctx, tokens: list[Token]) -> list[Token]:
+    """The tokens without secret flags and their values (each one recorded as not imported)."""
     kept: list[Token] = []
     skip = False
-    for index, token in enumerate(mapped.extra):
+    for index, token in enumerate(tokens):
         head = token.text.split("=", 1)[0]
         if skip:
             skip = False
             continue
         if head in SECRET_FLAGS:
             ctx.unmapped(token.origin, f"{head}: a literal secret is not imported (set it in the cluster)")
-            nxt = mapped.extra[index + 1].text if index + 1 < len(mapped.extra) else None
+            nxt = tokens[index + 1].text if index + 1 < len(tokens) else None
             skip = "=" not in token.text and nxt is not None and not is_flag(nxt)
             continue
         kept.append(token)
-    mapped.extra = kept
-    extra = [t.text for t in mapped.extra]
-    if extra:
-        app["extra_args"] = extra
-        _report_kept(ctx, mapped.extra)
+    return kept
+
+
+def _model_files_in_extra(ctx: _Ctx, mapped: Mapped, fetches: list[Fetch]) -> None:
+    """A kept argument that reads a file under the models folder the rendered chart does not provide."""
     for index, token in enumerate(mapped.extra):
         if token.text.startswith(CHART_MODELS + "/") and "." in PurePosixPath(token.text).name:  # a file
             flag = mapped.extra[index - 1].text if index and is_flag(mapped.extra[index - 1].text) else "an argument"
