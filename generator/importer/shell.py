@@ -119,62 +119,95 @@ def split_words(line: str, env: dict[str, str], positional: list[str] | None = N
             continue
         if c == "#" and not started:
             break
-        if c in ";&|<>()":
-            raise ShellError(f"`{c}` (one simple command per line is read)")
-        if c == "`":
-            raise ShellError("command substitution with backquotes")
+        if c in ";&|<>()`":
+            raise ShellError(_unsupported_character(c))
         started = True
         if c == "'":
-            end = line.find("'", i + 1)
-            if end < 0:
-                raise ShellError("an unclosed single quote")
-            current.append(line[i + 1:end])
-            i = end + 1
+            i = _single_quoted(line, i, current)
         elif c == '"':
-            i += 1
-            while i < n and line[i] != '"':
-                if line[i] == "\\" and i + 1 < n and line[i + 1] in '$`"\\\n':
-                    current.append(line[i + 1])
-                    i += 2
-                elif line.startswith('$@', i) and positional is not None:
-                    if "".join(current) or (i + 2 < n and line[i + 2] != '"'):
-                        raise ShellError('`$@` inside a longer word')
-                    words.extend(positional)
-                    started = False
-                    i += 2
-                    if i < n and line[i] == '"':
-                        i += 1
-                    break
-                elif line[i] == "$":
-                    value, i = _param(line, i, env, unset)
-                    current.append(value)
-                elif line[i] == "`":
-                    raise ShellError("command substitution with backquotes")
-                else:
-                    current.append(line[i])
-                    i += 1
-            else:
-                if i >= n:
-                    raise ShellError("an unclosed double quote")
-                i += 1
+            i, started = _double_quoted(line, i, env, unset, positional, current, words)
         elif c == "\\":
             if i + 1 < n:
                 current.append(line[i + 1])
             i += 2
         elif c == "$":
-            if line.startswith("$@", i) and positional is not None:
-                words.extend(positional)
-                started = False
-                i += 2
-            else:
-                value, i = _param(line, i, env, unset)
-                current.append(value)
+            i, started = _dollar(line, i, env, unset, positional, current, words)
         else:
             current.append(c)
             i += 1
     if started:
         words.append("".join(current))
     return Words(words, unset)
+
+
+def _unsupported_character(c: str) -> str:
+    """Why a character outside quotes stops the reading of a launcher line."""
+    if c == "`":
+        return "command substitution with backquotes"
+    return f"`{c}` (one simple command per line is read)"
+
+
+def _single_quoted(line: str, i: int, current: list[str]) -> int:
+    """The single-quoted text at line[i] (the quote) joins `current`; returns the index after the closing quote."""
+    end = line.find("'", i + 1)
+    if end < 0:
+        raise ShellError("an unclosed single quote")
+    current.append(line[i + 1:end])
+    return end + 1
+
+
+def _double_quoted(line: str, i: int, env: dict[str, str], unset: list[str], positional: list[str] | None,
+                   current: list[str], words: list[str]) -> tuple[int, bool]:
+    """The double-quoted text at line[i] (the quote), expanded, joins `current`; `"$@"` adds the positional
+    args to `words` instead. Returns the index after it and whether a word is still open."""
+    n = len(line)
+    i += 1
+    while i < n and line[i] != '"':
+        if _quoted_escape(line, i):
+            current.append(line[i + 1])
+            i += 2
+        elif line.startswith('$@', i) and positional is not None:
+            return _quoted_positional(line, i, positional, current, words), False
+        elif line[i] == "$":
+            value, i = _param(line, i, env, unset)
+            current.append(value)
+        elif line[i] == "`":
+            raise ShellError("command substitution with backquotes")
+        else:
+            current.append(line[i])
+            i += 1
+    if i >= n:
+        raise ShellError("an unclosed double quote")
+    return i + 1, True
+
+
+def _quoted_escape(line: str, i: int) -> bool:
+    """A backslash inside double quotes that escapes the next character (`$`, backquote, `"`, `\\`, newline)."""
+    return line[i] == "\\" and i + 1 < len(line) and line[i + 1] in '$`"\\\n'
+
+
+def _quoted_positional(line: str, i: int, positional: list[str], current: list[str], words: list[str]) -> int:
+    """`"$@"` at line[i] (the `$`): the positional args become words; returns the index after the closing quote."""
+    n = len(line)
+    if "".join(current) or (i + 2 < n and line[i + 2] != '"'):
+        raise ShellError('`$@` inside a longer word')
+    words.extend(positional)
+    i += 2
+    if i < n and line[i] == '"':
+        i += 1
+    return i
+
+
+def _dollar(line: str, i: int, env: dict[str, str], unset: list[str], positional: list[str] | None,
+            current: list[str], words: list[str]) -> tuple[int, bool]:
+    """An unquoted `$`: `$@` adds the positional args as words, else the parameter's value joins `current`.
+    Returns the index after it and whether a word is still open."""
+    if line.startswith("$@", i) and positional is not None:
+        words.extend(positional)
+        return i + 2, False
+    value, i = _param(line, i, env, unset)
+    current.append(value)
+    return i, True
 
 
 @dataclass(frozen=True)
