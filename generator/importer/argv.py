@@ -222,39 +222,52 @@ def _stack_args(reader: Reader, out: Mapped, stack: Stack | None) -> None:
             out.stack_args_missing.append(" ".join(group))
 
 
+def _find_spelling(reader: Reader, spelling: tuple[str, ...]
+                   ) -> tuple[list[tuple[int, int | None]], dict[str, tuple[str, Origin]]] | None:
+    """Where the argv spells a stack's speculative method: (flag index, value index) of each group, and the
+    values of its `{tokens}` / `{drafter}` placeholders; None when a group is missing."""
+    groups = reader.groups(tuple(a if a not in ("{tokens}", "{drafter}") else "PLACEHOLDER" for a in spelling))
+    # the groups of the real spelling, with placeholders in value position
+    real: list[tuple[str, ...]] = []
+    k = 0
+    for group in groups:
+        real.append(tuple(spelling[k:k + len(group)]))
+        k += len(group)
+    found: list[tuple[int, int | None]] = []
+    captured: dict[str, tuple[str, Origin]] = {}
+    for group in real:
+        i = _group_index(reader, group, captured)
+        if i is None:
+            return None
+        found.append((i, i + 1 if len(group) > 1 else None))
+    return found, captured
+
+
+def _group_index(reader: Reader, group: tuple[str, ...], captured: dict[str, tuple[str, Origin]]) -> int | None:
+    """The index of the first `flag` of `group` whose value matches (a placeholder takes any value, captured)."""
+    i = reader._index((group[0],))
+    while i is not None:
+        if len(group) == 1:
+            break
+        value = reader.tokens[i + 1].text if i + 1 < len(reader.tokens) and not reader.taken[i + 1] else None
+        if value is not None and (group[1] in ("{tokens}", "{drafter}") or value == group[1]):
+            if group[1] in ("{tokens}", "{drafter}"):
+                captured[group[1]] = (value, reader.tokens[i].origin)
+            break
+        i = reader._index((group[0],), i + 1)
+    return i
+
+
 def _speculative_llamacpp(reader: Reader, out: Mapped, stack: Stack | None) -> None:
     if stack is None:
         return
     for method, spelling in stack.speculative_args.items():
         if not spelling:
             continue
-        groups = reader.groups(tuple(a if a not in ("{tokens}", "{drafter}") else "PLACEHOLDER" for a in spelling))
-        # the groups of the real spelling, with placeholders in value position
-        real: list[tuple[str, ...]] = []
-        k = 0
-        for group in groups:
-            real.append(tuple(spelling[k:k + len(group)]))
-            k += len(group)
-        found: list[tuple[int, int | None]] = []
-        captured: dict[str, tuple[str, Origin]] = {}
-        ok = True
-        for group in real:
-            i = reader._index((group[0],))
-            while i is not None:
-                if len(group) == 1:
-                    break
-                value = reader.tokens[i + 1].text if i + 1 < len(reader.tokens) and not reader.taken[i + 1] else None
-                if value is not None and (group[1] in ("{tokens}", "{drafter}") or value == group[1]):
-                    if group[1] in ("{tokens}", "{drafter}"):
-                        captured[group[1]] = (value, reader.tokens[i].origin)
-                    break
-                i = reader._index((group[0],), i + 1)
-            if i is None:
-                ok = False
-                break
-            found.append((i, i + 1 if len(group) > 1 else None))
-        if not ok:
+        match = _find_spelling(reader, spelling)
+        if match is None:
             continue
+        found, captured = match
         tokens = None
         if "{tokens}" in captured:
             tokens = _int(captured["{tokens}"][0])
