@@ -28,7 +28,9 @@ from generator.cli import serve
 from generator.cli import site
 from generator.cli import smoke
 
-__all__ = ["main", "bump", "check", "explain", "import_", "init", "listing", "prune", "publish", "render", "smoke"]
+# The command modules are listed so that importing them (for their registration on `app`) reads as used.
+__all__ = ["main", "bump", "check", "explain", "import_", "init", "listing", "prune", "publish", "render", "serve",
+           "site", "smoke"]
 
 
 def main(argv: list[str] | None = None) -> int:
