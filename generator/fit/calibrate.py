@@ -46,6 +46,7 @@ class Reading:
     device: str = ""
     context: int | None = None  # tokens the figure refers to (max seq len, cells)
     detail: str = ""  # cache types, layer counts: kept for the row's `what`
+    scope: int = 0  # llama.cpp: which llama_context (0 = the target, 1 = an MTP / draft context, ...)
 
 
 @dataclass
@@ -53,6 +54,7 @@ class Parsed:
     engine: Engine | None = None
     readings: list[Reading] | None = None
     model: str = ""  # the model the log names (vLLM model=..., llama.cpp general.name)
+    model_file: str = ""  # llama.cpp: the GGUF it loaded
     version: str = ""
     n_ctx: int | None = None
     ubatch: int | None = None
@@ -93,6 +95,8 @@ _LLAMA_CTX = {"n_ctx": re.compile(r"llama_context: n_ctx\s+= (\d+)"),
               "n_ubatch": re.compile(r"llama_context: n_ubatch\s+= (\d+)"),
               "n_seq_max": re.compile(r"llama_context: n_seq_max\s+= (\d+)")}
 _LLAMA_NAME = re.compile(r"general\.name\s+str\s+=\s+(.+)$")
+_LLAMA_NEW_CONTEXT = re.compile(r"llama_context: constructing llama_context")
+_LLAMA_FILE = re.compile(r"llama_model_loader: loaded meta data with \d+ key-value pairs and \d+ tensors from (\S+)")
 
 
 def _f(text: str) -> float:
@@ -103,12 +107,17 @@ def parse(text: str) -> Parsed:
     """Every memory figure `text` (a boot log) holds, with the engine it came from."""
     out = Parsed(readings=[])
     assert out.readings is not None
+    scope = -1
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
+        if _LLAMA_NEW_CONTEXT.search(line):
+            scope += 1
         if match := _VLLM_MODEL.search(line):
             out.engine, out.version, out.model = "vllm", match.group(1), match.group(2)
         elif (match := _VLLM_ARGS_MODEL.search(line)) and not out.model:
             out.engine, out.model = "vllm", match.group(1)
+        if (match := _LLAMA_FILE.search(line)) and not out.model_file:
+            out.model_file = match.group(1)
         if match := _LLAMA_NAME.search(line):
             out.model = out.model or match.group(1).strip()
         for key, pattern in _LLAMA_CTX.items():
@@ -125,7 +134,10 @@ def parse(text: str) -> Parsed:
         for kind, pattern in _LLAMA:
             if match := pattern.search(line):
                 out.engine = out.engine or "llamacpp"
-                reading = _llama_reading(kind, match, number, line)
+                reading = replace(_llama_reading(kind, match, number, line), scope=max(scope, 0))
+                if kind == "compute_buffer":  # a re-reserve of the same context replaces its buffer
+                    out.readings[:] = [r for r in out.readings if not (r.kind == kind and r.scope == reading.scope
+                                                                       and r.device == reading.device)]
                 out.readings.append(reading)
                 if kind == "kv_buffer" and not out.kv_type:
                     out.kv_type = reading.detail.split(" ")[0]
@@ -231,16 +243,24 @@ def llamacpp_rows(parsed: Parsed, p: Provenance) -> list[Row]:
         rows.append(Row("model", _cal("model_buffer", r.value, f"llama.cpp: {r.device} model buffer {r.value} MiB", p,
                                       device=r.device, quant=p.quant)))
     for r in parsed.all("kv_buffer"):
-        rows.append(Row("app", _cal("kv_buffer", r.value, f"llama.cpp: KV cache {r.value} MiB ({r.context:,} cells, "
-                                    f"{r.detail})", p, context=r.context, kv_type=r.detail.split(" ")[0],
-                                    device=p.device)))
+        rows.append(Row("app", _cal("kv_buffer", r.value, f"llama.cpp: {_scope(r)}KV cache {r.value} MiB "
+                                    f"({r.context:,} cells, {r.detail})", p, context=r.context,
+                                    kv_type=r.detail.split(" ")[0], device=p.device)))
     for r in parsed.all("recurrent_state"):
         rows.append(Row("app", _cal("recurrent_state", r.value, f"llama.cpp: recurrent state {r.value} MiB "
                                     f"({r.context} cells, {r.detail})", p, device=p.device)))
     for r in parsed.all("compute_buffer"):
-        rows.append(Row("app", _cal("compute_buffer", r.value, f"llama.cpp: {r.device} compute buffer {r.value} MiB",
-                                    p, device=r.device, ubatch=parsed.ubatch, context=parsed.n_ctx)))
+        device = r.device + (DRAFT_SUFFIX if r.scope else "")
+        rows.append(Row("app", _cal("compute_buffer", r.value, f"llama.cpp: {_scope(r)}{r.device} compute buffer "
+                                    f"{r.value} MiB", p, device=device, ubatch=parsed.ubatch, context=parsed.n_ctx)))
     return rows
+
+
+DRAFT_SUFFIX = " (draft context)"  # the buffers of a second llama_context (MTP / draft model) in the same process
+
+
+def _scope(r: Reading) -> str:
+    return "draft context's " if r.scope else ""
 
 
 NEEDS = {
@@ -270,5 +290,37 @@ def dated(rows: list[Row], when: date) -> list[Row]:
     return [Row(r.target, r.row if r.row.date else r.row.model_copy(update={"date": when})) for r in rows]
 
 
-__all__ = ["NEEDS", "Parsed", "Provenance", "Reading", "Row", "dated", "llamacpp_rows", "parse", "replace", "rows_of",
-           "vllm_rows", "with_rows"]
+
+
+# ---- what the rows change -----------------------------------------------------------------------------------
+
+def kv_pool(fit: object) -> str:
+    """The pool one request's KV is drawn from: vLLM's budget (or its pinned KV pool), llama.cpp's cap."""
+    keys = [p.key for p in fit.pools]  # type: ignore[attr-defined]
+    return next(k for k in ("kv", "budget", "cap") if k in keys)
+
+
+def largest_context(r: object, upper: int | None = None) -> int:
+    """The largest context (tokens) at which the app's estimate still fits the pool its KV comes from; 0 if none."""
+    from dataclasses import replace as dc_replace
+
+    from generator.engines import engine_for
+    from generator.engines.settings import Value, settings_for
+    from generator.fit.estimate import estimate
+
+    engine = engine_for(r)  # type: ignore[arg-type]
+    s = settings_for(r, engine)  # type: ignore[arg-type]
+    pool = kv_pool(estimate(r, engine, s))  # type: ignore[arg-type]
+
+    def fits(tokens: int) -> bool:
+        return estimate(r, engine, dc_replace(s, context=Value(tokens))).margin(pool) >= 0  # type: ignore[arg-type]
+
+    low, high = 0, upper or r.model.architecture.max_context  # type: ignore[attr-defined]
+    while low < high:
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if fits(mid) else (low, mid - 1)
+    return low
+
+
+__all__ = ["DRAFT_SUFFIX", "NEEDS", "Parsed", "Provenance", "Reading", "Row", "dated", "kv_pool", "largest_context",
+           "llamacpp_rows", "parse", "rows_of", "vllm_rows", "with_rows"]

