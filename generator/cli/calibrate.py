@@ -169,7 +169,7 @@ def write_calibration(path: Path, rows: tuple[Any, ...]) -> None:
     text = path.read_text(encoding="utf-8")
     lines = text.splitlines(keepends=True)
     doc = YAML(typ="rt").load(text)
-    dumped = [row.model_dump(mode="json", exclude_none=True) for row in rows]
+    dumped = [row.model_dump(exclude_none=True) for row in rows]
     body = yamlout.dump(dumped)
     block = ["".join("  " + line if line.strip() else line for line in body.splitlines(keepends=True))]
     if "calibration" in doc:

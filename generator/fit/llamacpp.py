@@ -138,7 +138,6 @@ def _compute(r: Resolved, s: Settings, ledger: Ledger) -> None:
 
 def _compute_mtp(r: Resolved, s: Settings, ledger: Ledger) -> None:
     """The MTP draft context's own compute buffer (llama.cpp builds a second llama_context for the NextN layers)."""
-    arch = r.model.architecture
     ubatch = int(s.get("ubatch"))  # type: ignore[arg-type]
     rows = _compute_rows(r, ubatch, draft=True)
     if rows:
@@ -146,14 +145,34 @@ def _compute_mtp(r: Resolved, s: Settings, ledger: Ledger) -> None:
         ledger.add("cap", "MTP draft compute buffer", mib, f"measured: {rows[0].what} ({rows[0].source})")
         ledger.calibrated.append(f"MTP draft compute buffer {mib:,.0f} MiB from {len(rows)} measured row(s)")
         return
+    ledger.add("cap", "MTP draft compute buffer", mtp_compute_formula(r, s),
+               f"f16 KQ mask x ubatch {ubatch} + ubatch x {MTP_ACT_F32_TENSORS} hidden-size f32 (one measured probe)")
+
+
+def compute_formula(r: Resolved, s: Settings, *, f16_kv_copy: bool = True) -> tuple[float, str]:
+    """The compute buffer from the formula (MiB, note). `f16_kv_copy=False`: the CPU backend's buffer (its flash
+    attention reads quantized K/V as they are, so no f16 copy)."""
+    arch = r.model.architecture
+    ubatch = int(s.get("ubatch"))  # type: ignore[arg-type]
     ctx = align_up(int(s.context.value) or arch.max_context, CELL_PAD)  # type: ignore[arg-type]
-    mib = (ctx * ubatch * MASK_BYTES + ubatch * arch.hidden_size * 4 * MTP_ACT_F32_TENSORS) / MIB
-    ledger.add("cap", "MTP draft compute buffer", mib, f"f16 KQ mask {ctx:,} x ubatch {ubatch} + ubatch x "
-                                                       f"{MTP_ACT_F32_TENSORS} hidden-size f32 (one measured probe)")
+    mask = ctx * ubatch * MASK_BYTES
+    quantized = f16_kv_copy and str(s.kv_k.value) not in ("f16", "bf16", "f32")
+    fa = arch.full_attention
+    f16_kv = ctx * fa.kv_heads * fa.head_dim * 2 * FA_F16_BYTES if quantized else 0
+    act = ubatch * arch.hidden_size * 4 * ACT_F32_TENSORS
+    note = (f"f16 KQ mask {ctx:,} x ubatch {ubatch}" + (" + f16 copy of one layer's quantized K,V" if quantized else "")
+            + f" + ubatch x {ACT_F32_TENSORS} hidden-size f32 activations (fitted on 7 measured probes, +-60 MiB)")
+    return (mask + f16_kv + act) / MIB, note
+
+
+def mtp_compute_formula(r: Resolved, s: Settings) -> float:
+    arch = r.model.architecture
+    ubatch = int(s.get("ubatch"))  # type: ignore[arg-type]
+    ctx = align_up(int(s.context.value) or arch.max_context, CELL_PAD)  # type: ignore[arg-type]
+    return (ctx * ubatch * MASK_BYTES + ubatch * arch.hidden_size * 4 * MTP_ACT_F32_TENSORS) / MIB
 
 
 def _compute_target(r: Resolved, s: Settings, ledger: Ledger) -> None:
-    arch = r.model.architecture
     ubatch = int(s.get("ubatch"))  # type: ignore[arg-type]
     rows = _compute_rows(r, ubatch)
     if rows:
@@ -162,19 +181,12 @@ def _compute_target(r: Resolved, s: Settings, ledger: Ledger) -> None:
                                                  f"{rows[0].context or 0:,} ({rows[0].source})")
         ledger.calibrated.append(f"compute buffer {mib:,.0f} MiB from {len(rows)} measured row(s)")
         return
-    ctx = align_up(int(s.context.value) or arch.max_context, CELL_PAD)  # type: ignore[arg-type]
-    mask = ctx * ubatch * MASK_BYTES
-    quantized = str(s.kv_k.value) not in ("f16", "bf16", "f32")
-    fa = arch.full_attention
-    f16_kv = ctx * fa.kv_heads * fa.head_dim * 2 * FA_F16_BYTES if quantized else 0
-    act = ubatch * arch.hidden_size * 4 * ACT_F32_TENSORS
-    ledger.add("cap", "compute buffer", (mask + f16_kv + act) / MIB,
-               f"f16 KQ mask {ctx:,} x ubatch {ubatch}" + (" + f16 copy of one layer's quantized K,V" if quantized else "")
-               + f" + ubatch x {ACT_F32_TENSORS} hidden-size f32 activations (fitted on 7 measured probes, +-60 MiB)")
+    mib, note = compute_formula(r, s)
+    ledger.add("cap", "compute buffer", mib, note)
     ledger.assume("llama.cpp CUDA compute buffer ~ KQ mask + f16 K,V copy + 16 hidden-size f32 tensors per ubatch "
                   "token (fitted on H200 probes; an app's own `compute_buffer` row replaces it)")
     if s.engine == "llamacpp" and s.get("flash_attn") == "off":
         ledger.assume("flash attention off: the KQ scratch (ubatch x context x heads) is not modelled")
 
 
-__all__ = ["build", "kv_parts"]
+__all__ = ["build", "compute_formula", "host_weights_mib", "kv_parts", "mtp_compute_formula"]

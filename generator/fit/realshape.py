@@ -428,6 +428,7 @@ class Probe:
     args: tuple[str, ...]  # llama-server flags (no -m / --host / --port / -ngl)
     notes: tuple[str, ...]  # every difference from the app's real configuration, in words
     expected: tuple[tuple[str, float], ...]  # the fit's parts (component, MiB) for the probed configuration
+    cpu_compute_mib: float = 0.0  # the fit's compute-buffer formula for the CPU backend (no f16 K/V copy)
 
     def part(self, component: str) -> float:
         return sum(mib for c, mib in self.expected if c == component)
@@ -476,7 +477,9 @@ def probe_for(r: Any) -> Probe | None:
     from dataclasses import replace as dc_replace
 
     from generator.engines import engine_for
+    from generator.engines.settings import settings_for
     from generator.fit.estimate import estimate
+    from generator.fit.llamacpp import compute_formula
 
     if r.stack.engine != "llamacpp" or r.stack.fork == "lucebox":
         return None
@@ -504,8 +507,9 @@ def probe_for(r: Any) -> Probe | None:
     engine = engine_for(probed)
     fit = estimate(probed, engine)
     args = _flags(list(engine.argv))
+    cpu, _ = compute_formula(probed, settings_for(probed, engine), f16_kv_copy=False)
     return Probe(app=r.app.name, model=r.model.id, quant=r.app.quantization, mtp=mtp, args=tuple(args),
-                 notes=tuple(notes), expected=tuple((p.component, p.mib) for p in fit.parts))
+                 notes=tuple(notes), expected=tuple((p.component, p.mib) for p in fit.parts), cpu_compute_mib=cpu)
 
 
 __all__ = ["GGML_TYPES", "LLAMA_CPP_SOURCE", "SHAPES", "Probe", "Shape", "Spec", "Tensor", "probe_for", "quant_types",
