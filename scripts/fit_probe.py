@@ -144,6 +144,65 @@ def cmd_plan(ns: argparse.Namespace) -> int:
     return 0
 
 
+def compare(plan_entry: dict, log_text: str, nvml_mib: float | None, catalog: str) -> dict:
+    """Estimate vs measured, part by part, for one probe: the fit of today's code, weights taken as the probed file's
+    tensor bytes (the real file's type mix is not the probe's), parts the probe does not load left out."""
+    from generator.catalog import load_catalog
+    from generator.fit import realshape
+    from generator.fit.calibrate import parse
+
+    cat = load_catalog(catalog)
+    r = cat.apps[plan_entry["app"]]
+    probe = realshape.probe_for(r)
+    assert probe is not None
+    parsed = parse(log_text)
+    gpu = any(x.device.startswith("CUDA") for x in parsed.readings if x.kind == "model_buffer")
+
+    def dev_sum(kind: str, scope: int | None = None) -> float:
+        return sum(x.value for x in parsed.all(kind) if (scope is None or x.scope == scope)
+                   and (not x.device or (x.device.startswith("CUDA") and not x.device.startswith("CUDA_Host"))
+                        or not gpu))
+
+    file_mib = plan_entry["tensor_mib"]
+    host = -probe.part("weights kept in host memory")
+    rows = [
+        ("weights on the GPU", file_mib - host, dev_sum("model_buffer")),
+        ("KV (target)", probe.parts("KV full") + probe.parts("KV sliding") + probe.parts("KV shared"),
+         sum(x.value for x in parsed.all("kv_buffer") if x.scope == 0)),
+        ("KV (MTP draft context)", probe.part("KV MTP layer"), sum(x.value for x in parsed.all("kv_buffer") if x.scope)),
+        ("recurrent state", probe.part("recurrent state"), dev_sum("recurrent_state")),
+        ("compute buffer", probe.part("compute buffer"), dev_sum("compute_buffer", 0)),
+        ("MTP draft compute buffer", probe.part("MTP draft compute buffer"), dev_sum("compute_buffer", 1)),
+    ]
+    measured_buffers = sum(m for _, _, m in rows)
+    rows.append(("CUDA context", probe.part("CUDA context"), (nvml_mib - measured_buffers) if nvml_mib else 0.0))
+    estimate = sum(e for _, e, _ in rows)
+    return {"app": probe.app, "rows": rows, "estimate": estimate, "measured": nvml_mib or measured_buffers,
+            "notes": list(probe.notes), "args": list(probe.args), "file_mib": file_mib,
+            "catalog_weights_mib": probe.part("weights")}
+
+
+def cmd_report(ns: argparse.Namespace) -> int:
+    plan = {e["app"]: e for e in json.loads(Path(ns.plan).read_text())}
+    runs = [json.loads(line) for line in (Path(ns.runs) / "runs.jsonl").read_text().splitlines() if line.strip()]
+    out = []
+    for run in runs:
+        entry = plan[run["app"]]
+        log = (Path(ns.runs) / f"{run['app']}.log").read_text(errors="replace")
+        result = compare(entry, log, run.get("gpu_mib_after_request"), ns.catalog)
+        result["gpu_mib_boot"] = run.get("gpu_mib_boot")
+        out.append(result)
+    Path(ns.json).write_text(json.dumps(out, indent=1) + "\n") if ns.json else None
+    for result in out:
+        err = (result["estimate"] - result["measured"]) / result["measured"] * 100
+        print(f"{result['app']}: estimate {result['estimate']:,.0f} MiB, measured {result['measured']:,.0f} MiB "
+              f"({err:+.1f} %)")
+        for name, est, meas in result["rows"]:
+            if est or meas:
+                print(f"    {name:26s} {est:10,.1f} {meas:10,.1f}")
+    return 0
+
+
 def _summed(parts: tuple[tuple[str, float], ...]) -> dict[str, float]:
     out: dict[str, float] = {}
     for component, mib in parts:
@@ -167,8 +226,13 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--threads", type=int, default=8)
     r.add_argument("--only", nargs="*")
     r.add_argument("--deadline", type=float, default=0, help="start no new run after this many seconds")
+    c = sub.add_parser("report")
+    c.add_argument("--plan", required=True)
+    c.add_argument("--runs", required=True)
+    c.add_argument("--catalog", default="catalog")
+    c.add_argument("--json")
     ns = parser.parse_args(argv)
-    return {"plan": cmd_plan, "run": cmd_run}[ns.cmd](ns)
+    return {"plan": cmd_plan, "run": cmd_run, "report": cmd_report}[ns.cmd](ns)
 
 
 if __name__ == "__main__":

@@ -29,12 +29,13 @@ CapOpt = Annotated[int | None, typer.Option("--cap-mib", help="vLLM: the cap it 
 UtilOpt = Annotated[float | None, typer.Option("--util", help="vLLM: gpu_memory_utilization (default: the log, else the app).")]
 GpuOpt = Annotated[float | None, typer.Option("--gpu-mib", help="llama.cpp: the process's GPU memory (NVML), MiB.")]
 DateOpt = Annotated[str | None, typer.Option("--date", help="When the log was taken, YYYY-MM-DD (default: today).")]
+NoteOpt = Annotated[str | None, typer.Option("--note", help="Appended to every row's `what` (e.g. what differed).")]
 
 
 @app.command()
 def calibrate(name: AppArg, log: LogOpt, write: WriteOpt = False, catalog: CatalogOpt = None, as_json: JsonOpt = False,
               source: SourceOpt = None, image: ImageOpt = None, device: DeviceOpt = None, cap_mib: CapOpt = None,
-              util: UtilOpt = None, gpu_mib: GpuOpt = None, when: DateOpt = None) -> None:
+              util: UtilOpt = None, gpu_mib: GpuOpt = None, when: DateOpt = None, note: NoteOpt = None) -> None:
     """Read a vLLM or llama.cpp boot log into calibration rows; show the fit before and after (--write: keep them)."""
     from generator.core.errors import InputError, Problem
     from generator.fit import calibrate as cal
@@ -61,6 +62,8 @@ def calibrate(name: AppArg, log: LogOpt, write: WriteOpt = False, catalog: Catal
     rows = cal.rows_of(parsed, prov)
     if gpu_mib is not None and engine == "llamacpp":
         rows += _gpu_rows(parsed, prov, gpu_mib)
+    if note:
+        rows = [cal.Row(x.target, x.row.model_copy(update={"what": f"{x.row.what}; {note}"})) for x in rows]
     skipped = [row for row in rows if row.target == "model"] if realshape else []
     rows = [row for row in rows if row not in skipped]
     if not rows:

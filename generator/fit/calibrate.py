@@ -250,7 +250,7 @@ def llamacpp_rows(parsed: Parsed, p: Provenance) -> list[Row]:
         rows.append(Row("app", _cal("recurrent_state", r.value, f"llama.cpp: recurrent state {r.value} MiB "
                                     f"({r.context} cells, {r.detail})", p, device=p.device)))
     for r in parsed.all("compute_buffer"):
-        device = r.device + (DRAFT_SUFFIX if r.scope else "")
+        device = r.device + (DRAFT_SUFFIX if r.scope else "") + (f" on {p.device}" if p.device else "")
         rows.append(Row("app", _cal("compute_buffer", r.value, f"llama.cpp: {_scope(r)}{r.device} compute buffer "
                                     f"{r.value} MiB", p, device=device, ubatch=parsed.ubatch, context=parsed.n_ctx)))
     return rows

@@ -106,21 +106,27 @@ def _sliding(s: Settings, geo: Geometry, k: str, v: str, cells: int) -> tuple[st
 
 
 def host_weights_mib(r: Resolved) -> tuple[float, str]:
-    """Weights llama.cpp keeps in host memory with every layer offloaded: the token embeddings (and Gemma 4's
-    per-layer token embeddings), read by a CPU get_rows. Measured: the CPU_Mapped model buffer of every probe was
-    exactly these tensors. Their size follows the weight file's dominant type (realshape.quant_types)."""
+    """Weights llama.cpp keeps in host memory with every layer offloaded: the input token embeddings (read by a CPU
+    get_rows) and Gemma 4's per-layer token embeddings. A model with tied embeddings (no output.weight) also keeps a
+    GPU copy of token_embd as its output projection, so only the per-layer embeddings leave the GPU. Measured: the
+    CPU_Mapped and CUDA0 model buffers of every H200 probe. Sizes follow the weight file's dominant type."""
     from generator.fit.realshape import GGML_TYPES, SHAPES, quant_types
 
-    if r.model.weight(r.app.quantization) is None or r.model.weight(r.app.quantization).format != "gguf":  # type: ignore[union-attr]
+    weight = r.model.weight(r.app.quantization)
+    if weight is None or weight.format != "gguf":
         return 0.0, ""
     arch = r.model.architecture
     block, size = GGML_TYPES[quant_types(r.app.quantization)[0]]
     shape = SHAPES.get(r.model.id)
     per_layer = shape.per_layer_embd * arch.layers if shape else 0
-    mib = arch.vocab_size * (arch.hidden_size + per_layer) * size / block / MIB
-    what = "token embeddings" + (" + per-layer token embeddings" if per_layer else "")
-    return mib, (f"{what} ({arch.vocab_size:,} x {arch.hidden_size + per_layer:,} at the file's dominant type) stay in "
-                 "host memory (CPU_Mapped), measured")
+    width = per_layer + (0 if shape and shape.tied_embeddings else arch.hidden_size)
+    if not width:
+        return 0.0, ""
+    parts = [name for name, on in (("token embeddings", width > per_layer), ("per-layer token embeddings", per_layer))
+             if on]
+    return (arch.vocab_size * width * size / block / MIB,
+            f"{' + '.join(parts)} ({arch.vocab_size:,} x {width:,} at the file's dominant type) stay in host memory "
+            "(CPU_Mapped), measured")
 
 
 def _compute_rows(r: Resolved, ubatch: int, *, draft: bool = False) -> list:

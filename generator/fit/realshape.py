@@ -57,6 +57,7 @@ class Shape:
     per_layer_embd: int = 0  # Gemma 4 per-layer embeddings (hidden_size_per_layer_input)
     double_wide_mlp: bool = False  # Gemma 4 E2B: KV-shared layers have 2 x n_ff
     swa_period: int = 0  # Gemma 4: one full-attention layer every `swa_period` layers
+    tied_embeddings: bool = False  # no output.weight: llama.cpp duplicates token_embd as the output projection
     rms_eps: float = 1e-6
     source: str = ""
 
@@ -70,14 +71,15 @@ SHAPES: dict[str, Shape] = {
                                    "num_experts 256, num_experts_per_tok 8, moe_intermediate_size 512, "
                                    "shared_expert_intermediate_size 512)"),
     "gemma4-26b-a4b": Shape(n_head=16, n_ff=2112, expert_count=128, expert_used=8, expert_ff=704, swa_period=6,
+                            tied_embeddings=True,
                             source="huggingface.co/google/gemma-4-26B-A4B-it config.json text_config "
                                    "(num_attention_heads 16, intermediate_size 2112, num_experts 128, top_k_experts 8, "
                                    "moe_intermediate_size 704, layer_types 5 sliding + 1 full)"),
-    "gemma4-e2b": Shape(n_head=8, n_ff=6144, per_layer_embd=256, double_wide_mlp=True, swa_period=5,
+    "gemma4-e2b": Shape(n_head=8, n_ff=6144, per_layer_embd=256, double_wide_mlp=True, swa_period=5, tied_embeddings=True,
                         source="huggingface.co/google/gemma-4-E2B-it config.json text_config (num_attention_heads 8, "
                                "intermediate_size 6144, use_double_wide_mlp, hidden_size_per_layer_input 256, "
                                "layer_types 4 sliding + 1 full)"),
-    "gemma4-e4b": Shape(n_head=8, n_ff=10240, per_layer_embd=256, swa_period=6,
+    "gemma4-e4b": Shape(n_head=8, n_ff=10240, per_layer_embd=256, swa_period=6, tied_embeddings=True,
                         source="huggingface.co/google/gemma-4-E4B-it config.json text_config"),
 }
 

@@ -147,8 +147,8 @@ def test_llamacpp_log_rows_replace_the_compute_formula(catalog_copy: Path, tmp_p
                  "--source", "bench/fit-accuracy.md"]) == 0
     out = json.loads(capsys.readouterr().out)
     by = {(row["measure"], row.get("device", "")): row for row in out["rows"]}
-    assert by[("compute_buffer", "CUDA0")]["value_mib"] == 740.29
-    assert by[("compute_buffer", "CUDA0 (draft context)")]["value_mib"] == 196.02  # the re-reserve is not added
+    assert by[("compute_buffer", "CUDA0 on NVIDIA H200 (driver 580.159.04)")]["value_mib"] == 740.29
+    assert by[("compute_buffer", "CUDA0 (draft context) on NVIDIA H200 (driver 580.159.04)")]["value_mib"] == 196.02
     assert by[("cuda_context", "NVIDIA H200 (driver 580.159.04)")]["value_mib"] == pytest.approx(
         20458 - (15107.40 + 2304 + 897.75 + 740.29 + 512 + 196.02), abs=0.01)
     assert not out["skipped"] or all(row["measure"] == "model_buffer" for row in out["skipped"])
