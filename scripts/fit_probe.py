@@ -144,15 +144,19 @@ def cmd_plan(ns: argparse.Namespace) -> int:
     return 0
 
 
-def compare(plan_entry: dict, log_text: str, nvml_mib: float | None, catalog: str) -> dict:
+def compare(plan_entry: dict, log_text: str, nvml_mib: float | None, catalog: str, *, rows: bool = True) -> dict:
     """Estimate vs measured, part by part, for one probe: the fit of today's code, weights taken as the probed file's
     tensor bytes (the real file's type mix is not the probe's), parts the probe does not load left out."""
     from generator.catalog import load_catalog
     from generator.fit import realshape
     from generator.fit.calibrate import parse
 
+    from dataclasses import replace
+
     cat = load_catalog(catalog)
     r = cat.apps[plan_entry["app"]]
+    if not rows:  # the formula alone: the app's calibration rows left out
+        r = replace(r, app=r.app.model_copy(update={"calibration": ()}))
     probe = realshape.probe_for(r)
     assert probe is not None
     parsed = parse(log_text)
@@ -189,7 +193,7 @@ def cmd_report(ns: argparse.Namespace) -> int:
     for run in runs:
         entry = plan[run["app"]]
         log = (Path(ns.runs) / f"{run['app']}.log").read_text(errors="replace")
-        result = compare(entry, log, run.get("gpu_mib_after_request"), ns.catalog)
+        result = compare(entry, log, run.get("gpu_mib_after_request"), ns.catalog, rows=not ns.formula)
         result["gpu_mib_boot"] = run.get("gpu_mib_boot")
         out.append(result)
     Path(ns.json).write_text(json.dumps(out, indent=1) + "\n") if ns.json else None
@@ -231,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--runs", required=True)
     c.add_argument("--catalog", default="catalog")
     c.add_argument("--json")
+    c.add_argument("--formula", action="store_true", help="leave the apps' calibration rows out")
     ns = parser.parse_args(argv)
     return {"plan": cmd_plan, "run": cmd_run, "report": cmd_report}[ns.cmd](ns)
 

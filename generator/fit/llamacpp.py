@@ -37,7 +37,7 @@ def build(r: Resolved, s: Settings, ledger: Ledger) -> None:
     for component, bytes_, note in kv_parts(r, s):
         ledger.add("cap", component, bytes_ / MIB, note)
     _compute(r, s, ledger)
-    ledger.add("cap", "CUDA context", CUDA_CONTEXT_MIB, CUDA_CONTEXT_SOURCE)
+    _cuda_context(r, ledger)
     for kind in ("k", "v"):
         dtype = str((s.kv_k if kind == "k" else s.kv_v).value)
         if dtype not in GGML_BYTES:
@@ -103,6 +103,17 @@ def _sliding(s: Settings, geo: Geometry, k: str, v: str, cells: int) -> tuple[st
     swa_cells = min(cells, align_up(sw.window * slots + ubatch, CELL_PAD))
     return ("KV sliding window", per_token * swa_cells, (f"{sw.layers} layers x {swa_cells:,} cells (window {sw.window} "
                                                        f"x {slots} slot(s) + ubatch {ubatch})"))
+
+
+def _cuda_context(r: Resolved, ledger: Ledger) -> None:
+    rows = [c for c in r.app.calibration if c.measure == "cuda_context"]
+    if not rows:
+        ledger.add("cap", "CUDA context", CUDA_CONTEXT_MIB, CUDA_CONTEXT_SOURCE)
+        return
+    mib = sum(c.mib for c in rows) / len(rows)
+    ledger.add("cap", "CUDA context", mib, f"measured for this app on {rows[0].device or 'a GPU'}: {rows[0].what} "
+                                           f"({rows[0].source})")
+    ledger.calibrated.append(f"CUDA context {mib:,.0f} MiB from {len(rows)} measured row(s)")
 
 
 def host_weights_mib(r: Resolved) -> tuple[float, str]:
