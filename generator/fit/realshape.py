@@ -28,6 +28,7 @@ module without the catalog's other dependencies: `write_spec()` takes a plain `S
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -376,7 +377,7 @@ def write_spec(spec: Spec, path: Path) -> Path:
     import gguf  # the only dependency; imported here so that importing this module needs nothing
 
     writer = gguf.GGUFWriter(str(path), spec.arch)
-    kinds = {"u32": writer.add_uint32, "i32": writer.add_int32, "f32": writer.add_float32, "str": writer.add_string,
+    kinds: dict[str, Callable[[str, Any], None]] = {"u32": writer.add_uint32, "i32": writer.add_int32, "f32": writer.add_float32, "str": writer.add_string,
              "bool": writer.add_bool}
     for key, value, kind in spec.metadata:
         if kind.startswith("arr_"):
