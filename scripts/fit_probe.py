@@ -123,13 +123,14 @@ def cmd_run(ns: argparse.Namespace) -> int:
 def cmd_plan(ns: argparse.Namespace) -> int:
     from generator.catalog import load_catalog
     from generator.fit import realshape
+    from generator.fit.probe import probe_for
 
     cat = load_catalog(ns.catalog)
     out = Path(ns.out)
     out.mkdir(parents=True, exist_ok=True)
     plan = []
     for r in cat.select(ns.apps, include_removed=True):
-        probe = realshape.probe_for(r)
+        probe = probe_for(r)
         if probe is None:
             continue
         name = f"{probe.model}-{probe.quant}{'-mtp' if probe.mtp else ''}.gguf"
@@ -149,6 +150,7 @@ def compare(plan_entry: dict, log_text: str, nvml_mib: float | None, catalog: st
     tensor bytes (the real file's type mix is not the probe's), parts the probe does not load left out."""
     from generator.catalog import load_catalog
     from generator.fit import realshape
+    from generator.fit.probe import probe_for
     from generator.fit.calibrate import parse
 
     from dataclasses import replace
@@ -157,7 +159,7 @@ def compare(plan_entry: dict, log_text: str, nvml_mib: float | None, catalog: st
     r = cat.apps[plan_entry["app"]]
     if not rows:  # the formula alone: the app's calibration rows left out
         r = replace(r, app=r.app.model_copy(update={"calibration": ()}))
-    probe = realshape.probe_for(r)
+    probe = probe_for(r)
     assert probe is not None
     parsed = parse(log_text)
     gpu = any(x.device.startswith("CUDA") for x in parsed.readings if x.kind == "model_buffer")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from generator.fit import realshape
+from generator.fit.probe import probe_for
 
 from support.realshape import LLAMA_APPS, NOT_PROBED, market
 
@@ -20,9 +21,9 @@ def test_every_llamacpp_app_has_a_probe_or_a_reason() -> None:
     llama = sorted(name for name, r in market().apps.items() if r.stack.engine == "llamacpp")
     assert llama == sorted((*LLAMA_APPS, *NOT_PROBED))
     for name in LLAMA_APPS:
-        assert realshape.probe_for(market().apps[name]) is not None
+        assert probe_for(market().apps[name]) is not None
     for name in NOT_PROBED:
-        assert realshape.probe_for(market().apps[name]) is None
+        assert probe_for(market().apps[name]) is None
     assert {market().apps[name].model.id for name in LLAMA_APPS} <= set(realshape.SHAPES)
 
 
@@ -72,12 +73,12 @@ def test_gemma4_layers_follow_the_catalog(model_id: str, quant: str, full_kv: in
 
 
 def test_probe_flags_follow_the_app_and_name_every_substitution() -> None:
-    long = realshape.probe_for(market().apps["llamacppqwen36mtpone"])
+    long = probe_for(market().apps["llamacppqwen36mtpone"])
     assert long is not None and long.mtp
     assert list(long.args) == ["-c", "131072", "-ctk", "q4_0", "-ctv", "q4_0", "-b", "512", "-ub", "512", "-np", "1",
                                "-fa", "on", "--spec-type", "draft-mtp", "--spec-draft-n-max", "5"]
     assert long.notes == ()
-    gemma = realshape.probe_for(market().apps["gemma426ba4bone"])
+    gemma = probe_for(market().apps["gemma426ba4bone"])
     assert gemma is not None and not gemma.mtp
     assert "turbo3" not in gemma.args and gemma.args[gemma.args.index("-ctk") + 1] == "q4_0"
     assert any("turbo3" in note for note in gemma.notes) and any("drafter" in note for note in gemma.notes)

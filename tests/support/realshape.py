@@ -40,9 +40,10 @@ def market():
 def gguf_for(folder: Path, app: str) -> tuple[Path, object, object]:
     """(path, probe, spec) of the app's real-shape model in `folder`, written once per folder."""
     from generator.fit import realshape
+    from generator.fit.probe import probe_for
 
     r = market().apps[app]
-    probe = realshape.probe_for(r)
+    probe = probe_for(r)
     assert probe is not None
     spec = realshape.spec_for(r.model, probe.quant, mtp=probe.mtp)
     path = folder / f"{probe.model}-{probe.quant}{'-mtp' if probe.mtp else ''}.gguf"
