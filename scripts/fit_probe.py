@@ -148,12 +148,11 @@ def cmd_plan(ns: argparse.Namespace) -> int:
 def compare(plan_entry: dict, log_text: str, nvml_mib: float | None, catalog: str, *, rows: bool = True) -> dict:
     """Estimate vs measured, part by part, for one probe: the fit of today's code, weights taken as the probed file's
     tensor bytes (the real file's type mix is not the probe's), parts the probe does not load left out."""
-    from generator.catalog import load_catalog
-    from generator.fit import realshape
-    from generator.fit.probe import probe_for
-    from generator.fit.calibrate import parse
-
     from dataclasses import replace
+
+    from generator.catalog import load_catalog
+    from generator.fit.calibrate import parse
+    from generator.fit.probe import probe_for
 
     cat = load_catalog(catalog)
     r = cat.apps[plan_entry["app"]]
