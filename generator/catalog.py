@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -9,13 +11,23 @@ from typing import Callable, Iterable, TypeVar
 
 from pydantic import BaseModel
 
-from generator.core.errors import InputError, Problem, UsageError
+from generator.core.errors import InputError, Problem, UsageError, translate_os_error
+from generator.core.locate import embedded_catalog
 from generator.yamlio.loader import Document, load_model, read_document
-from generator.schema import App, Device, GenesisRegistry, Model, Stack, WeightFile
+from generator.schema import App, ChatTemplate, Device, GenesisRegistry, Market, Model, Stack, WeightFile
 
 T = TypeVar("T", bound=BaseModel)
 
-EMBEDDED = Path(__file__).resolve().parent.parent / "catalog"
+EMBEDDED = embedded_catalog()  # the catalog shipped with the tool (generator/core/locate.py finds it)
+MARKET_FILE = "market.yaml"  # the catalog's market settings (generator/schema/market.py); optional
+
+
+@dataclass(frozen=True)
+class ChatTemplateFile:
+    """A chat template of the catalog with its file's text (checked against its recorded sha256)."""
+
+    meta: ChatTemplate
+    text: str
 
 
 def display_path(path: Path) -> str:
@@ -36,6 +48,9 @@ class Resolved:
     genesis: GenesisRegistry | None
     file: str
     doc: Document
+    market: Market = field(default_factory=Market)
+    chat_template: ChatTemplateFile | None = None
+    sized: tuple[str, ...] = ()  # app fields the memory fit filled in (generator/fit/sizing.py)
 
     def line(self, *loc: str | int) -> int:
         return self.doc.line_of(tuple(loc))
@@ -48,13 +63,16 @@ class Catalog:
     stacks: dict[str, Stack] = field(default_factory=dict)
     devices: dict[str, Device] = field(default_factory=dict)
     genesis: GenesisRegistry | None = None
+    market: Market = field(default_factory=Market)
+    chat_templates: dict[str, ChatTemplateFile] = field(default_factory=dict)
     apps: dict[str, Resolved] = field(default_factory=dict)
 
     def select(self, names: Iterable[str] = (), *, include_removed: bool = False) -> list[Resolved]:
         names = list(names)
         unknown = [n for n in names if n not in self.apps]
         if unknown:
-            raise UsageError(f"unknown app(s): {', '.join(unknown)}; `catalog list` shows the apps")
+            raise UsageError(f"unknown app(s): {', '.join(_suggest(n, self.apps) for n in unknown)}; "
+                             "`catalog list` shows the apps")
         chosen = [self.apps[n] for n in names] if names else list(self.apps.values())
         if not include_removed and not names:
             chosen = [r for r in chosen if r.app.status != "removed"]
@@ -64,16 +82,48 @@ class Catalog:
         return self.root / "apps" / f"{name}.yaml"
 
 
-def _files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("*.yaml") if p.is_file()) if folder.is_dir() else []
+def _suggest(name: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f"{name} (did you mean {close[0]}?)" if close else name
+
+
+MAX_CATALOG_FILE_BYTES = 2**20  # 1 MiB: the largest catalog file today is ~10 KiB
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """Whether `path`, symbolic links resolved, lies in the folder `root` (itself resolved)."""
+    try:
+        return os.path.commonpath([os.path.realpath(path), root]) == str(root)
+    except ValueError:
+        return False
+
+
+def _files(folder: Path, root: Path, problems: list[Problem]) -> list[Path]:
+    """The `*.yaml` files of one catalog folder. A symbolic link (the folder itself or a file) that leads
+    outside the catalog is refused and never read: `ln -s /etc/shadow apps/x.yaml` must not echo the file."""
+    if not folder.is_dir():
+        return []
+    if not _inside(folder, root):
+        problems.append(Problem(display_path(folder), None, None, "a symbolic link to a folder outside the "
+                                "catalog; refused (copy the folder into the catalog)"))
+        return []
+    out = []
+    for path in sorted(folder.glob("*.yaml")):
+        if not _inside(path, root):
+            problems.append(Problem(display_path(path), None, None, "a symbolic link to a file outside the "
+                                    "catalog; refused, not read (copy the file into the catalog)"))
+        elif path.is_file():
+            out.append(path)
+    return out
 
 
 def _load_all(folder: Path, cls: type[T], problems: list[Problem]) -> list[tuple[T, Document, str]]:
     out = []
-    for path in _files(folder):
+    root = Path(os.path.realpath(folder.parent))
+    for path in _files(folder, root, problems):
         name = display_path(path)
         try:
-            doc = read_document(path, name)
+            doc = read_document(path, name, max_bytes=MAX_CATALOG_FILE_BYTES)
             out.append((load_model(cls, doc, name), doc, name))
         except InputError as exc:  # a FileSystemError (an unreadable file) is no catalog problem: it propagates
             problems.extend(exc.problems)
@@ -105,6 +155,8 @@ def load_catalog(root: Path | str | None = None) -> Catalog:
     cat.devices = _index(_load_all(root / "devices", Device, problems), "device", problems)
     registries = _load_all(root / "genesis", GenesisRegistry, problems)
     cat.genesis = registries[0][0] if registries else None
+    cat.market = _load_market(root, problems)
+    cat.chat_templates = _load_chat_templates(root, problems)
     for app, doc, name in _load_all(root / "apps", App, problems):
         resolved = _resolve(cat, app, doc, name, problems)
         if resolved:
@@ -113,6 +165,47 @@ def load_catalog(root: Path | str | None = None) -> Catalog:
     if problems:
         raise InputError(problems)
     return cat
+
+
+def _load_market(root: Path, problems: list[Problem]) -> Market:
+    path = root / MARKET_FILE
+    if not path.is_file():
+        return Market()
+    name = display_path(path)
+    try:
+        return load_model(Market, read_document(path, name), name)
+    except InputError as exc:
+        problems.extend(exc.problems)
+        return Market()
+
+
+def _load_chat_templates(root: Path, problems: list[Problem]) -> dict[str, ChatTemplateFile]:
+    out: dict[str, ChatTemplateFile] = {}
+    folder = root / "chat_templates"
+    for meta, doc, name in _load_all(folder, ChatTemplate, problems):
+        if Path(name).stem != meta.id:
+            problems.append(Problem(name, doc.line_of(("id",)), "id", f"chat template id {meta.id!r} must equal the "
+                                    f"file name {Path(name).stem!r}"))
+            continue
+        path = folder / meta.file
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            problems.append(Problem(name, doc.line_of(("file",)), "file", f"{display_path(path)} does not exist; "
+                                    "put the template next to this file"))
+            continue
+        except OSError as exc:
+            raise translate_os_error(exc, path, "read") from exc
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != meta.sha256:
+            problems.append(Problem(name, doc.line_of(("sha256",)), "sha256", f"{meta.file} has sha256 {digest}, not "
+                                    "the recorded one; check the change and record the new sum"))
+            continue
+        try:
+            out[meta.id] = ChatTemplateFile(meta, data.decode("utf-8"))
+        except UnicodeDecodeError:
+            problems.append(Problem(name, doc.line_of(("file",)), "file", f"{meta.file} is not UTF-8 text"))
+    return out
 
 
 def _resolve(cat: Catalog, app: App, doc: Document, name: str, problems: list[Problem]) -> Resolved | None:
@@ -142,6 +235,7 @@ def _resolve(cat: Catalog, app: App, doc: Document, name: str, problems: list[Pr
                                     + (", ".join(d.id for d in model.drafters) or "none")))
         if app.vision and model.mmproj is None and stack is not None and stack.engine == "llamacpp":
             bad("vision", f"model {model.id!r} has no vision projector (mmproj); set vision: false")
+    template = _check_extras(cat, app, model, stack, device, bad)
     if app.genesis_patches:
         if cat.genesis is None:
             bad("genesis_patches", "the catalog has no genesis/ registry")
@@ -154,7 +248,36 @@ def _resolve(cat: Catalog, app: App, doc: Document, name: str, problems: list[Pr
         _check_stack_offers(app, model, stack, doc, name, problems)
     if len(problems) > before or model is None or stack is None or device is None:
         return None
-    return Resolved(app=app, model=model, stack=stack, device=device, genesis=cat.genesis, file=name, doc=doc)
+    return Resolved(app=app, model=model, stack=stack, device=device, genesis=cat.genesis, file=name, doc=doc,
+                    market=cat.market, chat_template=template)
+
+
+def _check_extras(cat: Catalog, app: App, model: Model | None, stack: Stack | None, device: Device | None,
+                  bad: Callable[[str, str], None]) -> ChatTemplateFile | None:
+    """Audio, the chat template, slot saving, pip packages and the GPU room; returns the app's chat template."""
+    if model is not None and app.audio and not model.architecture.audio:
+        bad("audio", f"model {model.id!r} has no audio encoder (architecture.audio); set audio: false")
+    if stack is not None:
+        _check_engine_features(app, stack, bad)
+    template = cat.chat_templates.get(app.chat_template) if app.chat_template else None
+    if app.chat_template and template is None:
+        bad("chat_template", f"unknown chat template {app.chat_template!r}; known: "
+            f"{', '.join(sorted(cat.chat_templates)) or 'none (add catalog/chat_templates/<id>.yaml)'}")
+    if device is not None and app.gpu_room is not None and app.gpu_room.mib >= device.memory_mib:
+        bad("gpu_room", f"gpu_room.mib {app.gpu_room.mib} is not below the {device.memory_mib} MiB of {device.name}")
+    return template
+
+
+def _check_engine_features(app: App, stack: Stack, bad: Callable[[str, str], None]) -> None:
+    """Fields that only one engine family turns into arguments."""
+    if app.audio and stack.engine != "vllm":
+        bad("audio", f"audio input is a vLLM option; stack {stack.id} is {stack.engine}")
+    if app.python_packages and not stack.command:
+        bad("python_packages", f"stack {stack.id} runs its image's entrypoint: set the stack's `command` so the "
+            "packages can be installed before it")
+    if app.slot_save and (stack.engine != "llamacpp" or stack.fork == "lucebox"):
+        bad("slot_save", f"--slot-save-path is a llama-server option; stack {stack.id} runs {stack.fork} "
+            f"{stack.engine}")
 
 
 def _check_stack_offers(app: App, model: Model, stack: Stack, doc: Document, name: str, problems: list[Problem]) -> None:

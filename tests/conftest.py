@@ -41,6 +41,9 @@ def no_embedded_catalog(request: pytest.FixtureRequest, monkeypatch: pytest.Monk
         import generator.catalog
 
         monkeypatch.setattr(generator.catalog, "EMBEDDED", _unreachable_catalog)
+        # Discovery walks up from the current folder (the repository, whose catalog/ is the live one) unless
+        # CATALOG_DIR names one: name the unreachable folder, so a command without --catalog fails loudly.
+        monkeypatch.setenv("CATALOG_DIR", str(_unreachable_catalog))
 
 
 @pytest.fixture

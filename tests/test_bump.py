@@ -66,7 +66,7 @@ def test_changed_arg_fails_check_then_bump_writes_version_changelog_and_chart(ca
     assert run_cli(capsys, "render", "--check", "--catalog", cat)[0] == 0
     assert run_cli(capsys, "bump", "--check", "--catalog", cat)[0] == 0
     record = load_releases(cat).latest(FAST)
-    assert record.version == "2.5.7" and "--max-num-seqs 2" in record.state["args"]
+    assert record.version == "2.5.7" and "--max-num-seqs 2" in record.state.args
     assert load_releases(cat).get(FAST, "2.5.6").state is None  # older versions keep hash and date only
 
 
@@ -165,4 +165,4 @@ def test_unrecorded_app_fails_check_and_bump_records_it_without_entry(capsys, ca
 def test_broken_releases_file_is_reported(capsys, catalog_copy: Path) -> None:
     (catalog_copy / "releases.yaml").write_text("apps:\n  gemma4e2bone:\n    1.0.2: {date: x}\n")
     code, _, err = run_cli(capsys, "bump", "--check", "--catalog", catalog_copy)
-    assert code == 1 and "releases.yaml: apps.gemma4e2bone.1.0.2: needs `content: sha256:...`" in err
+    assert code == 1 and "releases.yaml:3: apps.gemma4e2bone.1.0.2: needs `content: sha256:...`" in err

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from generator.versions.diff import Change, diff_states, level_of
 from generator.versions.releases import load_releases
-from generator.versions.state import content_hash, next_version, option_groups
+from generator.versions.state import ReleaseState, content_hash, next_version, option_groups
 
 from support.bump import run_cli
 from support.catalogs import edit_app, edit_yaml
@@ -21,13 +21,16 @@ STATE = {
 }
 
 
-def _with(**changes) -> dict:
-    return {**STATE, **changes}
+OLD = ReleaseState.from_data(STATE)
+
+
+def _with(**changes) -> ReleaseState:
+    return ReleaseState.from_data({**STATE, **changes})
 
 
 def test_the_fast_apps_history_reads_as_patch_lines() -> None:
     new = _with(context=131072, args=["org/m", "--max-model-len 131072", "--max-num-seqs 1"], env={"A": "1"})
-    changes = diff_states(STATE, new, {"context": {"--max-model-len"}, "model": {"<positional>"}})
+    changes = diff_states(OLD, new, {"context": {"--max-model-len"}, "model": {"<positional>"}})
     assert [c.bullet for c in changes] == [
         "- Changed context 88000 -> 131072",
         "- Removed `--prefix-caching-hash-algo xxhash`",
@@ -40,21 +43,21 @@ def test_minor_for_image_engine_model_quantization() -> None:
     for change in (dict(image="img:2"), dict(engine="llamacpp"),
                    dict(model={**STATE["model"], "quantization": "q8"}),
                    dict(model={**STATE["model"], "revision": "abc123"})):
-        assert level_of(diff_states(STATE, _with(**change))) == "minor", change
+        assert level_of(diff_states(OLD, _with(**change))) == "minor", change
 
 
 def test_major_for_removed_or_renamed_entrance_workload_or_values_key() -> None:
     for change in (dict(entrances={"other": 8000}), dict(workloads=["other"]), dict(values_keys=["engine.args"])):
-        changes = diff_states(STATE, _with(**change))
+        changes = diff_states(OLD, _with(**change))
         assert level_of(changes) == "major", change
         assert any(c.verb == "Removed" for c in changes)
-    added = diff_states(STATE, _with(values_keys=["engine.args", "engine.command", "engine.probe"]))
+    added = diff_states(OLD, _with(values_keys=["engine.args", "engine.command", "engine.probe"]))
     assert level_of(added) == "minor" and added[0].bullet == "- Added values key `engine.probe`"
 
 
 def test_patch_for_env_resources_metadata_and_other_files() -> None:
-    assert level_of(diff_states(STATE, _with(env={**STATE["env"], "A": "2"}))) == "patch"
-    assert level_of(diff_states(STATE, _with(resources={"requiredMemory": "28Gi"}))) == "patch"
+    assert level_of(diff_states(OLD, _with(env={**STATE["env"], "A": "2"}))) == "patch"
+    assert level_of(diff_states(OLD, _with(resources={"requiredMemory": "28Gi"}))) == "patch"
     files = diff_states(_with(files={"templates/x.yaml": "sha256:a"}), _with(files={"templates/x.yaml": "sha256:b"}))
     assert [c.bullet for c in files] == ["- Changed chart files `templates/x.yaml`"]
 

@@ -25,6 +25,8 @@ def test_human_output_marks_each_app_and_summarises(catalog_copy, capsys):
 
 
 def test_json_shape(catalog_copy, capsys):
+    set_app(catalog_copy, FAST, context_length=88000,  # 2.5.7: under vLLM's 88,704 (tests/test_fit_budget.py)
+            description="Qwen3.6 27B fastest stack — vLLM Turbo + Genesis, TurboQuant K8V4 KV and MTP, 88K context.")
     code, data = check(capsys, catalog_copy, FAST)
     assert set(data) == {"apps", "errors", "warnings"}
     app = data["apps"][0]
@@ -76,8 +78,8 @@ def test_explain_text_output(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
     assert main(["explain", FAST, "--catalog", str(MARKET_CATALOG)]) == 0
     out = capsys.readouterr().out
-    for text in ("Arguments", "Environment", "Genesis patches", "Memory", "TIGHT", "KV for one 131,072-token request",
-                 "Genesis P38 continuation-prefill workspace", "calibrated:"):
+    for text in ("Arguments", "Environment", "Genesis patches", "Memory", "FAIL", "KV for one 131,072-token request",
+                 "it does NOT fit", "Genesis P38 continuation-prefill workspace", "calibrated:", "GPU memory: need"):
         assert text in out
 
 

@@ -114,7 +114,7 @@ def test_render_into_a_path_the_system_refuses(catalog_copy, tmp_path, capsys, t
     (tmp_path / "a-file").write_text("not a folder\n", encoding="utf-8")
     out = target if target.startswith("/") else str(tmp_path / target)
     code, stdout, err = run(capsys, "render", "--catalog", str(catalog_copy), "--out", out)
-    assert code == 2 and f"error: cannot write {out}: " in err and "rendered" not in stdout
+    assert code == 2 and re.search(rf"error: cannot \w+ {re.escape(str(out))}", err) is not None and "rendered" not in stdout
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no staging folder left
 
 
@@ -138,14 +138,14 @@ def test_require_names_the_module_and_keeps_the_cause(monkeypatch):
 def test_a_control_character_in_an_app_file(catalog_copy, capsys):
     line = edit(catalog_copy / "apps" / f"{E2B}.yaml", "served_name: gemma-4-e2b-mtp", "served_name: gemma\x07")
     code, _, err = run(capsys, "list", "--catalog", str(catalog_copy))
-    assert code == 1 and f"apps/{E2B}.yaml:{line}: YAML error: unacceptable character #x0007" in err
+    assert code == 1 and f"apps/{E2B}.yaml:{line}: control character 0x07 at column" in err
 
 
 def test_an_alias_inside_itself(catalog_copy, capsys):
     path = catalog_copy / "apps" / f"{E2B}.yaml"
     path.write_text(path.read_text(encoding="utf-8") + "loop: &a [*a]\n", encoding="utf-8")
     code, _, err = run(capsys, "render", "--catalog", str(catalog_copy), "--check")
-    assert code == 1 and f"apps/{E2B}.yaml: YAML nested too deeply, or an alias" in err
+    assert code == 1 and f"apps/{E2B}.yaml" in err and "alias *a is not supported in catalog files" in err
 
 
 def test_broken_releases_yaml_names_its_line(catalog_copy, capsys):
@@ -153,7 +153,7 @@ def test_broken_releases_yaml_names_its_line(catalog_copy, capsys):
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     path.write_text("".join(lines[:4]) + "  broken: [\n" + "".join(lines[4:]), encoding="utf-8")
     code, _, err = run(capsys, "bump", "--check", "--catalog", str(catalog_copy))
-    assert code == 1 and re.search(r"releases\.yaml:\d+: not valid YAML \(.+\); restore the file from git", err), err
+    assert code == 1 and re.search(r"releases\.yaml:\d+: YAML syntax error: .+", err), err
 
 
 # --- the tree itself: an AST scan of `raise X(...)` and `class X(Exception)` under generator/ ----------------------
@@ -168,13 +168,24 @@ DOCUMENTED = {
     ("ValueError", "generator/lint/quantity.py"): "parse_quantity's contract; lint/olares.py turns it into a finding",
     ("UnknownKind", "generator/lint/kube.py"): "lint/run.py turns it into a finding",
     ("SmokeFailure", "generator/smoke/"): "a failed measurement; smoke/run.py turns it into the verdict `fail`",
-    ("PublishError", "generator/publish/"): "one item refused; publish/core.py reports it in the table, "
-                                           "cli/publish.py turns a bad --to into a UsageError",
-    ("ValueError", "generator/rules/__init__.py"): "a duplicate rule id: a bug, found when the module is imported",
-    ("ValueError", "generator/lint/registry.py"): "a duplicate chart rule id: a bug, found at import",
+    ("PublishError", "generator/publish/"): "credentials half set in the environment (secrets.registry_login); "
+                                           "publish/core.py reports it on the target's row",
+    ("ValueError", "generator/core/ruleset.py"): "a duplicate rule id (chart or catalog): a bug, found at import",
+    ("KeyError", "generator/core/ruleset.py"): "StageView's Mapping protocol: an id of another stage is absent",
+    ("ValueError", "generator/adapters/helm_registry_worker.py"): "an unknown request to the worker: a bug; the "
+                                                                   "worker exits and HelmRegistry says so (ToolError)",
+    ("ConnectTimeout", "generator/adapters/http.py"): "httpcore's own timeouts, raised inside its network backend "
+                                                      "at the deadline; adapters/github.py translates them",
+    ("WriteTimeout", "generator/adapters/http.py"): "as ConnectTimeout",
+    ("ReadTimeout", "generator/adapters/http.py"): "as ConnectTimeout",
+    ("RuntimeError", "generator/adapters/deadline.py"): "a bug in a function run under a deadline (its thread "
+                                                        "printed the traceback)",
     ("ValueError", "generator/chart/render.py"): "a template guard: the AppName pattern keeps catalog data from it",
     ("RuntimeError", "generator/versions/bump.py"): "a bug (the CLI says `internal error ... please report it`)",
-    ("RuntimeError", "generator/publish/package.py"): "a bug: Helm packaged another name than the chart's",
+    ("OSError", "generator/chart/writer.py"): "renameat2's errno, raised inside the writer; write_charts translates "
+                                              "every OSError into a FileSystemError naming the path",
+    ("Exception", "generator/smoke/http.py"): "`expired` is the httpcore timeout class the caller passes in; "
+                                            "smoke/http.py turns httpcore's timeouts into SmokeFailure",
     ("Exit", "generator/cli/"): "typer.Exit: a command ends with its exit code",
 }
 # Exception classes defined outside generator/core/errors.py that are not CatalogError subclasses.
@@ -188,8 +199,10 @@ def _modules() -> list[tuple[str, Path]]:
 
 def _resolve(namespace: dict, node: ast.expr) -> object | None:
     """The object a Name or dotted Attribute names in a module's namespace; None when it is not there."""
-    if isinstance(node, ast.Name):
-        return namespace.get(node.id, getattr(builtins, node.id, None))
+    if isinstance(node, ast.Name):  # function-level imports of the tree are not in the module's namespace
+        import generator.core.errors as tree
+
+        return namespace.get(node.id, getattr(builtins, node.id, getattr(tree, node.id, None)))
     if isinstance(node, ast.Attribute):
         base = _resolve(namespace, node.value)
         if base is not None:
@@ -251,9 +264,8 @@ def test_no_second_root():
 
 
 # Files whose broad `except Exception` the adapters work (issue 11, item 3) replaces with translations at the
-# adapter; empty this set as they are done.
-PENDING_BROAD_EXCEPT = {"generator/publish/core.py", "generator/publish/helmdir.py", "generator/publish/oci.py",
-                        "generator/smoke/kube_forward.py"}
+# adapter; empty this set as they are done (done: publish/*.py and smoke/kube_forward.py).
+PENDING_BROAD_EXCEPT: set[str] = set()
 
 
 def test_no_broad_except_outside_the_cli_boundary():

@@ -86,6 +86,19 @@ def test_bump_and_render_passes_with_lint(store, capsys):
     assert "1 app(s) checked, 1 passed" in capsys.readouterr().out
 
 
+def test_removed_app_with_its_chart_passes_and_the_render_list_is_no_app(store, capsys):
+    """Deleting an app and rendering removes its chart folder and its line in charts/.catalog-render: the
+    list is render's own file, never checked as an app."""
+    (store / "catalog" / "apps" / f"{APP}.yaml").unlink()
+    assert main(["render", "--catalog", str(store / "catalog")]) == 0
+    assert not (store / "charts" / APP).exists()
+    commit(store, "retire an app")
+    capsys.readouterr()
+    assert check(store, "--no-lint", "--json") == 0
+    checked = {a["app"] for a in json.loads(capsys.readouterr().out)["apps"]}
+    assert checked == {APP}
+
+
 def test_shared_catalog_change_checks_every_app(store, capsys):
     stack = store / "catalog" / "stacks" / "atomic-mtp.yaml"
     stack.write_text(stack.read_text(encoding="utf-8") + "# touched\n", encoding="utf-8")

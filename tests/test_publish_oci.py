@@ -27,6 +27,7 @@ def _actions(out: str) -> dict[str, str]:
 
 def _expected_package(cat: Path, app: str, tmp: Path) -> bytes:
     """The package publish builds for `app`, built again here (reproducible: same content -> same bytes)."""
+    from generator.adapters.helm import Helm
     from generator.versions.bump import current
     from generator.catalog import load_catalog
     from generator.publish.package import package
@@ -34,7 +35,7 @@ def _expected_package(cat: Path, app: str, tmp: Path) -> bytes:
 
     r = load_catalog(cat).apps[app]
     rec = load_releases(cat).get(app, r.app.version)
-    return package(current(r).tree, app, r.app.version, rec.date, tmp).read_bytes()
+    return package(current(r).tree, app, r.app.version, rec.date, tmp, helm=Helm()).read_bytes()
 
 
 def test_push_pull_back_byte_identical_then_skip_and_refuse(capsys, recorded: Path, tmp_path: Path) -> None:
@@ -94,17 +95,19 @@ def test_htpasswd_registry_credentials_never_leak(capsys, recorded: Path, tmp_pa
 
 
 def test_failed_push_half_way_is_completed_by_a_rerun(capsys, recorded: Path, tmp_path: Path, monkeypatch) -> None:
-    real_push = helm.RegistryClient.push
+    from generator.adapters.helm import HelmFailure, HelmRegistry
+
+    real_push = HelmRegistry.push
     calls: list[str] = []
 
-    def flaky_push(self, chart_path, remote, **kwargs):
-        calls.append(Path(chart_path).name)
-        if len(calls) == 2:  # injected: the registry drops the 2nd app's push
-            raise helm.HelmRegistryError("connection reset by peer (injected)")
-        return real_push(self, chart_path, remote, **kwargs)
+    def flaky_push(self, chart, remote):
+        calls.append(chart.name)
+        if len(calls) == 2:  # injected: the registry drops the 2nd app's push (as the adapter reports it)
+            raise HelmFailure("push: connection reset by peer (injected)", "connection reset by peer (injected)")
+        return real_push(self, chart, remote)
 
     with docker_registry(tmp_path / "reg") as reg:
-        monkeypatch.setattr(helm.RegistryClient, "push", flaky_push)
+        monkeypatch.setattr(HelmRegistry, "push", flaky_push)
         code, out, _ = _publish(capsys, recorded, reg.ref)
         assert code == 1
         assert _actions(out) == {"gemma426ba4bone": "published", "gemma4e2bone": "failed",

@@ -26,7 +26,8 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 
 def leftovers(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+    """Hidden entries but the tool's own list of the folders it owns (charts/.catalog-render)."""
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith(".") and p.name != ".catalog-render")
 
 
 def render(catalog: Path, *args: str) -> int:
@@ -37,7 +38,7 @@ def test_render_twice_is_byte_identical(catalog):
     charts = catalog.parent / "charts"
     assert render(catalog) == 0
     first = snapshot(charts)
-    assert sorted({k.split("/")[0] for k in first}) == list(APPS)
+    assert sorted({k.split("/")[0] for k in first}) == [".catalog-render", *APPS]
     assert render(catalog) == 0
     assert snapshot(charts) == first
 
@@ -71,15 +72,21 @@ def test_check_fails_with_a_diff_after_a_hand_edit(catalog, capsys):
 
 
 def test_check_fails_on_a_stale_chart_folder_and_render_removes_it(catalog, capsys):
+    """A chart folder render wrote itself goes once its app leaves the catalog; a folder it did not write
+    (a hand-made copy) is reported by --check and refused by render: nothing is deleted."""
     assert render(catalog) == 0
     charts = catalog.parent / "charts"
     shutil.copytree(charts / "qwenlab", charts / "oldapp")
     capsys.readouterr()
     assert render(catalog, "--check") == 1
     assert "--- a/oldapp/Chart.yaml" in capsys.readouterr().out
+    assert render(catalog) == 2
+    assert "oldapp/" in capsys.readouterr().err and (charts / "oldapp" / "Chart.yaml").is_file()
+    shutil.rmtree(charts / "oldapp")
+    (catalog / "apps" / "qwenvisionlab.yaml").unlink()
     assert render(catalog) == 0
     assert "removed stale" in capsys.readouterr().out
-    assert sorted(p.name for p in charts.iterdir()) == list(APPS)
+    assert sorted(p.name for p in charts.iterdir()) == [".catalog-render", "gemmalab", "qwenlab"]
     assert render(catalog, "--check") == 0
 
 
@@ -128,9 +135,9 @@ def test_renderer_failing_on_the_second_app_changes_nothing(catalog, monkeypatch
     assert leftovers(catalog.parent) == [] and leftovers(charts) == []
 
 
-@pytest.mark.parametrize("target, call", [("_write", 2), ("os.replace", 2), ("os.replace", 3), ("os.replace", 6)])
+@pytest.mark.parametrize("target, call", [("_write", 2), ("_write_file", 5), ("_write_file", 22), ("exchange", 1)])
 def test_writer_failing_midway_restores_the_previous_charts(catalog, monkeypatch, capsys, target, call):
-    """A failure while writing the staging copy, or while swapping folders, leaves the old charts."""
+    """A failure while writing the staged tree, its list, or in the exchange itself leaves the old charts."""
     import generator.chart.writer as writer
 
     assert render(catalog) == 0
@@ -139,10 +146,7 @@ def test_writer_failing_midway_restores_the_previous_charts(catalog, monkeypatch
         path = catalog / "apps" / f"{app}.yaml"
         path.write_text(path.read_text(encoding="utf-8") + "upgrade_description: v2\n", encoding="utf-8")
     before = snapshot(charts)
-    if target == "_write":
-        monkeypatch.setattr(writer, "_write", _fail_on_call(call, writer._write))
-    else:
-        monkeypatch.setattr(writer.os, "replace", _fail_on_call(call, writer.os.replace))
+    monkeypatch.setattr(writer, target, _fail_on_call(call, getattr(writer, target)))
     assert render(catalog) == 2  # an internal error: exit 2 with a message
     assert "injected failure" in capsys.readouterr().err
     monkeypatch.undo()

@@ -30,7 +30,9 @@ def test_sndr_name_wins_over_the_genesis_alias(catalog_copy, capsys):
 
 
 def test_p5b_alias_with_p38_on_24gb_fails(catalog_copy, capsys):
-    """Fast 2.5.4 -> 2.5.5: GENESIS_ENABLE_P5B_KV=1 OOMs at the first inference on the 24300 MiB cap."""
+    """Fast 2.5.4 -> 2.5.5 (88K context): GENESIS_ENABLE_P5B_KV=1 OOMs at the first inference on the 24300 MiB cap."""
+    set_app(catalog_copy, FAST, context_length=88000,
+            description="Qwen3.6 27B fastest stack — vLLM Turbo + Genesis, TurboQuant K8V4 KV and MTP, 88K context.")
     add_env(catalog_copy, FAST, GENESIS_ENABLE_P5B_KV="1")
     code, data = check(capsys, catalog_copy, FAST)
     f = one(data, "GEN005")

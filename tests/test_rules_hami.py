@@ -49,7 +49,7 @@ def test_kubernetes_units_octal_and_decimals_are_misread(catalog_copy, capsys, v
 def test_limit_above_the_card(catalog_copy, capsys):
     add_env(catalog_copy, FAST, CUDA_DEVICE_MEMORY_LIMIT_0="30g")
     code, data = check(capsys, catalog_copy, FAST)
-    assert code == 1 and "30,720 MiB, above the 24,576 MiB" in one(data, "HAMI004")["message"]
+    assert code == 1 and "30,720 MiB, above the 24,463 MiB" in one(data, "HAMI004")["message"]
 
 
 def test_limit_differs_from_gpumem_and_manifest(catalog_copy, capsys):

@@ -1,10 +1,11 @@
 """Reaching an app on a cluster: Service discovery through the Kubernetes API, then the same HTTP path.
 
-No Kubernetes API server can run on our machines (DECISIONS.md, machines.md §9). `FakeCoreV1Api` is a
-STAND-IN for the cluster: it answers the four CoreV1Api calls the discovery makes with the kubernetes
-client's own model objects (V1Service, V1Pod, ...) and raises its real ApiException for a missing
-object. The port-forward websocket is replaced by a connector that dials a REAL llama-server, so the
-local forwarder and the whole smoke HTTP path run for real through it.
+No Kubernetes API server can run in the test environment. `FakeCoreV1Api` is a STAND-IN for the
+cluster: it answers the four CoreV1Api calls the discovery makes with the kubernetes client's own model
+objects (V1Service, V1Pod, ...) and raises its real ApiException for a missing object or a refusal; the
+real Kube adapter (generator/adapters/kube.py) wraps it, so its error translation and deadlines run.
+The port-forward websocket is replaced by a connector that dials a REAL llama-server, so the local
+forwarder and the whole smoke HTTP path run for real through it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from kubernetes.client import (V1Container, V1ContainerPort, V1ObjectMeta, V1Pod
                                V1PodSpec, V1PodStatus, V1Service, V1ServiceList, V1ServicePort, V1ServiceSpec)
 from kubernetes.client.exceptions import ApiException
 
-from generator.smoke import kube_forward
+from generator.adapters.kube import Kube
 from generator.core.errors import UsageError
 from generator.smoke.kube_forward import find_target, forwarded
 
@@ -44,25 +45,25 @@ class FakeCoreV1Api:
     def __init__(self, services: list[V1Service], pods: list[V1Pod]):
         self.services, self.pods, self.calls = services, pods, []
 
-    def read_namespaced_service(self, name, namespace):
+    def read_namespaced_service(self, name, namespace, _request_timeout=None):
         self.calls.append(("read_namespaced_service", name, namespace))
         for s in self.services:
             if (s.metadata.name, s.metadata.namespace) == (name, namespace):
                 return s
         raise ApiException(status=404, reason="Not Found")
 
-    def list_namespaced_service(self, namespace, label_selector=None):
+    def list_namespaced_service(self, namespace, label_selector=None, _request_timeout=None):
         self.calls.append(("list_namespaced_service", namespace, label_selector))
         return V1ServiceList(items=[s for s in self.services if s.metadata.namespace == namespace
                                     and _match(s.metadata.labels, label_selector)])
 
-    def list_service_for_all_namespaces(self, field_selector=None, label_selector=None):
+    def list_service_for_all_namespaces(self, field_selector=None, label_selector=None, _request_timeout=None):
         self.calls.append(("list_service_for_all_namespaces", field_selector, label_selector))
         name = field_selector.split("=", 1)[1] if field_selector else None
         return V1ServiceList(items=[s for s in self.services if (name is None or s.metadata.name == name)
                                     and _match(s.metadata.labels, label_selector)])
 
-    def list_namespaced_pod(self, namespace, label_selector=None):
+    def list_namespaced_pod(self, namespace, label_selector=None, _request_timeout=None):
         self.calls.append(("list_namespaced_pod", namespace, label_selector))
         return V1PodList(items=[p for p in self.pods if p.metadata.namespace == namespace
                                 and _match(p.metadata.labels, label_selector)])
@@ -77,7 +78,7 @@ def _match(labels: dict | None, selector: str | None) -> bool:
 
 def test_discovery_finds_the_service_in_any_namespace_and_a_ready_pod():
     api = FakeCoreV1Api([service()], [pod("a-0", ready=False), pod("a-1", phase="Pending"), pod("a-2")])
-    target = find_target(api, APP, None)
+    target = find_target(Kube(api), APP, None)
     assert (target.namespace, target.service, target.pod, target.port) == (NS, APP, "a-2", 8000)
     assert api.calls[0] == ("list_service_for_all_namespaces", f"metadata.name={APP}", None)
     assert api.calls[-1] == ("list_namespaced_pod", NS, f"app.kubernetes.io/name={APP}")
@@ -86,22 +87,22 @@ def test_discovery_finds_the_service_in_any_namespace_and_a_ready_pod():
 
 def test_discovery_errors_say_what_to_do():
     with pytest.raises(UsageError, match="no Service for app .* in any namespace"):
-        find_target(FakeCoreV1Api([], []), APP, None)
+        find_target(Kube(FakeCoreV1Api([], [])), APP, None)
     two = FakeCoreV1Api([service(), service(namespace=f"{APP}-bob")], [pod("a-0")])
     with pytest.raises(UsageError, match="several Services match .* pass --namespace"):
-        find_target(two, APP, None)
-    assert find_target(two, APP, NS).pod == "a-0"  # --namespace settles it
+        find_target(Kube(two), APP, None)
+    assert find_target(Kube(two), APP, NS).pod == "a-0"  # --namespace settles it
     with pytest.raises(UsageError, match=r"no Running and Ready pod .*\(a-0 Pending\)"):
-        find_target(FakeCoreV1Api([service()], [pod("a-0", phase="Pending")]), APP, NS)
+        find_target(Kube(FakeCoreV1Api([service()], [pod("a-0", phase="Pending")])), APP, NS)
     with pytest.raises(UsageError, match="no container port named 'metrics'"):
-        find_target(FakeCoreV1Api([service(target="metrics")], [pod("a-0")]), APP, NS)
+        find_target(Kube(FakeCoreV1Api([service(target="metrics")], [pod("a-0")])), APP, NS)
 
 
 def test_numeric_target_port_and_label_fallback():
     renamed = service(name="llm")  # a Service not named after the app, found by its label
     renamed.metadata.labels = renamed.spec.selector = {"app.kubernetes.io/name": APP}
     renamed.spec.ports[0].target_port = 9000
-    target = find_target(FakeCoreV1Api([renamed], [pod("a-0")]), APP, NS)
+    target = find_target(Kube(FakeCoreV1Api([renamed], [pod("a-0")])), APP, NS)
     assert (target.service, target.port) == ("llm", 9000)
 
 
@@ -121,19 +122,21 @@ def dialer(url: str):
 @pytest.mark.needs_llama_server
 def test_smoke_through_the_forwarder_reaches_the_real_server(catalog_copy, server, capsys, monkeypatch):
     api = FakeCoreV1Api([service()], [pod("llamacppqwen36a3bone-7d9f-0")])
-    monkeypatch.setattr(kube_forward, "core_api", lambda context: api)
-    monkeypatch.setattr(kube_forward, "portforward_connector", lambda api_, target: dialer(server.url))
+    contexts = []
+    monkeypatch.setattr(Kube, "from_kubeconfig", classmethod(lambda cls, context: contexts.append(context) or cls(api)))
+    monkeypatch.setattr(Kube, "port_forward", lambda self, pod, namespace, port: dialer(server.url)())
     code, out = run_json(["smoke", APP, "--kube-context", "olares-one", "--catalog", str(catalog_copy),
                           "--runs", "2", "--max-tokens", "24", "--timeout", "60", "--tolerance", "0.95"], capsys)
     assert code == 0 and out["verdict"] == "pass", out
     assert out["endpoint"] == f"kube:{NS}/svc/{APP} -> pod llamacppqwen36a3bone-7d9f-0:8000"
     assert [r["completion_tokens"] for r in out["runs"]] == [24, 24]
+    assert contexts == ["olares-one"]
 
 
 @pytest.mark.needs_llama_server
 def test_forwarder_closes_its_listener(server):
     api = FakeCoreV1Api([service()], [pod("p")])
-    with forwarded(APP, context=None, namespace=NS, api=api, connect=dialer(server.url)) as (url, _):
+    with forwarded(APP, Kube(api), namespace=NS, connect=dialer(server.url)) as (url, _):
         port = int(url.rsplit(":", 1)[1])
         with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
             conn.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from decimal import Decimal
-from typing import Any
+import math
+from dataclasses import dataclass, field
 
 from generator.catalog import Resolved
+from generator.chart.parts import (Accelerator, ChartYaml, ContainerResources, Dependency, EngineValues, Entrance,
+                                   EnvValue, FetchFile, ManifestSpec, Metadata, ModelFetch, OlaresManifest, Owners,
+                                   ResourceList, SystemEnv, Values)
+from generator.chart.profiles import PROFILES, Profile, get_profile
 from generator.engines import EngineSpec, engine_for
+from generator.engines.base import CHAT_TEMPLATE_FILE
+from generator.fit.sizing import sized
 
-MANIFEST_VERSION = "0.12.0"
-OLARES_DEPENDENCY = ">=1.12.6-0"  # olares-chart.md §2.6: v3, appCommon and accelerator need 1.12.6
 STARTUP_BUDGET_S = 3600  # first boot downloads the weights (DECISIONS.md)
 INIT_IMAGE = "docker.io/alpine:3.20"  # the maintainer's charts fetch GGUF files with it
 CONTAINER = "engine"
@@ -18,12 +21,17 @@ CONTAINER = "engine"
 
 @dataclass(frozen=True)
 class ChartSpec:
+    """Every final value of one app's chart, as typed parts (generator/chart/parts.py)."""
+
     name: str
-    chart: dict[str, Any]
-    manifest: dict[str, Any]
-    values: dict[str, Any]
-    owners: dict[str, Any]
+    chart: ChartYaml
+    manifest: OlaresManifest
+    values: Values
+    owners: Owners
     engine: EngineSpec
+    resolved: Resolved  # the app as planned: GPU memory (and vLLM utilization) filled in by the fit when left out
+    profile: Profile
+    files: dict[str, str] = field(default_factory=dict)  # chart files shipped verbatim (the chat template)
 
 
 def k8s_literal(text: str) -> str:
@@ -31,133 +39,74 @@ def k8s_literal(text: str) -> str:
     return text.replace("$", "$$")
 
 
-def _cpu(q: str) -> Decimal:
-    return Decimal(q[:-1]) / 1000 if q.endswith("m") else Decimal(q)
+def _gpu_mib(r: Resolved) -> int:
+    assert r.app.gpu_memory_mib is not None, "plan() sizes the app first"
+    return r.app.gpu_memory_mib
 
 
-def _bytes(q: str) -> Decimal:
-    units = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
-    for suffix, factor in units.items():
-        if q.endswith(suffix):
-            return Decimal(q[: -len(suffix)]) * factor
-    return Decimal(q)
+def whole_cores(quantity: str) -> str:
+    """A CPU quantity in whole cores, rounded up (`4000m` -> `4`, `500m` -> `1`, `16` -> `16`)."""
+    cores = float(quantity[:-1]) / 1000 if quantity.endswith("m") else float(quantity)
+    return str(max(1, math.ceil(cores - 1e-9)))
 
 
-def _resources(r: Resolved) -> dict[str, Any]:
+def _resources(r: Resolved) -> ContainerResources:
     res = r.app.resources
-    gpumem = r.app.gpu_memory_mib
-    return {
-        "requests": {"cpu": res.cpu_request, "memory": res.memory_request, "nvidia.com/gpumem": gpumem},
-        "limits": {"cpu": res.cpu_limit, "memory": res.memory_limit, "nvidia.com/gpumem": gpumem},
-    }
+    gpumem = _gpu_mib(r)
+    return ContainerResources(requests=ResourceList(res.cpu_request, res.memory_request, gpumem),
+                              limits=ResourceList(res.cpu_limit, res.memory_limit, gpumem))
 
 
-def _values(r: Resolved, spec: EngineSpec) -> dict[str, Any]:
-    engine: dict[str, Any] = {"image": spec.image}
-    if spec.command:
-        engine["command"] = list(spec.command)
-    engine["args"] = [k8s_literal(a) for a in spec.argv]
-    engine["env"] = [{"name": e.name, "value": k8s_literal(e.value)} for e in spec.env]
-    engine["port"] = spec.port
-    engine["healthPath"] = spec.health_path
-    engine["startupSeconds"] = STARTUP_BUDGET_S
-    engine["resources"] = _resources(r)
-    values: dict[str, Any] = {"workloads": {r.app.name: {"replicaCount": 1}}, "engine": engine}
-    values["modelFetch"] = {
-        "image": INIT_IMAGE,
-        "files": [{"repo": d.repo, "revision": d.revision, "file": d.file, "path": d.path} for d in spec.downloads],
-    }
-    return values
+def _values(r: Resolved, spec: EngineSpec) -> Values:
+    engine = EngineValues(
+        image=spec.image, command=tuple(k8s_literal(c) for c in spec.command),
+        args=tuple(k8s_literal(a) for a in spec.argv),
+        env=tuple(EnvValue(e.name, k8s_literal(e.value)) for e in spec.env), port=spec.port,
+        health_path=spec.health_path, startup_seconds=STARTUP_BUDGET_S, resources=_resources(r))
+    files = tuple(FetchFile(d.repo, d.revision, d.file, d.path) for d in spec.downloads)
+    return Values(workloads={r.app.name: 1}, engine=engine, model_fetch=ModelFetch(INIT_IMAGE, files))
 
 
-def _accelerator(r: Resolved) -> dict[str, Any]:
+def _accelerator(r: Resolved, profile: Profile) -> Accelerator:
     res = r.app.resources
-    gpu = f"{r.app.gpu_memory_mib}Mi"
-    return {
-        "mode": "nvidia",
-        "requiredCpu": res.cpu_request,
-        "limitedCpu": res.cpu_limit,
-        "requiredMemory": res.memory_request,
-        "limitedMemory": res.memory_limit,
-        "requiredDisk": res.disk_request,
-        "limitedDisk": res.disk_limit,
-        "requiredGPUMemory": gpu,
-        "limitedGPUMemory": gpu,
-    }
+    gpu = f"{_gpu_mib(r)}Mi"
+    cpu = whole_cores if profile.integer_cpu else str
+    return Accelerator(required_cpu=cpu(res.cpu_request), limited_cpu=cpu(res.cpu_limit),
+                       required_memory=res.memory_request,
+                       limited_memory=res.memory_limit, required_disk=res.disk_request, limited_disk=res.disk_limit,
+                       required_gpu_memory=gpu, limited_gpu_memory=gpu)
 
 
-def _manifest(r: Resolved, spec: EngineSpec) -> dict[str, Any]:
+def _manifest(r: Resolved, spec: EngineSpec, profile: Profile) -> OlaresManifest:
     app = r.app
-    spec_block: dict[str, Any] = {
-        "versionName": r.stack.image_tag,
-        "fullDescription": app.full_description or app.description,
-    }
-    if app.upgrade_description:
-        spec_block["upgradeDescription"] = app.upgrade_description
-    spec_block.update({
-        "developer": app.owners[0],
-        "submitter": app.owners[0],
-        "locale": ["en-US"],
-        "supportArch": ["amd64"],
-        "onlyAdmin": True,
-        "accelerator": [_accelerator(r)],
-    })
-    return {
-        "olaresManifest.version": MANIFEST_VERSION,
-        "olaresManifest.type": "app",
-        "apiVersion": "v3",
-        "metadata": {
-            "name": app.name,
-            "appid": app.name,
-            "title": app.title,
-            "description": app.description,
-            "icon": app.icon,
-            "version": app.version,
-            "categories": ["AI"],
-        },
-        "entrances": [{
-            "name": app.name,
-            "host": app.name,
-            "port": spec.port,
-            "title": app.title,
-            "icon": app.icon,
-            "openMethod": "window",
-            "authLevel": "internal",
-        }],
-        "workloadReplicas": {app.name: 1},
-        "spec": spec_block,
-        "permission": {"appCommon": True, "appCache": True},
-        "options": {
-            "apiTimeout": 0,
-            "dependencies": [{"name": "olares", "version": OLARES_DEPENDENCY, "type": "system"}],
-        },
-        "envs": [
-            {"envName": "HF_ENDPOINT", "valueFrom": {"envName": "OLARES_SYSTEM_HUGGINGFACE_SERVICE"}},
-            {"envName": "HF_TOKEN", "valueFrom": {"envName": "OLARES_SYSTEM_HUGGINGFACE_TOKEN"}},
-        ],
-    }
-
-
-def plan(r: Resolved) -> ChartSpec:
-    spec = engine_for(r)
-    app = r.app
-    chart = {
-        "apiVersion": "v2",
-        "name": app.name,
-        "description": app.description.splitlines()[0],
-        "icon": app.icon,
-        "type": "application",
-        "version": app.version,
-        "appVersion": r.stack.image_tag,
-    }
-    return ChartSpec(
-        name=app.name,
-        chart=chart,
-        manifest=_manifest(r, spec),
-        values=_values(r, spec),
-        owners={"owners": list(app.owners)},
-        engine=spec,
+    return OlaresManifest(
+        manifest_version=profile.manifest_version,
+        metadata=Metadata(name=app.name, title=app.title, description=app.description, icon=app.icon,
+                          version=app.version),
+        entrances=(Entrance(name=app.name, port=spec.port, title=app.title, icon=app.icon),),
+        workload_replicas={app.name: 1},
+        spec=ManifestSpec(version_name=r.stack.image_tag, full_description=app.full_description or app.description,
+                          upgrade_description=app.upgrade_description, developer=app.owners[0],
+                          submitter=app.owners[0], accelerator=(_accelerator(r, profile),)),
+        dependencies=(Dependency("olares", profile.olares_dependency, "system"),),
+        envs=(SystemEnv("HF_ENDPOINT", profile.hf_endpoint_from), SystemEnv("HF_TOKEN", profile.hf_token_from)),
+        profile=profile,
     )
 
 
-__all__ = ["CONTAINER", "ChartSpec", "plan"]
+def plan(r: Resolved, profile: Profile | str | None = None) -> ChartSpec:
+    """Every final value of the app's chart. `profile`: the manifest profile (docs/profiles.md); by default the
+    catalog's (catalog/market.yaml), a publish target may pass its own. An app that leaves its GPU memory out is
+    sized by the fit first (generator/fit/sizing.py); `ChartSpec.resolved` is that sized app."""
+    chosen = get_profile(profile) if isinstance(profile, str) else profile or PROFILES[r.market.profile]
+    r = sized(r)
+    spec = engine_for(r)
+    app = r.app
+    chart = ChartYaml(name=app.name, description=app.description.splitlines()[0], icon=app.icon, version=app.version,
+                      app_version=r.stack.image_tag)
+    files = {CHAT_TEMPLATE_FILE: r.chat_template.text} if r.chat_template is not None else {}
+    return ChartSpec(name=app.name, chart=chart, manifest=_manifest(r, spec, chosen), values=_values(r, spec),
+                     owners=Owners(tuple(app.owners)), engine=spec, resolved=r, profile=chosen, files=files)
+
+
+__all__ = ["CONTAINER", "ChartSpec", "k8s_literal", "plan", "whole_cores"]

@@ -10,15 +10,16 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
-from pathlib import Path
 
 from jinja2 import FileSystemLoader, StrictUndefined, Template
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from generator.core.locate import templates_dir
 from generator.yamlio import yamlout
 from generator.chart.plan import CONTAINER, ChartSpec
+from generator.engines.base import CHAT_TEMPLATE_FILE
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+TEMPLATES = templates_dir()  # top-level templates/ in a checkout, package data in a wheel (core/locate.py)
 ROOT_FILES = {"Chart.yaml": "Chart.yaml.j2", "OlaresManifest.yaml": "OlaresManifest.yaml.j2",
               "values.yaml": "values.yaml.j2", "owners": "owners.j2"}
 _IDENT = re.compile(r"^[a-z][a-z0-9]*$")
@@ -66,7 +67,23 @@ def _templates() -> tuple[tuple[str, Template], ...]:
     return tuple((out, env.get_template(src)) for out, src in sorted(sources.items()))
 
 
+def _fetch_dollar(spec: ChartSpec) -> bool:
+    """Whether a file the init container fetches holds `$`: Kubernetes expands `$(VAR)` in env values, so
+    the template then doubles every `$` of FILE_i_SRC/DST (the schema refuses `$` there; this is the second
+    line of defence, and charts without a `$` keep their bytes)."""
+    files = spec.values.model_fetch.files
+    return any("$" in value for f in files for value in (f.repo, f.revision, f.file, f.path))
+
+
 def render(spec: ChartSpec) -> dict[str, str]:
-    context = {"name": spec.name, "chart": spec.chart, "manifest": spec.manifest, "values": spec.values,
-               "owners": spec.owners, "container": CONTAINER}
-    return {out: template.render(context) for out, template in _templates()}
+    """The chart's files; a Helm template that renders empty for this app (the chat-template ConfigMap of an app
+    without one) is left out, and `spec.files` (shipped verbatim) are added."""
+    context = {"name": spec.name, "chart": spec.chart.to_data(), "manifest": spec.manifest.to_data(),
+               "values": spec.values.to_data(), "owners": spec.owners.to_data(), "container": CONTAINER,
+               "fetch_dollar": _fetch_dollar(spec),
+               "models_path": spec.profile.models_path,
+               "chat_template": CHAT_TEMPLATE_FILE if CHAT_TEMPLATE_FILE in spec.files else None,
+               "mounts": [{"name": m.name, "path": m.path, "kind": m.kind} for m in spec.engine.mounts]}
+    out = {path: text for path, template in _templates() if (text := template.render(context)).strip()}
+    out.update(spec.files)
+    return dict(sorted(out.items()))

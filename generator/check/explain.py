@@ -3,14 +3,84 @@ state, and the memory breakdown with its verdict."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import asdict, dataclass
 
-from generator.engines.argv import Argv, normalize, origin_label
 from generator.catalog import Catalog, Resolved
-from generator.engines import EngineSpec
-from generator.fit.estimate import estimate
 from generator.chart.plan import plan
-from generator.engines.settings import settings_for
+from generator.core.data import Data
+from generator.engines import EngineSpec
+from generator.engines.argv import Argv, normalize, origin_label
+from generator.engines.settings import Settings, settings_for
+from generator.core.errors import UsageError
+from generator.fit.calibrate import basis_of
+from generator.fit.estimate import Fit, estimate
+
+
+@dataclass(frozen=True)
+class ArgLine:
+    tokens: tuple[str, ...]
+    origin: str
+    notes: tuple[str, ...]  # `--x overridden by --x (extra_args)` for flags given again later
+
+    def to_data(self) -> dict[str, Data]:
+        return {"tokens": list(self.tokens), "origin": self.origin, "notes": list(self.notes)}
+
+
+@dataclass(frozen=True)
+class EnvLine:
+    name: str
+    value: str
+    origin: str
+    by: str | None = None  # an overridden assignment: the origin of the one that replaced it
+
+    def to_data(self) -> dict[str, Data]:
+        out: dict[str, Data] = {"name": self.name, "value": self.value, "origin": self.origin}
+        if self.by is not None:
+            out["by"] = self.by
+        return out
+
+
+@dataclass(frozen=True)
+class PatchLine:
+    id: str
+    on: bool
+    why: str
+    purpose: str
+    env: str
+
+    def to_data(self) -> dict[str, Data]:
+        return {"id": self.id, "on": self.on, "why": self.why, "purpose": self.purpose, "env": self.env}
+
+
+@dataclass(frozen=True)
+class Explanation:
+    app: str
+    title: str
+    status: str
+    stack: str
+    image: str
+    command: tuple[str, ...]
+    args: tuple[ArgLine, ...]
+    env: tuple[EnvLine, ...]
+    overridden_env: tuple[EnvLine, ...]
+    genesis: tuple[PatchLine, ...]  # patches that are on or that a variable decided
+    fit: Fit
+
+    def to_data(self) -> dict[str, Data]:
+        """The `catalog explain --json` document."""
+        return {
+            "app": self.app, "title": self.title, "status": self.status, "stack": self.stack, "image": self.image,
+            "command": list(self.command), "args": [a.to_data() for a in self.args],
+            "env": [e.to_data() for e in self.env], "overridden_env": [e.to_data() for e in self.overridden_env],
+            "genesis": [p.to_data() for p in self.genesis], "fit": _fit_data(self.fit),
+        }
+
+
+def _fit_data(fit: Fit) -> dict[str, Data]:
+    """The fit's JSON, each part saying where its figure comes from: measured, calibrated, computed or assumed."""
+    out = fit.as_dict()
+    out["parts"] = [{**asdict(p), "basis": basis_of(p.component, p.note)} for p in fit.parts]
+    return out
 
 
 def _arg_notes(engine: EngineSpec) -> dict[tuple[str, int], list[str]]:
@@ -22,50 +92,122 @@ def _arg_notes(engine: EngineSpec) -> dict[tuple[str, int], list[str]]:
     return notes
 
 
-def _args(engine: EngineSpec) -> list[dict[str, Any]]:
+def _args(engine: EngineSpec) -> tuple[ArgLine, ...]:
     notes = _arg_notes(engine)
-    out = []
-    for arg in engine.args:
-        mine = [n for (origin, _), texts in notes.items() if origin == arg.origin for n in texts]
-        out.append({"tokens": list(arg.tokens), "origin": origin_label(arg.origin), "notes": mine})
-    return out
+    return tuple(ArgLine(arg.tokens, origin_label(arg.origin),
+                         tuple(n for (origin, _), texts in notes.items() if origin == arg.origin for n in texts))
+                 for arg in engine.args)
 
 
-def _env(engine: EngineSpec) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
-    current = [{"name": e.name, "value": e.value, "origin": origin_label(e.origin)} for e in engine.env]
+def _env(engine: EngineSpec) -> tuple[tuple[EnvLine, ...], tuple[EnvLine, ...]]:
+    current = tuple(EnvLine(e.name, e.value, origin_label(e.origin)) for e in engine.env)
     winners = {e.name: origin_label(e.origin) for e in engine.env}
-    old = [{"name": e.name, "value": e.value, "origin": origin_label(e.origin), "by": winners.get(e.name, "?")}
-           for e in engine.overridden]
+    old = tuple(EnvLine(e.name, e.value, origin_label(e.origin), winners.get(e.name, "?")) for e in engine.overridden)
     return current, old
 
 
-def _genesis(settings) -> list[dict[str, Any]]:
-    return [{"id": pid, "on": state.on, "why": state.why, "purpose": state.patch.purpose,
-             "env": state.patch.env} for pid, state in settings.genesis.items()
-            if state.on or state.var is not None]
+def _genesis(settings: Settings) -> tuple[PatchLine, ...]:
+    return tuple(PatchLine(pid, state.on, state.why, state.patch.purpose, state.patch.env)
+                 for pid, state in settings.genesis.items() if state.on or state.var is not None)
 
 
-def explain_data(resolved: Resolved, catalog: Catalog) -> dict[str, Any]:
+def explain_data(resolved: Resolved, catalog: Catalog) -> Explanation:
     spec = plan(resolved)
+    resolved = spec.resolved  # sized by the fit when the app leaves its GPU memory out
     engine = spec.engine
     settings = settings_for(resolved, engine)
     env, overridden = _env(engine)
-    return {
-        "app": resolved.app.name, "title": resolved.app.title, "status": resolved.app.status,
-        "stack": resolved.stack.id, "image": engine.image, "command": list(engine.command),
-        "args": _args(engine), "env": env, "overridden_env": overridden,
-        "genesis": _genesis(settings),
-        "fit": _with_basis(estimate(resolved, engine, settings).as_dict()),
-    }
+    app = resolved.app
+    return Explanation(app=app.name, title=app.title, status=app.status, stack=resolved.stack.id, image=engine.image,
+                       command=engine.command, args=_args(engine), env=env, overridden_env=overridden,
+                       genesis=_genesis(settings), fit=estimate(resolved, engine, settings))
 
 
-def _with_basis(fit: dict[str, Any]) -> dict[str, Any]:
-    """Each part says where its figure comes from: measured, calibrated, computed or assumed."""
-    from generator.fit.calibrate import basis_of
+# ---- one card, several apps (`catalog explain --device DEVICE`) ------------------------------------------------
 
-    for part in fit["parts"]:
-        part["basis"] = basis_of(part["component"], part["note"])
-    return fit
+MAX_GROUPS = 50  # the largest groups shown; the JSON says when more were left out
 
 
-__all__ = ["explain_data"]
+@dataclass(frozen=True)
+class CardApp:
+    app: str
+    gpu_mib: int  # its HAMi cap (nvidia.com/gpumem): what the card reserves for it
+    sized: bool  # the fit set it (the app leaves gpu_memory_mib out)
+    verdict: str
+    room_mib: int  # memory it promises to leave (gpu_room), 0 if none
+    room_for: str
+
+    def to_data(self) -> dict[str, Data]:
+        return {"app": self.app, "gpu_mib": self.gpu_mib, "sized": self.sized, "verdict": self.verdict,
+                "room_mib": self.room_mib, "room_for": self.room_for}
+
+
+@dataclass(frozen=True)
+class CardPlan:
+    """Which active apps of a device can hold their GPU memory on one card at the same time."""
+
+    device: str
+    name: str
+    memory_mib: int
+    apps: tuple[CardApp, ...]
+    groups: tuple[tuple[str, ...], ...]  # maximal sets whose caps (and declared rooms) fit, largest first
+    more: int  # maximal groups left out after MAX_GROUPS
+
+    def alongside(self, app: str) -> list[str]:
+        """The apps that fit on the card together with `app` (in at least one group)."""
+        return sorted({other for g in self.groups if app in g for other in g if other != app})
+
+    def to_data(self) -> dict[str, Data]:
+        return {"device": self.device, "name": self.name, "memory_mib": self.memory_mib,
+                "apps": [a.to_data() for a in self.apps], "groups": [list(g) for g in self.groups],
+                "more_groups": self.more,
+                "alongside": {a.app: list(self.alongside(a.app)) for a in self.apps}}
+
+
+def _fits(members: list[CardApp], memory: int) -> bool:
+    """The caps and the rooms the members declare (for their speech stacks) fit the card together."""
+    return sum(a.gpu_mib + a.room_mib for a in members) <= memory
+
+
+def _maximal_groups(apps: list[CardApp], memory: int) -> list[tuple[str, ...]]:
+    """Every set of apps that fits and that no further app could join (depth-first, caps sorted, pruned)."""
+    order = sorted(apps, key=lambda a: (a.gpu_mib, a.app))
+    found: list[tuple[str, ...]] = []
+
+    def grow(start: int, chosen: list[CardApp]) -> None:
+        extended = False
+        for i in range(start, len(order)):
+            trial = chosen + [order[i]]
+            if sum(a.gpu_mib for a in trial) > memory:
+                break  # sorted by cap: every later app is at least as large
+            if _fits(trial, memory):
+                extended = True
+                grow(i + 1, trial)
+        if chosen and not extended and not any(_fits(chosen + [a], memory) for a in order if a not in chosen):
+            found.append(tuple(sorted(a.app for a in chosen)))
+
+    grow(0, [])
+    return sorted(set(found), key=lambda g: (-len(g), g))
+
+
+def card_plan(catalog: Catalog, device_id: str) -> CardPlan:
+    device = catalog.devices.get(device_id)
+    if device is None:
+        raise UsageError(f"unknown device {device_id!r}; known: {', '.join(sorted(catalog.devices)) or 'none'}")
+    apps = []
+    for r in catalog.select():
+        if r.device.id != device_id or r.app.status != "active":
+            continue
+        spec = plan(r)
+        planned = spec.resolved
+        verdict = estimate(planned, spec.engine, settings_for(planned, spec.engine)).verdict
+        room = r.app.gpu_room
+        assert planned.app.gpu_memory_mib is not None  # plan() sized it
+        apps.append(CardApp(r.app.name, planned.app.gpu_memory_mib, r.app.gpu_memory_mib is None, verdict,
+                            room.mib if room else 0, room.beside if room else ""))
+    groups = _maximal_groups(apps, device.memory_mib)
+    return CardPlan(device.id, device.name, device.memory_mib, tuple(apps), tuple(groups[:MAX_GROUPS]),
+                    max(0, len(groups) - MAX_GROUPS))
+
+
+__all__ = ["ArgLine", "CardApp", "CardPlan", "EnvLine", "Explanation", "PatchLine", "card_plan", "explain_data"]

@@ -14,7 +14,9 @@ from pathlib import Path
 from generator.catalog import Catalog, Resolved, display_path
 from generator.check.run import AppResult, check_app
 from generator.core.findings import Finding
-from generator.versions.gitbase import GitCharts, chart_version, git
+from generator.adapters.git import Git
+from generator.adapters.helm import Helm
+from generator.versions.gitbase import GitCharts, chart_version
 from generator.chart.pipeline import render_app
 from generator.versions.state import content_hash, parse_version
 from generator.chart.writer import Tree, diff_tree, read_tree
@@ -33,10 +35,10 @@ class Scope:
     base: str  # merge-base commit
 
 
-def changed_paths(repo: Path, base: str) -> list[str]:
+def changed_paths(gc: GitCharts, base: str) -> list[str]:
     """Files that differ between `base` and the working tree, plus untracked files (repo-relative)."""
-    tracked = git(repo, "diff", "--name-only", "-z", base, "--").decode()
-    untracked = git(repo, "ls-files", "--others", "--exclude-standard", "-z").decode()
+    tracked = gc.git.text(gc.repo, "diff", "--name-only", "-z", base, "--")
+    untracked = gc.git.text(gc.repo, "ls-files", "--others", "--exclude-standard", "-z")
     return sorted({p for p in (tracked + untracked).split("\0") if p})
 
 
@@ -45,17 +47,18 @@ def _rel(path: Path, repo: Path) -> str:
     return "" if rel == "." else rel + "/"
 
 
-def scope(cat: Catalog, charts_dir: Path, ref: str) -> Scope:
-    gc = GitCharts.locate(charts_dir)
+def scope(cat: Catalog, gc: GitCharts, charts_dir: Path, ref: str) -> Scope:
     base = gc.merge_base(gc.commit(ref))
     catalog_prefix, charts_prefix = _rel(cat.root, gc.repo), _rel(charts_dir, gc.repo)
     tool_prefix = _rel(Path(__file__).resolve().parents[2], gc.repo) if _inside(gc.repo) else None
     apps: set[str] = set()
-    for path in changed_paths(gc.repo, base):
+    for path in changed_paths(gc, base):
         if path.startswith(f"{catalog_prefix}apps/") and path.endswith(".yaml"):
             apps.add(Path(path).stem)
         elif charts_prefix and path.startswith(charts_prefix):
-            apps.add(path[len(charts_prefix):].split("/", 1)[0])
+            name = path[len(charts_prefix):].split("/", 1)[0]
+            if not name.startswith("."):  # render's own list of its folders (.catalog-render), not a chart
+                apps.add(name)
         elif any(path.startswith(f"{catalog_prefix}{folder}/") for folder in SHARED_CATALOG):
             return Scope(tuple(sorted(cat.apps)), True, f"{path} changed: every app is checked", base)
         elif tool_prefix is not None and any(path.startswith(tool_prefix + p) for p in SHARED_TOOL):
@@ -99,10 +102,10 @@ def version_increment(r: Resolved, tree: Tree, gc: GitCharts, ref: str, base: st
                     file=r.file, line=r.line("version"))]
 
 
-def check_changed(cat: Catalog, charts_dir: Path, ref: str, *, lint: bool = True,
+def check_changed(cat: Catalog, charts_dir: Path, ref: str, *, git: Git, helm: Helm | None = None, lint: bool = True,
                   on_app=None) -> tuple[Scope, list[AppResult]]:
-    sc = scope(cat, charts_dir, ref)
-    gc = GitCharts.locate(charts_dir)
+    gc = GitCharts.locate(charts_dir, git)
+    sc = scope(cat, gc, charts_dir, ref)
     results = []
     for name in sc.apps:
         r = cat.apps.get(name)
@@ -111,7 +114,7 @@ def check_changed(cat: Catalog, charts_dir: Path, ref: str, *, lint: bool = True
             continue
         if on_app:
             on_app(name)
-        result = check_app(r, cat, lint=lint, charts_dir=display_path(charts_dir))
+        result = check_app(r, cat, lint=lint, charts_dir=display_path(charts_dir), helm=helm)
         if r.app.status != "removed":
             tree = render_app(r)
             result.findings += drift(r, tree, charts_dir) + version_increment(r, tree, gc, ref, sc.base)

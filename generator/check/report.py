@@ -1,15 +1,23 @@
-"""Output of `catalog check` and `catalog explain`: rich tables for people, JSON for machines. No logic."""
+"""Output of `catalog check` and `catalog explain`: rich tables for people, JSON for machines. No logic.
+
+Every value placed in a rich string comes from a catalog file or a tool's message, so it passes
+`escape` (generator/core/terminal.py: rich markup shown as text, control characters and ESC sequences
+made visible) before it reaches the terminal.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from generator.check.explain import CardPlan, Explanation
 from generator.check.run import AppResult
+from generator.fit.calibrate import basis_of
+from generator.fit.estimate import Fit
+from generator.core.terminal import markup as escape
+from generator.core.text import safe_line
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -29,17 +37,18 @@ def _counts(result: AppResult) -> str:
 def print_check(results: list[AppResult], console: Console) -> None:
     for result in results:
         mark = "[green]✔[/]" if result.ok else "[bold red]✖[/]"
-        status = "" if result.status == "active" else f" [dim]({result.status})[/]"
+        status = "" if result.status == "active" else f" [dim]({escape(result.status)})[/]"
         counts = _counts(result)
-        console.print(f"{mark} [bold]{result.app}[/]{status}" + (f"  {counts}" if counts else ""), highlight=False)
+        console.print(f"{mark} [bold]{escape(result.app)}[/]{status}" + (f"  {counts}" if counts else ""),
+                      highlight=False)
         for f in result.findings:
             where = f"{f.file}:{f.line}" if f.file and f.line else (f.file or "")
-            console.print(f"    [{STYLE.get(f.severity, '')}]{f.severity:<7}[/] [bold]{f.rule}[/] {escape(f.message)}",
+            console.print(f"    [{STYLE.get(f.severity, '')}]{f.severity:<7}[/] [bold]{escape(f.rule)}[/] {escape(safe_line(f.message))}",
                           highlight=False, soft_wrap=True)
             if f.fix:
-                console.print(f"            fix: {escape(f.fix)}", highlight=False, soft_wrap=True)
+                console.print(f"            fix: {escape(safe_line(f.fix))}", highlight=False, soft_wrap=True)
             if where:
-                console.print(f"            at  {escape(where)}", style="dim", highlight=False, soft_wrap=True)
+                console.print(f"            at  {escape(safe_line(where))}", style="dim", highlight=False, soft_wrap=True)
     failed = sum(1 for r in results if not r.ok)
     errors, warnings = sum(r.count("error") for r in results), sum(r.count("warning") for r in results)
     verdict = "[bold red]FAILED[/]" if failed else "[green]ok[/]"
@@ -49,8 +58,8 @@ def print_check(results: list[AppResult], console: Console) -> None:
 
 # ---- explain ------------------------------------------------------------------------------------------
 
-def explain_json(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=2, default=str)
+def explain_json(data: Explanation) -> str:
+    return json.dumps(data.to_data(), indent=2, default=str)
 
 
 def _table(title: str, *columns: str) -> Table:
@@ -60,50 +69,74 @@ def _table(title: str, *columns: str) -> Table:
     return table
 
 
-def print_explain(data: dict[str, Any], console: Console) -> None:
-    console.print(f"[bold]{data['app']}[/] — {escape(data['title'])}  [dim]{data['stack']} · {data['image']}[/]",
+def print_explain(data: Explanation, console: Console) -> None:
+    console.print(f"[bold]{data.app}[/] — {escape(data.title)}  [dim]{data.stack} · {data.image}[/]",
                   highlight=False)
-    if data["command"]:
-        console.print(f"command: {escape(' '.join(data['command']))}", highlight=False)
+    if data.command:
+        console.print(f"command: {escape(' '.join(data.command))}", highlight=False)
     args = _table("Arguments (last occurrence of a flag wins)", "argument", "origin", "note")
-    for arg in data["args"]:
-        args.add_row(escape(" ".join(arg["tokens"])), arg["origin"], escape("; ".join(arg["notes"])))
+    for arg in data.args:
+        args.add_row(escape(" ".join(arg.tokens)), arg.origin, escape("; ".join(arg.notes)))
     console.print(args)
     env = _table("Environment", "name", "value", "origin")
-    for var in data["env"]:
-        env.add_row(var["name"], escape(var["value"]), var["origin"])
-    for var in data["overridden_env"]:
-        env.add_row(f"[strike dim]{var['name']}[/]", f"[strike dim]{escape(var['value'])}[/]",
-                    f"[dim]{var['origin']} (overridden by {var['by']})[/]")
+    for var in data.env:
+        env.add_row(var.name, escape(var.value), var.origin)
+    for var in data.overridden_env:
+        env.add_row(f"[strike dim]{var.name}[/]", f"[strike dim]{escape(var.value)}[/]",
+                    f"[dim]{var.origin} (overridden by {var.by})[/]")
     console.print(env)
-    if data["genesis"]:
+    if data.genesis:
         patches = _table("Genesis patches", "patch", "state", "why", "purpose")
-        for p in data["genesis"]:
-            patches.add_row(p["id"], "[green]on[/]" if p["on"] else "off", escape(p["why"]), escape(p["purpose"]))
+        for p in data.genesis:
+            patches.add_row(p.id, "[green]on[/]" if p.on else "off", escape(p.why), escape(p.purpose))
         console.print(patches)
-    _print_fit(data["fit"], console)
+    _print_fit(data.fit, console)
 
 
-def _print_fit(fit: dict[str, Any], console: Console) -> None:
-    style = {"FIT": "green", "TIGHT": "yellow", "FAIL": "bold red"}[fit["verdict"]]
-    table = _table(f"Memory — [{style}]{escape(fit['summary'])}[/]", "component", "MiB", "basis", "note")
-    for pool in fit["pools"]:
-        table.add_row(f"[bold]{escape(pool['title'])}[/]", f"[bold]{pool['capacity_mib']:,.0f}[/]", "",
-                      escape(pool["note"]))
-        for part in (p for p in fit["parts"] if p["pool"] == pool["key"]):
-            table.add_row(f"  {escape(part['component'])}", f"{part['mib']:,.0f}", part.get("basis", ""),
-                          escape(part["note"]))
-        margin = fit["margins"][pool["key"]]
+def _print_fit(fit: Fit, console: Console) -> None:
+    style = {"FIT": "green", "TIGHT": "yellow", "FAIL": "bold red"}[fit.verdict]
+    table = _table(f"Memory — [{style}]{escape(fit.summary())}[/]", "component", "MiB", "basis", "note")
+    for pool in fit.pools:
+        table.add_row(f"[bold]{escape(pool.title)}[/]", f"[bold]{pool.capacity_mib:,.0f}[/]", "", escape(pool.note))
+        for part in (p for p in fit.parts if p.pool == pool.key):
+            table.add_row(f"  {escape(part.component)}", f"{part.mib:,.0f}", basis_of(part.component, part.note),
+                          escape(part.note))
+        margin = round(fit.margin(pool.key), 1)  # as in the JSON's `margins`
         mstyle = "red" if margin < 0 else ""
         table.add_row("  = margin", f"[{mstyle}]{margin:,.0f}[/]" if mstyle else f"{margin:,.0f}", "", "",
                       end_section=True)
     console.print(table)
-    for line in fit["facts"]:
+    for line in fit.facts:
         console.print(escape(line), highlight=False)
-    for line in fit["calibrated"]:
+    for line in fit.calibrated:
         console.print(f"calibrated: {escape(line)}", highlight=False)
-    for line in fit["assumptions"]:
+    for line in fit.assumptions:
         console.print(f"[dim]assumption: {escape(line)}[/]", highlight=False)
 
 
 __all__ = ["check_json", "explain_json", "print_check", "print_explain"]
+
+
+# ---- explain --device ---------------------------------------------------------------------------------
+
+def card_json(data: CardPlan) -> str:
+    return json.dumps(data.to_data(), indent=2)
+
+
+def print_card(data: CardPlan, console: Console) -> None:
+    table = _table(f"{escape(data.name)}: {data.memory_mib:,} MiB — active apps and their GPU memory",
+                   "app", "MiB", "set by", "fit", "leaves room", "runs alongside")
+    for a in sorted(data.apps, key=lambda x: (-x.gpu_mib, x.app)):
+        room = f"{a.room_mib:,} MiB for {escape(a.room_for)}" if a.room_mib else ""
+        table.add_row(a.app, f"{a.gpu_mib:,}", "fit" if a.sized else "app", a.verdict, room,
+                      ", ".join(data.alongside(a.app)) or "alone")
+    console.print(table)
+    shared = [g for g in data.groups if len(g) > 1]
+    if not shared:
+        console.print("No two of these apps fit on the card together (caps plus the room they leave).", highlight=False)
+    for group in shared:
+        used = sum(a.gpu_mib + a.room_mib for a in data.apps if a.app in group)
+        console.print(f"together: {', '.join(group)} ({used:,} of {data.memory_mib:,} MiB with their rooms)",
+                      highlight=False)
+    if data.more:
+        console.print(f"... and {data.more} more groups (--json lists the first ones)", highlight=False)

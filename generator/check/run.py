@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+from generator.adapters.helm import Helm
 from generator.catalog import Catalog, Resolved, display_path
 from generator.core.findings import Finding, has_errors
 from generator.rules import context, run_rules
@@ -38,20 +39,22 @@ def _sorted(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (SEVERITY_ORDER.get(f.severity, 9), f.rule, f.file or "", f.line or 0))
 
 
-def _lint(resolved: Resolved, ctx, charts_dir: str) -> list[Finding]:
+def _lint(resolved: Resolved, ctx, charts_dir: str, helm: Helm | None) -> list[Finding]:
     from generator.lint.run import lint_chart  # heavy (Helm engine, Kubernetes schemas): imported only when linting
     from generator.chart.render import render
 
     tree = render(ctx.chart)
-    return [replace(f, file=f"{charts_dir}/{f.file}") if f.file else f for f in lint_chart(resolved.app.name, tree)]
+    return [replace(f, file=f"{charts_dir}/{f.file}") if f.file else f
+            for f in lint_chart(resolved.app.name, tree, helm=helm)]
 
 
-def check_app(resolved: Resolved, catalog: Catalog, *, lint: bool, charts_dir: str = "charts") -> AppResult:
+def check_app(resolved: Resolved, catalog: Catalog, *, lint: bool, charts_dir: str = "charts",
+              helm: Helm | None = None) -> AppResult:
     result = AppResult(resolved.app.name, resolved.app.status)
     ctx = context(resolved, catalog)
     findings = run_rules(ctx)
     if lint and resolved.app.status != "removed":
-        findings += _lint(resolved, ctx, charts_dir)
+        findings += _lint(resolved, ctx, charts_dir, helm)
     result.findings = _sorted(findings)
     return result
 
@@ -60,8 +63,9 @@ def check_app(resolved: Resolved, catalog: Catalog, *, lint: bool, charts_dir: s
 PARALLEL_FROM = 40
 
 
-def check_all(catalog: Catalog, chosen: list[Resolved], *, lint: bool, charts: Path,
+def check_all(catalog: Catalog, chosen: list[Resolved], *, lint: bool, charts: Path, helm: Helm | None = None,
               on_app: Callable[[str], None] | None = None) -> list[AppResult]:
+    """Check each app; `helm` is the Helm adapter the lint uses (worker processes build their own)."""
     charts_dir = display_path(charts)
     workers = min(os.cpu_count() or 1, 8)
     if lint and workers > 1 and len(chosen) >= PARALLEL_FROM:
@@ -70,7 +74,7 @@ def check_all(catalog: Catalog, chosen: list[Resolved], *, lint: bool, charts: P
     for resolved in chosen:
         if on_app:
             on_app(resolved.app.name)
-        results.append(check_app(resolved, catalog, lint=lint, charts_dir=charts_dir))
+        results.append(check_app(resolved, catalog, lint=lint, charts_dir=charts_dir, helm=helm))
     return results
 
 

@@ -8,14 +8,19 @@ from __future__ import annotations
 
 import sys
 
+from generator.cli import discovery
 from generator.cli.app import app
 from generator.core.errors import CatalogError, InputError, UsageError, translate_os_error
+from generator.core.redact import redact
+from generator.core.terminal import printable
 
 # Each module registers its commands on `app`; heavy libraries are imported inside the commands.
 from generator.cli import bump
 from generator.cli import calibrate
 from generator.cli import check
 from generator.cli import explain
+from generator.cli import import_
+from generator.cli import init
 from generator.cli import listing
 from generator.cli import prune
 from generator.cli import publish
@@ -24,22 +29,24 @@ from generator.cli import smoke
 
 
 def main(argv: list[str] | None = None) -> int:
+    discovery.reset()
     try:
         code = app(args=argv, standalone_mode=False)  # returns typer.Exit's code in this mode
         if isinstance(code, int) and not isinstance(code, bool):
             return code
     except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _say(f"error: {exc}")
         return exc.exit_code
     except InputError as exc:
-        print(str(exc), file=sys.stderr)
-        print(f"{len(exc.problems)} problem(s); nothing was written.", file=sys.stderr)
+        _say(str(exc))
+        written = "; nothing was written" if discovery.writing() else ""
+        print(f"{len(exc.problems)} problem(s){written}.", file=sys.stderr)
         return exc.exit_code
     except CatalogError as exc:  # findings, and the environment failing (a path, a tool, a module, a server)
-        print(f"error: {exc}", file=sys.stderr)
+        _say(f"error: {exc}")
         return exc.exit_code
     except OSError as exc:  # an OS error no adapter translated: still a plain message naming the path
-        print(f"error: {translate_os_error(exc)}", file=sys.stderr)
+        _say(f"error: {translate_os_error(exc)}")
         return 2
     except SystemExit as exc:  # typer.Exit inside commands
         return int(exc.code or 0)
@@ -57,10 +64,16 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         import traceback
 
-        traceback.print_exc(file=sys.stderr)
-        print(f"internal error: {type(exc).__name__}: {exc} (a bug in catalog: please report it)", file=sys.stderr)
+        _say(traceback.format_exc().rstrip("\n"))
+        _say(f"internal error: {type(exc).__name__}: {exc} (a bug in catalog: please report it)")
         return 2
     return 0
+
+
+def _say(message: str) -> None:
+    """Every error message leaves through here: credentials masked (core/redact.py), control characters
+    and escape sequences shown as text (core/terminal.py); one line per problem."""
+    print(printable(redact(message), newlines=True), file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -9,14 +9,16 @@ import typer
 
 app = typer.Typer(
     name="catalog",
-    help="Typed local-LLM app catalog -> Olares Market charts: render, check, bump, publish, smoke, prune.",
+    help="Typed local-LLM app catalog -> Olares Market charts: init, render, check, bump, publish, smoke, prune.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # plain help: importing rich's help formatter costs ~150 ms of every `--help`
 )
 
-CatalogOpt = Annotated[Optional[Path], typer.Option("--catalog", help="Catalog folder (default: the embedded catalog/).")]
+CatalogOpt = Annotated[Optional[Path], typer.Option(
+    "--catalog", help="Catalog folder (default: $CATALOG_DIR, else the nearest catalog/ above the current folder, "
+                      "else the embedded read-only catalog).")]
 AppsArg = Annotated[Optional[list[str]], typer.Argument(help="App names (default: every app).", show_default=False)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of a table.")]
 
@@ -34,6 +36,25 @@ def display_path(path: Path) -> str:
     from generator.catalog import display_path as show
 
     return show(path)
+
+
+def use_catalog(option: Path | None, *, command: str, writes: bool, into_catalog: bool = True,
+                quiet: bool = False) -> Path:
+    """The catalog `command` works on, said on stderr (generator/cli/discovery.py)."""
+    from generator.cli.discovery import use_catalog as use
+
+    return use(option, command=command, writes=writes, into_catalog=into_catalog, quiet=quiet)
+
+
+def refuse_inside_package(path: Path, command: str) -> None:
+    """An output folder given on the command line may not be inside the installed package."""
+    from generator.core.locate import inside_package
+
+    if inside_package(path):
+        from generator.core.errors import UsageError
+
+        raise UsageError(f"`catalog {command}` would write into {path}, inside the installed tool; "
+                         "give a folder of your own (`catalog init DIR` starts a store)")
 
 
 def default_out(catalog: Path | None) -> Path:

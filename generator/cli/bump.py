@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app, default_out
+from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app, default_out, use_catalog
 from generator.core.errors import UsageError
 
 
@@ -43,12 +43,15 @@ def _check(run, catalog: Path | None, out: Path | None, base: str | None) -> Non
 
     problems = [m for m in (check_message(o) for o in run.outcomes) if m]
     if base:
+        from generator.adapters.git import Git
         from generator.versions.gitbase import version_problems
 
         charts = out or default_out(catalog)
-        problems += version_problems(charts, base, {n: c.tree for n, c in run.currents.items()})
+        problems += version_problems(charts, base, {n: c.tree for n, c in run.currents.items()}, Git())
+    from generator.core.text import safe_line
+
     for line in problems:
-        print(line, file=sys.stderr)
+        print(safe_line(line), file=sys.stderr)  # app values reach these lines: one line each, escaped
     if problems:
         print(f"{len(problems)} app(s) need `catalog bump`", file=sys.stderr)
         raise typer.Exit(1)
@@ -74,6 +77,7 @@ def bump(
         raise UsageError("--base works with --check (it compares against the charts at a git ref)")
     if record and (check or level or note):
         raise UsageError("--record takes no --check, --level or --note")
+    catalog = use_catalog(catalog, command="bump", writes=not check, quiet=as_json)
     run = assess_catalog(catalog, apps, level=level.value if level else None, note=note)
     if check:
         return _check(run, catalog, out, base)

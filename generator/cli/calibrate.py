@@ -108,12 +108,15 @@ def _check_model(r: Any, parsed: Any, where: str) -> bool:
 
 
 def _app_budget(r: Any) -> tuple[float | None, int]:
+    """The utilization (vLLM) and the cap the app runs under: its own, or the fit's when it leaves them out."""
     from generator.engines import engine_for
-    from generator.engines.settings import settings_for
+    from generator.engines.settings import VllmSettings, settings_for
+    from generator.fit.sizing import sized
 
+    r = sized(r)
     s = settings_for(r, engine_for(r))
-    util = s.get("util") if s.engine == "vllm" else None
-    return (float(util) if util is not None else None), int(r.app.gpu_memory_mib)  # type: ignore[arg-type]
+    util = s.util.value if isinstance(s, VllmSettings) else None
+    return util, int(r.app.gpu_memory_mib)
 
 
 def _gpu_rows(parsed: Any, prov: Any, gpu_mib: float) -> list[Any]:
@@ -142,7 +145,9 @@ def _summary(r: Any) -> dict[str, Any]:
     from generator.engines import engine_for
     from generator.fit.calibrate import largest_context
     from generator.fit.estimate import estimate
+    from generator.fit.sizing import sized
 
+    r = sized(r)  # an app that leaves gpu_memory_mib out: the cap the fit gives it (with these rows)
     fit = estimate(r, engine_for(r))
     return {"summary": fit.summary(), "verdict": fit.verdict, "largest_context": largest_context(r),
             "parts": [(p.component, round(p.mib, 1)) for p in fit.parts]}

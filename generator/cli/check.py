@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app, default_out, load_catalog
+from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app, default_out, load_catalog, use_catalog
 
 NoLintOpt = Annotated[bool, typer.Option("--no-lint", help="Skip the chart lint (Helm engine, Kubernetes schemas, "
                                                            "Olares chart rules).")]
@@ -26,9 +26,12 @@ def check(apps: AppsArg = None, catalog: CatalogOpt = None, as_json: JsonOpt = F
     """Check apps: catalog validity, crash rules, memory fit, and the rendered chart (lint)."""
     from rich.console import Console
 
+    from generator.adapters.git import Git
+    from generator.adapters.helm import Helm
     from generator.check.report import check_json, print_check
 
     annotate = os.environ.get("GITHUB_ACTIONS") == "true"
+    catalog = use_catalog(catalog, command="check", writes=False, quiet=as_json)
     cat = _load(catalog, annotate)
     charts = default_out(catalog)
     err = Console(stderr=True)
@@ -39,13 +42,15 @@ def check(apps: AppsArg = None, catalog: CatalogOpt = None, as_json: JsonOpt = F
         if base:
             from generator.check.pr import check_changed
 
-            scope, results = check_changed(cat, charts, base, lint=not no_lint, on_app=progress)
+            scope, results = check_changed(cat, charts, base, git=Git(), helm=Helm(), lint=not no_lint,
+                                           on_app=progress)
             if not as_json:
                 err.print(f"PR check against {base}: {scope.why}", highlight=False)
         else:
             from generator.check.run import check_all
 
-            results = check_all(cat, cat.select(apps or []), lint=not no_lint, charts=charts, on_app=progress)
+            results = check_all(cat, cat.select(apps or []), lint=not no_lint, charts=charts, helm=Helm(),
+                                on_app=progress)
     if as_json:
         sys.stdout.write(check_json(results) + "\n")
     else:

@@ -7,20 +7,35 @@ from typing import Annotated
 
 import typer
 
-from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog
+from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog, use_catalog
+from generator.core.errors import UsageError
 
-AppArg = Annotated[str, typer.Argument(help="The app to explain.", show_default=False)]
+AppArg = Annotated[str | None, typer.Argument(help="The app to explain.", show_default=False)]
+DeviceOpt = Annotated[str | None, typer.Option(
+    "--device", help="Show which active apps of this device can run together on one card (no APP).")]
 
 
 @app.command()
-def explain(name: AppArg, catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
-    """Explain one app: every argument and env var with its origin, and its memory fit (FIT / TIGHT / FAIL)."""
+def explain(name: AppArg = None, catalog: CatalogOpt = None, as_json: JsonOpt = False,
+            device: DeviceOpt = None) -> None:
+    """Explain one app: every argument and env var with its origin, and its memory fit (FIT / TIGHT / FAIL).
+    With --device: the GPU memory of every active app of that device and which of them fit on one card together."""
     from rich.console import Console
 
-    from generator.check.explain import explain_data
-    from generator.check.report import explain_json, print_explain
+    from generator.check.explain import card_plan, explain_data
+    from generator.check.report import card_json, explain_json, print_card, print_explain
 
-    cat = load_catalog(catalog)
+    if (name is None) == (device is None):
+        raise UsageError("give an APP to explain, or --device DEVICE (not both)")
+    cat = load_catalog(use_catalog(catalog, command="explain", writes=False, quiet=as_json))
+    if device is not None:
+        plan = card_plan(cat, device)
+        if as_json:
+            sys.stdout.write(card_json(plan) + "\n")
+        else:
+            print_card(plan, Console())
+        return
+    assert name is not None
     resolved = cat.select([name], include_removed=True)[0]
     data = explain_data(resolved, cat)
     if as_json:

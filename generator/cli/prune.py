@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from generator.cli.app import CatalogOpt, JsonOpt, app, default_out, load_catalog
+from generator.cli.app import CatalogOpt, JsonOpt, app, default_out, load_catalog, use_catalog
 from generator.core.errors import UsageError
 
 
@@ -34,6 +34,7 @@ def prune(
     from generator.prune.gate import plan, replacements
     from generator.prune.apply import apply, prepare
     _check_options(deprecated, market, remove, yes)
+    catalog = use_catalog(catalog, command="prune", writes=not dry_run, quiet=as_json)
     cat = load_catalog(catalog)
     items = plan(cat, {name: smoke_ledger.history(cat.root, name) for name in replacements(cat)})
     charts = default_out(catalog)

@@ -9,36 +9,45 @@ from typing import Annotated, Optional
 
 import typer
 
-from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app
+from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app, use_catalog
 from generator.core.errors import UsageError
 
 
 def _summary(results, as_json: bool) -> None:
-    rows = [{"app": r.app, "version": r.version, "target": r.target, "action": r.action, "detail": r.detail}
-            for r in results]
+    from generator.core.redact import redact
+
+    # A target URL may carry credentials (oci://user:pass@host/...): every cell passes the one redactor.
+    rows = [{"app": r.app, "version": r.version, "target": redact(r.target), "action": r.action,
+             "detail": redact(r.detail)} for r in results]
     if as_json:
         print(json.dumps(rows, indent=2))
         return
     from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
+
+    from generator.core.terminal import markup as escape
 
     table = Table(title=f"publish: {sum(r.ok for r in results)}/{len(results)} ok")
     for col in ("app", "version", "target", "action", "detail"):
         table.add_column(col, no_wrap=col in ("app", "version", "action"), overflow="fold")
     styles = {"published": "green", "skipped": "dim", "would publish": "cyan", "refused": "red", "failed": "red"}
-    for r in results:
-        style = styles.get(r.action, "none")
-        table.add_row(escape(r.app), r.version, escape(r.target), f"[{style}]{r.action}[/]", escape(r.detail))
+    for r in rows:
+        style = styles.get(r["action"], "none")
+        table.add_row(escape(r["app"]), escape(r["version"]), escape(r["target"]), f"[{style}]{r['action']}[/]",
+                      escape(r["detail"]))
     Console(width=max(Console().width, 120)).print(table)
 
 
 def _run_with_progress(target, items, dry_run: bool):
     from rich.console import Console
-    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+    from generator.core.redact import redact
+    from generator.core.terminal import markup
     from generator.publish.core import run
+
+    def escape(text: str) -> str:
+        return markup(redact(text))
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   console=Console(stderr=True), transient=True) as progress:
@@ -60,6 +69,9 @@ def publish(
     github_api: Annotated[Optional[str], typer.Option("--github-api", help="git: GitHub REST API base URL (GitHub Enterprise, tests).")] = None,
     pr_repo: Annotated[Optional[str], typer.Option("--pr-repo", help="git: OWNER/REPO to open pull requests against (a fork's upstream).")] = None,
     draft: Annotated[bool, typer.Option("--draft/--ready", help="git: open pull requests as drafts (GitBot checks on ready).")] = True,
+    timeout: Annotated[float, typer.Option(
+        "--timeout", min=1.0, help="Total deadline in seconds of each network call: registry, git fetch/push, "
+                                   "GitHub API.")] = 120.0,
     remove: Annotated[bool, typer.Option("--remove", help="git: send the REMOVE pull request of apps marked removed "
                                                           "(irreversible: the name can never be used again).")] = False,
     yes: Annotated[bool, typer.Option("--yes", help="Confirm --remove.")] = False,
@@ -70,17 +82,22 @@ def publish(
 
     Apps marked `removed` are left alone unless `--remove --yes`: `catalog prune` prepares the reversible
     SUSPEND, and a REMOVE pull request deletes the market folder for good."""
-    from generator.publish import PublishError, make_target
+    from generator.adapters.git import Git
+    from generator.adapters.github import DEFAULT_API, GitHubApi
+    from generator.adapters.helm import Helm
+    from generator.publish import Tools, make_target
     from generator.publish.items import items_for
+    from generator.publish.secrets import github_token
 
-    try:
-        target = make_target(to, plain_http=plain_http, registry_config=registry_config, github_api=github_api,
-                             pr_repo=pr_repo, draft=draft)
-    except PublishError as exc:
-        raise UsageError(str(exc)) from None
+    tools = Tools(git=Git(network_timeout_s=timeout), helm=Helm(),
+                  github=GitHubApi(api=github_api or DEFAULT_API, token=github_token(), timeout_s=timeout),
+                  timeout_s=timeout)
+    target = make_target(to, tools, plain_http=plain_http, registry_config=registry_config, pr_repo=pr_repo,
+                         draft=draft)
     if remove and not yes:
         raise UsageError("--remove sends irreversible REMOVE pull requests (the app name can never be used again); "
                          "add --yes to confirm")
+    catalog = use_catalog(catalog, command="publish", writes=not dry_run, into_catalog=False, quiet=as_json)
     items, refused = items_for(catalog, apps, target.label, with_removed=remove and to.startswith("git:"))
     results = refused + (_run_with_progress(target, items, dry_run) if items else [])
     _summary(results, as_json)

@@ -9,8 +9,9 @@ from typing import Annotated, Iterator, Optional
 
 import typer
 
-from generator.cli.app import CatalogOpt, JsonOpt, app, display_path, load_catalog
-from generator.core.errors import UsageError
+from generator.cli.app import CatalogOpt, JsonOpt, app, display_path, load_catalog, use_catalog
+from generator.core.terminal import markup, printable
+from generator.core.errors import CatalogError, FileSystemError, InputError, Problem, UsageError, translate_os_error
 
 EndpointOpt = Annotated[Optional[str], typer.Option(
     "--endpoint", help="The app's OpenAI-compatible base URL, e.g. http://127.0.0.1:8000 (no /v1).")]
@@ -40,13 +41,14 @@ def smoke(
 ) -> None:
     """Measure a running app like the maintainer does: readiness, model and context, N streamed completions.
 
-    Exit 0 on pass, 1 on regression or fail. Every result is appended to catalog/ledger/<app>.yaml.
+    Exit 0 on pass, 1 on regression or fail, 2 when the result (printed first) cannot be recorded.
+    Every result is appended to catalog/ledger/<app>.yaml.
     """
     from generator.smoke import ledger as smoke_ledger
     from generator.smoke.run import SmokeOptions, Target, measure
     from generator.smoke.verdict import conclude
 
-    cat = load_catalog(catalog)
+    cat = load_catalog(use_catalog(catalog, command="smoke", writes=not no_record, quiet=as_json))
     resolved = cat.select([app_name])[0]
     if resolved.app.status == "removed":
         raise UsageError(f"{app_name} is removed from the catalog; there is nothing to smoke")
@@ -57,33 +59,62 @@ def smoke(
             measurement = measure(Target.of(resolved), url, options, progress=say)
     record = conclude(measurement, resolved.app, history, endpoint=label, max_tokens=max_tokens,
                       tolerance=tolerance, date=smoke_ledger.now_stamp())
-    written = None if no_record else smoke_ledger.append(cat.root, record)
+    # The result is printed before the ledger is written, so a failed write (full disk, read-only folder)
+    # loses nothing: the error below says so and what to do.
     if as_json:
-        print(json.dumps(record.model_dump(mode="json"), indent=2))
+        print(json.dumps(record.model_dump(mode="json"), indent=2), flush=True)
     else:
-        _report(record, written)
+        _report(record)
+    if not no_record:
+        written = _record(cat.root, record)
+        if not as_json:
+            _console().print(f"recorded in {markup(str(display_path(written)))}", style="dim", highlight=False)
     raise typer.Exit(0 if record.verdict == "pass" else 1)
+
+
+def _record(root, record):
+    """Append to the ledger; an error that says the printed result is not recorded and how to fix it."""
+    from generator.smoke import ledger as smoke_ledger
+
+    where = display_path(root / smoke_ledger.FOLDER)
+    advice = (f"the smoke result above is NOT recorded; make {where} a writable folder (free space, permissions, "
+              f"or move away a file in its place) and run the smoke again, or pass --no-record")
+    try:
+        return smoke_ledger.append(root, record)
+    except OSError as exc:
+        path = exc.filename or display_path(smoke_ledger.path_of(root, record.app))
+        raise FileSystemError(f"{translate_os_error(exc, path, doing='write')}; {advice}") from None
+    except InputError as exc:
+        raise InputError([*exc.problems, Problem(None, None, None, advice)]) from None
+    except CatalogError as exc:  # another branch (a file system error the ledger translated): same kind, more advice
+        exc.problems = [*exc.problems, Problem(None, None, None, advice)]
+        exc.args = ("; ".join(str(p) for p in exc.problems),)
+        raise
 
 
 @contextmanager
 def _reach(app_name: str, endpoint: str | None, context: str | None,
            namespace: str | None) -> Iterator[tuple[str, str]]:
     """(URL to call, endpoint as the ledger records it)."""
+    from generator.smoke.http import SmokeFailure, check_endpoint
     from generator.smoke.ledger import redact
 
     kube = context is not None or namespace is not None
     if endpoint and kube:
         raise UsageError("give either --endpoint or --kube-context/--namespace, not both")
     if endpoint:
-        if not endpoint.startswith(("http://", "https://")):
-            raise UsageError(f"--endpoint {redact(endpoint)!r}: expected an http:// or https:// URL")
+        try:
+            check_endpoint(endpoint)
+        except SmokeFailure as exc:
+            raise UsageError(f"--endpoint {exc}") from None
         yield endpoint, redact(endpoint)
         return
     if not kube:
         raise UsageError("say where the app runs: --endpoint URL, or --kube-context/--namespace to port-forward")
+    from generator.adapters.kube import Kube
     from generator.smoke.kube_forward import forwarded
 
-    with forwarded(app_name, context=context, namespace=namespace) as reached:
+    with forwarded(app_name, Kube.from_kubeconfig(context), namespace=namespace) as reached:
         yield reached
 
 
@@ -98,12 +129,21 @@ def _progress(quiet: bool) -> Iterator:
         yield lambda message: status.update(message)
 
 
-def _report(record, written) -> None:
+def _console():
     from rich.console import Console
+
+    return Console()
+
+
+def _report(record) -> None:
+    """The result for people. Every value from outside (endpoint, reasons, notes, baseline) is escaped:
+    rich markup in it is shown, not interpreted (an unbalanced `[/bold]` would raise MarkupError), and
+    control characters are made visible."""
     from rich.table import Table
 
-    console = Console()
-    table = Table(title=f"smoke {record.app} {record.chart_version} @ {record.endpoint}")
+    console = _console()
+    title = f"smoke {markup(record.app)} {markup(record.chart_version)} @ {markup(record.endpoint)}"
+    table = Table(title=title)
     for col in ("run", "ttft s", "tokens", "decode t/s", "e2e t/s", "acceptance"):
         table.add_column(col, justify="left" if col == "run" else "right")
     for index, run in enumerate(record.runs, 1):
@@ -112,14 +152,12 @@ def _report(record, written) -> None:
     if record.runs:
         console.print(table)
     else:
-        console.print(f"smoke {record.app} {record.chart_version} @ {record.endpoint}: no completed run")
-    console.print(_verdict_line(record))
+        console.print(f"{title}: no completed run", highlight=False)
+    console.print(_verdict_line(record), highlight=False)
     for reason in record.reasons:
-        console.print(f"  - {reason}", markup=False)
+        console.print(f"  - {printable(reason)}", markup=False, highlight=False)
     for note in record.notes:
-        console.print(f"  note: {note}", style="dim", markup=False)
-    if written is not None:
-        console.print(f"recorded in {display_path(written)}", style="dim")
+        console.print(f"  note: {printable(note)}", style="dim", markup=False, highlight=False)
 
 
 def _verdict_line(record) -> str:
@@ -128,7 +166,7 @@ def _verdict_line(record) -> str:
     if record.tokens_per_s is not None:
         line += f" {record.tokens_per_s:.1f} t/s (mean of warm runs)"
     if record.baseline_tokens_per_s:
-        line += f", baseline {record.baseline_tokens_per_s:.1f} t/s ({record.baseline})"
+        line += f", baseline {record.baseline_tokens_per_s:.1f} t/s ({markup(record.baseline or '')})"
     if record.acceptance is not None:
         line += f", acceptance {_pct(record.acceptance)}"
     return line

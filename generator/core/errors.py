@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.core.text import safe_line
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -32,11 +34,12 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
+        """One line: file names, YAML keys and values quoted in messages are untrusted (core/text.py)."""
         where = ""
         if self.file:
-            where = f"{self.file}:{self.line}: " if self.line else f"{self.file}: "
-        field = f"{self.field}: " if self.field else ""
-        return f"{where}{field}{self.message}"
+            where = f"{safe_line(self.file)}:{self.line}: " if self.line else f"{safe_line(self.file)}: "
+        field = f"{safe_line(self.field)}: " if self.field else ""
+        return f"{where}{field}{safe_line(self.message)}"
 
 
 class CatalogError(Exception):

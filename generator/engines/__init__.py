@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from generator.catalog import Resolved
 from generator.engines import llamacpp, lucebox, vllm
-from generator.engines.base import Arg, Download, EngineSpec, EnvVar, hami_limit
+from generator.engines.base import Arg, Download, EngineSpec, EnvVar, Mount, hami_limit
 
 
 def engine_for(r: Resolved) -> EngineSpec:
@@ -15,4 +15,4 @@ def engine_for(r: Resolved) -> EngineSpec:
     return llamacpp.engine(r)
 
 
-__all__ = ["Arg", "Download", "EngineSpec", "EnvVar", "engine_for", "hami_limit"]
+__all__ = ["Arg", "Download", "EngineSpec", "EnvVar", "Mount", "engine_for", "hami_limit"]

@@ -75,7 +75,7 @@ class Argv:
     def overridden(self) -> list[tuple[Flag, Flag]]:
         """(earlier, winner) pairs for flags given more than once."""
         seen: dict[str, list[Flag]] = {}
-        for index, (text, origin, offset) in enumerate(self.tokens):
+        for text, origin, offset in self.tokens:
             if text.startswith("--") or (text.startswith("-") and len(text) > 1 and not text[1].isdigit()):
                 head = normalize(text.partition("=")[0])
                 seen.setdefault(head, []).append(Flag(text.partition("=")[0], None, origin, offset))

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
 
 from generator.catalog import Resolved
 from generator.schema import WeightFile
 
 MODELS_DIR = "/models"
+SLOT_DIR = "/cache"  # llama-server --slot-save-path, on an emptyDir (the maintainer's charts)
+CHAT_TEMPLATE_DIR = "/etc/catalog/chat-template"  # the chart's ConfigMap, mounted read-only
+CHAT_TEMPLATE_FILE = "chat_template.jinja"  # shipped at the chart's root, read with .Files.Get
 
 
 @dataclass(frozen=True)
@@ -38,6 +44,15 @@ class Download:
 
 
 @dataclass(frozen=True)
+class Mount:
+    """A volume the engine container mounts besides the models folder."""
+
+    name: str  # volume name in the pod
+    path: str  # mount path in the container
+    kind: Literal["emptyDir", "chatTemplate"]
+
+
+@dataclass(frozen=True)
 class EngineSpec:
     image: str
     command: tuple[str, ...]
@@ -47,6 +62,7 @@ class EngineSpec:
     port: int
     health_path: str
     downloads: tuple[Download, ...]
+    mounts: tuple[Mount, ...] = ()
 
     @property
     def argv(self) -> list[str]:
@@ -55,6 +71,10 @@ class EngineSpec:
     @property
     def env_map(self) -> dict[str, str]:
         return {e.name: e.value for e in self.env}
+
+
+def chat_template_path() -> str:
+    return f"{CHAT_TEMPLATE_DIR}/{CHAT_TEMPLATE_FILE}"
 
 
 def hami_limit(mib: int) -> str:
@@ -82,6 +102,7 @@ def resolve_env(*groups: list[EnvVar]) -> tuple[tuple[EnvVar, ...], tuple[EnvVar
 def common_env(r: Resolved) -> tuple[list[EnvVar], list[EnvVar], list[EnvVar], list[EnvVar]]:
     """Stack env, the HAMi limit, Genesis flags and the app's own env, in that order."""
     stack = [EnvVar(k, v, f"stack {r.stack.id}") for k, v in r.stack.env.items()]
+    assert r.app.gpu_memory_mib is not None, f"{r.app.name}: size the app first (generator/fit/sizing.py: sized)"
     hami = [EnvVar("CUDA_DEVICE_MEMORY_LIMIT_0", hami_limit(r.app.gpu_memory_mib), "app.gpu_memory_mib")]
     genesis = []
     for pid in r.app.genesis_patches:
@@ -110,3 +131,81 @@ def fill(args: tuple[str, ...], tokens: int | None, drafter: str | None) -> tupl
 
 def compact_json(value: object) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=False, ensure_ascii=False)
+
+
+# ---- the one builder: the head and tail every engine shares ------------------------------------------------
+
+@dataclass
+class Head:
+    """What an engine module starts from: the resolved app, its weight file, and the files to fetch."""
+
+    r: Resolved
+    weight: WeightFile
+    downloads: list[Download] = field(default_factory=list)
+
+    def fetch(self, weight: WeightFile) -> Download:
+        """A GGUF file the init container downloads; returns it so its path can go into the argv."""
+        fetched = download(weight)
+        self.downloads.append(fetched)
+        return fetched
+
+    def listen(self) -> Arg:
+        """`--host 0.0.0.0 --port <stack port>`: every engine's server spells it the same."""
+        stack = self.r.stack
+        return Arg(("--host", "0.0.0.0", "--port", str(stack.port)), f"stack {stack.id} port")
+
+
+@dataclass(frozen=True)
+class Own:
+    """What is an engine's own: its argv before the stack's and app's args, and env of its own."""
+
+    args: list[Arg]
+    env: list[EnvVar] = field(default_factory=list)  # placed after the HAMi limit, before Genesis and app env
+
+
+def app_weight(r: Resolved) -> WeightFile:
+    weight = r.model.weight(r.app.quantization)
+    assert weight is not None, f"{r.app.name}: quantization {r.app.quantization!r} (checked by the catalog loader)"
+    return weight
+
+
+def mounts(r: Resolved) -> tuple[Mount, ...]:
+    """The chat template's ConfigMap and the slot-save emptyDir, when the app asks for them."""
+    out = []
+    if r.app.chat_template:
+        out.append(Mount("chat-template", CHAT_TEMPLATE_DIR, "chatTemplate"))
+    if r.app.slot_save:
+        out.append(Mount("cache", SLOT_DIR, "emptyDir"))
+    return tuple(out)
+
+
+def command(r: Resolved) -> tuple[str, ...]:
+    """The stack's command; with `python_packages`, wrapped in a shell that pip-installs them first (as the
+    maintainer's E4B chart does: `sh -c 'pip install --quiet ... && exec vllm serve "$@"' --`)."""
+    stack, packages = r.stack, r.app.python_packages
+    if not packages:
+        return stack.command
+    assert stack.command, "checked when the catalog is resolved: python_packages needs the stack's command"
+    script = f"pip install --quiet {' '.join(packages)} && exec {shlex.join(stack.command)} \"$@\""
+    return ("sh", "-c", script, "--")
+
+
+def build(r: Resolved, own: Callable[[Head], Own]) -> EngineSpec:
+    """One engine's spec: `own` gives the engine's argv and env; the builder adds what every engine has.
+
+    argv = own args, the stack's args, the app's `extra_args`; env = stack env, HF_HOME, the HAMi limit,
+    own env, Genesis flags, the app's env (a later assignment of a name replaces an earlier one).
+    """
+    head = Head(r, app_weight(r))
+    mine = own(head)
+    stack, app = r.stack, r.app
+    args = list(mine.args)
+    if stack.args:
+        args.append(Arg(stack.args, f"stack {stack.id}"))
+    if app.extra_args:
+        args.append(Arg(app.extra_args, "app.extra_args"))
+    stack_env, hami, genesis, app_env = common_env(r)
+    paths = [EnvVar("HF_HOME", MODELS_DIR, "chart")]
+    env, overridden = resolve_env(stack_env, paths, hami, mine.env, genesis, app_env)
+    return EngineSpec(image=stack.image, command=command(r), args=tuple(args), env=env, overridden=overridden,
+                      port=stack.port, health_path=stack.health_path, downloads=tuple(head.downloads), mounts=mounts(r))

@@ -40,7 +40,8 @@ def _deciding(names: tuple[str, ...], env: dict[str, EnvVar]) -> EnvVar | None:
     """The variable that decides among synonyms: an SNDR_ name wins over a GENESIS_ one."""
     present = [env[n] for n in names if n in env]
     sndr = [v for v in present if v.name.startswith("SNDR_")]
-    return (sndr or present or [None])[-1]
+    chosen = sndr or present
+    return chosen[-1] if chosen else None
 
 
 def patch_state(registry: GenesisRegistry, patch: GenesisPatch, env: dict[str, EnvVar]) -> PatchState:

@@ -3,32 +3,26 @@
 from __future__ import annotations
 
 from generator.catalog import Resolved
-from generator.engines.base import Arg, EngineSpec, EnvVar, MODELS_DIR, common_env, download, resolve_env
+from generator.engines.base import Arg, EngineSpec, EnvVar, Head, Own, build
 from generator.engines.llamacpp import speculative
 
 
-def engine(r: Resolved) -> EngineSpec:
-    app, stack = r.app, r.stack
-    weight = r.model.weight(app.quantization)
-    assert weight is not None
-    target = download(weight)
-    downloads = [target]
-    args = [Arg((target.path,), "app.model + app.quantization"), *speculative(r, downloads)]
-    args += [
+def own(head: Head) -> Own:
+    app = head.r.app
+    target = head.fetch(head.weight)
+    args = [
+        Arg((target.path,), "app.model + app.quantization"),
+        *speculative(head),
         Arg(("--model-name", app.model_alias), "app.served_name"),
-        Arg(("--host", "0.0.0.0", "--port", str(stack.port)), f"stack {stack.id} port"),
+        head.listen(),
         Arg(("--max-ctx", str(app.context_length)), "app.context_length"),
     ]
-    if stack.args:
-        args.append(Arg(stack.args, f"stack {stack.id}"))
-    if app.extra_args:
-        args.append(Arg(app.extra_args, "app.extra_args"))
-    stack_env, hami, genesis, app_env = common_env(r)
     kv = []
-    if app.kv_cache_type:
+    if app.kv_cache_type:  # dflash_server reads its KV types from the environment
         kv = [EnvVar("DFLASH27B_KV_K", app.kv_cache_type, "app.kv_cache_type"),
               EnvVar("DFLASH27B_KV_V", app.kv_cache_type_v or app.kv_cache_type, "app.kv_cache_type")]
-    paths = [EnvVar("HF_HOME", MODELS_DIR, "chart")]
-    env, overridden = resolve_env(stack_env, paths, hami, kv, genesis, app_env)
-    return EngineSpec(image=stack.image, command=stack.command, args=tuple(args), env=env, overridden=overridden,
-                      port=stack.port, health_path=stack.health_path, downloads=tuple(downloads))
+    return Own(args, kv)
+
+
+def engine(r: Resolved) -> EngineSpec:
+    return build(r, own)

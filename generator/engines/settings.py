@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import ClassVar, Generic, Literal, TypeVar
 
 from generator.engines.argv import Argv, Flag, env_var, normalize
 from generator.catalog import Resolved
@@ -20,11 +21,17 @@ from generator.engines.genesis_env import PatchState, patch_states
 VLLM_DEFAULT_UTILIZATION = 0.9
 VLLM_DEFAULT_BATCHED_TOKENS = 8192  # V1 with chunked prefill (assumption; Genesis prod uses 8192)
 VLLM_DEFAULT_MAX_SEQS = 256
+# VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to "1" from v0.20.0 (vllm/envs.py@v0.20.0), "0" before
+# (vllm/envs.py@v0.19.1): from 0.20 the CUDA graphs are profiled inside the budget unless the env turns them off.
+VLLM_GRAPHS_PROFILED_FROM = (0, 20)
 # llama.cpp defaults (stacks.md §3.1).
 LLAMA_DEFAULT_UBATCH = 512
 LLAMA_DEFAULT_PARALLEL = 1  # `-np -1` = auto; the catalog's stacks pin 1
 LUCEBOX_DEFAULT_KV = "q8_0"  # DFLASH27B_KV_K/V default (stacks.md §5.2)
 LUCEBOX_AUTO_TQ3_ABOVE = 6144  # DFLASH27B_KV_TQ3=1 is set when --max-ctx > 6144 and no KV type is given
+
+EngineFamily = Literal["vllm", "llamacpp", "lucebox"]
+T = TypeVar("T")
 
 _HUMAN = re.compile(r"^(\d+(?:\.\d+)?)([kKmM]?)$")
 
@@ -48,10 +55,10 @@ def as_float(text: str | None) -> float | None:
 
 
 @dataclass(frozen=True)
-class Value:
-    """A setting's effective value and the flag or field it came from."""
+class Value(Generic[T]):
+    """A setting's effective value and the flag or field it came from (what `catalog explain` and rules cite)."""
 
-    value: object
+    value: T
     source: Flag | None = None  # None: the app field / engine default named in `note`
     note: str = ""
 
@@ -59,29 +66,74 @@ class Value:
         return self.source.where() if self.source else self.note
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class Settings:
-    engine: str  # vllm | llamacpp | lucebox
-    context: Value
-    kv_k: Value
-    kv_v: Value
+    """What every engine family has: context, KV types, speculative decoding, vision, Genesis patches.
+
+    One subclass per family adds its own typed settings; `engine` names the family.
+    """
+
+    FAMILY: ClassVar[EngineFamily]
+    context: Value[int]  # tokens; 0 = the model's own length (llama.cpp `-c 0`)
+    kv_k: Value[str]
+    kv_v: Value[str]
     spec_method: str | None = None
     spec_tokens: int | None = None
     spec_source: str = ""
     vision: bool = False
-    extra: dict[str, Value] = field(default_factory=dict)  # engine-specific: util, batched, ubatch, ...
-    genesis: dict[str, PatchState] = field(default_factory=dict)
+    genesis: dict[str, PatchState] = field(default_factory=dict)  # patch id -> state (Genesis images only)
 
-    def get(self, key: str, default: object = None) -> object:
-        found = self.extra.get(key)
-        return found.value if found is not None else default
+    @property
+    def engine(self) -> EngineFamily:
+        return self.FAMILY
 
     def genesis_on(self, patch_id: str) -> bool:
         state = self.genesis.get(patch_id)
         return bool(state and state.on)
 
 
-def _json(text: str | None) -> dict:
+@dataclass(frozen=True, kw_only=True)
+class VllmSettings(Settings):
+    FAMILY: ClassVar[EngineFamily] = "vllm"
+    util: Value[float]  # --gpu-memory-utilization
+    batched: Value[int]  # --max-num-batched-tokens
+    seqs: Value[int]  # --max-num-seqs
+    kv_bytes: Value[int] | None = None  # --kv-cache-memory-bytes: a pinned KV pool instead of util x cap
+    prefix_caching: Value[bool]
+    mamba_mode: Value[str]  # --mamba-cache-mode: align | all | none
+    eager: Value[bool]  # --enforce-eager or cudagraph_mode NONE
+    graphs_profiled: Value[bool]  # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1
+
+
+@dataclass(frozen=True, kw_only=True)
+class GgufSettings(Settings):
+    """llama.cpp and the servers built on it: sequences (slots) and the micro-batch."""
+
+    parallel: Value[int]  # -np / --parallel
+    ubatch: Value[int]  # -ub / --ubatch-size
+
+
+@dataclass(frozen=True, kw_only=True)
+class LlamaCppSettings(GgufSettings):
+    FAMILY: ClassVar[EngineFamily] = "llamacpp"
+    flash_attn: Value[str | None]  # -fa on|off|auto; None: not set
+    swa_full: Value[bool]  # --swa-full
+    kv_k_draft: Value[str]  # -ctkd
+    kv_v_draft: Value[str]  # -ctvd
+
+
+@dataclass(frozen=True, kw_only=True)
+class LuceboxSettings(GgufSettings):
+    FAMILY: ClassVar[EngineFamily] = "lucebox"
+
+
+AnySettings = VllmSettings | LlamaCppSettings | LuceboxSettings
+
+
+JsonObject = dict[str, object]  # a JSON object given on the command line, as json.loads returns it
+
+
+def _json(text: str | None) -> JsonObject:
     try:
         value = json.loads(text) if text else {}
     except json.JSONDecodeError:
@@ -89,7 +141,26 @@ def _json(text: str | None) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def _vllm_spec(argv: Argv, r: Resolved) -> tuple[str | None, int | None, str]:
+def _int(flag: Flag | None, default: int) -> int:
+    """A flag's integer value; `default` when the flag is absent or its value is not a number. The engine refuses
+    such an argv at start; `catalog check` names the value where the engine's flag table types it (FLAG002)."""
+    found = human_int(flag.value) if flag else None
+    return default if found is None else found
+
+
+def _float(flag: Flag | None, default: float) -> float:
+    found = as_float(flag.value) if flag else None
+    return default if found is None else found
+
+
+def _text(flag: Flag | None, default: str) -> str:
+    """A flag's text value; "" for a flag given without one (the argv ends at the flag)."""
+    if flag is None:
+        return default
+    return flag.value if flag.value is not None else ""
+
+
+def _vllm_spec(argv: Argv) -> tuple[str | None, int | None, str]:
     flag = argv.last("--speculative-config")
     if flag is None:
         return None, None, ""
@@ -107,7 +178,24 @@ def _vllm_vision(argv: Argv, r: Resolved) -> bool:
     limits = _json((argv.last("--limit-mm-per-prompt") or Flag("", None, "", 0)).value)
     image = limits.get("image", 1)
     count = image.get("count", 1) if isinstance(image, dict) else image
-    return count != 0
+    return bool(count != 0)
+
+
+def vllm_release(version: str) -> tuple[int, int]:
+    """(major, minor) of a stack's `version` text (`0.20.0`, `0.20.2.dev nightly ...`); (0, 0) if unreadable."""
+    match = re.match(r"^(\d+)\.(\d+)", version.strip())
+    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+
+
+def _graphs_profiled(r: Resolved, engine: EngineSpec) -> Value[bool]:
+    var = env_var(engine, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
+    if var is not None:
+        return Value(var.value.strip() == "1", None,
+                     f"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS={var.value} ({var.origin})")
+    release = vllm_release(r.stack.version)
+    on = release >= VLLM_GRAPHS_PROFILED_FROM
+    return Value(on, None, f"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS unset: vLLM {release[0]}.{release[1]} defaults "
+                           f"it to {'1' if on else '0'}")
 
 
 def _cudagraph_mode(argv: Argv) -> str | None:
@@ -119,50 +207,44 @@ def _cudagraph_mode(argv: Argv) -> str | None:
     return str(mode).upper() if mode is not None else None
 
 
-def vllm_settings(r: Resolved, engine: EngineSpec) -> Settings:
+def vllm_settings(r: Resolved, engine: EngineSpec) -> VllmSettings:
     argv = Argv(engine)
-    ctx = argv.last("--max-model-len")
-    kv = argv.last("--kv-cache-dtype")
-    kv_value = Value(kv.value if kv else "auto", kv)
-    method, tokens, spec_where = _vllm_spec(argv, r)
-    s = Settings("vllm", Value(human_int(ctx.value) if ctx else r.app.context_length, ctx), kv_value, kv_value,
-                 method, tokens, spec_where, _vllm_vision(argv, r))
-    util, batched, seqs = argv.last("--gpu-memory-utilization"), argv.last("--max-num-batched-tokens"), argv.last("--max-num-seqs")
-    s.extra["util"] = Value(as_float(util.value) if util else VLLM_DEFAULT_UTILIZATION, util, "vLLM default")
-    s.extra["batched"] = Value(human_int(batched.value) if batched else VLLM_DEFAULT_BATCHED_TOKENS, batched, "vLLM default")
-    s.extra["seqs"] = Value(human_int(seqs.value) if seqs else VLLM_DEFAULT_MAX_SEQS, seqs, "vLLM default")
+    ctx, kv = argv.last("--max-model-len"), argv.last("--kv-cache-dtype")
+    kv_value = Value(_text(kv, "auto"), kv)
+    method, tokens, spec_where = _vllm_spec(argv)
+    util, batched = argv.last("--gpu-memory-utilization"), argv.last("--max-num-batched-tokens")
+    seqs = argv.last("--max-num-seqs")
     kvbytes = argv.last("--kv-cache-memory-bytes")
-    if kvbytes is not None:
-        s.extra["kv_bytes"] = Value(human_int(kvbytes.value), kvbytes)
-    _vllm_switches(s, argv, r, engine)
-    return s
-
-
-def _vllm_switches(s: Settings, argv: Argv, r: Resolved, engine: EngineSpec) -> None:
+    pinned = human_int(kvbytes.value) if kvbytes else None
     last = argv.present("--enable-prefix-caching", "--no-enable-prefix-caching")
     hybrid = r.model.architecture.recurrent is not None
     # pins before v0.28 leave prefix caching off for hybrid models unless asked (stacks.md §1.2)
     prefix = normalize(last.flag) == "--enable-prefix-caching" if last else not hybrid
-    s.extra["prefix_caching"] = Value(prefix, last, "vLLM default")
-    mode = argv.last("--mamba-cache-mode")
-    s.extra["mamba_mode"] = Value(mode.value if mode else ("align" if prefix else "none"), mode,
-                                  "align when prefix caching is on (stacks.md §1.2)")
-    eager = argv.present("--enforce-eager")
-    s.extra["eager"] = Value(eager is not None or _cudagraph_mode(argv) == "NONE", eager)
-    profiled = env_var(engine, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
-    s.extra["graphs_profiled"] = Value(bool(profiled and profiled.value.strip() == "1"), None,
-                                       "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
-    if r.genesis is not None and "genesis" in r.stack.features:
-        s.genesis = patch_states(r.genesis, engine.env)
+    mode, eager = argv.last("--mamba-cache-mode"), argv.present("--enforce-eager")
+    genesis = patch_states(r.genesis, engine.env) if r.genesis is not None and "genesis" in r.stack.features else {}
+    return VllmSettings(
+        context=Value(_int(ctx, r.app.context_length), ctx), kv_k=kv_value, kv_v=kv_value,
+        spec_method=method, spec_tokens=tokens, spec_source=spec_where, vision=_vllm_vision(argv, r), genesis=genesis,
+        util=Value(_float(util, VLLM_DEFAULT_UTILIZATION), util, "vLLM default"),
+        batched=Value(_int(batched, VLLM_DEFAULT_BATCHED_TOKENS), batched, "vLLM default"),
+        seqs=Value(_int(seqs, VLLM_DEFAULT_MAX_SEQS), seqs, "vLLM default"),
+        kv_bytes=Value(pinned, kvbytes) if pinned is not None else None,
+        prefix_caching=Value(prefix, last, "vLLM default"),
+        mamba_mode=Value(_text(mode, "align" if prefix else "none"), mode,
+                         "align when prefix caching is on (stacks.md §1.2)"),
+        eager=Value(eager is not None or _cudagraph_mode(argv) == "NONE", eager),
+        graphs_profiled=_graphs_profiled(r, engine),
+    )
 
 
-def _kv_pair(argv: Argv, k_names: tuple[str, ...], v_names: tuple[str, ...], default: str) -> tuple[Value, Value]:
+def _kv_pair(argv: Argv, k_names: tuple[str, ...], v_names: tuple[str, ...],
+             default: str) -> tuple[Value[str], Value[str]]:
     k, v = argv.last(*k_names), argv.last(*v_names)
-    return Value(k.value if k else default, k, f"{default} (engine default)"), Value(v.value if v else default, v,
-                                                                                   f"{default} (engine default)")
+    note = f"{default} (engine default)"
+    return Value(_text(k, default), k, note), Value(_text(v, default), v, note)
 
 
-def llama_settings(r: Resolved, engine: EngineSpec) -> Settings:
+def llama_settings(r: Resolved, engine: EngineSpec) -> LlamaCppSettings:
     argv = Argv(engine)
     ctx = argv.last("-c", "--ctx-size")
     k, v = _kv_pair(argv, ("-ctk", "--cache-type-k"), ("-ctv", "--cache-type-v"), "f16")
@@ -171,37 +253,40 @@ def llama_settings(r: Resolved, engine: EngineSpec) -> Settings:
     method = spec.method if spec else (spec_type.value if spec_type else None)
     if method and method.startswith("draft-"):
         method = method.removeprefix("draft-")
-    vision = r.app.vision or argv.last("--mmproj", "-mm") is not None
-    s = Settings("llamacpp", Value(human_int(ctx.value) if ctx else 0, ctx), k, v, method,
-                 spec.tokens if spec else None, "speculative" if spec else (spec_type.where() if spec_type else ""), vision)
     ub, np_, fa = argv.last("-ub", "--ubatch-size"), argv.last("-np", "--parallel"), argv.last("-fa", "--flash-attn")
-    s.extra["ubatch"] = Value(human_int(ub.value) if ub else LLAMA_DEFAULT_UBATCH, ub, "llama.cpp default")
-    parallel = human_int(np_.value) if np_ else LLAMA_DEFAULT_PARALLEL
-    s.extra["parallel"] = Value(parallel if parallel and parallel > 0 else 1, np_, "llama.cpp default")
-    s.extra["flash_attn"] = Value(fa.value if fa else None, fa, "not set (engine default)")
-    s.extra["swa_full"] = Value(argv.present("--swa-full") is not None, argv.present("--swa-full"))
+    parallel = _int(np_, LLAMA_DEFAULT_PARALLEL)  # `-np -1` (auto) reads as the default
     kd, vd = _kv_pair(argv, ("-ctkd", "--cache-type-k-draft"), ("-ctvd", "--cache-type-v-draft"), "f16")
-    s.extra["kv_k_draft"], s.extra["kv_v_draft"] = kd, vd
-    return s
+    swa = argv.present("--swa-full")
+    return LlamaCppSettings(
+        context=Value(_int(ctx, 0), ctx), kv_k=k, kv_v=v, spec_method=method,
+        spec_tokens=spec.tokens if spec else None,
+        spec_source="speculative" if spec else (spec_type.where() if spec_type else ""),
+        vision=r.app.vision or argv.last("--mmproj", "-mm") is not None,
+        ubatch=Value(_int(ub, LLAMA_DEFAULT_UBATCH), ub, "llama.cpp default"),
+        parallel=Value(parallel if parallel > 0 else 1, np_, "llama.cpp default"),
+        flash_attn=Value(fa.value if fa else None, fa, "not set (engine default)"),
+        swa_full=Value(swa is not None, swa), kv_k_draft=kd, kv_v_draft=vd,
+    )
 
 
-def lucebox_settings(r: Resolved, engine: EngineSpec) -> Settings:
+def lucebox_settings(r: Resolved, engine: EngineSpec) -> LuceboxSettings:
     argv = Argv(engine)
     ctx = argv.last("--max-ctx")
-    context = human_int(ctx.value) if ctx else r.app.context_length
+    context = _int(ctx, r.app.context_length)
     kvk, kvv = env_var(engine, "DFLASH27B_KV_K"), env_var(engine, "DFLASH27B_KV_V")
     default = "tq3_0" if (kvk is None and context > LUCEBOX_AUTO_TQ3_ABOVE) else LUCEBOX_DEFAULT_KV
     k = Value(kvk.value if kvk else default, None, f"env DFLASH27B_KV_K ({kvk.origin})" if kvk else "Lucebox default")
     v = Value(kvv.value if kvv else default, None, f"env DFLASH27B_KV_V ({kvv.origin})" if kvv else "Lucebox default")
     spec = r.app.speculative
-    s = Settings("lucebox", Value(context, ctx), k, v, spec.method if spec else None, spec.tokens if spec else None,
-                 "speculative" if spec else "", False)
-    s.extra["parallel"] = Value(1, None, "dflash_server serves one sequence")
-    s.extra["ubatch"] = Value(LLAMA_DEFAULT_UBATCH, None, "assumed llama.cpp default")
-    return s
+    return LuceboxSettings(
+        context=Value(context, ctx), kv_k=k, kv_v=v, spec_method=spec.method if spec else None,
+        spec_tokens=spec.tokens if spec else None, spec_source="speculative" if spec else "", vision=False,
+        parallel=Value(1, None, "dflash_server serves one sequence"),
+        ubatch=Value(LLAMA_DEFAULT_UBATCH, None, "assumed llama.cpp default"),
+    )
 
 
-def settings_for(r: Resolved, engine: EngineSpec) -> Settings:
+def settings_for(r: Resolved, engine: EngineSpec) -> AnySettings:
     if r.stack.engine == "vllm":
         return vllm_settings(r, engine)
     if r.stack.fork == "lucebox":
@@ -209,4 +294,5 @@ def settings_for(r: Resolved, engine: EngineSpec) -> Settings:
     return llama_settings(r, engine)
 
 
-__all__ = ["Settings", "Value", "as_float", "human_int", "settings_for"]
+__all__ = ["AnySettings", "EngineFamily", "GgufSettings", "LlamaCppSettings", "LuceboxSettings", "Settings", "Value",
+           "VllmSettings", "as_float", "human_int", "settings_for", "vllm_release"]

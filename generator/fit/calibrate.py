@@ -27,8 +27,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from datetime import date
-from typing import Literal
+from typing import Literal, Protocol
 
+from generator.catalog import Resolved
+from generator.fit.ledger import Pool
 from generator.schema.calibration import Calibration
 
 Engine = Literal["vllm", "llamacpp"]
@@ -318,28 +320,38 @@ def basis_of(component: str, note: str) -> Basis:
 
 # ---- what the rows change -----------------------------------------------------------------------------------
 
-def kv_pool(fit: object) -> str:
+class HasPools(Protocol):
+    """A fit (generator/fit/estimate.py `Fit`) as far as `kv_pool` reads it."""
+
+    @property
+    def pools(self) -> tuple[Pool, ...]: ...
+
+
+def kv_pool(fit: HasPools) -> str:
     """The pool one request's KV is drawn from: vLLM's budget (or its pinned KV pool), llama.cpp's cap."""
-    keys = [p.key for p in fit.pools]  # type: ignore[attr-defined]
+    keys = [p.key for p in fit.pools]
     return next(k for k in ("kv", "budget", "cap") if k in keys)
 
 
-def largest_context(r: object, upper: int | None = None) -> int:
-    """The largest context (tokens) at which the app's estimate still fits the pool its KV comes from; 0 if none."""
+def largest_context(r: Resolved, upper: int | None = None) -> int:
+    """The largest context (tokens) at which the app's estimate still fits the pool its KV comes from, under the
+    app's cap (the fit's, sized at the app's own context, when it leaves gpu_memory_mib out); 0 if none."""
     from dataclasses import replace as dc_replace
 
     from generator.engines import engine_for
     from generator.engines.settings import Value, settings_for
     from generator.fit.estimate import estimate
+    from generator.fit.sizing import sized
 
-    engine = engine_for(r)  # type: ignore[arg-type]
-    s = settings_for(r, engine)  # type: ignore[arg-type]
-    pool = kv_pool(estimate(r, engine, s))  # type: ignore[arg-type]
+    r = sized(r)
+    engine = engine_for(r)
+    s = settings_for(r, engine)
+    pool = kv_pool(estimate(r, engine, s))
 
     def fits(tokens: int) -> bool:
-        return estimate(r, engine, dc_replace(s, context=Value(tokens))).margin(pool) >= 0  # type: ignore[arg-type]
+        return estimate(r, engine, dc_replace(s, context=Value(tokens))).margin(pool) >= 0
 
-    low, high = 0, upper or r.model.architecture.max_context  # type: ignore[attr-defined]
+    low, high = 0, upper or r.model.architecture.max_context
     while low < high:
         mid = (low + high + 1) // 2
         low, high = (mid, high) if fits(mid) else (low, mid - 1)

@@ -1,14 +1,15 @@
 """The memory fit: what an app allocates on its GPU against the HAMi cap it runs under -> FIT / TIGHT / FAIL.
 
 An estimate is a list of parts (component, MiB, note), each drawn from a pool with a capacity:
-- vLLM: `budget` = gpu_memory_utilization x cap (HAMi reports its cap as the device total, stacks.md §7), which
-  must hold weights, activations, graphs and then the KV of one request at the full context; `outside` =
-  the rest of the cap, which must hold what is allocated after vLLM sized its KV pool (Genesis P38's lazy
-  workspace, P5B's padded pages, CUDA graphs when they are not profiled).
+- vLLM: `budget` = gpu_memory_utilization x the total vLLM reads (the device's `reported_total`: on the Olares
+  One the card's 24,463 MiB, not the HAMi cap; docs/fit.md), which must hold weights, activations, graphs and
+  then the KV of one request at the full context; `outside` = the HAMi cap minus the budget, which must hold what
+  is allocated after vLLM sized its KV pool (Genesis P38's lazy workspace, P5B's padded pages, CUDA graphs when
+  they are not profiled).
 - llama.cpp and forks: one pool, the cap.
-The engine modules (`fit/vllm.py`, `fit/llamacpp.py`; their shared types in `fit/ledger.py`) build the parts; measured rows of the catalog
-(`calibration:` on the app or the model) replace or scale the estimate where they apply. docs/fit.md
-explains every formula and assumption.
+The engine modules (`fit/vllm.py`, `fit/llamacpp.py`; their shared types in `fit/ledger.py`) build the parts;
+measured rows of the catalog (`calibration:` on the app or the model) replace or scale the estimate where they
+apply. docs/fit.md explains every formula and assumption.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from generator.catalog import Resolved
+from generator.core.data import Data
 from generator.engines import EngineSpec
-from generator.engines.settings import Settings, settings_for
+from generator.engines.settings import AnySettings, VllmSettings, settings_for
 from generator.fit import llamacpp as fit_llamacpp
 from generator.fit import vllm as fit_vllm
 from generator.fit.ledger import KV_COMPONENTS, TIGHT_FRACTION, TIGHT_MIN_MIB, Ledger, Part, Pool, Verdict, verdict_of
+from generator.fit.sizing import GpuSizing, size_from
 
 @dataclass(frozen=True)
 class Fit:
@@ -34,6 +37,7 @@ class Fit:
     assumptions: tuple[str, ...]
     calibrated: tuple[str, ...]
     facts: tuple[str, ...] = ()
+    sizing: GpuSizing | None = None  # what the fit gives this app as GPU memory (generator/fit/sizing.py)
 
     def used(self, pool: str) -> float:
         return sum(p.mib for p in self.parts if p.pool == pool)
@@ -74,11 +78,13 @@ class Fit:
         margin = self.margin(pool.key)
         word = {"FAIL": "short by", "TIGHT": "only", "FIT": "margin"}[self.verdict]
         amount = f"{abs(margin):,.0f} MiB" + (" left" if self.verdict == "TIGHT" else "")
-        return (f"{self.verdict} at {self.context:,} tokens on a {self.cap_mib:,} MiB cap: {pool.title} {word} {amount} "
+        return (f"{self.verdict} at {self.context:,} tokens on a {self.cap_mib:,} MiB cap: {pool.title} {word} "
+                f"{amount} "
                 f"({self.used(pool.key):,.0f} of {pool.capacity_mib:,.0f} MiB)")
 
-    def as_dict(self) -> dict:
-        out = asdict(self)
+    def as_dict(self) -> dict[str, Data]:
+        """JSON data (`catalog explain --json`): every field, the margins per pool and the summary."""
+        out: dict[str, Data] = asdict(self)
         out["margins"] = {p.key: round(self.margin(p.key), 1) for p in self.pools}
         out["summary"] = self.summary()
         return out
@@ -86,19 +92,22 @@ class Fit:
 
 
 
-def estimate(r: Resolved, engine: EngineSpec, settings: Settings | None = None) -> Fit:
+def estimate(r: Resolved, engine: EngineSpec, settings: AnySettings | None = None) -> Fit:
     """The fit of one resolved app with the argv/env its engine will really get."""
     s = settings or settings_for(r, engine)
     ledger = Ledger()
-    if s.engine == "vllm":
+    if isinstance(s, VllmSettings):
         fit_vllm.build(r, s, ledger)
     else:
         fit_llamacpp.build(r, s, ledger)
     cap = r.app.gpu_memory_mib
-    return Fit(app=r.app.name, engine=s.engine, cap_mib=cap, context=int(s.context.value),  # type: ignore[arg-type]
+    assert cap is not None, "size the app first (generator/fit/sizing.py: sized)"
+    sizing = size_from(r, s, ledger)
+    return Fit(app=r.app.name, engine=s.engine, cap_mib=cap, context=s.context.value,
                verdict=verdict_of(ledger.pools, ledger.parts, cap), pools=tuple(ledger.pools),
                parts=tuple(ledger.parts), assumptions=tuple(ledger.assumptions), calibrated=tuple(ledger.calibrated),
-               facts=tuple(ledger.facts))
+               facts=tuple(ledger.facts) + tuple(sizing.lines()), sizing=sizing)
 
 
-__all__ = ["KV_COMPONENTS", "Fit", "Ledger", "Part", "Pool", "TIGHT_FRACTION", "TIGHT_MIN_MIB", "Verdict", "estimate", "verdict_of"]
+__all__ = ["KV_COMPONENTS", "Fit", "Ledger", "Part", "Pool", "TIGHT_FRACTION", "TIGHT_MIN_MIB", "Verdict", "estimate",
+           "verdict_of"]

@@ -10,8 +10,10 @@ from __future__ import annotations
 from generator.catalog import Resolved
 from generator.fit.ledger import Ledger
 from generator.fit.vllm import weights_part
-from generator.fit.memory import GGML_BYTES, MIB, Geometry, align_up, ggml_slot_bytes, group_bytes_per_token, recurrent_state_bytes
-from generator.engines.settings import Settings
+from generator.fit.memory import (GGML_BYTES, MIB, Geometry, align_up, ggml_slot_bytes, group_bytes_per_token,
+                                  recurrent_state_bytes)
+from generator.engines.settings import GgufSettings as Settings, LlamaCppSettings
+from generator.schema import Calibration
 
 CELL_PAD = 256  # llama.cpp pads KV cells to 256
 # Measured on real-shape models (bench/fit-accuracy.md: NVIDIA H200, driver 580.159.04, CUDA 13.0, llama.cpp of the
@@ -35,6 +37,7 @@ RS_ROLLBACK_METHODS = ("mtp", "eagle", "eagle3", "dflash", "dspark")  # common_p
 
 def build(r: Resolved, s: Settings, ledger: Ledger) -> None:
     cap = r.app.gpu_memory_mib
+    assert cap is not None, "size the app first (generator/fit/sizing.py: sized)"
     ledger.pool("cap", "HAMi cap", cap, "app.gpu_memory_mib (CUDA_DEVICE_MEMORY_LIMIT_0)")
     _weights(r, s, ledger)
     for component, bytes_, note in kv_parts(r, s):
@@ -60,9 +63,11 @@ def _weights(r: Resolved, s: Settings, ledger: Ledger) -> None:
     if spec and spec.drafter:
         drafter = r.model.drafter(spec.drafter)
         assert drafter is not None
-        ledger.add("cap", f"drafter weights ({drafter.id})", drafter.weights[0].size_gib * 1024, drafter.weights[0].repo)
+        weights = drafter.weights[0]
+        ledger.add("cap", f"drafter weights ({drafter.id})", weights.size_gib * 1024, weights.repo)
         if drafter.kind == "mtp-assistant":
-            ledger.add("cap", "drafter KV", 0.0, "the assistant is loaded into the target context: no second KV (stacks.md §5.1)")
+            ledger.add("cap", "drafter KV", 0.0,
+                       "the assistant is loaded into the target context: no second KV (stacks.md §5.1)")
         else:
             ledger.add("cap", "drafter KV", 0.0, f"{drafter.kind} drafter geometry is not in the catalog: not modelled")
             ledger.assume(f"the {drafter.kind} drafter's own KV is not modelled (no geometry in catalog/models)")
@@ -71,13 +76,13 @@ def _weights(r: Resolved, s: Settings, ledger: Ledger) -> None:
 def kv_parts(r: Resolved, s: Settings) -> list[tuple[str, float, str]]:
     geo = Geometry.of(r.model.architecture)
     k, v = str(s.kv_k.value), str(s.kv_v.value)
-    ctx = int(s.context.value) or r.model.architecture.max_context  # type: ignore[arg-type]
+    ctx = s.context.value or r.model.architecture.max_context
     cells = align_up(ctx, CELL_PAD)
     full = group_bytes_per_token(geo.full, ggml_slot_bytes(k, v, geo.full.head_dim))
     out = [("KV full attention", full * cells, (f"{geo.full.layers} layers x {geo.full.kv_heads} KV heads x head_dim "
                                                 f"{geo.full.head_dim} x K {k} + V {v} x {cells:,} cells"))]
     if s.spec_method == "mtp" and not (r.app.speculative and r.app.speculative.drafter) and geo.mtp_layers:
-        kd, vd = str(s.get("kv_k_draft", "f16")), str(s.get("kv_v_draft", "f16"))
+        kd, vd = _draft_kv(s)
         per_layer = geo.full.kv_heads * ggml_slot_bytes(kd, vd, geo.full.head_dim)
         out.append(("KV MTP layer", geo.mtp_layers * per_layer * cells,
                     (f"{geo.mtp_layers} nextn layer(s) over the context in the MTP draft context's own cache, "
@@ -87,12 +92,13 @@ def kv_parts(r: Resolved, s: Settings) -> list[tuple[str, float, str]]:
     if geo.kv_shared_layers:
         out.append(("KV shared layers", 0.0, f"{geo.kv_shared_layers} layers reuse earlier layers' KV"))
     if geo.recurrent is not None:
-        slots = int(s.get("parallel", 1))  # type: ignore[arg-type]
+        slots = s.parallel.value
         rollback = (s.spec_tokens or RS_DRAFT_DEFAULT) if s.spec_method in RS_ROLLBACK_METHODS else 0
         state = recurrent_state_bytes(geo.recurrent, ssm_bytes=4, conv_bytes=4)
         out.append(("recurrent state", state * slots * (1 + rollback),
                     (f"{geo.recurrent.layers} GDN layers, f32 r/s states x {slots} slot(s) x (1 + {rollback} rollback "
-                    "snapshots for the draft length) (src/llama-memory-recurrent.cpp mem_size x (1 + n_rs_seq); measured)")))
+                    "snapshots for the draft length) (src/llama-memory-recurrent.cpp mem_size x (1 + n_rs_seq); "
+                    "measured)")))
     return out
 
 
@@ -100,11 +106,12 @@ def _sliding(s: Settings, geo: Geometry, k: str, v: str, cells: int) -> tuple[st
     sw = geo.sliding
     assert sw is not None and sw.window is not None
     per_token = group_bytes_per_token(sw, ggml_slot_bytes(k, v, sw.head_dim))
-    if s.get("swa_full"):
+    if isinstance(s, LlamaCppSettings) and s.swa_full.value:
         return ("KV sliding window", per_token * cells, f"{sw.layers} layers, --swa-full: the whole context")
-    slots, ubatch = int(s.get("parallel", 1)), int(s.get("ubatch"))  # type: ignore[arg-type]
+    slots, ubatch = s.parallel.value, s.ubatch.value
     swa_cells = min(cells, align_up(sw.window * slots + ubatch, CELL_PAD))
-    return ("KV sliding window", per_token * swa_cells, (f"{sw.layers} layers x {swa_cells:,} cells (window {sw.window} "
+    return ("KV sliding window", per_token * swa_cells, (f"{sw.layers} layers x {swa_cells:,} cells "
+                                                       f"(window {sw.window} "
                                                        f"x {slots} slot(s) + ubatch {ubatch})"))
 
 
@@ -112,9 +119,9 @@ def _cuda_context(r: Resolved, ledger: Ledger) -> None:
     rows = [c for c in r.app.calibration if c.measure == "cuda_context"]
     if not rows:
         hybrid = r.model.architecture.recurrent is not None
-        mib = CUDA_CONTEXT_MIB + (RECURRENT_FIRST_REQUEST_MIB if hybrid else 0)
+        base = CUDA_CONTEXT_MIB + (RECURRENT_FIRST_REQUEST_MIB if hybrid else 0)
         extra = f" ({CUDA_CONTEXT_MIB} + {RECURRENT_FIRST_REQUEST_MIB} MiB a hybrid model adds at its first request)"
-        ledger.add("cap", "CUDA context", mib, CUDA_CONTEXT_SOURCE + (extra if hybrid else ""))
+        ledger.add("cap", "CUDA context", base, CUDA_CONTEXT_SOURCE + (extra if hybrid else ""))
         return
     mib = sum(c.mib for c in rows) / len(rows)
     ledger.add("cap", "CUDA context", mib, f"measured for this app on {rows[0].device or 'a GPU'}: {rows[0].what} "
@@ -126,14 +133,23 @@ def host_weights_mib(r: Resolved) -> tuple[float, str]:
     """Weights llama.cpp keeps in host memory with every layer offloaded: the input token embeddings (read by a CPU
     get_rows) and Gemma 4's per-layer token embeddings. A model with tied embeddings (no output.weight) also keeps a
     GPU copy of token_embd as its output projection, so only the per-layer embeddings leave the GPU. Measured: the
-    CPU_Mapped and CUDA0 model buffers of every H200 probe. Sizes follow the weight file's dominant type."""
+    CPU_Mapped and CUDA0 model buffers of every H200 probe. Sizes follow the weight file's dominant type, or its
+    average bytes per weight where realshape.py does not model its type mix."""
     from generator.fit.realshape import GGML_TYPES, SHAPES, quant_types
 
     weight = r.model.weight(r.app.quantization)
     if weight is None or weight.format != "gguf":
         return 0.0, ""
     arch = r.model.architecture
-    block, size = GGML_TYPES[quant_types(r.app.quantization)[0]]
+    dominant = quant_types(r.app.quantization)[0]
+    if dominant == "F16" and not any(t in r.app.quantization.lower() for t in ("f16", "bf16")):
+        # a type mix realshape.py does not model (e.g. UD-Q3_K_XL): the file's average bytes per weight
+        per_weight = weight.size_gib * 1024**3 / (arch.total_params_b * 1e9)
+        block, size = 1, per_weight
+        how = f"at the file's average {per_weight * 8:.2f} bits per weight"
+    else:
+        block, size = GGML_TYPES[dominant]
+        how = "at the file's dominant type"
     shape = SHAPES.get(r.model.id)
     per_layer = shape.per_layer_embd * arch.layers if shape else 0
     width = per_layer + (0 if shape and shape.tied_embeddings else arch.hidden_size)
@@ -142,27 +158,47 @@ def host_weights_mib(r: Resolved) -> tuple[float, str]:
     parts = [name for name, on in (("token embeddings", width > per_layer), ("per-layer token embeddings", per_layer))
              if on]
     return (arch.vocab_size * width * size / block / MIB,
-            f"{' + '.join(parts)} ({arch.vocab_size:,} x {width:,} at the file's dominant type) stay in host memory "
+            f"{' + '.join(parts)} ({arch.vocab_size:,} x {width:,} {how}) stay in host memory "
             "(CPU_Mapped), measured")
 
 
-def _compute_rows(r: Resolved, ubatch: int, *, draft: bool = False) -> list:
-    """The app's measured GPU compute buffers at this ubatch (pinned CUDA_Host buffers are host memory)."""
+def _cells(r: Resolved, s: Settings) -> int:
+    """The KV cells llama.cpp allocates: the context (`-c 0`: the model's own), padded to CELL_PAD."""
+    return align_up(s.context.value or r.model.architecture.max_context, CELL_PAD)
+
+
+def _draft_kv(s: Settings) -> tuple[str, str]:
+    """The MTP draft context's cache types (-ctkd / -ctvd; llama.cpp's default f16)."""
+    if isinstance(s, LlamaCppSettings):
+        return str(s.kv_k_draft.value), str(s.kv_v_draft.value)
+    return "f16", "f16"
+
+
+def _compute_rows(r: Resolved, s: Settings, *, draft: bool = False) -> list[Calibration]:
+    """The app's measured GPU compute buffers at the configuration it runs now: the same ubatch and context (padded
+    cells), and the same K/V cache types where the row records them. The buffer grows with context x ubatch (the KQ
+    mask) and with the quantized cache's f16 copy, so a row measured at another context or ubatch does not apply:
+    the formula is used instead. Pinned CUDA_Host buffers are host memory."""
+    kv = f"{s.kv_k.value}/{s.kv_v.value}"
+    cells = _cells(r, s)
     return [c for c in r.app.calibration if c.measure == "compute_buffer" and (c.device or "").startswith("CUDA")
-            and not (c.device or "").startswith("CUDA_Host") and c.ubatch == ubatch
+            and not (c.device or "").startswith("CUDA_Host") and c.ubatch == s.ubatch.value
+            and c.context is not None and align_up(c.context, CELL_PAD) == cells
+            and (c.kv_type is None or c.kv_type == kv)
             and ("draft context" in (c.device or "")) == draft]
 
 
 def _compute(r: Resolved, s: Settings, ledger: Ledger) -> None:
     _compute_target(r, s, ledger)
-    if s.spec_method == "mtp" and not (r.app.speculative and r.app.speculative.drafter) and r.model.architecture.mtp_layers:
+    own_mtp = not (r.app.speculative and r.app.speculative.drafter) and r.model.architecture.mtp_layers
+    if s.spec_method == "mtp" and own_mtp:
         _compute_mtp(r, s, ledger)
 
 
 def _compute_mtp(r: Resolved, s: Settings, ledger: Ledger) -> None:
     """The MTP draft context's own compute buffer (llama.cpp builds a second llama_context for the NextN layers)."""
-    ubatch = int(s.get("ubatch"))  # type: ignore[arg-type]
-    rows = _compute_rows(r, ubatch, draft=True)
+    ubatch = s.ubatch.value
+    rows = _compute_rows(r, s, draft=True)
     if rows:
         mib = sum(c.mib for c in rows)
         ledger.add("cap", "MTP draft compute buffer", mib, f"measured: {rows[0].what} ({rows[0].source})")
@@ -176,8 +212,7 @@ def compute_formula(r: Resolved, s: Settings, *, f16_kv_copy: bool = True) -> tu
     """The compute buffer from the formula (MiB, note). `f16_kv_copy=False`: the CPU backend's buffer (its flash
     attention reads quantized K/V as they are, so no f16 copy)."""
     arch = r.model.architecture
-    ubatch = int(s.get("ubatch"))  # type: ignore[arg-type]
-    ctx = align_up(int(s.context.value) or arch.max_context, CELL_PAD)  # type: ignore[arg-type]
+    ubatch, ctx = s.ubatch.value, _cells(r, s)
     mask = ctx * ubatch * MASK_BYTES
     quantized = f16_kv_copy and str(s.kv_k.value) not in ("f16", "bf16", "f32")
     fa = arch.full_attention
@@ -190,14 +225,13 @@ def compute_formula(r: Resolved, s: Settings, *, f16_kv_copy: bool = True) -> tu
 
 def mtp_compute_formula(r: Resolved, s: Settings) -> float:
     arch = r.model.architecture
-    ubatch = int(s.get("ubatch"))  # type: ignore[arg-type]
-    ctx = align_up(int(s.context.value) or arch.max_context, CELL_PAD)  # type: ignore[arg-type]
+    ubatch, ctx = s.ubatch.value, _cells(r, s)
     return (ctx * ubatch * MASK_BYTES + ubatch * arch.hidden_size * 4 * MTP_ACT_F32_TENSORS) / MIB
 
 
 def _compute_target(r: Resolved, s: Settings, ledger: Ledger) -> None:
-    ubatch = int(s.get("ubatch"))  # type: ignore[arg-type]
-    rows = _compute_rows(r, ubatch)
+    ubatch = s.ubatch.value
+    rows = _compute_rows(r, s)
     if rows:
         mib = sum(c.mib for c in rows)
         ledger.add("cap", "compute buffer", mib, f"measured: {rows[0].what} at ubatch {ubatch}, context "
@@ -207,8 +241,9 @@ def _compute_target(r: Resolved, s: Settings, ledger: Ledger) -> None:
     mib, note = compute_formula(r, s)
     ledger.add("cap", "compute buffer", mib, note)
     ledger.assume("llama.cpp CUDA compute buffer ~ KQ mask + f16 K,V copy + 16 hidden-size f32 tensors per ubatch "
-                  "token (fitted on H200 probes; an app's own `compute_buffer` row replaces it)")
-    if s.engine == "llamacpp" and s.get("flash_attn") == "off":
+                  "token (fitted on H200 probes; an app's own `compute_buffer` row measured at its context and "
+                  "ubatch replaces it)")
+    if isinstance(s, LlamaCppSettings) and s.flash_attn.value == "off":
         ledger.assume("flash attention off: the KQ scratch (ubatch x context x heads) is not modelled")
 
 

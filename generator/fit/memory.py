@@ -104,7 +104,7 @@ class Geometry:
     kv_shared_layers: int
 
     @classmethod
-    def of(cls, arch: Architecture) -> "Geometry":
+    def of(cls, arch: Architecture) -> Geometry:
         return cls(arch.full_attention, arch.sliding_attention, arch.recurrent, arch.mtp_layers, arch.kv_shared_layers)
 
     @property

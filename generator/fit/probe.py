@@ -79,9 +79,10 @@ def probe_for(r: Any) -> Probe | None:
     from dataclasses import replace as dc_replace
 
     from generator.engines import engine_for
-    from generator.engines.settings import settings_for
+    from generator.engines.settings import llama_settings
     from generator.fit.estimate import estimate
     from generator.fit.llamacpp import compute_formula
+    from generator.fit.sizing import sized
 
     if r.stack.engine != "llamacpp" or r.stack.fork == "lucebox":
         return None
@@ -105,11 +106,11 @@ def probe_for(r: Any) -> Probe | None:
         mtp = True
     if r.app.vision or r.model.mmproj is not None and r.app.vision is not False and "vision" in r.stack.features:
         notes.append("vision projector not loaded (no real-shape mmproj)")
-    probed = dc_replace(r, app=r.app.model_copy(update=update))
+    probed = sized(dc_replace(r, app=r.app.model_copy(update=update)))  # the cap does not change any part
     engine = engine_for(probed)
     fit = estimate(probed, engine)
     args = _flags(list(engine.argv))
-    cpu, _ = compute_formula(probed, settings_for(probed, engine), f16_kv_copy=False)
+    cpu, _ = compute_formula(probed, llama_settings(probed, engine), f16_kv_copy=False)
     return Probe(app=r.app.name, model=r.model.id, quant=r.app.quantization, mtp=mtp, args=tuple(args),
                  notes=tuple(notes), expected=tuple((p.component, p.mib) for p in fit.parts), cpu_compute_mib=cpu)
 

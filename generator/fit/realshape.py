@@ -221,7 +221,9 @@ def _qwen35(spec: Spec, arch: Any, shape: Shape, quant: str, mtp: bool) -> None:
         spec.meta("expert_used_count", shape.expert_used)
         spec.meta("expert_feed_forward_length", shape.expert_ff)
         spec.meta("expert_shared_feed_forward_length", shape.shared_expert_ff)
-    add = lambda name, ne, il=None: _add(spec, name, ne, il, n_trunk, quant)
+    def add(name: str, ne: tuple[int, ...], il: int | None = None) -> None:
+        _add(spec, name, ne, il, n_trunk, quant)
+
     add("token_embd.weight", (e, v))
     add("output_norm.weight", (e,))
     add("output.weight", (e, v))
@@ -308,7 +310,9 @@ def _gemma4(spec: Spec, arch: Any, shape: Shape, quant: str) -> None:
         spec.meta("expert_count", shape.expert_count)
         spec.meta("expert_used_count", shape.expert_used)
         spec.meta("expert_feed_forward_length", shape.expert_ff)
-    add = lambda name, ne, il=None: _add(spec, name, ne, il, n, quant)
+    def add(name: str, ne: tuple[int, ...], il: int | None = None) -> None:
+        _add(spec, name, ne, il, n, quant)
+
     add("token_embd.weight", (e, v))
     add("output_norm.weight", (e,))
     add("rope_freqs.weight", (fa.head_dim // 2,))

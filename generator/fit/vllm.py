@@ -1,5 +1,12 @@
-"""vLLM's memory: util x cap holds weights, activations, graphs and one request's KV; the rest of the cap
-holds what is allocated after the KV pool was sized.
+"""vLLM's memory: util x the total vLLM reads holds weights, activations, graphs and one request's KV; the rest of
+the HAMi cap holds what is allocated after the KV pool was sized.
+
+The budget: vLLM asks for `requested_memory = ceil(total_memory x gpu_memory_utilization)`, `total_memory` being
+what `cudaMemGetInfo` reports when the worker starts (vllm/v1/worker/utils.py `request_memory` and
+vllm/utils/mem_utils.py `MemorySnapshot.measure` at v0.20.0, as in v0.19.1 and v0.21.0), and gives the KV pool
+`requested_memory - non-KV memory` (vllm/v1/worker/gpu_worker.py `determine_available_memory`). Which total a pod
+sees is the device's `reported_total`: on the Olares One it is the card's 24,463 MiB whatever the HAMi cap
+(docs/fit.md "Which total vLLM reads").
 
 KV follows vLLM's own accounting (`vllm/v1/kv_cache_interface.py`): full-attention layers take
 cdiv(context, block) pages; sliding-window layers min(window - 1 + max_num_batched_tokens, context) tokens;
@@ -15,34 +22,47 @@ from statistics import mean
 
 from generator.catalog import Resolved
 from generator.fit.ledger import KV_COMPONENTS, Ledger
-from generator.fit.memory import MIB, TURBOQUANT_BITS, Geometry, align_up, cdiv, group_bytes_per_token, recurrent_layer_bytes, vllm_slot_bytes
-from generator.engines.settings import Settings
+from generator.fit.memory import (MIB, TURBOQUANT_BITS, Geometry, align_up, cdiv, group_bytes_per_token,
+                                  recurrent_layer_bytes, vllm_slot_bytes)
+from generator.engines.settings import VllmSettings as Settings
+from generator.schema import Calibration
 
 DEFAULT_BLOCK = 16
 HYBRID_BLOCK_ALIGN = 16
 NON_TORCH_MIB = 512  # CUDA context, cuBLAS/NCCL workspaces (assumption)
 ACT_TENSORS = 20  # fp16 hidden-size tensors alive per batched token at the profile peak (assumption)
-GRAPH_FRACTION = 0.12  # graphs at the full 512-size capture ladder cost ~12 % of the weights (see docs/fit.md)
+GRAPH_FRACTION = 0.12  # graphs at the full 512-size capture ladder cost ~12 % of the active weights (docs/fit.md)
 GRAPH_FLOOR_MIB = 64
 SSM_BYTES, CONV_BYTES = 4, 2  # GDN state in fp32, conv state in the model dtype (stacks.md §6.2)
 P5B_PADDING = 0.32  # Genesis P5 v2 docstring: pad-smaller-to-max costs (max - small) / small = 32 % on state pages
 P38_BYTES = 2  # P38's k_full workspace is fp16
 
 
+def reported_total(r: Resolved, cap: float) -> tuple[float, str]:
+    """The total memory vLLM reads in the pod (MiB) and why: the card's, or the HAMi cap (device.reported_total)."""
+    device = r.device
+    if device.reported_total == "device":
+        return float(device.memory_mib), f"{device.name}'s total {device.memory_mib:,} MiB (reported whatever the cap)"
+    return float(cap), "the HAMi cap (reported as the total)"
+
+
 def build(r: Resolved, s: Settings, ledger: Ledger) -> None:
     cap = r.app.gpu_memory_mib
-    util = float(s.get("util"))  # type: ignore[arg-type]
-    kv_bytes = s.get("kv_bytes")
+    assert cap is not None, "size the app first (generator/fit/sizing.py: sized)"
+    util = s.util.value
+    kv_bytes = s.kv_bytes.value if s.kv_bytes else 0
+    total, why = reported_total(r, cap)
+    budget = util * total
     if kv_bytes:
-        _pinned_kv_pools(ledger, cap, int(kv_bytes))  # type: ignore[arg-type]
+        _pinned_kv_pools(ledger, cap, kv_bytes)
     else:
-        ledger.pool("budget", "vLLM budget (util x cap)", util * cap,
-                    f"{util} x {cap} MiB ({s.extra['util'].where() or 'app.gpu_memory_utilization'})")
-    ledger.pool("outside", "outside vLLM's budget", cap - (0 if kv_bytes else util * cap),
-                "the cap minus what vLLM reserved; holds what is allocated after the KV pool is sized")
+        ledger.pool("budget", "vLLM budget (util x total)", budget,
+                    f"{util} ({s.util.where() or 'app.gpu_memory_utilization'}) x {why}")
+    ledger.pool("outside", "outside vLLM's budget", cap - (0 if kv_bytes else budget),
+                "the HAMi cap minus what vLLM reserved; holds what is allocated after the KV pool is sized")
     fixed = "cap" if kv_bytes else "budget"
     non_kv = _non_kv(r, s, ledger, fixed)
-    need = _kv_need(r, s, ledger, "kv" if kv_bytes else "budget", s.context.value)  # type: ignore[arg-type]
+    need = _kv_need(r, s, ledger, "kv" if kv_bytes else "budget", s.context.value)
     _calibrate(r, s, ledger, fixed, non_kv, need)
     _kv_fact(s, ledger, fixed)
     _outside(r, s, ledger)
@@ -56,9 +76,9 @@ def _kv_fact(s: Settings, ledger: Ledger, pool: str) -> None:
     need = sum(p.mib for p in ledger.parts if p.pool == pool and p.component.startswith(KV_COMPONENTS))
     available = capacity - sum(p.mib for p in ledger.parts if p.pool == pool) + need
     verb = "fits" if need <= available else "does NOT fit"
-    ledger.facts.append(f"KV for one {s.context.value:,}-token request: {need:,.0f} MiB ({need / 1024:.2f} GiB) needed, "
-                        f"{available:,.0f} MiB ({available / 1024:.2f} GiB) available = util x cap - weights - activations "
-                        f"- graphs - overheads: it {verb}")
+    ledger.facts.append(f"KV for one {s.context.value:,}-token request: {need:,.0f} MiB ({need / 1024:.2f} GiB) "
+                        f"needed, {available:,.0f} MiB ({available / 1024:.2f} GiB) available = util x total - weights "
+                        f"- activations - graphs - overheads: it {verb}")
 
 
 def _pinned_kv_pools(ledger: Ledger, cap: int, kv_bytes: int) -> None:
@@ -84,18 +104,21 @@ def _non_kv(r: Resolved, s: Settings, ledger: Ledger, pool: str) -> float:
     ledger.add(pool, "weights", mib, note)
     _drafter_weights(r, s, ledger, pool)
     arch = r.model.architecture
-    batched, seqs = int(s.get("batched")), int(s.get("seqs"))  # type: ignore[arg-type]
+    batched, seqs = s.batched.value, s.seqs.value
     act = (batched * arch.hidden_size * 2 * ACT_TENSORS + seqs * arch.vocab_size * 4 * 2) / MIB
     ledger.add(pool, "activations (profile peak)", act,
-               f"{batched} batched tokens x hidden {arch.hidden_size} x {ACT_TENSORS} fp16 tensors + {seqs} seqs x vocab logits")
+               f"{batched} batched tokens x hidden {arch.hidden_size} x {ACT_TENSORS} fp16 tensors + {seqs} seqs "
+               "x vocab logits")
     ledger.assume(f"vLLM activation peak ~ {ACT_TENSORS} fp16 hidden-size tensors per batched token + fp32 sampler "
                   "logits for max_num_seqs (not measured; calibration rows replace it)")
-    if s.get("graphs_profiled"):
-        ledger.add(pool, "CUDA graphs (profiled)", graphs_mib(s, mib), _graph_note(s))
+    if s.graphs_profiled.value:
+        ledger.add(pool, "CUDA graphs (profiled)", graphs_mib(s, mib, _active(r)),
+                   f"{_graph_note(s, r)} ({s.graphs_profiled.where()})")
     ledger.add(pool, "non-torch (CUDA context, cuBLAS)", NON_TORCH_MIB, "assumption")
     if _turboquant(s) and s.genesis_on("P22"):
         p22 = batched * arch.full_attention.kv_heads * arch.full_attention.head_dim * 2 * 2 / MIB
-        ledger.add(pool, "Genesis P22 dequant scratch", p22, "pre-allocated at init: batched tokens x KV heads x head_dim x K,V fp16")
+        ledger.add(pool, "Genesis P22 dequant scratch", p22,
+                   "pre-allocated at init: batched tokens x KV heads x head_dim x K,V fp16")
     return sum(p.mib for p in ledger.parts[start:])
 
 
@@ -111,18 +134,28 @@ def _drafter_weights(r: Resolved, s: Settings, ledger: Ledger, pool: str) -> Non
         ledger.assume("the model's own MTP layer is part of its checkpoint (counted in the weights)")
 
 
-def graphs_mib(s: Settings, weights_mib: float) -> float:
-    if s.get("eager"):
+def _active(r: Resolved) -> float:
+    """The share of the weights a token runs through (MoE experts, Gemma's per-layer embedding tables do not add to
+    the activations a CUDA graph keeps)."""
+    arch = r.model.architecture
+    return min(1.0, arch.active_params_b / arch.total_params_b)
+
+
+def graphs_mib(s: Settings, weights_mib: float, active: float = 1.0) -> float:
+    if s.eager.value:
         return 0.0
-    seqs, tokens = int(s.get("seqs")), (s.spec_tokens or 0)  # type: ignore[arg-type]
+    seqs, tokens = s.seqs.value, (s.spec_tokens or 0)
     largest = min(512, 2 * seqs * (1 + tokens))
-    return max(GRAPH_FLOOR_MIB, GRAPH_FRACTION * weights_mib * largest / 512)
+    return max(GRAPH_FLOOR_MIB, GRAPH_FRACTION * weights_mib * active * largest / 512)
 
 
-def _graph_note(s: Settings) -> str:
-    if s.get("eager"):
+def _graph_note(s: Settings, r: Resolved) -> str:
+    if s.eager.value:
         return "--enforce-eager / cudagraph_mode NONE: no graphs"
-    return f"~{GRAPH_FRACTION:.0%} of weights at the full 512-size capture ladder, scaled to 2 x max_num_seqs x (1 + K)"
+    share = _active(r)
+    active = f" x active share {share:.2f}" if share < 1 else ""
+    return (f"~{GRAPH_FRACTION:.0%} of weights{active} at the full 512-size capture ladder, scaled to 2 x "
+            "max_num_seqs x (1 + K)")
 
 
 # ---- KV ---------------------------------------------------------------------------------------------
@@ -148,18 +181,20 @@ def kv_need_parts(r: Resolved, s: Settings, context: int) -> list[tuple[str, flo
     dtype = str(s.kv_k.value)
     block, per_token, page = block_layout(r, dtype)
     blocks = cdiv(context, block)
+    slot = vllm_slot_bytes(dtype, geo.full.head_dim)
     out = [("KV full attention", blocks * block * per_token * geo.full.layers,
-            f"{geo.full.layers} layers x {geo.full.kv_heads} KV heads x {vllm_slot_bytes(dtype, geo.full.head_dim):.0f} B "
-            f"({dtype}) x {blocks} blocks of {block}")]
+            f"{geo.full.layers} layers x {geo.full.kv_heads} KV heads x {slot:.0f} B ({dtype}) x {blocks} blocks "
+            f"of {block}")]
     if s.spec_method == "mtp" and not (r.app.speculative and r.app.speculative.drafter) and geo.mtp_layers:
-        out.append(("KV MTP layer", blocks * block * per_token * geo.mtp_layers, f"{geo.mtp_layers} MTP attention layer(s)"))
+        out.append(("KV MTP layer", blocks * block * per_token * geo.mtp_layers,
+                    f"{geo.mtp_layers} MTP attention layer(s)"))
     if geo.sliding is not None:
         out.append(_sliding(s, geo, dtype, context))
     if geo.recurrent is not None:
-        copies = (2 if s.get("mamba_mode") == "align" else 1) + (s.spec_tokens or 0)
+        copies = (2 if s.mamba_mode.value == "align" else 1) + (s.spec_tokens or 0)
         out.append(("recurrent state", geo.recurrent.layers * page * copies,
-                    f"{geo.recurrent.layers} GDN layers x {page / MIB:.2f} MiB page (fp32 state + conv, padded) x {copies} "
-                    f"copies ({s.get('mamba_mode')} mode + {s.spec_tokens or 0} speculative)"))
+                    f"{geo.recurrent.layers} GDN layers x {page / MIB:.2f} MiB page (fp32 state + conv, padded) "
+                    f"x {copies} copies ({s.mamba_mode.value} mode + {s.spec_tokens or 0} speculative)"))
     if geo.kv_shared_layers:
         out.append(("KV shared layers", 0.0, f"{geo.kv_shared_layers} layers reuse earlier KV"))
     return out
@@ -168,9 +203,10 @@ def kv_need_parts(r: Resolved, s: Settings, context: int) -> list[tuple[str, flo
 def _sliding(s: Settings, geo: Geometry, dtype: str, context: int) -> tuple[str, float, str]:
     sw = geo.sliding
     assert sw is not None and sw.window is not None
-    tokens = min(sw.window - 1 + int(s.get("batched")), context)  # type: ignore[arg-type]
-    bytes_ = (cdiv(tokens, DEFAULT_BLOCK) + 1) * DEFAULT_BLOCK * group_bytes_per_token(sw, vllm_slot_bytes(dtype, sw.head_dim))
-    return ("KV sliding window", bytes_, f"{sw.layers} layers, window {sw.window} + {s.get('batched')} batched tokens")
+    tokens = min(sw.window - 1 + s.batched.value, context)
+    per_token = group_bytes_per_token(sw, vllm_slot_bytes(dtype, sw.head_dim))
+    bytes_ = (cdiv(tokens, DEFAULT_BLOCK) + 1) * DEFAULT_BLOCK * per_token
+    return ("KV sliding window", bytes_, f"{sw.layers} layers, window {sw.window} + {s.batched.value} batched tokens")
 
 
 def kv_need_bytes(r: Resolved, s: Settings, context: int) -> float:
@@ -187,11 +223,11 @@ def _kv_need(r: Resolved, s: Settings, ledger: Ledger, pool: str, context: int) 
 
 # ---- calibration ---------------------------------------------------------------------------------------
 
-def _rows(r: Resolved, measure: str):
+def _rows(r: Resolved, measure: str) -> list[Calibration]:
     return [c for c in r.app.calibration if c.measure == measure and c.image in (None, r.stack.image)]
 
 
-def _need_line(r: Resolved, s: Settings, needed: list) -> tuple[float, float]:
+def _need_line(r: Resolved, s: Settings, needed: list[Calibration]) -> tuple[float, float]:
     """measured need ~ factor x estimate + offset (MiB): least squares over rows at two or more contexts (vLLM's
     max-seq-len error gives two: the need at max_model_len and the available memory at its estimated maximum
     length); one context: the mean ratio, no offset."""
@@ -215,27 +251,32 @@ def _calibrate(r: Resolved, s: Settings, ledger: Ledger, pool: str, non_kv: floa
         ledger.calibrated.append(f"KV need {fitted} from {len(needed)} measured row(s)")
     available = _rows(r, "kv_available")
     if available and pool == "budget":
-        measured = mean((c.gpu_memory_utilization or 0) * (c.cap_mib or 0) - c.mib for c in available)
+        measured = mean((c.gpu_memory_utilization or 0) * reported_total(r, c.cap_mib or 0)[0] - c.mib
+                        for c in available)
         row = available[0]
+        shown = ", ".join(f"{c.value_gib or c.mib} {'GiB' if c.value_gib else 'MiB'} at {c.gpu_memory_utilization} "
+                          f"under {c.cap_mib}m" for c in available)
+        total, why = reported_total(r, row.cap_mib or 0)
         ledger.add(pool, "calibration: measured non-KV", measured - non_kv,
-                   f"{row.value_gib or row.mib} {'GiB' if row.value_gib else 'MiB'} KV available at "
-                   f"{row.gpu_memory_utilization} x {row.cap_mib} MiB => non-KV {measured:,.0f} MiB ({row.source})")
+                   f"KV available {shown}; util x {total:,.0f} MiB ({why}) - available => non-KV {measured:,.0f} "
+                   f"MiB ({row.source})")
         ledger.calibrated.append(f"non-KV memory {measured:,.0f} MiB from {len(available)} measured row(s)")
 
 
 # ---- after the KV pool ---------------------------------------------------------------------------------
 
 def _outside(r: Resolved, s: Settings, ledger: Ledger) -> None:
-    if not s.get("graphs_profiled"):
+    if not s.graphs_profiled.value:
         weights = next(p.mib for p in ledger.parts if p.component == "weights")
-        ledger.add("outside", "CUDA graphs (not profiled)", graphs_mib(s, weights), _graph_note(s)
-                   + "; captured after the KV pool is sized (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS unset, vllm#40937)")
+        ledger.add("outside", "CUDA graphs (not profiled)", graphs_mib(s, weights, _active(r)), _graph_note(s, r)
+                   + f"; captured after the KV pool is sized ({s.graphs_profiled.where()}, vllm#40937)")
     arch = r.model.architecture
     if _turboquant(s) and s.genesis_on("P38"):
         p38 = arch.max_context * arch.full_attention.kv_heads * arch.full_attention.head_dim * P38_BYTES / MIB
         ledger.add("outside", "Genesis P38 continuation-prefill workspace", p38,
-                   f"lazy k_full buffer: max positions {arch.max_context:,} x {arch.full_attention.kv_heads} KV heads x "
-                   f"head_dim {arch.full_attention.head_dim} x fp16, outside the util budget (Genesis TROUBLESHOOTING Bug Class 14)")
+                   f"lazy k_full buffer: max positions {arch.max_context:,} x {arch.full_attention.kv_heads} KV heads "
+                   f"x head_dim {arch.full_attention.head_dim} x fp16, outside the util budget "
+                   "(Genesis TROUBLESHOOTING Bug Class 14)")
     if s.genesis_on("P5B") and arch.recurrent is not None:
         state = next((p.mib for p in ledger.parts if p.component == "recurrent state"), 0.0)
         ledger.add("outside", "Genesis P5B padded pages", P5B_PADDING * state,
@@ -243,4 +284,4 @@ def _outside(r: Resolved, s: Settings, ledger: Ledger) -> None:
                    "Genesis P5 v2 docstring)")
 
 
-__all__ = ["block_layout", "build", "graphs_mib", "kv_need_bytes", "kv_need_parts", "weights_part"]
+__all__ = ["block_layout", "build", "graphs_mib", "kv_need_bytes", "kv_need_parts", "reported_total", "weights_part"]

@@ -12,7 +12,6 @@ import difflib
 import json
 import re
 from dataclasses import dataclass
-from typing import Iterator
 
 from generator.engines import EngineSpec
 from generator.flags.tables import Flag, FlagTable, JsonKey

@@ -10,6 +10,7 @@ Tables load lazily by id (`FlagTables(root).get(id)`), with `file:line: field: m
 from __future__ import annotations
 
 import hashlib
+import os
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Literal
@@ -18,8 +19,8 @@ from pydantic import Field, StringConstraints, ValidationError, model_validator
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from generator.core.errors import CatalogError, InputError, Problem
-from generator.yamlio.loader import load_model, read_document
+from generator.core.errors import InputError, Problem
+from generator.yamlio.loader import load_model, read_bytes, read_document, refuse_aliases
 from generator.schema.common import Date, EnvName, Id, Sources, Strict
 
 FlagName = Annotated[str, StringConstraints(pattern=r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")]
@@ -197,8 +198,10 @@ def load_table(path: Path, display: str | None = None) -> FlagTable:
     hash; only an invalid one is re-read with the line-tracking loader for its message.
     """
     name = display or str(path)
-    raw = path.read_bytes()
+    raw = read_bytes(path, name)  # a regular file under the size cap
     key = hashlib.sha256(raw).hexdigest()
+    if key not in _PARSED:
+        refuse_aliases(raw.decode("utf-8", "replace"), name)  # the fast parser would expand an alias bomb
     table = _PARSED.get(key) or _fast(raw)
     if table is None:
         table = load_model(FlagTable, read_document(path, name), name)
@@ -228,6 +231,10 @@ class FlagTables:
             path = self.path(table_id)
             if not path.is_file():
                 raise InputError([Problem(display_path(path), None, None, f"no flag table {table_id!r}")])
+            root = os.path.realpath(self.folder.parent)
+            if os.path.commonpath([os.path.realpath(path), root]) != root:
+                raise InputError([Problem(display_path(path), None, None, "a symbolic link to a file outside the "
+                                          "catalog; refused, not read (copy the table into catalog/flags/)")])
             self._cache[table_id] = load_table(path, display_path(path))
         return self._cache[table_id]
 

@@ -1,7 +1,7 @@
-"""The Helm engine (helm-python-sdk, Helm v4 SDK in-process): lint and render a chart folder.
+"""Lint and render a chart folder with the Helm engine, through the Helm adapter (generator/adapters/helm.py).
 
-`helm_python` is imported inside the functions (`require`: a missing extra says how to install it) so
-`catalog --help` stays fast.
+The adapter is the only module that imports helm_python; it is imported lazily so `catalog --help`
+stays fast.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
-from generator.core.imports import require
+from generator.adapters.helm import Helm
 
 KUBE_VERSION = "v1.30.0"
 _SAFE_DIR = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
@@ -61,24 +62,19 @@ def chart_folder(name: str, tree: dict[str, str]) -> Iterator[Path]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def lint_errors(folder: Path, values: dict[str, Any]) -> list[tuple[str, str]]:
-    """(path, message) of every severity-3 message of `helm lint --strict`."""
-    helm = require("helm_python", "lint")
-
-    report = helm.lint(str(folder), values=values, strict=True, kube_version=KUBE_VERSION)
-    found = [(str(m.get("path", "")), str(m.get("error", ""))) for m in report.get("messages", [])
-             if m.get("severity") == 3]
+def lint_errors(folder: Path, values: dict[str, Any], *, engine: Helm | None = None) -> list[tuple[str, str]]:
+    """(path, message) of every severity-3 message of `helm lint --strict` (`engine`: the Helm adapter)."""
+    report = (engine or Helm()).lint(folder, values, kube_version=KUBE_VERSION, strict=True)
+    found = [(m.path, m.message) for m in report.messages if m.severity == 3]
     seen = {message for _, message in found}
     # a chart Helm cannot even open (no Chart.yaml) reports only in `errors`, with no message
-    return found + [("", str(e)) for e in report.get("errors", []) if str(e) not in seen]
+    return found + [("", e) for e in report.errors if e not in seen]
 
 
-def render(folder: Path, values: dict[str, Any], *, name: str, namespace: str) -> dict[str, str]:
-    """{chart-relative template path: text}; raises helm_python.HelmError when the engine fails."""
-    helm = require("helm_python", "lint")
-
-    with helm.Chart.load(str(folder)) as chart:
-        out = chart.render(values=values, name=name, namespace=namespace)
+def render(folder: Path, values: dict[str, Any], *, name: str, namespace: str,
+           engine: Helm | None = None) -> dict[str, str]:
+    """{chart-relative template path: text}; raises the adapter's HelmFailure when the engine fails."""
+    out = (engine or Helm()).render(folder, values, name=name, namespace=namespace)
     prefix = f"{folder.name}/"
     return {(k[len(prefix):] if k.startswith(prefix) else k): v for k, v in sorted(out.items())}
 

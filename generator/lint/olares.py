@@ -2,13 +2,18 @@
 
 Sources are beclab/Olares `framework/oac` (chart.go Lint pipeline) as summarised in
 shared/domain/olares-chart.md §1-§4 and §6; each rule names its own.
+
+Rules per manifest profile (docs/profiles.md): the chart's own `olaresManifest.version` / `apiVersion` say
+which one it is. A 0.12.0 / v3 manifest keeps its reservations in `spec.accelerator` entries and lists
+`workloadReplicas`; a 0.10.0 / v2 manifest has flat `spec.requiredCpu ... requiredGpu/limitedGpu` fields (CPU in
+whole cores), no workloadReplicas, and may hold Helm template directives (its market build script strips them).
 """
 
 from __future__ import annotations
 
 import re
 from decimal import Decimal
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterator
 
 from generator.lint.quantity import is_auto, parse_quantity, to_mib
 from generator.lint.registry import Issue, chart_rule
@@ -22,6 +27,45 @@ PLAIN_SEMVER = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$"
 GPU_INJECT = "applications.app.bytetrade.io/gpu-inject"
 GPUMEM = "nvidia.com/gpumem"
 USER_SYSTEM_NS = "user-system-"
+
+
+V2, V3 = "olares-v2", "olares-v3"
+V3_FLOOR = (1, 12, 6)  # the first Olares that reads 0.12.0 / v3 manifests (accelerator entries, appCommon)
+# v2 manifest keys of the GPU reservation, by the v3 accelerator key they stand for
+V2_KEYS = {"requiredGPUMemory": "requiredGpu", "limitedGPUMemory": "limitedGpu"}
+FLAT_KEYS = ("requiredCpu", "limitedCpu", "requiredMemory", "limitedMemory", "requiredDisk", "limitedDisk",
+             "requiredGpu", "limitedGpu")
+
+
+def profile_of(view: ChartView) -> str:
+    """olares-v2 for a 0.10.0 / apiVersion v2 manifest (or one without apiVersion), else olares-v3."""
+    version = str(view.manifest.get("olaresManifest.version", ""))
+    api = str(view.manifest.get("apiVersion", ""))
+    return V2 if api == "v2" or (not api and version.startswith("0.10")) else V3
+
+
+def _spec(view: ChartView) -> dict[str, Any]:
+    spec = view.manifest.get("spec")
+    return spec if isinstance(spec, dict) else {}
+
+
+def _envelopes(view: ChartView) -> list[dict[str, Any]]:
+    """The resource envelopes by accelerator mode, keyed as v3 accelerator entries: a v2 manifest's flat spec
+    fields read as one entry (mode nvidia when it reserves GPU memory)."""
+    if profile_of(view) == V3:
+        return view.accelerators()
+    spec = _spec(view)
+    if not any(k in spec for k in FLAT_KEYS):
+        return []
+    entry = {k: spec[k] for k in FLAT_KEYS[:6] if k in spec}
+    entry.update({v3: spec[v2] for v3, v2 in V2_KEYS.items() if v2 in spec})
+    entry["mode"] = "nvidia" if any(k in spec for k in V2_KEYS.values()) else "cpu"
+    return [entry]
+
+
+def _key(view: ChartView, v3_key: str) -> str:
+    """How this chart's manifest spells a v3 accelerator key."""
+    return V2_KEYS.get(v3_key, v3_key) if profile_of(view) == V2 else v3_key
 
 
 def _meta(view: ChartView) -> dict[str, Any]:
@@ -92,10 +136,12 @@ def same_version(view: ChartView) -> Iterator[Issue]:
                     MANIFEST, _at(view, MANIFEST, "version:"))
 
 
-@chart_rule("OLARES011", "no Helm template syntax ({{ or }}) in OlaresManifest.yaml",
+@chart_rule("OLARES011", "olares-v3: no Helm template syntax ({{ or }}) in OlaresManifest.yaml",
             "a 0.12.0 manifest is read verbatim, never rendered; lint rejects template delimiters",
             "oac internal/manifest/template_syntax.go checkNoTemplateSyntax; olares-chart.md §2.8")
 def no_template_syntax(view: ChartView) -> Iterator[Issue]:
+    if profile_of(view) == V2:
+        return  # a 0.10.0 manifest may hold directives (the maintainer's build script strips them)
     for number, text in enumerate(view.tree.get(MANIFEST, "").splitlines(), start=1):
         if "{{" in text or "}}" in text:
             yield Issue(f"line {number} holds Helm template syntax", "write the final value; the manifest is not rendered",
@@ -112,8 +158,63 @@ def olares_dependency(view: ChartView) -> Iterator[Issue]:
     deps = options.get("dependencies") if isinstance(options, dict) else None
     found = [d for d in deps or () if isinstance(d, dict) and d.get("name") == "olares" and d.get("type") == "system"]
     if not found or not all(isinstance(d.get("version"), str) and d["version"].strip() for d in found):
+        floor = "'>=1.12.3-0'" if profile_of(view) == V2 else "'>=1.12.6-0'"
         yield Issue("options.dependencies has no {name: olares, type: system, version: ...} entry",
-                    "add {name: olares, type: system, version: '>=1.12.6-0'}", MANIFEST, _at(view, MANIFEST, "options:"))
+                    f"add {{name: olares, type: system, version: {floor}}}", MANIFEST, _at(view, MANIFEST, "options:"))
+
+
+def _floor(text: str) -> tuple[int, int, int] | None:
+    """The lowest Olares version a `>=X.Y.Z[-pre]` constraint admits; None when it is not of that form."""
+    match = re.match(r"^\s*>=\s*v?(\d+)\.(\d+)\.(\d+)", text)
+    return (int(match.group(1)), int(match.group(2)), int(match.group(3))) if match else None
+
+
+def _olares_floor(view: ChartView) -> tuple[int, int, int] | None:
+    options = view.manifest.get("options") or {}
+    for dep in (options.get("dependencies") or ()) if isinstance(options, dict) else ():
+        if isinstance(dep, dict) and dep.get("name") == "olares" and isinstance(dep.get("version"), str):
+            return _floor(dep["version"])
+    return None
+
+
+@chart_rule("OLARES017", "olaresManifest.version and apiVersion form one profile (0.10.0 + v2, 0.12.0 + v3), and a "
+            "v3 manifest requires Olares >= 1.12.6",
+            "Olares before 1.12.6 cannot install a v3 manifest (accelerator entries, appCommon); a mixed pair is read "
+            "by neither format",
+            "docs/profiles.md; Olares manifest reference 0.10.0-0.12.0 changelog; "
+            "github.com/aamsellem/orales-one-market CLAUDE.md ('must match official beclab/apps format, NOT 0.11.0')")
+def one_profile(view: ChartView) -> Iterator[Issue]:
+    if MANIFEST in view.parse_errors:
+        return
+    version = str(view.manifest.get("olaresManifest.version", ""))
+    api = str(view.manifest.get("apiVersion", ""))
+    pairs = {"v2": "0.10.0", "v3": "0.12.0"}
+    if api in pairs and version != pairs[api]:
+        yield Issue(f"olaresManifest.version {version!r} with apiVersion {api!r}: not one profile",
+                    f"write olaresManifest.version {pairs[api]!r} for apiVersion {api} (docs/profiles.md)", MANIFEST,
+                    _at(view, MANIFEST, "olaresManifest.version"))
+    floor = _olares_floor(view)
+    if profile_of(view) == V3 and floor is not None and floor < V3_FLOOR:
+        shown = ".".join(map(str, floor))
+        yield Issue(f"a v3 manifest admits Olares {shown}, which cannot install it", "require olares '>=1.12.6-0', or "
+                    "render the olares-v2 profile for older Olares", MANIFEST, _at(view, MANIFEST, "version: '>="))
+
+
+@chart_rule("OLARES018", "olares-v2: spec.requiredCpu and spec.limitedCpu are whole cores",
+            "the maintainer's market (0.10.0, beclab/apps format) writes CPU in integer cores, not millicores",
+            "github.com/aamsellem/orales-one-market CLAUDE.md 'CPU values in integer cores (e.g., 4), NOT millicores'")
+def whole_cores(view: ChartView) -> Iterator[Issue]:
+    if MANIFEST in view.parse_errors or profile_of(view) != V2:
+        return
+    spec = _spec(view)
+    for key in ("requiredCpu", "limitedCpu"):
+        value = spec.get(key)
+        if value is None:
+            continue
+        cores = _quantity(value)
+        if cores is None or cores != int(cores) or str(value).strip().endswith("m"):
+            yield Issue(f"spec.{key} {value!r} is not a whole number of cores", f"write {key} as an integer, e.g. '4'",
+                        MANIFEST, _at(view, MANIFEST, f"{key}:"))
 
 
 # --- workloads ----------------------------------------------------------------------------------------
@@ -131,12 +232,12 @@ def workload_named_app(view: ChartView) -> Iterator[Issue]:
                     "templates/")
 
 
-@chart_rule("OLARES006", "workloadReplicas keys == the rendered Deployment/StatefulSet names",
+@chart_rule("OLARES006", "olares-v3: workloadReplicas keys == the rendered Deployment/StatefulSet names",
             "app-service scales exactly those workloads; a missing or unknown entry breaks install and stop",
             "oac internal/resources/workloads.go CheckWorkloadReplicas; olares-chart.md §2.1")
 def workload_replicas_keys(view: ChartView) -> Iterator[Issue]:
-    if view.main is None or MANIFEST in view.parse_errors:
-        return
+    if view.main is None or MANIFEST in view.parse_errors or profile_of(view) == V2:
+        return  # a 0.10.0 manifest has no workloadReplicas
     declared = view.manifest.get("workloadReplicas")
     declared = declared if isinstance(declared, dict) else {}
     rendered = {w.name for w in workloads(view.main)}
@@ -290,20 +391,26 @@ def _envelope_order(mode: str, entry: dict[str, Any]) -> Iterator[str]:
             yield f"accelerator {mode}: {low} {a} exceeds {high} {b}"
 
 
-@chart_rule("OLARES010", "per accelerator mode: required <= limited, and the containers' summed requests/limits "
-            "fit requiredCpu/requiredMemory/limitedCpu/limitedMemory",
+@chart_rule("OLARES010", "per accelerator mode (olares-v2: the flat spec fields): required <= limited, and the "
+            "containers' summed requests/limits fit requiredCpu/requiredMemory/limitedCpu/limitedMemory",
             "Olares reserves the envelope, not the pods; pods asking for more are refused or evicted",
             "oac internal/resources/limits.go CheckResourceLimits, chart.go checkResourceLimits (one render per mode)")
 def envelope(view: ChartView) -> Iterator[Issue]:
     if MANIFEST in view.parse_errors:
         return
-    if not view.accelerators():
-        yield Issue("spec.accelerator is empty: a 0.12.0 manifest needs a resource envelope",
-                    "add an accelerator entry per supported mode", MANIFEST, _at(view, MANIFEST, "spec:"))
-    for entry in view.accelerators():
+    v2 = profile_of(view) == V2
+    if not _envelopes(view):
+        yield (Issue("spec has no requiredCpu/requiredMemory/... fields: a 0.10.0 manifest needs its resource envelope",
+                     "add spec.requiredCpu, limitedCpu, requiredMemory, limitedMemory, requiredDisk, limitedDisk",
+                     MANIFEST, _at(view, MANIFEST, "spec:")) if v2 else
+               Issue("spec.accelerator is empty: a 0.12.0 manifest needs a resource envelope",
+                     "add an accelerator entry per supported mode", MANIFEST, _at(view, MANIFEST, "spec:")))
+    for entry in _envelopes(view):
         mode = str(entry.get("mode"))
-        line = _at(view, MANIFEST, f"mode: {mode}")
+        line = _at(view, MANIFEST, "requiredCpu:" if v2 else f"mode: {mode}")
         for message in _envelope_order(mode, entry):
+            if v2:
+                message = message.replace("GPUMemory", "Gpu").replace(f"accelerator {mode}: ", "spec: ")
             yield Issue(message, "raise the limited value", MANIFEST, line)
         docs = view.modes.get(mode)
         for kind, part, key in ENVELOPE if docs is not None else ():
@@ -319,7 +426,7 @@ def envelope(view: ChartView) -> Iterator[Issue]:
 # --- GPU ----------------------------------------------------------------------------------------------
 
 def _nvidia(view: ChartView) -> dict[str, Any] | None:
-    return next((e for e in view.accelerators() if e.get("mode") == "nvidia"), None)
+    return next((e for e in _envelopes(view) if e.get("mode") == "nvidia"), None)
 
 
 def _gpumem_containers(docs) -> Iterator[tuple[Any, dict[str, Any]]]:
@@ -339,21 +446,23 @@ def _bare_mib(value: Any) -> int | None:
 
 
 def _required_mib(view: ChartView, entry: dict[str, Any]) -> Iterator[Issue | int]:
-    line = _at(view, MANIFEST, "requiredGPUMemory:")
+    req_key = _key(view, "requiredGPUMemory")
+    line = _at(view, MANIFEST, f"{req_key}:")
     for key in ("requiredGPUMemory", "limitedGPUMemory"):
         if entry.get(key) is None:
-            yield Issue(f"accelerator nvidia has no {key}", f"declare {key} (e.g. 24300Mi)", MANIFEST, line)
+            yield Issue(f"accelerator nvidia has no {_key(view, key)}", f"declare {_key(view, key)} (e.g. 24300Mi)",
+                        MANIFEST, line)
     required = entry.get("requiredGPUMemory")
     if required is None or is_auto(required):
         return
     mib = _quantity(required)
     if mib is None or (mib / 2**20) != int(mib / 2**20):
-        yield Issue(f"requiredGPUMemory {required!r} is not a whole number of MiB", "write it in Mi", MANIFEST, line)
+        yield Issue(f"{req_key} {required!r} is not a whole number of MiB", "write it in Mi", MANIFEST, line)
         return
     yield int(to_mib(required))
 
 
-def _gpumem_issues(w, c: dict[str, Any], want: int | None) -> Iterator[str]:
+def _gpumem_issues(w, c: dict[str, Any], want: int | None, key: str = "requiredGPUMemory") -> Iterator[str]:
     res = c.get("resources") or {}
     for part in ("requests", "limits"):
         raw = (res.get(part) or {}).get(GPUMEM)
@@ -361,11 +470,11 @@ def _gpumem_issues(w, c: dict[str, Any], want: int | None) -> Iterator[str]:
         if value is None:
             yield f"{w.label} container {c.get('name')!r}: {part}.{GPUMEM} {raw!r} is not a bare integer of MiB"
         elif want is not None and value != want:
-            yield f"{w.label} container {c.get('name')!r}: {part}.{GPUMEM} {value} != requiredGPUMemory {want} MiB"
+            yield f"{w.label} container {c.get('name')!r}: {part}.{GPUMEM} {value} != {key} {want} MiB"
 
 
-@chart_rule("OLARES014", "nvidia mode: requiredGPUMemory/limitedGPUMemory declared; the GPU container's "
-            "nvidia.com/gpumem is a bare MiB integer equal to requiredGPUMemory, in requests and limits",
+@chart_rule("OLARES014", "nvidia mode: requiredGPUMemory/limitedGPUMemory (olares-v2: requiredGpu/limitedGpu) "
+            "declared; the GPU container's nvidia.com/gpumem is a bare MiB integer equal to it, in requests and limits",
             "HAMi reads gpumem as an integer of MiB (24Gi reads as 25769803776 MiB); a pod without gpumem gets "
             "CUDA_DEVICE_MEMORY_LIMIT_0=0m and crashes on the CUDA driver path",
             "olares-chart.md §2.4, §6 (HAMi resource names, gpu-limit webhook); field-notes.md crash 1")
@@ -387,7 +496,7 @@ def gpu_memory(view: ChartView) -> Iterator[Issue]:
         yield Issue(f"no container requests {GPUMEM} in nvidia mode", f"give the engine container {GPUMEM}: <MiB>",
                     "templates/")
     for w, c in found:
-        for message in _gpumem_issues(w, c, want):
+        for message in _gpumem_issues(w, c, want, _key(view, "requiredGPUMemory")):
             yield Issue(message, f"emit {GPUMEM}: {want if want is not None else '<MiB>'} in requests and limits",
                         w.source)
 

@@ -1,11 +1,16 @@
-"""Chart rule ids (HELM, K8S, OLARES) with what they check, why and where the rule comes from."""
+"""Chart rules (HELM, K8S, OLARES): registered in the one rule registry of generator/core/ruleset.py.
+
+`register` records a rule that `lint_chart` runs itself (HELM, K8S); `@chart_rule` records an Olares
+check `fn(view) -> Iterable[Issue]` with its rule. `CHART_RULES` is the live view of the chart rules.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from generator.core.findings import Severity
+from generator.core.ruleset import RULES, Rule
 
 
 @dataclass(frozen=True)
@@ -18,34 +23,26 @@ class Issue:
     line: int | None = None
 
 
-@dataclass(frozen=True)
-class ChartRule:
-    id: str
-    severity: Severity
-    title: str
-    why: str
-    source: str
-
-
-CHART_RULES: dict[str, ChartRule] = {}
-
-
-def register(rule_id: str, title: str, why: str, source: str, severity: Severity = "error") -> ChartRule:
-    if rule_id in CHART_RULES:
-        raise ValueError(f"duplicate chart rule id {rule_id}")
-    CHART_RULES[rule_id] = ChartRule(rule_id, severity, title, why, source)
-    return CHART_RULES[rule_id]
-
-
+ChartRule = Rule  # the one rule type; its stage is "chart"
+CHART_RULES = RULES.of("chart")
 Check = Callable[..., Iterable[Issue]]
-CHECKS: list[tuple[ChartRule, Check]] = []
+
+
+def register(rule_id: str, title: str, why: str, source: str, severity: Severity = "error",
+             check: Check | None = None) -> Rule:
+    return RULES.add(Rule(rule_id, severity, title, why, source, "chart", check))
 
 
 def chart_rule(rule_id: str, title: str, why: str, source: str) -> Callable[[Check], Check]:
     """Register an Olares check `fn(view) -> Iterable[Issue]` under a rule id."""
 
     def wrap(fn: Check) -> Check:
-        CHECKS.append((register(rule_id, title, why, source), fn))
+        register(rule_id, title, why, source, check=fn)
         return fn
 
     return wrap
+
+
+def checks() -> list[tuple[Rule, Check]]:
+    """The chart rules that carry their own check, in the order they were registered."""
+    return [(rule, rule.check) for rule in CHART_RULES.values() if rule.check is not None]

@@ -5,36 +5,39 @@
 - HELM002: the Helm engine cannot render the chart with those values;
 - K8S001/K8S002/K8S003: every rendered document against the strict Kubernetes 1.30 schemas;
 - OLARES001..: the Olares chart rules of `generator/lint/olares.py`.
-docs/chart-rules.md lists every rule with its why and its source.
+docs/rules.md (generated from the one rule registry, generator/core/ruleset.py) lists every rule with
+its why and its source. The Helm engine is the Helm adapter the caller passes (the CLI builds one).
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
+from pathlib import Path
 
-from generator.lint import olares
-from generator.lint import helm
+from generator.adapters.helm import Helm
+from generator.lint import olares  # noqa: F401  (registers the OLARES rules)
+from generator.lint import helm as _helm
 from generator.lint import kube
-from generator.lint.registry import CHART_RULES, CHECKS, ChartRule, Issue, register
+from generator.lint.registry import CHART_RULES, ChartRule, Issue, checks, register
 from generator.lint.values import olares_values
 from generator.lint.view import ChartView, build_view, main_gpu_type
 from generator.core.findings import Finding
 
-register("HELM001", "`helm lint --strict` reports no error with the values Olares injects",
+register("HELM001", "`helm lint --strict` (Kubernetes v1.30.0) reports no error with the values Olares injects",
          "Market ingest and `olares-cli chart lint` run the Helm engine; a lint error blocks the upload",
-         "olares-chart.md §3 A step 4; machines.md §2.2 (helm-python-sdk lint report)")
+         "olares-chart.md §3 A step 4; helm-python-sdk `lint()` report (severity 3 = error)")
 register("HELM002", "the chart renders with the values Olares injects (release name = app name)",
          "app-service installs by rendering with exactly these values; a failing template means no install",
          "olares-chart.md §3 A step 4, §4.4; oac helmrender/values.go BuildValues")
 register("K8S001", "every rendered document validates against the strict Kubernetes 1.30 schema",
          "the API server rejects unknown fields and wrong types at install time, after the user waited",
-         "kubernetes-validate strict schemas (machines.md §3)")
+         "kubernetes-validate strict schemas (github.com/willthames/kubernetes-validate)")
 register("K8S002", "every rendered template parses as YAML objects with apiVersion and kind",
          "Helm and the API server refuse a manifest that is not a list of Kubernetes objects",
-         "machines.md §2.3 (render returns raw text; only parsing finds broken YAML)")
+         "helm-python-sdk `Chart.render` returns raw text; only parsing finds broken YAML")
 register("K8S003", "every rendered kind is known to Kubernetes 1.30 (CRDs are reported, not failed)",
          "an unknown apiVersion/kind is a typo unless the cluster has that CRD",
-         "kubernetes-validate SchemaNotFoundError (machines.md §3)", severity="warning")
+         "kubernetes-validate SchemaNotFoundError", severity="warning")
 
 
 def _finding(rule: ChartRule, name: str, issue: Issue, file: str | None) -> Finding:
@@ -46,9 +49,9 @@ def _finding(rule: ChartRule, name: str, issue: Issue, file: str | None) -> Find
                    issue.line)
 
 
-def _helm_lint(view: ChartView, folder) -> Iterable[Issue]:
+def _helm_lint(engine: Helm, view: ChartView, folder: Path) -> Iterable[Issue]:
     values = olares_values(view.name, view.manifest, view.values, gpu_type=main_gpu_type(view))
-    for path, message in helm.lint_errors(folder, values):
+    for path, message in _helm.lint_errors(folder, values, engine=engine):
         yield Issue(" ".join(message.split()), "fix the template or the chart file Helm names", path or None)
 
 
@@ -58,10 +61,10 @@ def _render_failures(view: ChartView) -> Iterable[Issue]:
                     "make every value lookup safe under the values Olares injects (| default, with)", "templates/")
 
 
-def _documents(view: ChartView) -> list[helm.Doc]:
+def _documents(view: ChartView) -> list[_helm.Doc]:
     """Each rendered object once: the main render, plus what only another render produced (e.g. the
     Secret that needs an env value); the same object with other replicas is not validated twice."""
-    seen: dict[tuple[str, str], helm.Doc] = {}
+    seen: dict[tuple[str, str], _helm.Doc] = {}
     for docs in [r.docs for r in view.renders] + list(view.modes.values()):
         for doc in docs:
             seen.setdefault((doc.source, doc.label), doc)
@@ -89,19 +92,21 @@ def _schema(view: ChartView) -> Iterable[tuple[str, Issue]]:
                                       "fix the field in the template or the planned values", doc.source)
 
 
-def lint_chart(name: str, tree: dict[str, str], *, file: str | None = None) -> list[Finding]:
+def lint_chart(name: str, tree: dict[str, str], *, file: str | None = None, helm: Helm | None = None) -> list[Finding]:
     """Every finding for one rendered chart (`{relative path: text}`), sorted by rule id.
 
     Findings point at `<name>/<chart file>` (with a line when known); with `file` (e.g. the catalog
     app file the chart was rendered from) they point there and the message names the chart file.
+    `helm` is the Helm adapter to use (a fresh one when None).
     """
+    engine = helm or Helm()
     found: list[tuple[str, Issue]] = []
-    with helm.chart_folder(name, tree) as folder:
-        view = build_view(name, tree, folder)
-        found += [("HELM001", i) for i in _helm_lint(view, folder)]
+    with _helm.chart_folder(name, tree) as folder:
+        view = build_view(name, tree, folder, engine)
+        found += [("HELM001", i) for i in _helm_lint(engine, view, folder)]
     found += [("HELM002", i) for i in _render_failures(view)]
     found += list(_schema(view))
-    for rule, check in CHECKS:
+    for rule, check in checks():
         found += [(rule.id, i) for i in check(view)]
     findings = [_finding(CHART_RULES[rid], name, issue, file) for rid, issue in found]
     return sorted(findings, key=lambda f: (f.rule, f.file or "", f.line or 0, f.message))

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
-from generator.core.imports import require
+from generator.adapters.helm import Helm, HelmFailure
 from generator.lint import helm
 from generator.lint.helm import Doc
 from generator.lint.values import OAC_NAMESPACE, OWNER, filled_env, olares_values
@@ -75,24 +76,23 @@ def main_gpu_type(view: ChartView) -> str:
     return "nvidia" if "nvidia" in modes or not modes else modes[0]
 
 
-def _render(view: ChartView, folder: Path, label: str, namespace: str, replicas: int, gpu: str,
+def _render(engine: Helm, view: ChartView, folder: Path, label: str, namespace: str, replicas: int, gpu: str,
             env: dict[str, str]) -> Render | None:
-    helm_python = require("helm_python", "lint")
-
     values = olares_values(view.name, view.manifest, view.values, replicas=replicas, gpu_type=gpu, olares_env=env)
     try:
-        rendered = helm.render(folder, values, name=view.name, namespace=namespace)
-    except helm_python.HelmError as exc:
-        view.render_errors.append((f"{label} (GPU.Type={gpu}, replicaCount={replicas})", str(exc)))
+        rendered = helm.render(folder, values, name=view.name, namespace=namespace, engine=engine)
+    except HelmFailure as exc:  # a template that fails under these values: a HELM002 finding, not an error
+        view.render_errors.append((f"{label} (GPU.Type={gpu}, replicaCount={replicas})", exc.detail))
         return None
     docs, errors = helm.documents(rendered)
     view.doc_errors += [e for e in errors if e not in view.doc_errors]
     return Render(label, namespace, replicas, gpu, docs)
 
 
-def build_view(name: str, tree: dict[str, str], folder: Path) -> ChartView:
+def build_view(name: str, tree: dict[str, str], folder: Path, engine: Helm | None = None) -> ChartView:
+    engine = engine or Helm()
     view = ChartView(name=name, tree=tree)
-    for rel, attr in zip(ROOT_FILES, ("chart", "values", "manifest")):
+    for rel, attr in zip(ROOT_FILES, ("chart", "values", "manifest"), strict=True):
         data, problem = _parse_root(tree, rel)
         setattr(view, attr, data)
         if problem:
@@ -102,13 +102,13 @@ def build_view(name: str, tree: dict[str, str], folder: Path) -> ChartView:
     gpu = main_gpu_type(view)
     for label, ns, replicas, env in (("main", f"{name}-{OWNER}", 1, {}),
                                      ("probe", OAC_NAMESPACE, 0, filled_env(view.manifest))):
-        done = _render(view, folder, label, ns, replicas, gpu, env)
+        done = _render(engine, view, folder, label, ns, replicas, gpu, env)
         if done is not None:
             view.renders.append(done)
     if view.main is not None:
         view.modes[gpu] = view.main
     for mode in sorted({str(e.get("mode")) for e in view.accelerators() if e.get("mode")} - {gpu}):
-        done = _render(view, folder, f"mode {mode}", f"{name}-{OWNER}", 1, mode, {})
+        done = _render(engine, view, folder, f"mode {mode}", f"{name}-{OWNER}", 1, mode, {})
         if done is not None:
             view.modes[mode] = done.docs
     return view

@@ -16,22 +16,20 @@ of every untouched line stay byte-identical (a full round-trip dump would re-wra
 from __future__ import annotations
 
 import datetime as dt
-import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ruamel.yaml import YAML
 
 from generator.catalog import Catalog, display_path
-from generator.core.errors import CatalogError, InputError, UsageError
-from generator.yamlio.loader import load_model, read_document
+from generator.chart.writer import ensure_writable, write_charts
+from generator.core.errors import InputError, UsageError
+from generator.core.fileio import atomic_write_text
+from generator.yamlio.loader import load_model, parse_document
 from generator.prune.market import MarketChange, chart_version, folder_of, plan_remove, plan_suspend
 from generator.prune.market import apply as apply_market
 from generator.prune.gate import PruneItem
 from generator.schema import App
-from generator.smoke.ledger import write_atomic
 from generator.versions.state import parse_version
 from generator.yamlio.yamlout import dump, load
 
@@ -63,6 +61,8 @@ def prepare(catalog: Catalog, items: list[PruneItem], *, charts: Path, market: P
             today: dt.date) -> list[AppChanges]:
     """Every change of the prune, checked; raises before anything is written if one cannot be made."""
     pruned = [i for i in items if i.pruned]
+    if pruned:
+        ensure_writable(charts)  # the chart folders go last: refuse a foreign charts folder before anything
     suspend_to = _suspend_versions(catalog.root, [i.app for i in pruned]) if market and not remove else {}
     out = []
     for item in pruned:
@@ -116,9 +116,9 @@ def apply(changes: list[AppChanges], *, charts: Path) -> None:
                                    f"was prepared for {change.bump_to}; the market was not touched: run prune again")
         if change.market is not None and change.market.kind != "none":
             apply_market(change.market)
-        write_atomic(change.app_file, mark_removed(change.app_file, today=change.today, note=change.note))
+        atomic_write_text(change.app_file, mark_removed(change.app_file, today=change.today, note=change.note))
         if change.chart_dir is not None and change.chart_dir.is_dir():
-            _delete_tree(change.chart_dir)
+            write_charts(charts, {}, prune_others=False, remove=[change.chart_dir.name])
 
 
 def _why(item: PruneItem) -> str:
@@ -157,16 +157,4 @@ def _verify(path: Path, text: str, expected: dict) -> None:
     if load(text) != expected:
         raise InputError(f"{display_path(path)}: editing the file would change more than status, removed_on "
                            "and reason; edit it by hand")
-    scratch = Path(tempfile.mkdtemp(prefix=".prune-"))
-    try:
-        probe = scratch / path.name
-        probe.write_text(text, encoding="utf-8")
-        load_model(App, read_document(probe, display_path(path)), display_path(path))
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-def _delete_tree(folder: Path) -> None:
-    trash = Path(tempfile.mkdtemp(prefix=".pruned-", dir=folder.parent))
-    os.replace(folder, trash / folder.name)
-    shutil.rmtree(trash, ignore_errors=True)
+    load_model(App, parse_document(text, display_path(path), path), display_path(path))  # in memory: no scratch file

@@ -14,14 +14,17 @@ written by `apply`, so a dry run and the real run share one code path.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from generator.core.errors import UsageError
-from generator.smoke.ledger import write_atomic
+from generator.core.fileio import atomic_write_text
+from generator.core.text import safe_line
 
 SUSPEND, REMOVE = ".suspend", ".remove"
 CHART, MANIFEST = "Chart.yaml", "OlaresManifest.yaml"
@@ -45,10 +48,31 @@ class MarketChange:
 
 
 def folder_of(market: Path, app: str) -> Path:
+    """The app's folder in the market tree: a real folder inside it, never a symbolic link (REMOVE deletes
+    the folder's content: through a link it would delete whatever the link points to)."""
     folder = market / app
+    if folder.is_symlink():
+        raise UsageError(f"{safe_line(folder)}: a symbolic link; prune changes only real folders of the market tree "
+                         "(replace the link with the folder)")
     if not folder.is_dir():
-        raise UsageError(f"{market}: no folder {app}/ in this market tree (beclab/apps layout: <market>/<app>/)")
+        raise UsageError(f"{safe_line(market)}: no folder {app}/ in this market tree (beclab/apps layout: "
+                         "<market>/<app>/)")
+    real = os.path.realpath(folder)
+    if os.path.commonpath([real, os.path.realpath(market)]) != os.path.realpath(market):
+        raise UsageError(f"{safe_line(folder)}: lies outside the market tree {safe_line(market)} (a linked parent "
+                         "folder); refused")
     return folder
+
+
+def _writable(path: Path) -> None:
+    """A file the change rewrites: missing or a regular file, never a link (it could point anywhere)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(info.st_mode):
+        raise UsageError(f"{safe_line(path)}: not a regular file (a symbolic link?); prune rewrites only regular "
+                         "files of the market tree")
 
 
 def chart_version(folder: Path) -> str:
@@ -69,6 +93,8 @@ def plan_suspend(market: Path, app: str, bump: Callable[[str], str]) -> MarketCh
     if (folder / SUSPEND).exists():
         return MarketChange(app, "none", folder, current, note=f"already suspended at {current}")
     new = bump(current)
+    for path in (folder / CHART, folder / MANIFEST, folder / SUSPEND):
+        _writable(path)
     writes = {folder / CHART: _set_chart_version(folder / CHART, new),
               folder / MANIFEST: _set_meta_version(folder / MANIFEST, new),
               folder / SUSPEND: ""}
@@ -80,6 +106,7 @@ def plan_remove(market: Path, app: str) -> MarketChange:
     if (folder / REMOVE).exists() and [p.name for p in folder.iterdir()] == [REMOVE]:
         return MarketChange(app, "none", folder, "", note="already removed")
     current = chart_version(folder)
+    _writable(folder / REMOVE)
     deletes = sorted(p for p in folder.iterdir() if p.name != REMOVE)
     return MarketChange(app, "REMOVE", folder, current, {folder / REMOVE: ""}, deletes,
                         note=f"deletes {len(deletes)} entries, leaves only {REMOVE} (irreversible)")
@@ -87,13 +114,14 @@ def plan_remove(market: Path, app: str) -> MarketChange:
 
 def apply(change: MarketChange) -> None:
     """Write the planned change: new texts first (each atomic), then deletions."""
+    folder_of(change.folder.parent, change.app)  # still a real folder inside the market tree
     for path, text in change.writes.items():
-        write_atomic(path, text)
+        atomic_write_text(path, text)
     for path in change.deletes:
         if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
+            shutil.rmtree(path)  # rmtree never follows a link inside the folder
         else:
-            path.unlink()
+            path.unlink(missing_ok=True)  # a link itself goes, not what it points to
 
 
 def _find(path: Path, pattern: re.Pattern) -> tuple[int, str]:
@@ -137,6 +165,7 @@ def _replace_line(path: Path, index: int, old: str, new: str) -> str:
 
 
 def _lines(path: Path) -> list[str]:
+    _writable(path)
     if not path.is_file():
         raise UsageError(f"{path}: missing; a market app folder has {CHART} and {MANIFEST}")
     return path.read_text(encoding="utf-8").splitlines(keepends=True)

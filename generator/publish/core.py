@@ -4,15 +4,27 @@ A target answers two questions per app: what is there already (`decide`: publish
 from the content hash of what the target holds at that version) and how to put it there (`publish`).
 Idempotence follows: a version already published with the same content is skipped; the same version
 with other content is refused; a run that stopped half-way is completed by running it again.
+
+Failures: a target raises the error tree (generator/core/errors.py), its adapters having translated what
+git, Helm or a server raised. One app's failure is reported on its row, redacted, and the loop goes on;
+a target that did not answer before its deadline (DeadlineExceeded) is not asked again in this run: the
+remaining apps are reported as not tried. Anything else is a bug and reaches the CLI as one.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Protocol
+from collections.abc import Callable
 
+from generator.adapters.deadline import DeadlineExceeded
 from generator.chart.writer import Tree
+from generator.core.errors import CatalogError
 from generator.publish.secrets import PublishError, Redactor
+
+# What a target may raise for one app: the error tree, and secrets.PublishError (raised for the credentials
+# found in the environment) until it joins the tree.
+Failure = (CatalogError, PublishError)
 
 
 @dataclass(frozen=True)
@@ -65,6 +77,7 @@ def refuse_other_content(item: Item, where: str, theirs: str) -> Decision:
 
 
 def _one(target: Target, item: Item, dry_run: bool) -> tuple[Result, bool]:
+    """One app's result; a DeadlineExceeded goes up to `run` (the target stopped answering)."""
     try:
         decision = target.decide(item)
         if decision.action != "publish":
@@ -73,30 +86,35 @@ def _one(target: Target, item: Item, dry_run: bool) -> tuple[Result, bool]:
             return Result(item.app, item.version, target.label, "would publish", decision.detail), False
         detail = target.publish(item, decision)
         return Result(item.app, item.version, target.label, "published", detail), True
-    except PublishError as exc:
+    except DeadlineExceeded:
+        raise
+    except Failure as exc:  # git, the Helm engine or a server failed for this app: keep going, report it redacted
         return Result(item.app, item.version, target.label, "failed", target.redact(str(exc))), False
-    except Exception as exc:  # the Helm engine, git or HTTP: keep going, report it redacted
-        return Result(item.app, item.version, target.label, "failed", target.redact(f"{type(exc).__name__}: {exc}")), False
 
 
 def run(target: Target, items: list[Item], *, dry_run: bool = False,
         step: Callable[[Result], None] = lambda _r: None) -> list[Result]:
-    """Publish `items` to `target` in order; one result per item (plus one if finishing fails)."""
+    """Publish `items` to `target` in order; one result per item (plus one if opening or finishing fails)."""
     results: list[Result] = []
     published: list[Item] = []
     try:
         target.open()
-        for item in items:
-            result, done = _one(target, item, dry_run)
+        for index, item in enumerate(items):
+            try:
+                result, done = _one(target, item, dry_run)
+            except DeadlineExceeded as exc:
+                results.append(Result(item.app, item.version, target.label, "failed", target.redact(str(exc))))
+                step(results[-1])
+                results += [Result(i.app, i.version, target.label, "failed",
+                                   f"not tried: {target.label} did not answer in time") for i in items[index + 1:]]
+                return results
             results.append(result)
             published += [item] if done else []
             step(result)
         if not dry_run:
             target.finish(published)
-    except PublishError as exc:
+    except Failure as exc:
         results.append(Result("*", "", target.label, "failed", target.redact(str(exc))))
-    except Exception as exc:
-        results.append(Result("*", "", target.label, "failed", target.redact(f"{type(exc).__name__}: {exc}")))
     finally:
         target.close()
     return results

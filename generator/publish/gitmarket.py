@@ -10,24 +10,28 @@ through the REST API.
 Types: NEW (folder absent on BRANCH), UPDATE, SUSPEND (a deprecated app: chart + empty `.suspend`,
 with a higher version: DECISIONS.md), REMOVE (a removed app: only an empty `.remove`, titled with the
 market's current version). Versions never go down and a removed name is never reused.
+
+git runs through the Git adapter (generator/adapters/git.py: a total deadline on fetch and push, git's
+message in a redacted ToolError); the pull request through the GitHub adapter.
 """
 
 from __future__ import annotations
 
 import base64
-import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from generator.adapters.git import Git
+from generator.adapters.github import GitHubApi
+from generator.core.errors import ToolError, UsageError, translate_os_error
 from generator.versions.gitbase import GitCharts, chart_version
 from generator.versions.state import content_hash, parse_version
 from generator.chart.writer import Tree
 from generator.publish.core import Decision, Item
-from generator.publish.github import DEFAULT_API, GitHub, github_repo
-from generator.publish.secrets import PublishError, Redactor, safe_url
+from generator.publish.github import PullRequests, github_repo
+from generator.publish.secrets import Redactor, safe_url
 
 SUSPEND, REMOVE = ".suspend", ".remove"
 BRANCH_PREFIX = "catalog/"
@@ -37,7 +41,7 @@ def split_target(spec: str) -> tuple[str, str]:
     """`PATH_OR_URL[#BRANCH]` -> (url, branch); a local path becomes absolute."""
     url, _, branch = spec.partition("#")
     if not url:
-        raise PublishError("git target needs a path or URL: git:PATH_OR_URL[#BRANCH]")
+        raise UsageError("git target needs a path or URL: git:PATH_OR_URL[#BRANCH]")
     if "://" not in url and not url.startswith("git@") and Path(url).exists():
         url = str(Path(url).resolve())
     return url, branch or "main"
@@ -52,41 +56,40 @@ def desired_tree(item: Item) -> Tree:
 
 
 class GitMarketTarget:
-    def __init__(self, spec: str, *, token: str | None = None, github_api: str = DEFAULT_API,
-                 pr_repo: str | None = None, draft: bool = True):
+    def __init__(self, spec: str, *, git: Git, github: GitHubApi | None = None, pr_repo: str | None = None,
+                 draft: bool = True):
         self.url, self.branch = split_target(spec)
         self.label = f"git:{safe_url(self.url)}#{self.branch}"
         self.redact = Redactor()
-        self.redact.add(token)
+        self.token = github.token if github is not None else None
+        self.redact.add(self.token)
         self.redact.add(urlsplit(self.url).password if "://" in self.url else None)
-        self.token, self.api, self.draft = token, github_api, draft
+        self.draft = draft
         self.pr_repo = pr_repo or github_repo(self.url)
-        self.github = GitHub(github_api, token, self.pr_repo, self.redact) if token and self.pr_repo else None
+        self.github = PullRequests(github.with_redactor(self.redact), self.pr_repo) \
+            if github is not None and self.token and self.pr_repo else None
         self.head_owner = (github_repo(self.url) or self.pr_repo or "/").split("/")[0]
+        self.git = git.configured(env=self._auth_env(github), redact=self.redact)
         self.work: Path | None = None
+        self.unpushed_base = False  # an empty repository: BRANCH's first commit is pushed before the first app
 
     # -- git plumbing ------------------------------------------------------------------------------
-    def _env(self) -> dict[str, str]:
-        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "LC_ALL": "C"}
+    def _auth_env(self, github: GitHubApi | None) -> dict[str, str]:
+        """The token as an HTTP header for an https remote on GitHub (never in the URL or argv)."""
         host = urlsplit(self.url).hostname if self.url.startswith("https://") else None
-        if self.token and host and host in ("github.com", urlsplit(self.api).hostname):
-            header = base64.b64encode(f"x-access-token:{self.token}".encode()).decode()
-            env.update({"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": f"http.https://{host}/.extraheader",
-                        "GIT_CONFIG_VALUE_0": f"AUTHORIZATION: basic {header}"})
-        return env
+        if github is None or not self.token or not host or host not in ("github.com", urlsplit(github.api).hostname):
+            return {}
+        header = base64.b64encode(f"x-access-token:{self.token}".encode()).decode()
+        return {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": f"http.https://{host}/.extraheader",
+                "GIT_CONFIG_VALUE_0": f"AUTHORIZATION: basic {header}"}
 
     def _git(self, *args: str, check: bool = True) -> str:
-        proc = subprocess.run(["git", *args], cwd=self.work, env=self._env(), capture_output=True, text=True,
-                              timeout=300)
-        if check and proc.returncode != 0:
-            lines = proc.stderr.strip().splitlines()
-            keep = [line for line in lines if line.startswith("remote:")][:4] + lines[-2:]
-            tail = " | ".join(dict.fromkeys(keep)) or f"exit {proc.returncode}"
-            raise self.redact.error(f"git {args[0]} failed: {tail}")
-        return proc.stdout if proc.returncode == 0 else ""
+        assert self.work is not None
+        return self.git.text(self.work, *args, check=check)
 
     def _tree(self, ref: str, app: str) -> Tree:
-        return GitCharts(self.work, "").tree(ref, app)
+        assert self.work is not None
+        return GitCharts(self.work, "", self.git).tree(ref, app)
 
     def _exists(self, ref: str) -> bool:
         return bool(self._git("rev-parse", "--verify", "--quiet", ref, check=False).strip())
@@ -103,13 +106,30 @@ class GitMarketTarget:
         fetch = ("fetch", "--quiet", "--no-tags", "--filter=blob:none", "origin")  # blobs on demand: big markets
         try:
             self._git(*fetch, f"+refs/heads/{self.branch}:{self._base}")
-        except PublishError as exc:
-            raise PublishError(f"{self.label}: cannot fetch branch {self.branch} ({exc}); check the URL and access, "
-                               f"or create the market repository with a first commit on {self.branch}") from None
+        except ToolError as exc:
+            if not self._empty_remote():
+                raise ToolError(f"{self.label}: cannot fetch branch {self.branch} ({exc}); check the URL, the "
+                                   "branch and access") from None
+            self._first_commit()
         self._git(*fetch, f"+refs/heads/{BRANCH_PREFIX}*:refs/remotes/origin/{BRANCH_PREFIX}*", check=False)
         if not self._git("var", "GIT_COMMITTER_IDENT", check=False):
             self._git("config", "user.name", "catalog publish")
             self._git("config", "user.email", "catalog-publish@users.noreply.github.com")
+
+    def _first_commit(self) -> None:
+        """An empty market repository: an empty first commit becomes BRANCH, pushed with the first app."""
+        identity = [] if self._git("var", "GIT_COMMITTER_IDENT", check=False) else [
+            "-c", "user.name=catalog publish", "-c", "user.email=catalog-publish@users.noreply.github.com"]
+        self._git(*identity, "commit", "--quiet", "--allow-empty", "-m", f"Start the market on {self.branch}")
+        self._git("update-ref", self._base, "HEAD")
+        self.unpushed_base = True
+
+    def _empty_remote(self) -> bool:
+        """True when the remote answers and has no branch or tag at all (a new, empty repository)."""
+        try:
+            return not self._git("ls-remote", "origin").strip()
+        except ToolError:
+            return False
 
     def _market_decision(self, item: Item, base: Tree, want: Tree) -> Decision | tuple[str, str]:
         """Skip or refuse from what BRANCH holds, else (PR type, title version)."""
@@ -163,19 +183,26 @@ class GitMarketTarget:
         return f"{self.head_owner}:{branch}"
 
     def _commit(self, item: Item, extra: dict, body: str) -> None:
-        app, base = item.app, self._base
+        app, base, work = item.app, self._base, self.work
+        assert work is not None
         self._git("checkout", "--quiet", "--force", "-B", extra["branch"], base)
-        shutil.rmtree(self.work / app, ignore_errors=True)
+        shutil.rmtree(work / app, ignore_errors=True)
         for rel, text in sorted(extra["tree"].items()):
-            path = self.work / app / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8", newline="\n")
+            path = work / app / rel
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8", newline="\n")
+            except OSError as exc:
+                raise translate_os_error(exc, path, "write") from None
         self._git("add", "--all", "--", app)
         changed = self._git("diff", "--cached", "--name-only", base).split()
         outside = [p for p in changed if not p.startswith(f"{app}/")]
         if outside or not changed:
-            raise PublishError(f"{app}: the commit would touch {outside or 'nothing'}; a market PR touches only {app}/")
+            raise ToolError(f"{app}: the commit would touch {outside or 'nothing'}; a market PR touches only {app}/")
         self._git("commit", "--quiet", "-m", extra["title"], "-m", body)
+        if self.unpushed_base:
+            self._git("push", "--quiet", "origin", f"{base}:refs/heads/{self.branch}")
+            self.unpushed_base = False
         self._git("push", "--quiet", f"--force-with-lease=refs/heads/{extra['branch']}:{extra['lease']}",
                   "origin", f"HEAD:refs/heads/{extra['branch']}")
 

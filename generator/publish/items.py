@@ -50,5 +50,8 @@ def items_for(catalog_root: Path | None, names: list[str] | None, label: str, *,
     refused: list[Result] = []
     for r in chosen:
         made = _item(r, releases, label)
-        (items if isinstance(made, Item) else refused).append(made)
+        if isinstance(made, Item):
+            items.append(made)
+        else:
+            refused.append(made)
     return items, refused

@@ -1,19 +1,21 @@
 """Rules: one module per family; each rule has an id, a severity, a message and a fix.
 
-A rule is a function `(ctx: AppContext) -> Iterable[Finding]` registered with `@rule(...)`.
-`run_rules` never raises on findings: it runs every rule for every app and collects the results.
-Rule modules register themselves when imported (see `RULE_MODULES`).
+A rule is a function `(ctx: AppContext) -> Iterable[Finding]` registered with `@rule(...)` in the one
+rule registry (generator/core/ruleset.py, shared with the chart rules of generator/lint/) as a
+"catalog" stage rule. `run_rules` never raises on findings: it runs every rule for every app and
+collects the results. Rule modules register themselves when imported (see `RULE_MODULES`).
 """
 
 from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from generator.catalog import Catalog, Resolved
 from generator.engines import EngineSpec
 from generator.core.findings import Finding, Severity
+from generator.core.ruleset import RULES, Rule
 from generator.chart.plan import ChartSpec, plan
 
 
@@ -40,27 +42,15 @@ class AppContext:
                        file=self.resolved.file, line=self.resolved.line(*loc) if loc else 1)
 
 
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    severity: Severity
-    title: str  # what it checks
-    why: str  # the crash or rule it prevents
-    source: str  # where the fact comes from
-    check: Callable[[AppContext], Iterable[Finding]]
-
-
-REGISTRY: dict[str, Rule] = {}
+REGISTRY = RULES.of("catalog")  # the catalog rules, a live view of the one registry
 
 # Modules that define rules; each is imported once by `all_rules()`.
-RULE_MODULES: tuple[str, ...] = ("flags", "hami", "genesis", "engine", "fit", "consistency", "status")
+RULE_MODULES: tuple[str, ...] = ("flags", "hami", "genesis", "engine", "fit", "consistency", "status", "market")
 
 
 def rule(rule_id: str, severity: Severity, title: str, why: str, source: str):
     def register(fn: Callable[[AppContext], Iterable[Finding]]) -> Callable[[AppContext], Iterable[Finding]]:
-        if rule_id in REGISTRY:
-            raise ValueError(f"duplicate rule id {rule_id}")
-        REGISTRY[rule_id] = Rule(rule_id, severity, title, why, source, fn)
+        RULES.add(Rule(rule_id, severity, title, why, source, "catalog", fn))
         return fn
 
     return register
@@ -73,11 +63,13 @@ def all_rules() -> list[Rule]:
 
 
 def context(resolved: Resolved, catalog: Catalog) -> AppContext:
-    return AppContext(resolved=resolved, catalog=catalog, chart=plan(resolved))
+    spec = plan(resolved)  # rules see the app as planned: GPU memory sized by the fit when the app leaves it out
+    return AppContext(resolved=spec.resolved, catalog=catalog, chart=spec)
 
 
 def run_rules(ctx: AppContext) -> list[Finding]:
     findings: list[Finding] = []
     for r in all_rules():
-        findings.extend(r.check(ctx))
+        if r.check is not None:
+            findings.extend(r.check(ctx))
     return findings

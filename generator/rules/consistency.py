@@ -30,8 +30,8 @@ def context_matches(k: int, tokens: int) -> bool:
       "olares-chart.md §2 (Chart.yaml); generator/chart/plan.py")
 def app_version(ctx: AppContext) -> Iterable[Finding]:
     tag = ctx.resolved.stack.image_tag
-    if ctx.chart.chart.get("appVersion") != tag:
-        yield ctx.finding("CON001", "error", f"Chart appVersion {ctx.chart.chart.get('appVersion')!r} is not the image "
+    if ctx.chart.chart.app_version != tag:
+        yield ctx.finding("CON001", "error", f"Chart appVersion {ctx.chart.chart.app_version!r} is not the image "
                           f"tag {tag!r} of {ctx.resolved.stack.image}", "render again (appVersion comes from the stack image)",
                           "stack")
 
@@ -40,7 +40,7 @@ def app_version(ctx: AppContext) -> Iterable[Finding]:
       "Olares shows versionName as the app's software version; two different values confuse users and reviewers",
       "olares-chart.md §2 (OlaresManifest spec.versionName)")
 def version_name(ctx: AppContext) -> Iterable[Finding]:
-    name, app_ver = ctx.chart.manifest["spec"].get("versionName"), ctx.chart.chart.get("appVersion")
+    name, app_ver = ctx.chart.manifest.spec.version_name, ctx.chart.chart.app_version
     if name != app_ver:
         yield ctx.finding("CON002", "error", f"spec.versionName {name!r} differs from Chart appVersion {app_ver!r}",
                           "render again (both come from the stack image tag)", "stack")
@@ -49,7 +49,7 @@ def version_name(ctx: AppContext) -> Iterable[Finding]:
 @rule("CON003", "error", "a context size in the title or description matches context_length",
       "Users pick the app by the context the market card promises", "field-notes.md (apps table: context per app)")
 def context_claims(ctx: AppContext) -> Iterable[Finding]:
-    tokens = int(settings(ctx).context.value or 0)  # type: ignore[arg-type]
+    tokens = settings(ctx).context.value
     for field, text in _text(ctx).items():
         for match in CONTEXT.finditer(text):
             k = int(match.group(1))

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from generator.engines.argv import Argv
-from generator.core.findings import Finding
+from generator.engines.argv import Argv, Flag
+from generator.core.findings import Finding, Severity
+from generator.engines.settings import LlamaCppSettings, Value, VllmSettings
 from generator.fit.memory import TURBOQUANT_BITS
 from generator.rules import AppContext, rule
 from generator.rules.locate import at_flag, settings
@@ -60,7 +61,7 @@ def xxhash(ctx: AppContext) -> Iterable[Finding]:
       "degenerate output (#40807, #40831, #40880)", "field-notes.md crash 2; stacks.md §8 R3")
 def turboquant_spec_graphs(ctx: AppContext) -> Iterable[Finding]:
     s = settings(ctx)
-    if not _turboquant_vllm(ctx) or not s.spec_method or s.get("eager"):
+    if not _turboquant_vllm(ctx) or not s.spec_method or (isinstance(s, VllmSettings) and s.eager.value):
         return
     if any(s.genesis_on(p) for p in ("P65", "P67", "P67B")):
         return
@@ -88,11 +89,11 @@ def turboquant_workspace(ctx: AppContext) -> Iterable[Finding]:
     yield at_flag(ctx, "ENG003", "error", flag, message, fix) if flag else ctx.finding("ENG003", "error", message, fix)
 
 
-def _kv_values(ctx: AppContext):
+def _kv_values(ctx: AppContext) -> list[tuple[str, Value[str]]]:
     s = settings(ctx)
     pairs = [("K", s.kv_k), ("V", s.kv_v)]
-    if s.engine == "llamacpp" and s.spec_method:
-        pairs += [("draft K", s.extra["kv_k_draft"]), ("draft V", s.extra["kv_v_draft"])]
+    if isinstance(s, LlamaCppSettings) and s.spec_method:
+        pairs += [("draft K", s.kv_k_draft), ("draft V", s.kv_v_draft)]
     return pairs
 
 
@@ -126,7 +127,7 @@ def turboquant_hybrid(ctx: AppContext) -> Iterable[Finding]:
                           "use a stack with turboquant_hybrid (vllm-nightly, vllm-gemma4-0505, genesis-vllm)", "kv_cache_type")
 
 
-def _vision_flag(ctx: AppContext):
+def _vision_flag(ctx: AppContext) -> Flag | None:
     return Argv(ctx.engine).last("--mmproj", "-mm", "--limit-mm-per-prompt")
 
 
@@ -151,11 +152,11 @@ def vision_with_mtp(ctx: AppContext) -> Iterable[Finding]:
       "catalog/models architecture.max_context (model config.json / GGUF metadata)")
 def context_limit(ctx: AppContext) -> Iterable[Finding]:
     s, arch = settings(ctx), ctx.resolved.model.architecture
-    context = int(s.context.value or 0)  # type: ignore[arg-type]
+    context = s.context.value
     if context <= arch.max_context:
         return
     allow = next((e for e in ctx.engine.env if e.name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN" and e.value.strip() == "1"), None)
-    severity = "warning" if (allow and s.engine == "vllm") else "error"
+    severity: Severity = "warning" if (allow and s.engine == "vllm") else "error"
     where = s.context.where() or "from context_length"
     message = f"context {context:,} ({where}) is above {ctx.resolved.model.name}'s maximum {arch.max_context:,}"
     fix = f"set context_length to at most {arch.max_context}"
@@ -181,9 +182,9 @@ def tool_choice(ctx: AppContext) -> Iterable[Finding]:
       "stacks.md §3.1, §8 R22")
 def quantized_v_needs_fa(ctx: AppContext) -> Iterable[Finding]:
     s = settings(ctx)
-    if s.engine != "llamacpp" or str(s.kv_v.value) not in QUANTIZED_V or s.get("flash_attn") != "off":
+    if not isinstance(s, LlamaCppSettings) or s.kv_v.value not in QUANTIZED_V or s.flash_attn.value != "off":
         return
-    fa = s.extra["flash_attn"].source
+    fa = s.flash_attn.source
     message = (f"V cache `{s.kv_v.value}` ({s.kv_v.where() or 'from kv_cache_type'}) with {fa.shown() if fa else '-fa off'} "
                f"({fa.where() if fa else ''}): llama.cpp refuses a quantized V cache without flash attention")
     yield at_flag(ctx, "ENG012", "error", fa, message, "use `-fa on` (or auto) or an f16 V cache") if fa else \

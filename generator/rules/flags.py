@@ -90,7 +90,7 @@ def has_table(ctx: AppContext) -> Iterable[Finding]:
     table, problem = _table(ctx)
     if table is None:
         stack = ctx.resolved.stack
-        fix = (f"add `flag_table: <id>` to the stack and catalog/flags/<id>.yaml (scripts/flags/, docs/flags.md)"
+        fix = ("add `flag_table: <id>` to the stack and catalog/flags/<id>.yaml (scripts/flags/, docs/flags.md)"
                if stack.flag_table is None else
                f"create or fix catalog/flags/{stack.flag_table}.yaml (scripts/flags/, docs/flags.md)")
         yield ctx.finding("FLAG000", "error", f"no usable flag table for stack {stack.id}: {problem}", fix, "stack")

@@ -114,13 +114,13 @@ def _gpumem_mib(value: object) -> float | None:
 
 def requested_gpu_mib(ctx: AppContext) -> dict[str, float | None]:
     """Every place the chart states the GPU memory, in MiB."""
-    res = ctx.chart.values["engine"]["resources"]
-    accel = ctx.chart.manifest["spec"]["accelerator"][0]
+    res = ctx.chart.values.engine.resources
+    accel = ctx.chart.manifest.spec.accelerator[0]
     return {
-        "values engine.resources.requests nvidia.com/gpumem": _gpumem_mib(res["requests"].get("nvidia.com/gpumem")),
-        "values engine.resources.limits nvidia.com/gpumem": _gpumem_mib(res["limits"].get("nvidia.com/gpumem")),
-        "manifest requiredGPUMemory": _quantity_mib(accel.get("requiredGPUMemory")),
-        "manifest limitedGPUMemory": _quantity_mib(accel.get("limitedGPUMemory")),
+        "values engine.resources.requests nvidia.com/gpumem": _gpumem_mib(res.requests.gpumem),
+        "values engine.resources.limits nvidia.com/gpumem": _gpumem_mib(res.limits.gpumem),
+        "manifest requiredGPUMemory": _quantity_mib(accel.required_gpu_memory),
+        "manifest limitedGPUMemory": _quantity_mib(accel.limited_gpu_memory),
     }
 
 

@@ -13,7 +13,7 @@ from generator.core.errors import CatalogError
 from generator.core.findings import Finding, Severity
 from generator.fit.estimate import Fit, estimate
 from generator.yamlio.loader import Document, read_document
-from generator.engines.settings import Settings, settings_for
+from generator.engines.settings import AnySettings, settings_for
 from generator.rules import AppContext
 
 # Arg/EnvVar origins written by the engine modules -> the app field they come from.
@@ -22,19 +22,22 @@ APP_FIELDS = {
     "app.gpu_memory_utilization": ("gpu_memory_utilization",), "app.speculative": ("speculative",),
     "app.served_name": ("served_name",), "app.vision": ("vision",), "app.gpu_memory_mib": ("gpu_memory_mib",),
     "app.model + app.quantization": ("quantization",), "model weights revision": ("quantization",),
+    "app.audio": ("audio",), "app.chat_template": ("chat_template",), "app.slot_save": ("slot_save",),
 }
 
 
-def settings(ctx: AppContext) -> Settings:
-    if "settings" not in ctx.cache:
-        ctx.cache["settings"] = settings_for(ctx.resolved, ctx.engine)
-    return ctx.cache["settings"]
+def settings(ctx: AppContext) -> AnySettings:
+    found = ctx.cache.get("settings")
+    if found is None:
+        found = ctx.cache["settings"] = settings_for(ctx.resolved, ctx.engine)
+    return found
 
 
 def fit(ctx: AppContext) -> Fit:
-    if "fit" not in ctx.cache:
-        ctx.cache["fit"] = estimate(ctx.resolved, ctx.engine, settings(ctx))
-    return ctx.cache["fit"]
+    found = ctx.cache.get("fit")
+    if found is None:
+        found = ctx.cache["fit"] = estimate(ctx.resolved, ctx.engine, settings(ctx))
+    return found
 
 
 @lru_cache(maxsize=64)

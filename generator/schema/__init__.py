@@ -1,14 +1,16 @@
 """Pure pydantic models of the catalog (no I/O)."""
 
-from generator.schema.app import App, Benchmark, Probe, Resources, Speculative
+from generator.schema.app import App, Benchmark, GpuRoom, Probe, Resources, Speculative
 from generator.schema.calibration import Calibration
 from generator.schema.device import Device
 from generator.schema.genesis import GenesisPatch, GenesisRegistry
-from generator.schema.model import Architecture, AttentionGroup, Drafter, Model, RecurrentGroup, WeightFile
+from generator.schema.market import Icons, Market
+from generator.schema.model import (Architecture, AttentionGroup, ChatTemplate, Drafter, Model, RecurrentGroup,
+                                    WeightFile)
 from generator.schema.stack import Stack
 
 __all__ = [
-    "App", "Architecture", "AttentionGroup", "Benchmark", "Calibration", "Device", "Drafter", "GenesisPatch",
-    "GenesisRegistry", "Model", "Probe", "RecurrentGroup", "Resources", "Speculative", "Stack",
-    "WeightFile",
+    "App", "Architecture", "AttentionGroup", "Benchmark", "Calibration", "ChatTemplate", "Device", "Drafter",
+    "GenesisPatch", "GenesisRegistry", "GpuRoom", "Icons", "Market", "Model", "Probe", "RecurrentGroup", "Resources",
+    "Speculative", "Stack", "WeightFile",
 ]

@@ -4,31 +4,41 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from generator.schema.common import (
+    MAX_ITEMS,
     AppName,
+    Args,
     Date,
-    EnvName,
+    Env,
     Id,
+    MiB,
+    Name,
+    Note,
     PositiveFloat,
-    PositiveInt,
     SemVer,
     Strict,
     Text,
     Title,
+    Tokens,
 )
 from generator.schema.calibration import Calibration
 from generator.schema.stack import SpecMethod
 
-Quantity = Annotated[str, StringConstraints(pattern=r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti)?$")]
-HttpsUrl = Annotated[str, StringConstraints(pattern=r"^https?://[^\s]+$")]
+Quantity = Annotated[str, StringConstraints(pattern=r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti)?$", max_length=24)]
+HttpsUrl = Annotated[str, StringConstraints(pattern=r"^https?://[^\s]+$", max_length=2000)]
+# upgrade_description grows by one line per bump (versions/appfile.py); Olares shows it on the update page.
+LongText = Annotated[str, StringConstraints(max_length=32000)]
 Status = Literal["active", "deprecated", "removed"]
+PipPackage = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}(==[A-Za-z0-9.+!-]{1,40})?$")]
 
 
 class Speculative(Strict):
     method: SpecMethod
-    tokens: PositiveInt | None = None  # draft tokens per step (vLLM num_speculative_tokens, llama.cpp n-max)
+    # draft tokens per step (vLLM num_speculative_tokens, llama.cpp n-max): single digits to a few dozen in
+    # practice; a draft of more than 256 tokens a step is a typo
+    tokens: Annotated[int, Field(gt=0, le=256)] | None = None
     drafter: Id | None = None  # a drafter of the app's model; None = the model's own MTP head
 
 
@@ -37,14 +47,14 @@ class Benchmark(Strict):
 
     tokens_per_s: PositiveFloat
     acceptance: Annotated[float, Field(ge=0, le=1)] | None = None
-    runs: tuple[PositiveFloat, ...] = ()
-    tokens: PositiveInt | None = None
+    runs: Annotated[tuple[PositiveFloat, ...], Field(max_length=MAX_ITEMS)] = ()
+    tokens: Tokens | None = None
     seconds: PositiveFloat | None = None
-    context: PositiveInt | None = None
-    image: str | None = None
+    context: Tokens | None = None
+    image: Name | None = None
     date: Date
-    method: str
-    source: str
+    method: Note
+    source: Note
 
 
 class Resources(Strict):
@@ -58,11 +68,19 @@ class Resources(Strict):
     disk_limit: Quantity = "200Gi"
 
 
+class GpuRoom(Strict):
+    """GPU memory an app leaves free on its device for something that runs beside it (a speech stack)."""
+
+    mib: MiB
+    beside: Annotated[str, StringConstraints(min_length=3)]  # what uses the room
+    source: Annotated[str, StringConstraints(min_length=3)]
+
+
 class Probe(Strict):
     """The smoke prompt and, when known, a string its answer must contain."""
 
     prompt: Text
-    expect: str | None = None
+    expect: Note | None = None
 
 
 class App(Strict):
@@ -71,32 +89,48 @@ class App(Strict):
     description: Text
     full_description: Text | None = None
     icon: HttpsUrl
-    owners: tuple[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9-]{1,39}$")], ...] = Field(min_length=1)
+    owners: tuple[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9-]{1,39}$")], ...] = Field(min_length=1,
+                                                                                                 max_length=32)
     model: Id
     quantization: Id
     stack: Id
     device: Id
-    context_length: PositiveInt
+    context_length: Tokens
     served_name: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")] | None = None
-    kv_cache_type: str | None = None  # vLLM --kv-cache-dtype; llama.cpp K (and V unless kv_cache_type_v)
-    kv_cache_type_v: str | None = None  # llama.cpp V cache type when it differs from K
+    kv_cache_type: Name | None = None  # vLLM --kv-cache-dtype; llama.cpp K (and V unless kv_cache_type_v)
+    kv_cache_type_v: Name | None = None  # llama.cpp V cache type when it differs from K
     speculative: Speculative | None = None
     vision: bool = False
-    genesis_patches: tuple[str, ...] = ()
-    gpu_memory_mib: PositiveInt  # the HAMi cap: gpumem request/limit and CUDA_DEVICE_MEMORY_LIMIT_0
+    audio: bool = False  # vLLM: audio input (--limit-mm-per-prompt audio 1)
+    chat_template: Id | None = None  # catalog/chat_templates/<id>.yaml: shipped with the chart, passed to the server
+    slot_save: bool = False  # llama.cpp: --slot-save-path on an emptyDir (slot save/restore over HTTP)
+    python_packages: Annotated[tuple[PipPackage, ...], Field(max_length=MAX_ITEMS)] = ()  # pip-installed before the server starts (the image lacks them)
+    genesis_patches: Annotated[tuple[Name, ...], Field(max_length=MAX_ITEMS)] = ()
+    gpu_memory_mib: MiB | None = None  # the HAMi cap; None: the fit sizes it (generator/fit/sizing.py)
+    gpu_room: GpuRoom | None = None  # memory the app leaves free on the card; the sized cap keeps it
     gpu_memory_utilization: Annotated[float, Field(gt=0, le=1)] | None = None  # vLLM only
     resources: Resources = Resources()
-    env: dict[EnvName, str] = Field(default_factory=dict)
-    extra_args: tuple[str, ...] = ()
+    env: Env = Field(default_factory=dict)
+    extra_args: Args = ()
     version: SemVer
     status: Status = "active"
     replaced_by: AppName | None = None
-    reason: str | None = None
+    reason: Annotated[str, StringConstraints(max_length=8000)] | None = None  # prune appends one line a run
     removed_on: Date | None = None
-    upgrade_description: str | None = None
+    upgrade_description: LongText | None = None
     probe: Probe | None = None
-    benchmarks: tuple[Benchmark, ...] = ()
-    calibration: tuple[Calibration, ...] = ()  # measured memory figures for this app (generator/fit/estimate.py)
+    benchmarks: Annotated[tuple[Benchmark, ...], Field(max_length=MAX_ITEMS)] = ()
+    calibration: Annotated[tuple[Calibration, ...], Field(max_length=MAX_ITEMS)] = ()  # measured memory figures for this app (generator/fit/estimate.py)
+    unmapped: Annotated[tuple[str, ...], Field(max_length=MAX_ITEMS)] = ()  # facts of an imported chart the catalog cannot express (`file:line: what`); not rendered
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _quoted_version(cls, value: object) -> object:
+        """`version: 1.1` is a YAML number (1.1), never the string "1.1.0": say how to write it."""
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            parts = (str(value).split(".") + ["0", "0"])[:3]
+            raise ValueError(f"{value!r} is a YAML number; quote versions: '{'.'.join(parts)}'")
+        return value
 
     @model_validator(mode="after")
     def _status_fields(self) -> "App":

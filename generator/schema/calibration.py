@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from generator.schema.common import Date, PositiveFloat, PositiveInt, Strict
+from generator.schema.common import Date, MiB, Name, PositiveInt, Strict, Tokens
 
 Measure = Literal[
     "weights_loaded",  # GPU memory the weights took ("Model loading took X GiB")
@@ -29,19 +29,19 @@ Measure = Literal[
 
 class Calibration(Strict):
     measure: Measure
-    value_mib: PositiveFloat | None = None
-    value_gib: PositiveFloat | None = None
-    what: Annotated[str, Field(min_length=3)]  # the log line or observation, in words
-    source: Annotated[str, Field(min_length=3)]
-    quant: str | None = None  # model-level rows: which weight file was measured
-    context: PositiveInt | None = None  # tokens (kv_needed)
-    cap_mib: PositiveInt | None = None  # HAMi cap / device total the engine saw
+    value_mib: Annotated[float, Field(gt=0, le=2**20)] | None = None  # at most 1 TiB, as MiB (common.py)
+    value_gib: Annotated[float, Field(gt=0, le=1024)] | None = None
+    what: Annotated[str, Field(min_length=3, max_length=2000)]  # the log line or observation, in words
+    source: Annotated[str, Field(min_length=3, max_length=2000)]
+    quant: Name | None = None  # model-level rows: which weight file was measured
+    context: Tokens | None = None  # tokens (kv_needed)
+    cap_mib: MiB | None = None  # HAMi cap / device total the engine saw
     gpu_memory_utilization: Annotated[float, Field(gt=0, le=1)] | None = None
-    image: str | None = None  # engine image (or version) the figure was measured with
+    image: Name | None = None  # engine image (or version) the figure was measured with
     date: Date | None = None
-    device: str | None = None  # llama.cpp buffer's device, or the GPU measured (name, driver)
+    device: Name | None = None  # llama.cpp buffer's device, or the GPU measured (name, driver)
     ubatch: PositiveInt | None = None  # llama.cpp -ub the figure was measured at
-    kv_type: str | None = None  # cache type(s) the figure was measured with, "K/V"
+    kv_type: Name | None = None  # cache type(s) the figure was measured with, "K/V"
 
     @model_validator(mode="after")
     def _one_value(self) -> "Calibration":

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
-from generator.schema.common import EnvName, Id, Sources, Strict
+from generator.schema.common import MAX_ITEMS, EnvName, Id, Name, Note, Sources, Strict
+
+Names = Annotated[tuple[Name, ...], Field(max_length=MAX_ITEMS)]
 
 
 class GenesisPatch(Strict):
     id: str = Field(pattern=r"^P[N]?[0-9]+[A-Za-z]?$")
     env: EnvName  # canonical name the pinned Genesis image reads
-    aliases: tuple[EnvName, ...] = ()  # other names that toggle the same patch
-    purpose: str
+    aliases: Annotated[tuple[EnvName, ...], Field(max_length=MAX_ITEMS)] = ()  # other names for the same patch
+    purpose: Note
     default_on: bool = False
-    requires: tuple[str, ...] = ()
-    conflicts: tuple[str, ...] = ()
-    superseded_by: str | None = None  # upstream PR that made it unnecessary
+    requires: Names = ()
+    conflicts: Names = ()
+    superseded_by: Name | None = None  # upstream PR that made it unnecessary
     sources: Sources
 
     @property
@@ -24,10 +28,10 @@ class GenesisPatch(Strict):
 
 
 class GenesisRegistry(Strict):
-    version: str
-    truthy: tuple[str, ...] = ("1", "true", "yes", "on")
-    patches: tuple[GenesisPatch, ...]
-    tunables: tuple[EnvName, ...] = ()  # Genesis env names that are settings, not patch toggles
+    version: Name
+    truthy: Names = ("1", "true", "yes", "on")
+    patches: Annotated[tuple[GenesisPatch, ...], Field(max_length=4096)]
+    tunables: Annotated[tuple[EnvName, ...], Field(max_length=MAX_ITEMS)] = ()  # settings, not patch toggles
     sources: Sources
 
     def patch(self, patch_id: str) -> GenesisPatch | None:

@@ -2,49 +2,92 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
 from generator.schema.calibration import Calibration
-from generator.schema.common import Id, NonNegInt, PositiveFloat, PositiveInt, Sources, Strict
+from generator.schema.common import MAX_ITEMS, Count, Id, Name, Sources, Strict, Tokens
+
+# Sizes of a model: the largest published models have ~2 T parameters; 100 T and 64 TiB leave room.
+Billions = Annotated[float, Field(gt=0, le=100_000)]
+Gib = Annotated[float, Field(gt=0, le=65536)]
+Layers = Annotated[int, Field(ge=0, le=65536)]
+
+
+def _no_dotdot(value: str) -> str:
+    if ".." in value:
+        raise ValueError(f"{value!r} holds `..`; it must not climb out of its folder")
+    return value
+
+
+def _no_double_dash(value: str) -> str:
+    if "--" in value:
+        raise ValueError(f"{value!r} holds `--`, which a Hugging Face repo id never does")
+    return value
+
+
+# A Hugging Face repo id `owner/name`: letters, digits, `-`, `_`, `.`, at most 96 characters, neither `--`
+# nor `..` (huggingface_hub's validate_repo_id,
+# https://huggingface.co/docs/huggingface_hub/package_reference/utilities#huggingface_hub.utils.validate_repo_id).
+HfRepo = Annotated[
+    str,
+    StringConstraints(pattern=r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?/[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$",
+                      max_length=96),
+    AfterValidator(lambda v: _no_dotdot(_no_double_dash(v))),
+]
+# A file inside the repo: relative, `/`-separated parts that start with a letter, digit or `_` (so no `.`,
+# `..` or hidden part, no absolute path), and no `$`, space or quote that a shell or Kubernetes' `$(VAR)`
+# expansion would read (it lands in the init container's env: templates/chart/templates/deployment.yaml.j2).
+HfFile = Annotated[
+    str,
+    StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9._+-]*(/[A-Za-z0-9_][A-Za-z0-9._+-]*)*$", max_length=255),
+    AfterValidator(_no_dotdot),
+]
+# A revision: a full 40-hex commit, or a branch or tag name (no `/`: it is one segment of the resolve URL).
+Revision = Annotated[
+    str,
+    StringConstraints(pattern=r"^([0-9a-f]{40}|[A-Za-z0-9][A-Za-z0-9._-]{0,127})$"),
+    AfterValidator(_no_dotdot),
+]
 
 
 class AttentionGroup(Strict):
     """A set of attention layers sharing one KV geometry."""
 
-    layers: PositiveInt
-    kv_heads: PositiveInt
-    head_dim: PositiveInt
-    window: PositiveInt | None = None  # sliding window in tokens; None = full attention
+    layers: Count
+    kv_heads: Count
+    head_dim: Count
+    window: Tokens | None = None  # sliding window in tokens; None = full attention
     k_eq_v: bool = False  # K and V share storage (Gemma 4 global layers)
 
 
 class RecurrentGroup(Strict):
     """Gated-DeltaNet / Mamba-style layers: fixed state per sequence."""
 
-    layers: PositiveInt
-    k_heads: PositiveInt
-    v_heads: PositiveInt
-    head_dim: PositiveInt
-    conv_kernel: PositiveInt = 4
+    layers: Count
+    k_heads: Count
+    v_heads: Count
+    head_dim: Count
+    conv_kernel: Count = 4
 
 
 class Architecture(Strict):
-    arch: str  # GGUF general.architecture
-    hf_model_type: str
-    layers: PositiveInt
-    hidden_size: PositiveInt
-    vocab_size: PositiveInt
+    arch: Name  # GGUF general.architecture
+    hf_model_type: Name
+    layers: Count
+    hidden_size: Annotated[int, Field(gt=0, le=2**20)]
+    vocab_size: Tokens
     full_attention: AttentionGroup
     sliding_attention: AttentionGroup | None = None
     recurrent: RecurrentGroup | None = None
-    kv_shared_layers: NonNegInt = 0
-    mtp_layers: NonNegInt = 0
-    total_params_b: PositiveFloat
-    active_params_b: PositiveFloat
-    max_context: PositiveInt
+    kv_shared_layers: Layers = 0
+    mtp_layers: Layers = 0
+    total_params_b: Billions
+    active_params_b: Billions
+    max_context: Tokens
     vision: bool = False
+    audio: bool = False  # an audio encoder the engine can feed (Gemma 4 E2B/E4B)
 
     @model_validator(mode="after")
     def _layers_add_up(self) -> "Architecture":
@@ -70,10 +113,10 @@ class WeightFile(Strict):
 
     quant: Id
     format: Literal["bf16", "fp8", "nvfp4", "int4", "gguf"]
-    repo: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9._-]+$")
-    file: str | None = None  # GGUF file inside the repo
-    revision: str | None = Field(default=None, pattern=r"^[0-9a-f]{7,40}$")
-    size_gib: PositiveFloat
+    repo: HfRepo
+    file: HfFile | None = None  # GGUF file inside the repo
+    revision: Revision | None = None
+    size_gib: Gib
     mtp_weights: bool = False  # carries the MTP head usable for self-speculation
     sources: Sources
 
@@ -83,20 +126,30 @@ class Drafter(Strict):
 
     id: Id
     kind: Literal["mtp-assistant", "dflash", "draft-model", "eagle"]
-    weights: tuple[WeightFile, ...] = Field(min_length=1)
-    params_b: PositiveFloat | None = None
+    weights: tuple[WeightFile, ...] = Field(min_length=1, max_length=MAX_ITEMS)
+    params_b: Billions | None = None
+    sources: Sources
+
+
+class ChatTemplate(Strict):
+    """A chat template file (catalog/chat_templates/<file>) shipped with the charts that name it."""
+
+    id: Id
+    file: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,62}\.jinja$")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")  # of the file's bytes: a changed file is noticed
+    purpose: Annotated[str, Field(min_length=3)]
     sources: Sources
 
 
 class Model(Strict):
     id: Id
-    name: str
-    family: str
+    name: Name
+    family: Name
     architecture: Architecture
-    weights: tuple[WeightFile, ...] = Field(min_length=1)
-    drafters: tuple[Drafter, ...] = ()
+    weights: tuple[WeightFile, ...] = Field(min_length=1, max_length=MAX_ITEMS)
+    drafters: Annotated[tuple[Drafter, ...], Field(max_length=MAX_ITEMS)] = ()
     mmproj: WeightFile | None = None
-    calibration: tuple[Calibration, ...] = ()  # measured figures per weight file (`quant`)
+    calibration: Annotated[tuple[Calibration, ...], Field(max_length=MAX_ITEMS)] = ()  # measured figures per weight file (`quant`)
     sources: Sources
 
     @model_validator(mode="after")

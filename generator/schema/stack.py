@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StringConstraints, model_validator
 
-from generator.schema.common import EnvName, Id, ImageRef, PositiveInt, Sources, Strict
+from generator.schema.common import MAX_ITEMS, Args, Env, Id, ImageRef, Name, Port, Sources, Strict
 
 Engine = Literal["vllm", "llamacpp"]
 Fork = Literal["upstream", "genesis", "atomic", "lucebox", "buun"]
@@ -29,23 +29,24 @@ PLACEHOLDERS = ("{tokens}", "{drafter}")
 
 class Stack(Strict):
     id: Id
-    title: str
+    title: Name
     engine: Engine
     fork: Fork
-    image: ImageRef
+    image: Annotated[ImageRef, StringConstraints(max_length=512)]
     image_recorded: bool = True  # False: no source records the exact image; `catalog check` warns
-    version: str  # engine version or build the image carries
-    genesis_version: str | None = None
-    port: PositiveInt
-    health_path: str = "/health"
-    command: tuple[str, ...] = ()  # overrides the image entrypoint (forks with their own binary)
-    features: tuple[Feature, ...] = ()
-    spec_methods: tuple[SpecMethod, ...] = ()
-    missing_python_packages: tuple[str, ...] = ()  # optional packages the image lacks
-    args: tuple[str, ...] = ()  # flags every app on this stack gets
+    version: Name  # engine version or build the image carries
+    genesis_version: Name | None = None
+    port: Port
+    # an HTTP path: the probes' httpGet.path and what `catalog smoke` asks; printable ASCII, no space
+    health_path: Annotated[str, StringConstraints(pattern=r"^/[!-~]{0,199}$")] = "/health"
+    command: Args = ()  # overrides the image entrypoint (forks with their own binary)
+    features: Annotated[tuple[Feature, ...], Field(max_length=MAX_ITEMS)] = ()
+    spec_methods: Annotated[tuple[SpecMethod, ...], Field(max_length=MAX_ITEMS)] = ()
+    missing_python_packages: Annotated[tuple[Name, ...], Field(max_length=MAX_ITEMS)] = ()  # what the image lacks
+    args: Args = ()  # flags every app on this stack gets
     # How this image spells each speculative method; `{tokens}` and `{drafter}` are filled in per app.
-    speculative_args: dict[SpecMethod, tuple[str, ...]] = Field(default_factory=dict)
-    env: dict[EnvName, str] = Field(default_factory=dict)
+    speculative_args: dict[SpecMethod, Args] = Field(default_factory=dict)
+    env: Env = Field(default_factory=dict)
     flag_table: Id | None = None  # catalog/flags/<id>.yaml, used by `catalog check`
     sources: Sources
 

@@ -1,20 +1,28 @@
-"""A bounded HTTP client for smoke tests: every call has a deadline and a byte cap.
+"""A bounded HTTP client for smoke tests: every call has a total deadline and a byte cap.
 
-A slow, hanging, malformed or oversized answer becomes a `SmokeFailure` with a one-line reason,
-never a hang or a traceback. Before the response headers arrive, httpx's own timeouts (set to the
-time left) bound the wait; while a body streams, a watchdog shuts the socket down at the deadline,
-so a server that trickles bytes cannot stretch a call past it.
+A slow, hanging, malformed, oversized or hostile answer becomes a `SmokeFailure` with a one-line reason,
+never a hang or a traceback. The deadline is total, from the connect to the last byte: httpx's own
+timeouts apply per socket operation (https://www.python-httpx.org/advanced/timeouts/), so a server that
+sends one byte a second would never trip them. Here every socket operation of the client (connect,
+TLS handshake, each read and write) waits at most the time left before the call's deadline and fails
+once it has passed: the client's httpcore pool runs on a network backend (`_Backend`) that caps each
+operation's timeout that way (httpcore's `network_backend` hook, encode/httpcore httpcore/_backends/).
+
+Credentials in the endpoint URL (`http://user:pass@host`, whatever characters the password holds) are
+taken out of the URL, sent as HTTP Basic auth, and masked in every message (generator/core/redact.py).
 """
 
 from __future__ import annotations
 
 import json
-import socket
-import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
+
+import httpcore
+
+from generator.core.redact import credentials, redact, secret_forms
 
 JSON_CAP = 1 << 20  # /health, /v1/models, /props
 METRICS_CAP = 8 << 20  # /metrics of a busy vLLM is a few hundred KiB
@@ -48,10 +56,20 @@ class Reply:
     body: bytes
 
     def json(self, what: str) -> Any:
-        try:
-            return json.loads(self.body)
-        except ValueError as exc:
-            raise SmokeFailure(f"{what}: the answer is not JSON ({exc.msg})") from None
+        """The body as JSON; a SmokeFailure naming what is wrong (not UTF-8, not JSON, nested too deep)."""
+        return parse_json(self.body, what)
+
+
+def parse_json(data: bytes, what: str) -> Any:
+    try:
+        return json.loads(data)
+    except UnicodeDecodeError as exc:
+        raise SmokeFailure(f"{what}: the answer is not UTF-8 JSON (byte {exc.start}: {exc.reason})") from None
+    except RecursionError:
+        raise SmokeFailure(f"{what}: the answer's JSON is nested too deeply to be an OpenAI-compatible reply") from None
+    except ValueError as exc:
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise SmokeFailure(f"{what}: the answer is not JSON ({reason[:200]})") from None
 
 
 def server_root(url: str) -> str:
@@ -64,6 +82,103 @@ def server_root(url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
 
 
+def check_endpoint(url: str) -> str:
+    """The server root of `url` without credentials; SmokeFailure (redacted) when it is not an http(s) URL."""
+    bare = credentials(url)[0]
+    shown = redact(bare)
+    if not bare.lower().startswith(("http://", "https://")):
+        raise SmokeFailure(f"{shown!r}: expected an http:// or https:// URL")
+    try:
+        import httpx
+
+        root = server_root(bare)
+        parsed = httpx.URL(root)
+        if not parsed.host:
+            raise SmokeFailure(f"{shown!r} is not a URL this tool can call: no host")
+    except (ValueError, httpx.InvalidURL) as exc:
+        raise SmokeFailure(f"{shown!r} is not a URL this tool can call: {redact(str(exc))[:200]}") from None
+    return root
+
+
+class _Clock:
+    """The deadline of the call in flight, shared by every connection of one client."""
+
+    def __init__(self) -> None:
+        self.deadline: Deadline | None = None
+        self.received = 0  # bytes of the call in flight so far
+
+    def cap(self, timeout: float | None, expired: type[Exception]) -> float | None:
+        if self.deadline is None:
+            return timeout
+        left = self.deadline.left()
+        if left <= 0:
+            raise _expired(expired)
+        return left if timeout is None else min(timeout, left)
+
+
+class _Stream(httpcore.NetworkStream):
+    """A socket stream whose every operation waits at most the time left before the deadline."""
+
+    def __init__(self, inner: httpcore.NetworkStream, clock: _Clock):
+        self._inner, self._clock = inner, clock
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        data = self._inner.read(max_bytes, self._clock.cap(timeout, httpcore.ReadTimeout))
+        self._clock.received += len(data)
+        return data
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, self._clock.cap(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore.NetworkStream:
+        inner = self._inner.start_tls(ssl_context, server_hostname, self._clock.cap(timeout, httpcore.ConnectTimeout))
+        return _Stream(inner, self._clock)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _Backend(httpcore.NetworkBackend):
+    """httpcore's blocking backend with every connect and stream bounded by the clock's deadline."""
+
+    def __init__(self, clock: _Clock):
+        self._inner, self._clock = httpcore.SyncBackend(), clock
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options: Any = None) -> httpcore.NetworkStream:
+        stream = self._inner.connect_tcp(host, port, self._clock.cap(timeout, httpcore.ConnectTimeout),
+                                         local_address, socket_options)
+        return _Stream(stream, self._clock)
+
+    def connect_unix_socket(self, path: str, timeout: float | None = None,
+                            socket_options: Any = None) -> httpcore.NetworkStream:
+        stream = self._inner.connect_unix_socket(path, self._clock.cap(timeout, httpcore.ConnectTimeout),
+                                                 socket_options)
+        return _Stream(stream, self._clock)
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+def _transport(clock: _Clock) -> Any:
+    """httpx's transport on a pool that uses `_Backend`.
+
+    httpx.HTTPTransport builds its httpcore.ConnectionPool in `_pool` and sends every request through it
+    (encode/httpx httpx/_transports/default.py); httpx has no argument for the network backend, so the pool
+    is replaced by an equal one that has it. tests/test_smoke_http.py and tests/adversarial/ fail if this
+    ever stops bounding a call.
+    """
+    import httpx
+
+    transport = httpx.HTTPTransport()
+    transport._pool = httpcore.ConnectionPool(ssl_context=httpx.create_ssl_context(), network_backend=_Backend(clock))
+    return transport
+
+
 class Http:
     """One httpx.Client on a base URL; the only place this package talks HTTP to an app."""
 
@@ -71,7 +186,20 @@ class Http:
         import httpx
 
         self._httpx = httpx
-        self.client = httpx.Client(base_url=server_root(base_url), follow_redirects=False,
+        self._clock = _Clock()
+        _, user, password = credentials(base_url)
+        self.secrets = secret_forms([password] if password else [], user)
+        self._invalid: str | None = None
+        try:
+            root = check_endpoint(base_url)
+        except SmokeFailure:
+            root = "http://invalid.invalid"  # never called: every call fails with the reason in `_invalid`
+            self._invalid = redact(credentials(base_url)[0])
+        # trust_env=False: no proxy from the environment (its transport would not be bounded); the endpoint
+        # is the app itself. Certificates from SSL_CERT_FILE still count (httpx.create_ssl_context).
+        self.client = httpx.Client(base_url=root, transport=_transport(self._clock),
+                                   follow_redirects=False, trust_env=False,
+                                   auth=(user, password or "") if user is not None else None,
                                    headers={"Accept-Encoding": "identity"})
 
     def close(self) -> None:
@@ -82,6 +210,10 @@ class Http:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def redact(self, text: str) -> str:
+        """`text` with the endpoint's credentials and any other secret masked."""
+        return redact(text, self.secrets)
 
     def _timeout(self, deadline: Deadline, what: str) -> Any:
         left = deadline.left()
@@ -102,50 +234,33 @@ class Http:
         with self._open("POST", path, what, deadline, None, json=payload) as response:
             if response.status_code != 200:
                 body = b"".join(_capped(response.iter_raw(), 4096, what, strict=False))
-                raise SmokeFailure(f"{what}: HTTP {response.status_code}: {_excerpt(body)}")
+                raise SmokeFailure(f"{what}: HTTP {response.status_code}: {_excerpt(self.redact(body.decode('utf-8', 'replace')))}")
             yield from _lines(_capped(response.iter_raw(), STREAM_CAP, what), what)
 
     @contextmanager
     def _open(self, method: str, path: str, what: str, deadline: Deadline, limit: float | None, **kw: Any):
         httpx = self._httpx
+        if self._invalid is not None:
+            raise SmokeFailure(f"{what}: {self._invalid!r} is not a URL this tool can call")
         bound = Deadline(min(deadline.at, time.monotonic() + limit)) if limit is not None else deadline
+        timeout = self._timeout(bound, what)
+        self._clock.deadline, self._clock.received = bound, 0
         try:
-            with self.client.stream(method, path, timeout=self._timeout(bound, what), **kw) as response:
-                with _watchdog(response, bound):
-                    yield response
-                    if bound.expired():
-                        raise SmokeFailure(f"{what}: no complete answer before the deadline")
+            with self.client.stream(method, path, timeout=timeout, **kw) as response:
+                yield response
+                if bound.expired():
+                    raise SmokeFailure(f"{what}: no complete answer before the deadline")
         except SmokeFailure:
             raise
         except httpx.TimeoutException:
-            raise SmokeFailure(f"{what}: timed out") from None
-        except (httpx.HTTPError, OSError) as exc:
+            raise SmokeFailure(f"{what}: no complete answer before the deadline" if self._clock.received
+                               else f"{what}: timed out") from None
+        except (httpx.HTTPError, httpx.InvalidURL, OSError) as exc:
             if bound.expired():
                 raise SmokeFailure(f"{what}: no complete answer before the deadline") from None
-            raise SmokeFailure(f"{what}: {type(exc).__name__}: {_reason(exc)}") from None
-
-
-@contextmanager
-def _watchdog(response: Any, deadline: Deadline) -> Iterator[None]:
-    """Shut the response's socket down at the deadline, which wakes a blocked read."""
-    stream = response.extensions.get("network_stream")
-    sock = stream.get_extra_info("socket") if stream is not None else None
-    done = threading.Event()
-
-    def fire() -> None:
-        if not done.wait(deadline.left()) and sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    thread = threading.Thread(target=fire, name="smoke-watchdog", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        done.set()
-        thread.join()
+            raise SmokeFailure(f"{what}: {type(exc).__name__}: {_reason(self.redact(str(exc)))}") from None
+        finally:
+            self._clock.deadline = None
 
 
 def _capped(chunks: Iterator[bytes], cap: int, what: str, strict: bool = True) -> Iterator[bytes]:
@@ -174,12 +289,18 @@ def _lines(chunks: Iterator[bytes], what: str) -> Iterator[tuple[float, bytes]]:
         yield time.monotonic(), pending.rstrip(b"\r")
 
 
-def _excerpt(body: bytes, limit: int = 200) -> str:
-    text = body.decode("utf-8", "replace").strip().replace("\n", " ")
+def _excerpt(body: str, limit: int = 400) -> str:
+    """One line of at most `limit` characters of an (already redacted) body."""
+    text = " ".join(body.split())
     return (text[:limit] + "...") if len(text) > limit else (text or "(empty body)")
 
 
-def _reason(exc: BaseException) -> str:
-    """The error's own words, without the URL (which may carry credentials)."""
-    text = str(exc).strip() or type(exc).__name__
+def _reason(text: str) -> str:
+    """An error's own (already redacted) words, without the URL."""
+    text = text.strip() or "no reason given"
     return text.split(" for url ")[0][:200]
+
+
+def _expired(cls: type[Exception]) -> Exception:
+    """The caller's timeout class (httpcore's own), raised inside its network backend at the deadline."""
+    return cls("the call's deadline has passed")

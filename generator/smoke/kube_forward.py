@@ -7,21 +7,27 @@ listener on 127.0.0.1 whose every connection is a fresh `kubernetes.stream.portf
 the pod — what `kubectl port-forward svc/<app>` does. The smoke then runs its normal HTTP path
 against `http://127.0.0.1:<port>`.
 
-Testing: no Kubernetes API server can run on our machines (DECISIONS.md, machines.md §9). The
-discovery logic is tested against a stand-in CoreV1Api that returns the kubernetes client's own
+The Kubernetes API is reached only through the Kube adapter (generator/adapters/kube.py), built by the
+CLI and passed in; it translates the client's errors into the error tree and puts a deadline on each call.
+
+Testing: no Kubernetes API server can run in the test environment. The discovery logic is tested
+against a stand-in CoreV1Api (wrapped in the real Kube adapter) that returns the kubernetes client's own
 model objects, and the forwarder against a stand-in connector that dials a real llama-server; the
 `portforward` websocket itself is only exercised against a real cluster.
 """
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
+from collections.abc import Callable, Iterator
 
-from generator.core.errors import UsageError
+from generator.adapters.kube import Kube
+from generator.core.errors import CatalogError, UsageError
 
 NAME_LABEL = "app.kubernetes.io/name"
 CHUNK = 65536
@@ -40,16 +46,16 @@ class PodPort:
         return f"kube:{self.namespace}/svc/{self.service} -> pod {self.pod}:{self.port}"
 
 
-def find_target(api: Any, app: str, namespace: str | None) -> PodPort:
-    """The Service of `app` and a ready pod behind it, through CoreV1Api read/list calls."""
-    service = _service(api, app, namespace)
-    ns = service.metadata.namespace or namespace
+def find_target(kube: Kube, app: str, namespace: str | None) -> PodPort:
+    """The Service of `app` and a ready pod behind it, through the Kube adapter's read/list calls."""
+    service = _service(kube, app, namespace)
+    ns = str(service.metadata.namespace or namespace or "default")
     port = _service_port(service)
     selector = service.spec.selector or {}
     if not selector:
         raise UsageError(f"Service {ns}/{service.metadata.name} has no selector; cannot find its pods")
     label_selector = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
-    pods = api.list_namespaced_pod(ns, label_selector=label_selector).items
+    pods = kube.list_pods(ns, label_selector)
     pod = next((p for p in pods if _ready(p)), None)
     if pod is None:
         states = ", ".join(f"{p.metadata.name} {p.status.phase}" for p in pods) or "no pods"
@@ -57,15 +63,15 @@ def find_target(api: Any, app: str, namespace: str | None) -> PodPort:
     return PodPort(ns, service.metadata.name, pod.metadata.name, _container_port(pod, port.target_port or port.port))
 
 
-def _service(api: Any, app: str, namespace: str | None) -> Any:
+def _service(kube: Kube, app: str, namespace: str | None) -> Any:
     if namespace is None:
-        found = api.list_service_for_all_namespaces(field_selector=f"metadata.name={app}").items
+        found = kube.list_services(field_selector=f"metadata.name={app}")
         if not found:
-            found = api.list_service_for_all_namespaces(label_selector=f"{NAME_LABEL}={app}").items
+            found = kube.list_services(label_selector=f"{NAME_LABEL}={app}")
     else:
-        found = [s for s in [_read(api, app, namespace)] if s is not None]
+        found = [s for s in [kube.read_service(app, namespace)] if s is not None]
         if not found:
-            found = api.list_namespaced_service(namespace, label_selector=f"{NAME_LABEL}={app}").items
+            found = kube.list_services(namespace=namespace, label_selector=f"{NAME_LABEL}={app}")
     where = f"namespace {namespace}" if namespace else "any namespace"
     if not found:
         raise UsageError(f"no Service for app {app!r} in {where}; is the app installed? (--namespace, --kube-context)")
@@ -73,16 +79,6 @@ def _service(api: Any, app: str, namespace: str | None) -> Any:
         names = ", ".join(sorted(f"{s.metadata.namespace}/{s.metadata.name}" for s in found))
         raise UsageError(f"several Services match app {app!r} ({names}); pass --namespace")
     return found[0]
-
-
-def _read(api: Any, name: str, namespace: str) -> Any:
-    try:
-        return api.read_namespaced_service(name, namespace)
-    except Exception as exc:  # kubernetes.client.ApiException; imported lazily
-        if getattr(exc, "status", None) == 404:
-            return None
-        raise UsageError(f"reading Service {namespace}/{name}: HTTP {getattr(exc, 'status', '?')} "
-                         f"{getattr(exc, 'reason', exc)}") from None
 
 
 def _service_port(service: Any) -> Any:
@@ -111,50 +107,9 @@ def _container_port(pod: Any, target: int | str) -> int:
     raise UsageError(f"pod {pod.metadata.name} has no container port named {target!r}")
 
 
-def core_api(context: str | None) -> Any:
-    """A CoreV1Api from the kubeconfig (its current context unless `context`)."""
-    try:
-        from kubernetes import client, config
-    except ImportError:
-        raise UsageError("reaching an app on a cluster needs the kubernetes client: "
-                         "pip install 'olares-llm-catalog[kube]'") from None
-    try:
-        config.load_kube_config(context=context)
-    except Exception as exc:
-        raise UsageError(f"cannot load the kubeconfig{f' context {context!r}' if context else ''}: {exc}") from None
-    return client.CoreV1Api()
-
-
-def portforward_connector(api: Any, target: PodPort) -> Callable[[], Any]:
+def portforward_connector(kube: Kube, target: PodPort) -> Callable[[], Any]:
     """A function opening one port-forward stream to the pod (needs a real API server)."""
-    from kubernetes.stream import portforward
-
-    def connect() -> Any:
-        forward = portforward(api.connect_get_namespaced_pod_portforward, target.pod, target.namespace,
-                              ports=str(target.port))
-        return _Upstream(forward.socket(target.port), forward.close)
-
-    return connect
-
-
-class _Upstream:
-    def __init__(self, sock: Any, on_close: Callable[[], None]):
-        self.sock, self._on_close = sock, on_close
-
-    def recv(self, size: int) -> bytes:
-        return self.sock.recv(size)
-
-    def sendall(self, data: bytes) -> None:
-        self.sock.sendall(data)
-
-    def shutdown(self, how: int) -> None:
-        try:
-            self.sock.shutdown(how)
-        except OSError:
-            pass
-
-    def close(self) -> None:
-        self._on_close()
+    return lambda: kube.port_forward(target.pod, target.namespace, target.port)
 
 
 class LocalForward:
@@ -183,7 +138,7 @@ class LocalForward:
     def _serve(self, client: socket.socket) -> None:
         try:
             upstream = self._connect()
-        except Exception:
+        except (CatalogError, OSError):  # the adapter translated a failed stream; the client sees a closed socket
             client.close()
             return
         with self._lock:
@@ -203,7 +158,7 @@ class LocalForward:
             for end in self._open:
                 _shutdown(end)
 
-    def __enter__(self) -> "LocalForward":
+    def __enter__(self) -> LocalForward:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -223,17 +178,14 @@ def _pump(source: Any, sink: Any) -> None:
 
 
 def _shutdown(end: Any, how: int = socket.SHUT_RDWR) -> None:
-    try:
+    with contextlib.suppress(OSError):
         end.shutdown(how)
-    except OSError:
-        pass
 
 
 @contextmanager
-def forwarded(app: str, *, context: str | None, namespace: str | None, api: Any = None,
+def forwarded(app: str, kube: Kube, *, namespace: str | None,
               connect: Callable[[], Any] | None = None) -> Iterator[tuple[str, str]]:
     """(local URL, ledger label) of the app's Service, for the duration of the block."""
-    api = api if api is not None else core_api(context)
-    target = find_target(api, app, namespace)
-    with LocalForward(connect or portforward_connector(api, target)) as forward:
+    target = find_target(kube, app, namespace)
+    with LocalForward(connect or portforward_connector(kube, target)) as forward:
         yield forward.url, target.label

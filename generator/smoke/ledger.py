@@ -22,7 +22,9 @@ from pydantic import Field, StringConstraints
 
 from generator.catalog import display_path
 from generator.core.errors import CatalogError, InputError, Problem
-from generator.yamlio.loader import load_model, read_document, validation_problems
+from generator.core.redact import redact as redact_text
+from generator.core.redact import split_userinfo
+from generator.yamlio.loader import read_document, validation_problems
 from generator.schema.common import AppName, SemVer, Strict
 from generator.yamlio.yamlout import dump, load
 
@@ -73,13 +75,18 @@ def now_stamp(now: dt.datetime | None = None) -> str:
 
 
 def redact(endpoint: str) -> str:
-    """scheme://host[:port][/path] — never user:password@, ?query or #fragment."""
-    parts = urlsplit(endpoint)
+    """scheme://host[:port][/path] — never user:password@ (whatever the password holds), ?query or #fragment."""
+    bare = split_userinfo(endpoint)[0].split("#")[0].split("?")[0]
+    try:
+        parts = urlsplit(bare)
+        port = parts.port
+    except ValueError:  # not a URL a parser accepts (a bad port, a broken IPv6 bracket): shown as given, masked
+        return redact_text(bare)
     if not parts.scheme or not parts.hostname:
-        return endpoint.split("@")[-1].split("?")[0].split("#")[0]
+        return redact_text(bare)
     host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+    netloc = f"{host}:{port}" if port else host
+    return redact_text(urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", "")))
 
 
 def path_of(catalog_root: Path, app: str) -> Path:

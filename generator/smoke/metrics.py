@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,8 +31,14 @@ class SpecCounts:
         return SpecCounts(self.drafted - before.drafted, self.accepted - before.accepted)
 
     @property
+    def plausible(self) -> bool:
+        """Finite, not negative, and no more accepted than drafted (a hostile server may say anything)."""
+        return (math.isfinite(self.drafted) and math.isfinite(self.accepted)
+                and 0 <= self.accepted <= self.drafted)
+
+    @property
     def acceptance(self) -> float | None:
-        return self.accepted / self.drafted if self.drafted > 0 else None
+        return self.accepted / self.drafted if self.plausible and self.drafted > 0 else None
 
 
 def vllm_counts(text: str, model: str | None = None) -> SpecCounts | None:

@@ -6,6 +6,11 @@ N streamed chat completions of ~800 tokens. Per run: time to first token, decode
 first token, end-to-end tokens/s (generated tokens / wall seconds, the maintainer's figure) and the
 speculative acceptance. The first run is cold; the app's figure is the mean over the warm runs.
 Every call is bounded (generator/smoke/http.py). Judging against a baseline is smoke_verdict.py.
+
+The server is not trusted: an answer of the wrong shape (`{"choices": 5}`, `aliases: 5`, a number too
+large for a float, JSON nested 200 000 deep, bytes that are not UTF-8) is a failure naming what was
+wrong, never a traceback; every message is redacted (generator/core/redact.py), its control characters
+made visible (generator/core/terminal.py) and its length capped before it is kept.
 """
 
 from __future__ import annotations
@@ -16,8 +21,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from generator.core.redact import redact
+from generator.core.terminal import printable
 from generator.smoke.content import problems as content_problems
-from generator.smoke.http import METRICS_CAP, Deadline, Http, SmokeFailure
+from generator.smoke.http import METRICS_CAP, Deadline, Http, SmokeFailure, parse_json
 from generator.smoke.metrics import SpecCounts, llamacpp_counts, vllm_counts
 
 DEFAULT_PROMPT = ("Explain in detail, step by step, how a hash table works: hashing, collisions, chaining "
@@ -25,6 +32,8 @@ DEFAULT_PROMPT = ("Explain in detail, step by step, how a hash table works: hash
 PROBE_S = 10.0  # one readiness probe
 POLL_S = 0.5  # between readiness probes
 METRICS_S = 10.0  # one /metrics scrape
+MAX_COUNT = 10**9  # a token count or context length above this is not a real server's
+MESSAGE_CAP = 500  # characters kept of one failure or note
 
 
 @dataclass(frozen=True)
@@ -129,9 +138,17 @@ def measure(target: Target, endpoint: str, options: SmokeOptions, *, progress: A
             _runs(http, target, options, result, say)
         except SmokeFailure as exc:
             result.failures.append(str(exc))
-    _check_content(result, options.expect if options.expect is not None else target.expect)
-    _check_speculation(result)
+        _check_content(result, options.expect if options.expect is not None else target.expect)
+        _check_speculation(result)
+        result.failures = [clean(text, http.secrets) for text in result.failures]
+        result.notes = [clean(text, http.secrets) for text in result.notes]
     return result
+
+
+def clean(text: str, secrets: list[str] | tuple[str, ...] = ()) -> str:
+    """A message fit to print and keep: secrets masked, control characters visible, at most MESSAGE_CAP."""
+    text = printable(redact(text, secrets))
+    return text if len(text) <= MESSAGE_CAP else text[:MESSAGE_CAP] + "..."
 
 
 def wait_ready(http: Http, deadline: Deadline) -> None:
@@ -163,9 +180,14 @@ def check_model(http: Http, target: Target, deadline: Deadline, result: Measurem
     if reply.status != 200:
         raise SmokeFailure(f"GET /v1/models: HTTP {reply.status}")
     cards = _cards(reply.json("GET /v1/models"))
+    for bad in (c for c in cards if c.get("aliases") is not None and not isinstance(c.get("aliases"), list)):
+        result.failures.append(f"GET /v1/models: `aliases` of model {_short(str(bad.get('id')), 80)!r} is a "
+                               f"{type(bad['aliases']).__name__}, not a list")
     card = next((c for c in cards if target.model_alias in _names(c)), None)
     if card is None:
-        listed = ", ".join(sorted({n for c in cards for n in _names(c)})) or "nothing"
+        names = sorted({n for c in cards for n in _names(c)})
+        listed = ", ".join(names[:10]) or "nothing"
+        listed += f" and {len(names) - 10} more" if len(names) > 10 else ""
         result.failures.append(f"the served model {target.model_alias!r} is not listed by /v1/models "
                                f"(it lists {listed}); check the served model name / alias")
     result.served_context = served_context(http, card or {}, deadline)
@@ -178,16 +200,16 @@ def check_model(http: Http, target: Target, deadline: Deadline, result: Measurem
 
 def served_context(http: Http, card: dict, deadline: Deadline) -> int | None:
     """vLLM: `max_model_len` on the model card; llama.cpp: the per-slot `n_ctx` of `/props`, else `meta.n_ctx`."""
-    if _positive_int(card.get("max_model_len")):
+    if _count(card.get("max_model_len")):
         return card["max_model_len"]
     reply = http.get("/props", deadline)
     if reply.status == 200:
         props = reply.json("GET /props")
         settings = props.get("default_generation_settings") if isinstance(props, dict) else None
-        if isinstance(settings, dict) and _positive_int(settings.get("n_ctx")):
+        if isinstance(settings, dict) and _count(settings.get("n_ctx")):
             return settings["n_ctx"]
     meta = card.get("meta")
-    if isinstance(meta, dict) and _positive_int(meta.get("n_ctx")):
+    if isinstance(meta, dict) and _count(meta.get("n_ctx")):
         return meta["n_ctx"]
     return None
 
@@ -212,7 +234,7 @@ def run_once(http: Http, target: Target, options: SmokeOptions, *, cold: bool) -
     """One streamed chat completion, timed from the request to `[DONE]`."""
     payload = {"model": target.model_alias, "messages": [{"role": "user", "content": target.prompt}],
                "max_tokens": options.max_tokens, "stream": True, "stream_options": {"include_usage": True}}
-    stream = _Stream()
+    stream = _Stream(http.secrets)
     start = time.monotonic()
     for at, line in http.stream("/v1/chat/completions", payload, Deadline.after(options.timeout_s)):
         if stream.feed(at, line):
@@ -226,7 +248,8 @@ def run_once(http: Http, target: Target, options: SmokeOptions, *, cold: bool) -
 class _Stream:
     """Accumulates the SSE chunks of one completion."""
 
-    def __init__(self) -> None:
+    def __init__(self, secrets: list[str] | tuple[str, ...] = ()) -> None:
+        self.secrets = secrets  # masked in every excerpt of the stream, before it is cut short
         self.pieces: list[str] = []
         self.first_at: float | None = None
         self.last_at: float | None = None
@@ -237,7 +260,7 @@ class _Stream:
     def feed(self, at: float, line: bytes) -> bool:
         """Take one line; True once the stream is complete."""
         if line.startswith(b"error:"):
-            raise SmokeFailure(f"the server streamed an error: {_short(line[6:])}")
+            raise SmokeFailure(f"the server streamed an error: {_short(line[6:], secrets=self.secrets)}")
         if not line.startswith(b"data:"):
             return False
         data = line[5:].strip()
@@ -246,17 +269,23 @@ class _Stream:
             return True
         try:
             chunk = json.loads(data)
+        except (UnicodeDecodeError, RecursionError):
+            parse_json(data, "malformed SSE chunk")  # raises, naming the reason (not UTF-8, nested too deep)
+            raise
         except ValueError:
-            raise SmokeFailure(f"malformed SSE chunk: {_short(data)}") from None
+            raise SmokeFailure(f"malformed SSE chunk: {_short(data, secrets=self.secrets)}") from None
         if not isinstance(chunk, dict):
-            raise SmokeFailure(f"malformed SSE chunk: {_short(data)}")
+            raise SmokeFailure(f"malformed SSE chunk (not a JSON object): {_short(data, secrets=self.secrets)}")
         self._take(at, chunk)
         return False
 
     def _take(self, at: float, chunk: dict) -> None:
         if "error" in chunk:
-            raise SmokeFailure(f"the server streamed an error: {_short(json.dumps(chunk['error']))}")
-        for choice in chunk.get("choices") or []:
+            raise SmokeFailure(f"the server streamed an error: {_short(_dumps(chunk['error']), secrets=self.secrets)}")
+        choices = chunk.get("choices")
+        if choices is not None and not isinstance(choices, list):
+            raise SmokeFailure(f"malformed SSE chunk: `choices` is a {type(choices).__name__}, not a list")
+        for choice in choices or []:
             delta = choice.get("delta") if isinstance(choice, dict) else None
             for key in ("reasoning_content", "reasoning", "content"):
                 piece = delta.get(key) if isinstance(delta, dict) else None
@@ -265,7 +294,7 @@ class _Stream:
                     self.first_at = self.first_at if self.first_at is not None else at
                     self.last_at = at
         usage = chunk.get("usage")
-        if isinstance(usage, dict) and _positive_int(usage.get("completion_tokens")):
+        if isinstance(usage, dict) and _count(usage.get("completion_tokens")):
             self.usage_tokens = usage["completion_tokens"]
         if isinstance(chunk.get("timings"), dict):
             self.timings = chunk["timings"]
@@ -274,7 +303,7 @@ class _Stream:
         if self.usage_tokens is not None:
             return self.usage_tokens
         predicted = (self.timings or {}).get("predicted_n")
-        return predicted if _positive_int(predicted) else len(self.pieces)
+        return predicted if _count(predicted) else len(self.pieces)
 
     def run(self, cold: bool, start: float, end: float) -> Run:
         tokens = self.tokens()
@@ -294,11 +323,14 @@ def _scrape(http: Http, target: Target, options: SmokeOptions, result: Measureme
         reply = http.get("/metrics", Deadline.after(options.timeout_s), cap=METRICS_CAP, limit=METRICS_S)
         if reply.status != 200:
             raise SmokeFailure(f"GET /metrics: HTTP {reply.status}")
-        counts = vllm_counts(reply.body.decode("utf-8", "replace"), target.model_alias)
+        try:
+            counts = vllm_counts(reply.body.decode("utf-8", "replace"), target.model_alias)
+        except (ValueError, TypeError, LookupError, AttributeError) as exc:  # prometheus_client's parser on hostile text
+            raise SmokeFailure(f"GET /metrics is not Prometheus text ({type(exc).__name__})") from None
         if counts is None:
             raise SmokeFailure("GET /metrics has no vllm:spec_decode_* counters")
         return counts
-    except (SmokeFailure, ValueError) as exc:
+    except SmokeFailure as exc:
         note = f"acceptance from /metrics unavailable: {exc}"
         if note not in result.notes:
             result.notes.append(note)
@@ -317,7 +349,10 @@ def _check_speculation(result: Measurement) -> None:
     if method is None or not result.runs:
         return
     spec = result.spec
-    if spec is not None and spec.drafted <= 0:
+    if spec is not None and not spec.plausible:
+        result.failures.append(f"the server's draft counters are not plausible ({spec.accepted:g} accepted of "
+                               f"{spec.drafted:g} drafted)")
+    elif spec is not None and spec.drafted <= 0:
         result.failures.append(f"speculative decoding ({method}) is configured but the server drafted no tokens")
     elif spec is None and any(r.timings_seen for r in result.runs):
         result.failures.append(f"speculative decoding ({method}) is configured but the response timings "
@@ -334,15 +369,25 @@ def _cards(data: Any) -> list[dict]:
 
 
 def _names(card: dict) -> set[str]:
-    names = {card.get("id")} | set(card.get("aliases") or [])
-    return {n for n in names if isinstance(n, str)}
+    aliases = card.get("aliases")
+    values = [card.get("id"), *(aliases if isinstance(aliases, list) else [])]
+    return {n for n in values if isinstance(n, str)}
 
 
-def _positive_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+def _count(value: Any) -> bool:
+    """A positive integer a real server could report (a 400-digit `n_ctx` is not one)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_COUNT
 
 
-def _short(data: bytes | str, limit: int = 160) -> str:
+def _dumps(value: Any) -> str:
+    try:
+        return json.dumps(value)
+    except (ValueError, RecursionError):
+        return "(unprintable)"
+
+
+def _short(data: bytes | str, limit: int = 160, secrets: list[str] | tuple[str, ...] = ()) -> str:
+    """At most `limit` characters of server text, redacted BEFORE it is cut (a cut secret is not found)."""
     text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-    text = text.strip()
+    text = redact(text, secrets).strip()
     return text[:limit] + "..." if len(text) > limit else text

@@ -9,11 +9,13 @@ empty or degenerate output, speculation off) makes it a fail, whatever the speed
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Iterable, Literal
 
 from generator.schema import App
 from generator.smoke.ledger import SmokeRecord
+from generator.smoke.run import clean
 
 Verdict = Literal["pass", "regression", "fail"]
 DEFAULT_TOLERANCE = 0.10
@@ -58,22 +60,27 @@ def conclude(measurement, app: App, history: Iterable[SmokeRecord], *, endpoint:
     target = measurement.target
     baseline = baseline_for(app, target.image, history)
     verdict, reasons = judge(measurement.tokens_per_s, measurement.failures, baseline, tolerance)
+    acceptance = measurement.acceptance
     return SmokeRecord(
-        app=target.app, endpoint=endpoint, chart_version=target.chart_version, image=target.image, date=date,
+        app=target.app, endpoint=clean(endpoint), chart_version=target.chart_version, image=target.image, date=date,
         runs=tuple(_run(r) for r in measurement.runs),
-        tokens_per_s=_round(measurement.tokens_per_s, 2), acceptance=_round(measurement.acceptance, 4),
+        tokens_per_s=_round(measurement.tokens_per_s, 2),
+        acceptance=_round(acceptance, 4) if acceptance is not None and 0 <= acceptance <= 1 else None,
         baseline_tokens_per_s=_round(baseline.tokens_per_s if baseline else None, 2),
-        verdict=verdict, reasons=tuple(reasons),
+        verdict=verdict, reasons=tuple(clean(r) for r in reasons),
         decode_tokens_per_s=_round(measurement.decode_tokens_per_s, 2), ttft_s=_round(measurement.ttft_s, 3),
-        baseline=baseline.source if baseline else None, max_tokens=max_tokens, notes=tuple(measurement.notes),
+        baseline=baseline.source if baseline else None, max_tokens=max_tokens, notes=tuple(clean(n) for n in measurement.notes),
     )
 
 
 def _run(run) -> dict:
     return {"cold": run.cold, "ttft_s": _round(run.ttft_s, 3), "completion_tokens": run.completion_tokens,
             "tokens_per_s": _round(run.tokens_per_s, 2), "e2e_tokens_per_s": _round(run.e2e_tokens_per_s, 2),
-            "acceptance": _round(run.acceptance, 4)}
+            "acceptance": _round(run.acceptance, 4) if run.acceptance is not None and run.acceptance <= 1 else None}
 
 
 def _round(value: float | None, digits: int) -> float | None:
-    return None if value is None else round(float(value), digits)
+    """`value` rounded; None when absent, not finite or negative (no figure a ledger row may hold)."""
+    if value is None or not math.isfinite(value) or value < 0:
+        return None
+    return round(float(value), digits)

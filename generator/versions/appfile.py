@@ -16,9 +16,9 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
 
-from generator.core.errors import CatalogError, InputError, Problem
+from generator.core.errors import InputError, Problem
 from generator.core.fileio import atomic_write_text
-from generator.yamlio.loader import read_document
+from generator.yamlio.loader import parse_document, read_document
 
 NOTE_FIELD = "upgrade_description"
 AFTER_KEYS = ("removed_on", "reason", "replaced_by", "status", "version")  # where a new note goes
@@ -100,13 +100,9 @@ def edit_app_file(path: Path, *, version: str, note: str | None) -> str:
 
 
 def _verify(path: Path, old_text: str, new_text: str, version: str, note: str | None) -> None:
-    """Everything but `version` and `upgrade_description` must read back unchanged."""
-    tmp = path.with_name(f".{path.name}.verify")
-    try:
-        tmp.write_text(new_text, encoding="utf-8")
-        after = read_document(tmp, str(path)).data
-    finally:
-        tmp.unlink(missing_ok=True)
+    """Everything but `version` and `upgrade_description` must read back unchanged. The new text is parsed in
+    memory: no scratch file (a fixed scratch name beside the app file could be a planted symbolic link)."""
+    after = parse_document(new_text, str(path), path).data
     before = read_document(path, str(path)).data
     if path.read_text(encoding="utf-8") != old_text:
         raise _fail(path, None, None, "the file changed while it was being edited; run the command again")

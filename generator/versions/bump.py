@@ -17,12 +17,14 @@ from generator.catalog import Catalog, Resolved, load_catalog
 from generator.versions.changelog import changelog_path, write_entries
 from generator.versions.appfile import write_app_file
 from generator.core.errors import UsageError
+from generator.core.text import safe_line
 from generator.versions.releases import Release, Releases, load_releases
 from generator.chart.plan import ChartSpec, plan
 from generator.versions.diff import Change, diff_states, level_of, quiet_flags
 from generator.chart.render import render
-from generator.versions.state import content_hash, next_version, parse_version, release_state
-from generator.chart.writer import Tree, write_charts
+from generator.versions.state import ReleaseState, content_hash, next_version, parse_version, release_state
+from generator.chart.writer import Tree, ensure_writable, write_charts
+from generator.core.fileio import writable
 
 UNCHANGED_NOTE = Change("", "Re-released without a chart change", "patch")
 
@@ -35,7 +37,7 @@ class Current:
     spec: ChartSpec
     tree: Tree
     content: str
-    state: dict
+    state: ReleaseState
 
     @property
     def name(self) -> str:
@@ -81,7 +83,7 @@ def _changes(cur: Current, rec: Release) -> list[Change]:
 
 
 def _changed(cur: Current, rec: Release) -> bool:
-    status_moved = rec.state is not None and rec.state.get("status") != cur.state["status"]
+    status_moved = rec.state is not None and rec.state.status != cur.state.status
     return cur.content != rec.content or status_moved
 
 
@@ -108,7 +110,7 @@ def assess(cur: Current, rec: Release | None, *, level: str | None = None, force
 
 def upgrade_note(outcome: Outcome) -> str:
     """The line prepended to the app's upgrade_description: `2.5.7: removed ...; context ...`."""
-    text = "; ".join(c.phrase for c in outcome.changes)
+    text = safe_line("; ".join(c.phrase for c in outcome.changes))  # one line of the app file's `>-` block
     return f"{outcome.after}: {text}" + ("" if text.endswith(".") else ".")
 
 
@@ -152,6 +154,16 @@ def apply(run: BumpRun, out: Path, date: str | None = None) -> list[Outcome]:
     """Write what `assess` decided; returns the outcomes that changed something."""
     date = date or today()
     moving = [o for o in run.outcomes if o.writes_entry]
+    recorded = [o for o in run.outcomes if o.writes_entry or o.action == "new"]
+    # every target checked before the first write: a link or a foreign charts folder refuses the whole run
+    targets = [run.catalog.file_of(o.app) for o in moving]
+    if moving:
+        targets.append(changelog_path(run.catalog.root))
+        ensure_writable(out)
+    if recorded:
+        targets.append(run.releases.path)
+    for path in targets:
+        writable(path)
     for o in moving:
         write_app_file(run.catalog.file_of(o.app), version=o.after, note=upgrade_note(o))
     if moving:
@@ -164,7 +176,6 @@ def apply(run: BumpRun, out: Path, date: str | None = None) -> list[Outcome]:
         write_charts(out, {o.app: run.currents[o.app].tree for o in moving}, prune_others=False)
         write_entries(changelog_path(run.catalog.root),
                       [(o.app, o.after, date, [c.bullet for c in o.changes]) for o in moving])
-    recorded = [o for o in run.outcomes if o.writes_entry or o.action == "new"]
     for o in recorded:
         cur = run.currents[o.app]
         run.releases.record(o.app, Release(o.after, cur.content, date, cur.state))

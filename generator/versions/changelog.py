@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from generator.core.fileio import atomic_write_text
+from generator.core.text import safe_line
 
 SECTION = "## Apps"
 INTRO = "Entries written by `catalog bump` (docs/versioning.md), newest first."
@@ -49,7 +50,7 @@ def add_entry(text: str, app: str, version: str, date: str, bullets: list[str]) 
     if has_entry(text, app, version):
         return text
     text, at = _section_insert_point(text or NEW_FILE)
-    entry = heading(app, version, date) + "\n" + "".join(f"{b}\n" for b in bullets) + "\n"
+    entry = heading(app, version, date) + "\n" + "".join(f"{safe_line(b)}\n" for b in bullets) + "\n"
     return text[:at] + entry + text[at:]
 
 

@@ -1,4 +1,4 @@
-"""Diff two release states (versioning.release_state) into changelog lines, each with a semver level.
+"""Diff two release states (versions.state.ReleaseState) into changelog lines, each with a semver level.
 
 Levels (docs/versioning.md): a removed or renamed entrance, workload or values key is **major** (a user's
 values or links stop working); a new image, engine, model, model revision or quantization, or an added
@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import shlex
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from generator.versions.state import LEVELS, is_flag
+from generator.engines import Arg
+from generator.versions.state import LEVELS, ModelRef, ReleaseState, is_flag
 
 POSITIONAL = "<positional>"
 
@@ -37,25 +38,20 @@ def level_of(changes: list[Change]) -> str:
     return max((c.level for c in changes), key=LEVELS.index, default="patch")
 
 
-def _code(text: Any) -> str:
+def _code(text: object) -> str:
     return f"`{text}`"
 
 
-def _scalar(old: dict, new: dict, key: str, label: str, level: str, code: bool = True) -> list[Change]:
-    a, b = old.get(key), new.get(key)
+def _scalar(a: object, b: object, label: str, level: str, code: bool = True) -> list[Change]:
     if a == b:
         return []
     return [Change("Changed", f"{label} {_code(a) if code else a} -> {_code(b) if code else b}", level)]
 
 
-def _model(old: dict, new: dict) -> list[Change]:
-    a, b = old.get("model") or {}, new.get("model") or {}
-    out = []
-    for key, label in (("id", "model"), ("quantization", "quantization"), ("repo", "model repo"),
-                       ("revision", "model revision")):
-        if a.get(key) != b.get(key):
-            out.append(Change("Changed", f"{label} {_code(a.get(key))} -> {_code(b.get(key))}", "minor"))
-    return out
+def _model(a: ModelRef, b: ModelRef) -> list[Change]:
+    pairs = ((a.id, b.id, "model"), (a.quantization, b.quantization, "quantization"), (a.repo, b.repo, "model repo"),
+             (a.revision, b.revision, "model revision"))
+    return [Change("Changed", f"{label} {_code(x)} -> {_code(y)}", "minor") for x, y, label in pairs if x != y]
 
 
 def _flag(group: list[str]) -> str:
@@ -100,7 +96,7 @@ def _env(old: dict[str, str], new: dict[str, str]) -> list[Change]:
     return out
 
 
-def _mapping(old: dict, new: dict, label: str, level: str) -> list[Change]:
+def _mapping(old: Mapping[str, str], new: Mapping[str, str], label: str, level: str) -> list[Change]:
     return [Change("Changed", f"{label} {key} {_code(old.get(key))} -> {_code(new.get(key))}", level)
             for key in sorted(set(old) | set(new)) if old.get(key) != new.get(key)]
 
@@ -118,13 +114,20 @@ def _entrances(old: dict[str, int], new: dict[str, int]) -> list[Change]:
     return out
 
 
-def _status(old: dict, new: dict) -> list[Change]:
-    if old.get("status") == new.get("status"):
+def _status(old: ReleaseState, new: ReleaseState) -> list[Change]:
+    if old.status == new.status:
         return []
-    return [Change("Changed", f"status {old.get('status')} -> {new.get('status')}", "patch")]
+    return [Change("Changed", f"status {old.status} -> {new.status}", "patch")]
 
 
-def diff_states(old: dict, new: dict, quiet: dict[str, set[str]] | None = None) -> list[Change]:
+def _files(old: ReleaseState, new: ReleaseState) -> list[Change]:
+    """Nothing else explains the change: name the files (a generator or template change)."""
+    a, b = old.files, new.files
+    names = sorted(rel for rel in set(a) | set(b) if a.get(rel) != b.get(rel))
+    return [Change("Changed", "chart files " + ", ".join(_code(n) for n in names), "patch")] if names else []
+
+
+def diff_states(old: ReleaseState, new: ReleaseState, quiet: dict[str, set[str]] | None = None) -> list[Change]:
     """Every difference between two release states, most significant first.
 
     `quiet` maps a state field (context, model) to the argv flags that merely restate it: when that field
@@ -132,35 +135,32 @@ def diff_states(old: dict, new: dict, quiet: dict[str, set[str]] | None = None) 
     """
     quiet = quiet or {}
     changes = _status(old, new)
-    changes += _scalar(old, new, "engine", "engine", "minor", False) + _scalar(old, new, "stack", "stack", "minor", False)
-    changes += _scalar(old, new, "image", "image", "minor") + _model(old, new)
-    changes += _names(old.get("workloads", []), new.get("workloads", []), "workload")
-    changes += _entrances(old.get("entrances", {}), new.get("entrances", {}))
-    changes += _names(old.get("values_keys", []), new.get("values_keys", []), "values key")
-    changes += _scalar(old, new, "context", "context", "patch", code=False)
-    changes += _scalar(old, new, "command", "command", "patch")
+    changes += _scalar(old.engine, new.engine, "engine", "minor", False)
+    changes += _scalar(old.stack, new.stack, "stack", "minor", False)
+    changes += _scalar(old.image, new.image, "image", "minor") + _model(old.model, new.model)
+    changes += _names(old.workloads, new.workloads, "workload")
+    changes += _entrances(old.entrances, new.entrances)
+    changes += _names(old.values_keys, new.values_keys, "values key")
+    changes += _scalar(old.context, new.context, "context", "patch", code=False)
+    changes += _scalar(old.command, new.command, "command", "patch")
     quiet_flags: set[str] = set()
-    if old.get("context") != new.get("context"):
+    if old.context != new.context:
         quiet_flags |= quiet.get("context", set())
-    if old.get("model") != new.get("model"):
+    if old.model != new.model:
         quiet_flags |= quiet.get("model", set())
-    changes += _args(old.get("args", []), new.get("args", []), quiet_flags)
-    changes += _env(old.get("env", {}), new.get("env", {}))
-    changes += _mapping(old.get("resources", {}), new.get("resources", {}), "resources", "patch")
-    changes += _mapping(old.get("metadata", {}), new.get("metadata", {}), "metadata", "patch")
-    if not changes:  # nothing above explains it: name the files (a generator or template change)
-        a, b = old.get("files", {}), new.get("files", {})
-        names = sorted(rel for rel in set(a) | set(b) if a.get(rel) != b.get(rel))
-        if names:
-            changes.append(Change("Changed", "chart files " + ", ".join(_code(n) for n in names), "patch"))
-    return changes
+    changes += _args(old.args, new.args, quiet_flags)
+    changes += _env(old.env, new.env)
+    changes += _mapping(old.resources, new.resources, "resources", "patch")
+    changes += _mapping(old.metadata, new.metadata, "metadata", "patch")
+    return changes or _files(old, new)
 
 
-QUIET_ORIGINS = {"context": ("app.context_length",), "model": ("app.model + app.quantization", "model weights revision")}
+QUIET_ORIGINS = {"context": ("app.context_length",),
+                 "model": ("app.model + app.quantization", "model weights revision")}
 
 
-def quiet_flags(args: tuple[Any, ...]) -> dict[str, set[str]]:
-    """The flags of the engine's args (engines.Arg) that restate the context or the model."""
+def quiet_flags(args: tuple[Arg, ...]) -> dict[str, set[str]]:
+    """The flags of the engine's args that restate the context or the model."""
     out: dict[str, set[str]] = {field: set() for field in QUIET_ORIGINS}
     for arg in args:
         for field, origins in QUIET_ORIGINS.items():

@@ -8,58 +8,50 @@ difference is its own version, or YAML formatting, is not changed.
 
 from __future__ import annotations
 
-import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator.adapters.git import Git
 from generator.yamlio import yamlout
-from generator.core.errors import UsageError
+from generator.core.errors import ToolError, UsageError
 from generator.versions.state import content_hash, parse_version
 from generator.chart.writer import Tree
 
 
-def git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    """Run git in `repo`; a failure becomes a UsageError with git's own message."""
-    proc = subprocess.run(["git", "-C", str(repo), *args], input=stdin, capture_output=True, timeout=120)
-    if proc.returncode != 0:
-        message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise UsageError(f"git {' '.join(args[:2])}: {message[-1] if message else 'failed'}")
-    return proc.stdout
-
-
 @dataclass(frozen=True)
 class GitCharts:
-    """The charts folder inside its git repository, at a ref."""
+    """The charts folder inside its git repository, at a ref; git runs through the Git adapter."""
 
     repo: Path
     folder: str  # charts folder relative to the repository root ("" when it is the root)
+    git: Git = field(default_factory=Git, compare=False)
 
     @classmethod
-    def locate(cls, charts_dir: Path) -> "GitCharts":
+    def locate(cls, charts_dir: Path, git: Git) -> GitCharts:
         start = charts_dir if charts_dir.is_dir() else charts_dir.parent
-        top = Path(git(start, "rev-parse", "--show-toplevel").decode().strip())
+        top = Path(git.text(start, "rev-parse", "--show-toplevel").strip())
         rel = charts_dir.resolve().relative_to(top.resolve()).as_posix()
-        return cls(top, "" if rel == "." else rel)
+        return cls(top, "" if rel == "." else rel, git)
 
     def commit(self, ref: str) -> str:
         try:
-            return git(self.repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").decode().strip()
-        except UsageError:
+            return self.git.text(self.repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip()
+        except ToolError:
             raise UsageError(f"--base {ref}: not a commit in {self.repo}; fetch it first (git fetch origin)") from None
 
     def merge_base(self, ref: str) -> str:
-        return git(self.repo, "merge-base", ref, "HEAD").decode().strip()
+        return self.git.text(self.repo, "merge-base", ref, "HEAD").strip()
 
     def tree(self, commit: str, app: str) -> Tree:
         """Every file of charts/<app>/ at `commit` ({relative path: text}); {} when absent."""
         prefix = f"{self.folder}/{app}/" if self.folder else f"{app}/"
-        listing = git(self.repo, "ls-tree", "-r", "-z", commit, "--", prefix).decode()
+        listing = self.git.text(self.repo, "ls-tree", "-r", "-z", commit, "--", prefix)
         entries = [line.split("\t", 1) for line in listing.split("\0") if line]
         blobs = [(meta.split()[2], path) for meta, path in entries if meta.split()[1] == "blob"]
         if not blobs:
             return {}
-        out = git(self.repo, "cat-file", "--batch", stdin="".join(f"{oid}\n" for oid, _ in blobs).encode())
-        return dict(zip((p[len(prefix):] for _, p in blobs), _batch_bodies(out)))
+        out = self.git.run(self.repo, "cat-file", "--batch", stdin="".join(f"{oid}\n" for oid, _ in blobs).encode())
+        return dict(zip((p[len(prefix):] for _, p in blobs), _batch_bodies(out), strict=True))
 
 
 def _batch_bodies(data: bytes) -> list[str]:
@@ -77,9 +69,9 @@ def chart_version(tree: Tree) -> str | None:
     return str(chart.get("version")) if isinstance(chart, dict) and chart.get("version") else None
 
 
-def version_problems(charts_dir: Path, ref: str, current: dict[str, Tree]) -> list[str]:
+def version_problems(charts_dir: Path, ref: str, current: dict[str, Tree], git: Git) -> list[str]:
     """One message per app whose chart changed since merge-base(REF, HEAD) without a higher version."""
-    gc = GitCharts.locate(charts_dir)
+    gc = GitCharts.locate(charts_dir, git)
     target = gc.commit(ref)
     base = gc.merge_base(target)
     problems = []

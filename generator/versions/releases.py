@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml.error import YAMLError
+from pydantic import ValidationError
 
 from generator.yamlio import yamlout
-from generator.core.errors import InputError, Problem, translate_os_error
+from generator.core.errors import InputError, Problem
 from generator.core.fileio import atomic_write_text
-from generator.versions.state import HASH_PREFIX, parse_version
+from generator.yamlio.loader import Document, read_document
+from generator.versions.state import HASH_PREFIX, ReleaseState, parse_version
 
 FILE_NAME = "releases.yaml"
 HEADER = (
@@ -37,7 +38,7 @@ class Release:
     version: str
     content: str
     date: str
-    state: dict[str, Any] | None = None
+    state: ReleaseState | None = None
 
 
 @dataclass
@@ -71,7 +72,7 @@ class Releases:
                 rel = self.apps[app][version]
                 entry: dict[str, Any] = {"content": rel.content, "date": rel.date}
                 if rel.state is not None:
-                    entry["state"] = rel.state
+                    entry["state"] = rel.state.to_data()
                 entries[version] = entry
             apps[app] = entries
         return HEADER + yamlout.dump({"apps": apps})
@@ -84,46 +85,63 @@ def releases_path(catalog_root: Path) -> Path:
     return catalog_root / FILE_NAME
 
 
-def _problem(path: Path, where: str | None, message: str, line: int | None = None) -> InputError:
+MAX_BYTES = 64 * 2**20  # about 20 000 app versions with their state; far above any real store
+
+
+def _problem(path: Path, line: int | None, where: str | None, message: str) -> InputError:
     return InputError([Problem(os.path.relpath(path), line, where, message)])
 
 
-def _release(path: Path, app: str, version: str, entry: Any) -> Release:
+def _plain(value: Any) -> Any:
+    """The loader's immutable sequences (tuples) as lists: a recorded state compares equal to a fresh one."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _release(doc: Document, app: str, version: str, entry: Any) -> Release:
+    path = doc.path
     where = f"apps.{app}.{version}"
+    line = doc.line_of(("apps", app, version))
     try:
         parse_version(version)
     except ValueError:
-        raise _problem(path, where, f"{version!r} is not a version X.Y.Z") from None
+        raise _problem(path, line, where, f"{version!r} is not a version X.Y.Z; restore the file from git") from None
     if not isinstance(entry, dict) or not str(entry.get("content", "")).startswith(HASH_PREFIX):
-        raise _problem(path, where, f"needs `content: {HASH_PREFIX}...` and `date`; restore the file from git")
+        raise _problem(path, line, where, f"needs `content: {HASH_PREFIX}...` and `date`; restore the file from git")
     date = entry.get("date")
     date = date.isoformat() if isinstance(date, dt.date) else str(date)
     state = entry.get("state")
-    return Release(version, str(entry["content"]), date, state if isinstance(state, dict) else None)
+    recorded = _state(path, line, where, _plain(state)) if isinstance(state, dict) else None
+    return Release(version, str(entry["content"]), date, recorded)
+
+
+def _state(path: Path, line: int | None, where: str, data: dict[str, Any]) -> ReleaseState:
+    try:
+        return ReleaseState.from_data(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(p) for p in error["loc"])
+        raise _problem(path, line, f"{where}.state.{field}", f"{error['msg']}; restore the file from git") from None
 
 
 def load_releases(catalog_root: Path) -> Releases:
-    """Read releases.yaml; a missing file is an empty record."""
+    """Read releases.yaml; a missing file is an empty record. Every problem names `file:line:`."""
     path = releases_path(catalog_root)
     releases = Releases(path)
     if not path.is_file():
         return releases
-    try:
-        data = yamlout.load(path.read_text(encoding="utf-8")) or {}
-    except OSError as exc:
-        raise translate_os_error(exc, path, "read") from exc
-    except UnicodeDecodeError as exc:
-        raise _problem(path, None, f"not UTF-8 text ({exc.reason}); restore the file from git") from exc
-    except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        what = (getattr(exc, "problem", None) or (str(exc).splitlines() or [type(exc).__name__])[0]).strip()
-        raise _problem(path, None, f"not valid YAML ({what}); restore the file from git", line) from exc
+    doc = read_document(path, os.path.relpath(path), max_bytes=MAX_BYTES)
+    data = doc.data if doc.data is not None else {}
     apps = data.get("apps") if isinstance(data, dict) else None
     if not isinstance(apps, dict):
-        raise _problem(path, "apps", "expected a mapping `apps: {<app>: {<version>: ...}}`")
+        raise _problem(path, doc.line_of(("apps",)), "apps",
+                       "expected a mapping `apps: {<app>: {<version>: ...}}`; restore the file from git")
     for app, versions in apps.items():
         if not isinstance(versions, dict):
-            raise _problem(path, f"apps.{app}", "expected a mapping of versions")
-        releases.apps[str(app)] = {str(v): _release(path, str(app), str(v), e) for v, e in versions.items()}
+            raise _problem(path, doc.line_of(("apps", str(app))), f"apps.{app}",
+                           "expected a mapping of versions; restore the file from git")
+        releases.apps[str(app)] = {str(v): _release(doc, str(app), str(v), e) for v, e in versions.items()}
     return releases

@@ -14,12 +14,13 @@ import hashlib
 import json
 import shlex
 from functools import lru_cache
-from typing import Any
 
 import semver
+from pydantic import BaseModel, ConfigDict
 from ruamel.yaml import YAML
 
 from generator.catalog import Resolved
+from generator.chart.parts import Data, key_paths
 from generator.chart.plan import ChartSpec
 from generator.chart.writer import Tree
 
@@ -39,7 +40,7 @@ def _is_data_file(rel: str) -> bool:
     return rel.endswith((".yaml", ".yml")) or rel == "owners"
 
 
-def _drop(data: Any, path: tuple[str, ...]) -> None:
+def _drop(data: object, path: tuple[str, ...]) -> None:
     node = data
     for key in path[:-1]:
         node = node.get(key) if isinstance(node, dict) else None
@@ -91,38 +92,75 @@ def option_groups(argv: list[str]) -> list[list[str]]:
     return groups
 
 
-def _key_paths(node: Any, prefix: str = "") -> list[str]:
-    if not isinstance(node, dict):
-        return [prefix]
-    paths: list[str] = []
-    for key, value in node.items():
-        paths += _key_paths(value, f"{prefix}.{key}" if prefix else str(key))
-    return paths
+class ModelRef(BaseModel):
+    """Which weights the app serves."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    id: str
+    quantization: str
+    repo: str | None
+    revision: str | None
 
 
-def release_state(r: Resolved, spec: ChartSpec, tree: Tree) -> dict[str, Any]:
+class ReleaseState(BaseModel):
+    """What `catalog bump` compares between the recorded release and now; kept in releases.yaml under `state`.
+
+    Fields are in the order releases.yaml has always written them (`to_data` keeps it).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    status: str
+    stack: str
+    engine: str
+    image: str
+    command: list[str]
+    model: ModelRef
+    context: int
+    args: list[str]  # one entry per option group (`--flag value`), shell-quoted
+    env: dict[str, str]
+    resources: dict[str, str]  # the manifest's accelerator reservations by key
+    entrances: dict[str, int]  # entrance name -> port
+    workloads: list[str]
+    values_keys: list[str]  # dotted paths of values.yaml leaves
+    metadata: dict[str, str]  # title, description, icon
+    files: dict[str, str]  # chart file -> file_hash
+
+    @classmethod
+    def from_data(cls, data: object) -> ReleaseState:
+        """Read a recorded state (raises pydantic.ValidationError naming the bad field)."""
+        return cls.model_validate(data)
+
+    def to_data(self) -> dict[str, Data]:
+        """Plain data for the YAML emitter, in field order."""
+        return self.model_dump(mode="python")
+
+
+def release_state(r: Resolved, spec: ChartSpec, tree: Tree) -> ReleaseState:
     """What `catalog bump` compares between the recorded release and now (kept in releases.yaml)."""
     engine = spec.engine
     weight = r.model.weight(r.app.quantization)
     manifest = spec.manifest
-    return {
-        "status": r.app.status,
-        "stack": r.stack.id,
-        "engine": r.stack.engine,
-        "image": engine.image,
-        "command": list(engine.command),
-        "model": {"id": r.model.id, "quantization": r.app.quantization,
-                  "repo": weight.repo if weight else None, "revision": weight.revision if weight else None},
-        "context": r.app.context_length,
-        "args": [shlex.join(group) for group in option_groups(engine.argv)],
-        "env": dict(engine.env_map),
-        "resources": {k: v for k, v in manifest["spec"]["accelerator"][0].items() if k != "mode"},
-        "entrances": {e["name"]: e["port"] for e in manifest["entrances"]},
-        "workloads": sorted(manifest["workloadReplicas"]),
-        "values_keys": sorted(_key_paths(spec.values)),
-        "metadata": {k: manifest["metadata"][k] for k in ("title", "description", "icon")},
-        "files": {rel: file_hash(rel, text) for rel, text in sorted(tree.items())},
-    }
+    meta = manifest.metadata
+    return ReleaseState(
+        status=r.app.status,
+        stack=r.stack.id,
+        engine=r.stack.engine,
+        image=engine.image,
+        command=list(engine.command),
+        model=ModelRef(id=r.model.id, quantization=r.app.quantization,
+                       repo=weight.repo if weight else None, revision=weight.revision if weight else None),
+        context=r.app.context_length,
+        args=[shlex.join(group) for group in option_groups(engine.argv)],
+        env=dict(engine.env_map),
+        resources=manifest.spec.accelerator[0].resources(),
+        entrances={e.name: e.port for e in manifest.entrances},
+        workloads=sorted(manifest.workload_replicas),
+        values_keys=sorted(key_paths(spec.values.to_data())),
+        metadata={"title": meta.title, "description": meta.description, "icon": meta.icon},
+        files={rel: file_hash(rel, text) for rel, text in sorted(tree.items())},
+    )
 
 
 def parse_version(text: str) -> semver.Version:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
+import re
+import stat
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -16,7 +19,9 @@ from ruamel.yaml.error import MarkedYAMLError as RuamelMarkedError
 from ruamel.yaml.error import YAMLError as RuamelYAMLError
 from ruamel.yaml.resolver import implicit_resolvers as RUAMEL_RESOLVERS
 from yaml.error import MarkedYAMLError, YAMLError
+from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.reader import ReaderError as YAMLReaderError
 
 from generator.core.errors import InputError, Problem, translate_os_error
 from generator.yamlio.resolve import CachedScalarResolve
@@ -90,6 +95,9 @@ def _scalar(node: ScalarNode) -> Any:
 
 def _plain(node: Node, loc: Path_, lines: dict[Path_, int]) -> Any:
     """Plain Python values from composed nodes (mappings -> dict, sequences -> tuple), recording 1-based lines."""
+    if len(loc) >= MAX_DEPTH and isinstance(node, (MappingNode, SequenceNode)):
+        raise _Refused(None, None, f"nested more than {MAX_DEPTH} levels deep; a catalog file never needs that",
+                       node.start_mark)
     if isinstance(node, MappingNode):
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
@@ -111,25 +119,71 @@ def _plain(node: Node, loc: Path_, lines: dict[Path_, int]) -> Any:
     return _scalar(node)
 
 
-def read_document(path: Path, display: str | None = None) -> Document:
+MAX_FILE_BYTES = 16 * 2**20  # any YAML file the tool reads (ledgers and releases.yaml grow with history)
+MAX_DEPTH = 64  # nesting levels; a catalog file nests about 6 deep, libyaml itself stops at 1000
+
+
+def read_document(path: Path, display: str | None = None, *, max_bytes: int = MAX_FILE_BYTES) -> Document:
+    """Parse one YAML file; every refusal is an InputError `file:line: ...`.
+
+    Only a regular file is read (a FIFO or a device would block or never end), at most `max_bytes` of it.
+    """
     name = display or str(path)
+    return parse_document(read_bytes(path, name, max_bytes=max_bytes), name, path)
+
+
+def read_bytes(path: Path, name: str, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a regular file, at most `max_bytes` (InputError otherwise); never blocks on a FIFO."""
     try:
-        raw_bytes = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise translate_os_error(exc, name, "read") from exc
-    try:
-        text = raw_bytes.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line: int | None = raw_bytes[: exc.start].count(b"\n") + 1
-        raise InputError([Problem(name, line, None, f"not UTF-8 text ({exc.reason} at byte {exc.start}); "
-                                    "save the file as UTF-8")]) from exc
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError([Problem(name, None, None, "not a regular file; a catalog file is plain YAML text")])
+        data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise InputError([Problem(name, 1, None, f"the file is larger than {_size(max_bytes)}, the cap for this "
+                                                 "file; a catalog file this large is a mistake (or an attack): "
+                                                 "split or shorten it")])
+    return data
+
+
+def _size(n: int) -> str:
+    return f"{n // 2**20} MiB" if n % 2**20 == 0 else f"{n} bytes"
+
+
+def parse_document(raw: bytes | str, display: str, path: Path | None = None) -> Document:
+    """Parse YAML text (or UTF-8 bytes) held in memory, as `read_document` parses a file: nothing is
+    written anywhere, so an edit can be checked before it is saved."""
+    name = display
+    if isinstance(raw, bytes):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = raw[: exc.start].count(b"\n") + 1
+            raise InputError([Problem(name, line, None, f"not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                                        "save the file as UTF-8")]) from exc
+    else:
+        text = raw
+    bad = _CONTROL.search(text)
+    if bad:
+        line = text.count("\n", 0, bad.start()) + 1
+        column = bad.start() - (text.rfind("\n", 0, bad.start()) + 1) + 1
+        raise InputError([Problem(name, line, None, f"control character {ord(bad.group()):#04x} at column {column} "
+                                                    "(a NUL byte or another binary byte); catalog files are text: "
+                                                    "remove it")])
     try:
         data, lines = _parsed(text)
     except (MarkedYAMLError, RuamelMarkedError) as exc:
         mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else None
         what = (exc.problem or exc.context or "invalid YAML").strip()
-        raise InputError([Problem(name, line, None, f"YAML syntax error: {what}; fix the YAML syntax")]) from exc
+        raise InputError([Problem(name, mark.line + 1 if mark else None, None,
+                                  f"YAML syntax error: {what}; fix the YAML syntax")]) from exc
+    except YAMLReaderError as exc:  # a character YAML does not allow (the C reader names its position)
+        raise InputError([Problem(name, text.count("\n", 0, max(exc.position, 0)) + 1, None,
+                                  f"YAML error: {exc.reason}; remove the character")]) from exc
     except (YAMLError, RuamelYAMLError) as exc:  # unmarked: e.g. a control character (ReaderError)
         position = getattr(exc, "position", None)  # ReaderError: the character's index in the text
         line = text[:position].count("\n") + 1 if isinstance(position, int) else None
@@ -137,7 +191,13 @@ def read_document(path: Path, display: str | None = None) -> Document:
     except RecursionError as exc:  # `_plain` walks the nodes recursively: an alias inside itself, or deep nesting
         raise InputError([Problem(name, None, None, "YAML nested too deeply, or an alias (`*name`) that refers to "
                                   "the node containing it; write the values out")]) from exc
-    return Document(path=path, data=_copied(data), lines=dict(lines))
+    return Document(path=path if path is not None else Path(display), data=_copied(data), lines=dict(lines))
+
+
+# What libyaml's reader refuses anyway (it allows TAB, LF, CR, NEL and printable text), found first so that
+# the message names the line and column: C0 controls but TAB/LF/CR, DEL, C1 controls but NEL, surrogates
+# and the two non-characters U+FFFE/U+FFFF (YAML 1.2 spec §5.1 "c-printable").
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
 
 
 def _first_line(exc: Exception) -> str:
@@ -149,8 +209,31 @@ def _parsed(text: str) -> tuple[Any, dict[Path_, int]]:
     """Plain data and line numbers of a YAML text; identical texts (catalog copies, repeated loads in one
     process) are parsed once."""
     lines: dict[Path_, int] = {(): 1}
+    if "*" in text:  # an alias needs `*`: the common file skips this scan
+        _refuse_aliases(text)
     node = yaml.compose(text, Loader=_Loader)
     return (None if node is None else _plain(node, (), lines)), lines
+
+
+def refuse_aliases(text: str, display: str) -> None:
+    """InputError `file:line:` when the YAML text holds an alias (for readers that parse it otherwise)."""
+    if "*" not in text:
+        return
+    try:
+        _refuse_aliases(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        raise InputError([Problem(display, mark.line + 1 if mark else None, None,
+                                  f"{(exc.problem or 'YAML error').strip()}")]) from exc
+
+
+def _refuse_aliases(text: str) -> None:
+    """Aliases are refused: each one copies its anchor's whole value, so a few lines of nested aliases
+    ("billion laughs", https://en.wikipedia.org/wiki/Billion_laughs_attack) expand to gigabytes."""
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, AliasEvent):
+            raise _Refused(None, None, f"alias *{event.anchor} is not supported in catalog files "
+                                       "(write the value out)", event.start_mark)
 
 
 def _copied(value: Any) -> Any:
@@ -174,14 +257,18 @@ def _message(err: dict[str, Any]) -> str:
     if kind == "missing":
         return "required field is missing; add it"
     if kind == "string_pattern_mismatch":
-        return f"{err['input']!r} does not match {err['ctx']['pattern']}"
+        return f"{_shown(err['input'])} does not match {err['ctx']['pattern']}"
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
     if "input" in err and kind.endswith("_type"):
-        shown = repr(err["input"])
-        shown = shown if len(shown) <= 60 else shown[:57] + "..."
-        msg = f"{msg} (got {type(err['input']).__name__} {shown})"
+        msg = f"{msg} (got {type(err['input']).__name__} {_shown(err['input'], 60)})"
     return msg
+
+
+def _shown(value: Any, limit: int = 200) -> str:
+    """The repr of a rejected value, cut to `limit` characters (a value can be megabytes long)."""
+    shown = repr(value) if not isinstance(value, str) or len(value) <= limit else repr(value[:limit])
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
 
 
 def validation_problems(doc: Document, exc: ValidationError, display: str) -> list[Problem]:

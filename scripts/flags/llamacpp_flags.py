@@ -33,14 +33,14 @@ from tablewriter import apply_overlay, today, write_table  # noqa: E402
 # the change happened (the new spelling is there, the old one is not).
 RENAMED_VALUES = (  # flag, old value, new value, since, source
     ("--spec-type", "mtp", "draft-mtp", "llama.cpp #22964 (2026-05-12)",
-     "github.com/ggml-org/llama.cpp/pull/22964 (all model-based drafters renamed draft-*); stacks.md §3.1"),
+     "github.com/ggml-org/llama.cpp/pull/22964 (all model-based drafters renamed draft-*)"),
 )
 REMOVED_FLAGS = (  # old spelling, replacement, the flag that must exist, since, source
     ("--mlock", "--load-mode mlock", "--load-mode", "llama.cpp #20834 (~2026-07)",
-     "stacks.md §3.1 and R24: --no-mmap/--mlock replaced by --load-mode {auto,none,mmap,mlock,mmap+mlock,dio}"),
+     "github.com/ggml-org/llama.cpp/pull/20834: --no-mmap/--mlock replaced by --load-mode {auto,none,mmap,mlock,mmap+mlock,dio}"),
     ("--no-mmap", "--load-mode none", "--load-mode", "llama.cpp #20834 (~2026-07)",
-     "stacks.md §3.1 and R24; llama-server --help: load-mode none = no special loading mode (no mmap)"),
-    ("--mmap", "--load-mode mmap", "--load-mode", "llama.cpp #20834 (~2026-07)", "stacks.md §3.1 and R24"),
+     "github.com/ggml-org/llama.cpp/pull/20834; llama-server --help: load-mode none = no special loading mode (no mmap)"),
+    ("--mmap", "--load-mode mmap", "--load-mode", "llama.cpp #20834 (~2026-07)", "github.com/ggml-org/llama.cpp/pull/20834"),
 )
 HELP_COLUMN = 40
 SPELLING = re.compile(r"^-{1,2}[A-Za-z0-9][A-Za-z0-9_.+-]*$")

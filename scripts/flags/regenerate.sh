@@ -51,6 +51,9 @@ llamacpp_recorded() {
   "$PY" scripts/flags/llamacpp_flags.py "${common[@]}" --table buun-dflash --fork buun \
     --image docker.io/aamsellem/buun-llama-cpp-dflash:0.1.0 --image-version "buun-llama-cpp aecbbd5d" \
     --overlay "$OV/buun-dflash.yaml"
+  "$PY" scripts/flags/llamacpp_flags.py "${common[@]}" --table llamacpp-master-ad27757 \
+    --image docker.io/aamsellem/llama-cpp-mtp:master-ad27757 --image-version "llama.cpp master ad27757 (post b9219, 2026-05-20)" \
+    --overlay "$OV/llamacpp-master-ad27757.yaml"
 }
 
 case "$what" in

@@ -1,0 +1,289 @@
+"""The parts of a chart as typed values: Chart.yaml, OlaresManifest.yaml, values.yaml and owners.
+
+`chart.plan` builds them; later stages (rules, versions) read their fields. Each part's `to_data()` gives the
+plain data the YAML emitter (generator/yamlio/yamlout.py) writes, key by key in the order the chart files
+have always had, so the rendered bytes do not depend on how the parts are held. Field names follow Python;
+the keys they become are spelled in `to_data()` (Olares: `olaresManifest.version`, `requiredGPUMemory`, ...).
+
+Olares manifest fields: Olares `OlaresManifest.yaml` reference (https://docs.olares.com/developer/develop/
+package/manifest.html); Helm Chart.yaml: https://helm.sh/docs/topics/charts/#the-chartyaml-file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator.chart.profiles import OLARES_V3, Profile
+from generator.core.data import Data
+
+GPU_RESOURCE = "nvidia.com/gpumem"  # HAMi's extended resource: an integer of MiB
+
+
+# ---- Chart.yaml ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ChartYaml:
+    name: str
+    description: str  # the first line of the app's description
+    icon: str
+    version: str
+    app_version: str  # the engine image tag
+    api_version: str = "v2"
+    type: str = "application"
+
+    def to_data(self) -> dict[str, Data]:
+        return {"apiVersion": self.api_version, "name": self.name, "description": self.description, "icon": self.icon,
+                "type": self.type, "version": self.version, "appVersion": self.app_version}
+
+
+# ---- OlaresManifest.yaml ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Metadata:
+    name: str
+    title: str
+    description: str
+    icon: str
+    version: str
+    categories: tuple[str, ...] = ("AI",)
+
+    def to_data(self) -> dict[str, Data]:
+        return {"name": self.name, "appid": self.name, "title": self.title, "description": self.description,
+                "icon": self.icon, "version": self.version, "categories": list(self.categories)}
+
+
+@dataclass(frozen=True)
+class Entrance:
+    name: str
+    port: int
+    title: str
+    icon: str
+    open_method: str = "window"
+    auth_level: str = "internal"
+
+    def to_data(self) -> dict[str, Data]:
+        return {"name": self.name, "host": self.name, "port": self.port, "title": self.title, "icon": self.icon,
+                "openMethod": self.open_method, "authLevel": self.auth_level}
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """One `spec.accelerator` entry: the resources Olares reserves for the app in one GPU mode."""
+
+    required_cpu: str
+    limited_cpu: str
+    required_memory: str
+    limited_memory: str
+    required_disk: str
+    limited_disk: str
+    required_gpu_memory: str
+    limited_gpu_memory: str
+    mode: str = "nvidia"
+
+    def resources(self) -> dict[str, str]:
+        """Every reservation by its manifest key (what `catalog bump` compares), without the mode."""
+        return {"requiredCpu": self.required_cpu, "limitedCpu": self.limited_cpu,
+                "requiredMemory": self.required_memory, "limitedMemory": self.limited_memory,
+                "requiredDisk": self.required_disk, "limitedDisk": self.limited_disk,
+                "requiredGPUMemory": self.required_gpu_memory, "limitedGPUMemory": self.limited_gpu_memory}
+
+    def to_data(self) -> dict[str, Data]:
+        return {"mode": self.mode, **self.resources()}
+
+    def flat_data(self) -> dict[str, Data]:
+        """olares-v2: the same reservations as flat `spec` fields (GPU memory as `requiredGpu`/`limitedGpu`)."""
+        return {"requiredCpu": self.required_cpu, "limitedCpu": self.limited_cpu,
+                "requiredMemory": self.required_memory, "limitedMemory": self.limited_memory,
+                "requiredDisk": self.required_disk, "limitedDisk": self.limited_disk,
+                "requiredGpu": self.required_gpu_memory, "limitedGpu": self.limited_gpu_memory}
+
+
+@dataclass(frozen=True)
+class ManifestSpec:
+    version_name: str  # the engine image tag, as Chart appVersion
+    full_description: str
+    upgrade_description: str | None
+    developer: str
+    submitter: str
+    accelerator: tuple[Accelerator, ...]
+    locale: tuple[str, ...] = ("en-US",)
+    support_arch: tuple[str, ...] = ("amd64",)
+    only_admin: bool = True
+
+    def to_data(self, profile: Profile = OLARES_V3) -> dict[str, Data]:
+        out: dict[str, Data] = {"versionName": self.version_name, "fullDescription": self.full_description}
+        if self.upgrade_description:
+            out["upgradeDescription"] = self.upgrade_description
+        out.update({"developer": self.developer, "submitter": self.submitter, "locale": list(self.locale),
+                    "supportArch": list(self.support_arch), "onlyAdmin": self.only_admin})
+        if profile.flat_resources:
+            out.update(self.accelerator[0].flat_data())  # v2 has one envelope: the nvidia one
+        else:
+            out["accelerator"] = [a.to_data() for a in self.accelerator]
+        return out
+
+
+@dataclass(frozen=True)
+class Dependency:
+    name: str
+    version: str
+    type: str
+
+    def to_data(self) -> dict[str, Data]:
+        return {"name": self.name, "version": self.version, "type": self.type}
+
+
+@dataclass(frozen=True)
+class SystemEnv:
+    """An app env var Olares fills from a system env var (`valueFrom.envName`)."""
+
+    name: str
+    system_name: str
+
+    def to_data(self) -> dict[str, Data]:
+        return {"envName": self.name, "valueFrom": {"envName": self.system_name}}
+
+
+@dataclass(frozen=True)
+class OlaresManifest:
+    manifest_version: str
+    metadata: Metadata
+    entrances: tuple[Entrance, ...]
+    workload_replicas: dict[str, int]
+    spec: ManifestSpec
+    dependencies: tuple[Dependency, ...]
+    envs: tuple[SystemEnv, ...]
+    api_timeout: int = 0
+    manifest_type: str = "app"
+    profile: Profile = OLARES_V3  # which manifest format to_data() writes (generator/chart/profiles.py)
+
+    @property
+    def api_version(self) -> str:
+        return self.profile.api_version
+
+    def to_data(self) -> dict[str, Data]:
+        out: dict[str, Data] = {
+            "olaresManifest.version": self.manifest_version,
+            "olaresManifest.type": self.manifest_type,
+            "apiVersion": self.api_version,
+            "metadata": self.metadata.to_data(),
+            "entrances": [e.to_data() for e in self.entrances],
+        }
+        if self.profile.workload_replicas:
+            out["workloadReplicas"] = dict(self.workload_replicas)
+        out.update({
+            "spec": self.spec.to_data(self.profile),
+            "permission": dict(self.profile.permission),
+            "options": {"apiTimeout": self.api_timeout, "dependencies": [d.to_data() for d in self.dependencies]},
+            "envs": [e.to_data() for e in self.envs],
+        })
+        return out
+
+
+# ---- values.yaml --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ResourceList:
+    cpu: str
+    memory: str
+    gpumem: int  # MiB (HAMi `nvidia.com/gpumem`)
+
+    def to_data(self) -> dict[str, Data]:
+        return {"cpu": self.cpu, "memory": self.memory, GPU_RESOURCE: self.gpumem}
+
+
+@dataclass(frozen=True)
+class ContainerResources:
+    requests: ResourceList
+    limits: ResourceList
+
+    def to_data(self) -> dict[str, Data]:
+        return {"requests": self.requests.to_data(), "limits": self.limits.to_data()}
+
+
+@dataclass(frozen=True)
+class EnvValue:
+    name: str
+    value: str  # `$` already doubled for Kubernetes
+
+    def to_data(self) -> dict[str, Data]:
+        return {"name": self.name, "value": self.value}
+
+
+@dataclass(frozen=True)
+class EngineValues:
+    image: str
+    command: tuple[str, ...]  # empty: the image's entrypoint (the key is left out)
+    args: tuple[str, ...]  # `$` already doubled for Kubernetes
+    env: tuple[EnvValue, ...]
+    port: int
+    health_path: str
+    startup_seconds: int
+    resources: ContainerResources
+
+    def to_data(self) -> dict[str, Data]:
+        out: dict[str, Data] = {"image": self.image}
+        if self.command:
+            out["command"] = list(self.command)
+        out.update({"args": list(self.args), "env": [e.to_data() for e in self.env], "port": self.port,
+                    "healthPath": self.health_path, "startupSeconds": self.startup_seconds,
+                    "resources": self.resources.to_data()})
+        return out
+
+
+@dataclass(frozen=True)
+class FetchFile:
+    repo: str
+    revision: str
+    file: str
+    path: str
+
+    def to_data(self) -> dict[str, Data]:
+        return {"repo": self.repo, "revision": self.revision, "file": self.file, "path": self.path}
+
+
+@dataclass(frozen=True)
+class ModelFetch:
+    """The init container that downloads GGUF files before the engine starts (empty `files` for vLLM)."""
+
+    image: str
+    files: tuple[FetchFile, ...]
+
+    def to_data(self) -> dict[str, Data]:
+        return {"image": self.image, "files": [f.to_data() for f in self.files]}
+
+
+@dataclass(frozen=True)
+class Values:
+    workloads: dict[str, int]  # workload name -> replicaCount
+    engine: EngineValues
+    model_fetch: ModelFetch
+
+    def to_data(self) -> dict[str, Data]:
+        return {"workloads": {name: {"replicaCount": n} for name, n in self.workloads.items()},
+                "engine": self.engine.to_data(), "modelFetch": self.model_fetch.to_data()}
+
+
+# ---- owners -------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Owners:
+    owners: tuple[str, ...]
+
+    def to_data(self) -> dict[str, Data]:
+        return {"owners": list(self.owners)}
+
+
+def key_paths(node: Data, prefix: str = "") -> list[str]:
+    """Dotted paths of every leaf of a mapping (a list is a leaf): `engine.resources.limits.cpu`, ..."""
+    if not isinstance(node, dict):
+        return [prefix]
+    paths: list[str] = []
+    for key, value in node.items():
+        paths += key_paths(value, f"{prefix}.{key}" if prefix else str(key))
+    return paths
+
+
+__all__ = ["Accelerator", "ChartYaml", "ContainerResources", "Data", "Dependency", "EngineValues", "EnvValue",
+           "Entrance", "FetchFile", "GPU_RESOURCE", "ManifestSpec", "Metadata", "ModelFetch", "OlaresManifest",
+           "Owners", "ResourceList", "SystemEnv", "Values", "key_paths"]

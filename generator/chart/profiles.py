@@ -1,0 +1,76 @@
+"""Olares manifest profiles: what differs between the two manifest formats a market can ask for (docs/profiles.md).
+
+- `olares-v3`: olaresManifest 0.12.0, apiVersion v3, one `spec.accelerator` entry per GPU mode, `workloadReplicas`,
+  `appCommon`/`appCache` permissions; Olares >= 1.12.6 (the first release that reads v3, appCommon and
+  accelerator entries). The tool's output before profiles existed.
+- `olares-v2`: olaresManifest 0.10.0, apiVersion v2, the flat `spec.requiredCpu/limitedCpu/requiredMemory/
+  limitedMemory/requiredDisk/limitedDisk/requiredGpu/limitedGpu` fields with CPU in integer cores, the `appData`
+  permission, Olares >= 1.12.3: the format of the maintainer's market (github.com/aamsellem/orales-one-market
+  CLAUDE.md "Olares Manifest Constraints": "Manifest version: 0.10.0 (must match official beclab/apps format,
+  NOT 0.11.0)", "Top-level apiVersion: 'v2'", "CPU values in integer cores", "Olares dependency: >=1.12.3-0";
+  every app's OlaresManifest.yaml at 6a34b5bb8ff60e5bbbea0ba7a030b9ef8c41bdd9), and the fields its market build
+  script reads (scripts/build-catalog.js: spec.requiredGpu, requiredCpu, requiredMemory, requiredDisk).
+
+A catalog picks its profile in catalog/market.yaml (`profile:`); a publish target may pass another one to
+`generator.chart.plan.plan(r, profile=...)`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator.core.errors import UsageError
+from generator.schema.market import DEFAULT_PROFILE, ProfileName
+
+MARKET_SOURCE = "github.com/aamsellem/orales-one-market@6a34b5bb8ff60e5bbbea0ba7a030b9ef8c41bdd9"
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: ProfileName
+    manifest_version: str
+    api_version: str
+    olares_dependency: str  # options.dependencies olares version
+    flat_resources: bool  # v2: flat spec fields; v3: spec.accelerator entries
+    integer_cpu: bool  # the manifest's CPU in whole cores
+    workload_replicas: bool  # the manifest lists workloadReplicas
+    permission: tuple[tuple[str, bool], ...]
+    models_path: str  # Go template expression (Helm) of the host folder that keeps the weights
+    hf_endpoint_from: str  # the Olares env HF_ENDPOINT is filled from
+    hf_token_from: str  # the Olares env HF_TOKEN is filled from
+    source: str
+
+
+OLARES_V3 = Profile(
+    name="olares-v3", manifest_version="0.12.0", api_version="v3",
+    olares_dependency=">=1.12.6-0",  # v3, appCommon and accelerator need 1.12.6
+    flat_resources=False, integer_cpu=False, workload_replicas=True,
+    permission=(("appCommon", True), ("appCache", True)),
+    models_path='printf "%s/huggingface" ($us.appCommon | default $us.appCache | default "/tmp/catalog")',
+    hf_endpoint_from="OLARES_SYSTEM_HUGGINGFACE_SERVICE", hf_token_from="OLARES_SYSTEM_HUGGINGFACE_TOKEN",
+    source="Olares OlaresManifest reference (https://docs.olares.com/developer/develop/package/manifest.html)",
+)
+
+OLARES_V2 = Profile(
+    name="olares-v2", manifest_version="0.10.0", api_version="v2",
+    olares_dependency=">=1.12.3-0",
+    flat_resources=True, integer_cpu=True, workload_replicas=False,
+    permission=(("appData", True),),
+    models_path='printf "%s/models" ($us.appData | default "/tmp/catalog")',  # the maintainer's appData/models
+    hf_endpoint_from="OLARES_USER_HUGGINGFACE_SERVICE", hf_token_from="OLARES_USER_HUGGINGFACE_TOKEN",
+    source=f"{MARKET_SOURCE} CLAUDE.md, */OlaresManifest.yaml, scripts/build-catalog.js",
+)
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (OLARES_V2, OLARES_V3)}
+DEFAULT = PROFILES[DEFAULT_PROFILE]
+
+
+def get_profile(name: str) -> Profile:
+    """A profile by name (what a publish target's `--profile` passes); UsageError names the known ones."""
+    found = PROFILES.get(name)
+    if found is None:
+        raise UsageError(f"unknown manifest profile {name!r}; known: {', '.join(sorted(PROFILES))}")
+    return found
+
+
+__all__ = ["DEFAULT", "OLARES_V2", "OLARES_V3", "PROFILES", "Profile", "get_profile"]

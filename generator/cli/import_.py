@@ -1,0 +1,41 @@
+"""`catalog import PATH...`: Olares application charts (folders or .tgz) -> catalog entries.
+
+Exit codes: 0 imported (or nothing to do); 1 a chart could not be imported (not an Olares chart, unknown
+engine, a missing value, an unsafe package) or an app exists without --update: nothing is written.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog, use_catalog
+
+PathsArg = Annotated[list[Path], typer.Argument(help="Chart folders or .tgz packages.", show_default=False)]
+
+
+@app.command("import")
+def import_(
+    paths: PathsArg,
+    catalog: CatalogOpt = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would be written; write nothing.")] = False,
+    update: Annotated[bool, typer.Option("--update", help="Change the fields of existing apps that differ from the "
+                                                          "chart (comments and order kept).")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Import Olares charts as catalog apps; drafts the models and stacks the catalog lacks (docs/import.md)."""
+    from generator.core.errors import InputError
+    from generator.importer import import_paths
+    from generator.importer.report import print_report, report_json
+
+    cat = load_catalog(use_catalog(catalog, command="import", writes=not dry_run, quiet=as_json))
+    report = import_paths(list(paths), cat, update=update, dry_run=dry_run, labels=[str(p) for p in paths])
+    if as_json:
+        sys.stdout.write(report_json(report) + "\n")
+    else:
+        print_report(report, sys.stdout)
+    if not report.ok:
+        raise InputError(report.problems)

@@ -1,0 +1,200 @@
+"""The one redactor: every string that leaves the process passes through `redact()` first.
+
+Tables, `--json` output, progress lines, error messages and the smoke ledger all use it, so one list of
+patterns decides what is never shown. It masks, with `***`:
+
+- the userinfo of a URL, with or without a scheme: `oci://ci:S3CRET@host/x`, `git:http://bot:tok/EN+S3CRET=@host/m.git`,
+  `bot:pw@host:5000/x`. A password may hold any character, `/`, `@` and `:` included: the userinfo ends at
+  the LAST `@` that is followed by a host (`name`, `name.name`, `[v6]`, with an optional `:port`), so a raw
+  password is masked whole rather than split where a strict URL parser would split it (RFC 3986 §3.2.1
+  wants those characters percent-encoded; people paste them raw);
+- `Authorization:` / `Proxy-Authorization:` header values, and `Bearer <token>` / `Basic <base64 user:pw>`
+  wherever they appear (a server that echoes the request headers back in an error body);
+- the value of a key that names a secret in JSON, YAML, `key=value` or a query string (`"token": "..."`,
+  `access_token=`, `password:`, `client_secret`, `api_key`, `?sig=`, `X-Amz-Signature=` ...);
+- tokens in their published formats: GitHub (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`,
+  https://github.blog/2021-04-05-behind-githubs-new-authentication-token-formats/), Hugging Face (`hf_`,
+  https://huggingface.co/docs/hub/security-tokens), GitLab (`glpat-`), OpenAI-style `sk-`, Slack (`xox?-`),
+  AWS access key ids (`AKIA...`) and JSON Web Tokens (`eyJ...`);
+- every secret the caller knows (a token from the environment, a registry password), with its
+  URL-encoded and base64 forms (HTTP Basic `user:secret`, `x-access-token:secret`).
+
+Masking errs on the side of hiding: a path holding `@` after a host-like word may be shown as `***@word`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import bisect
+import re
+from typing import Iterable
+from urllib.parse import quote, unquote
+
+MASK = "***"
+
+# A host as it follows userinfo: a name (dotted or not) or a bracketed IPv6 address, an optional port
+# (even a malformed one), then the end of the authority (a path, query, fragment, a delimiter of the
+# surrounding text, or the end). `@sha256:<hex>` is an OCI digest, not a host.
+_HOST = (r"(?!sha(?:256|384|512):)(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_~%-]+(?:\.[A-Za-z0-9_~%-]+)*\.?)"
+         r"(?::[^/?#\s'\"<>@)\],;|`]*)?(?=[/?#\s'\"<>)\],;|`]|$)")
+_DELIMITERS = re.compile(r"[\s'\"<>`]+")  # what ends a URL-like token in running text
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,31}://")
+_AT_HOST = re.compile(rf"@(?={_HOST})")
+_USER = re.compile(r"(?<![A-Za-z0-9._~+%:/@-])[A-Za-z0-9._~+%-]+:(?!//)")
+
+_AUTH_HEADER = re.compile(
+    r"(?i)(\b(?:proxy-)?authorization\b[\"']?\s*[:=]\s*[\"']?)"
+    r"(?:(bearer|basic|token|digest|negotiate|ntlm|bot|apikey)\s+)?([^\s\"',;}\]]+)")
+_BEARER = re.compile(r"(?i)\b(bearer)\s+([A-Za-z0-9._~+/=-]{8,})")
+_BASIC = re.compile(r"(?i)\b(basic)\s+([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])")
+
+_SECRET_KEY = (r"[\w.-]*(?:token|secret|passw(?:or)?d|passwd|pwd|api[_-]?key|apikey|access[_-]?key|"
+               r"private[_-]?key|credentials?|auth|signature)")
+_KEY_VALUE = re.compile(
+    rf"(?i)(?<![\w.-])([\"']?)({_SECRET_KEY})\1(\s*[:=]\s*)"
+    r"(\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|(?![{\[])[^\s,;&}\]'\"]+)")
+_QUERY = re.compile(
+    r"(?i)([?&;](?:[\w.-]*(?:token|sig|signature|secret|passw(?:or)?d|pwd|key|code|auth|credential|"
+    r"x-amz-[\w-]+|x-goog-[\w-]+))=)[^&#\s'\"<>`]+")
+_TOKENS = re.compile(
+    r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|hf_[A-Za-z0-9]{20,}|glpat-[A-Za-z0-9_-]{20,}"
+    r"|sk-(?:proj-)?[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}"
+    r"|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})")
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    """`text` with every credential this module knows how to find masked, and each string of `secrets`
+    (pass `secret_forms(...)` of a raw secret to catch its encoded forms too)."""
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        text = text.replace(secret, MASK)
+    text = _mask_userinfo(text)
+    text = _AUTH_HEADER.sub(_auth_value, text)
+    text = _BEARER.sub(lambda m: f"{m.group(1)} {MASK}" if m.group(2) != MASK else m.group(0), text)
+    text = _BASIC.sub(_basic_value, text)
+    text = _KEY_VALUE.sub(_key_value, text)
+    text = _QUERY.sub(lambda m: m.group(1) + MASK, text)
+    return _TOKENS.sub(MASK, text)
+
+
+def secret_forms(secrets: Iterable[str], user: str | None = None) -> list[str]:
+    """Each secret as it may appear in text: raw, URL-encoded, base64 of `user:secret` and of
+    `x-access-token:secret` (GitHub's Basic auth form); longest first so no form is masked by half."""
+    forms: set[str] = set()
+    for secret in secrets:
+        if not secret:
+            continue
+        forms |= {secret, quote(secret, safe=""), quote(secret), _b64(secret), _b64(f"x-access-token:{secret}")}
+        if user:
+            forms.add(_b64(f"{user}:{secret}"))
+    return sorted(forms, key=len, reverse=True)
+
+
+def split_userinfo(url: str) -> tuple[str, str | None]:
+    """(`url` without its userinfo, the userinfo or None); the userinfo ends at the last `@` before a host.
+
+    `http://bot:tok/EN+S3CRET=@127.0.0.1:8000/v1` -> (`http://127.0.0.1:8000/v1`, `bot:tok/EN+S3CRET=`).
+    Without a scheme, only `user:password@host` counts (so `git@github.com:o/r` keeps its user).
+    """
+    spans = _userinfo_spans(url, 0, len(url))
+    if not spans:
+        return url, None
+    start, end = spans[0]
+    return url[:start] + url[end + 1:], url[start:end]
+
+
+def _mask_userinfo(text: str) -> str:
+    """Every userinfo in `text` replaced by MASK (linear time: hostile text can be long)."""
+    spans = [span for token in _tokens(text) for span in _userinfo_spans(text, *token)]
+    if not spans:
+        return text
+    out, last = [], 0
+    for start, end in spans:
+        out += [text[last:start], MASK]
+        last = end
+    return "".join(out) + text[last:]
+
+
+def _tokens(text: str) -> list[tuple[int, int]]:
+    bounds, pos = [], 0
+    for match in _DELIMITERS.finditer(text):
+        if match.start() > pos:
+            bounds.append((pos, match.start()))
+        pos = match.end()
+    if pos < len(text):
+        bounds.append((pos, len(text)))
+    return [b for b in bounds if "@" in text[b[0]:b[1]]]
+
+
+def _userinfo_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """(start, index of the `@`) of each userinfo in text[start:end], a token without delimiters.
+
+    After each `scheme://` the userinfo runs to the last `@` before the next scheme that is followed by a
+    host; before the first scheme, only `user:password@host` counts."""
+    ats = [m.start() for m in _AT_HOST.finditer(text, start, end)]
+    if not ats:
+        return []
+    schemes = [(m.start(), m.end()) for m in _SCHEME.finditer(text, start, end)]
+    spans = []
+    plain_end = schemes[0][0] if schemes else end
+    at = _last_before(ats, start, plain_end)
+    if at is not None:
+        user = next((m for m in _USER.finditer(text, start, at) if m.end() <= at), None)
+        if user is not None:
+            spans.append((user.start(), at))
+    for index, (_, body) in enumerate(schemes):
+        limit = schemes[index + 1][0] if index + 1 < len(schemes) else end
+        at = _last_before(ats, body, limit)
+        if at is not None and at > body:
+            spans.append((body, at))
+    return spans
+
+
+def _last_before(positions: list[int], low: int, high: int) -> int | None:
+    index = bisect.bisect_left(positions, high) - 1
+    return positions[index] if index >= 0 and positions[index] >= low else None
+
+
+def credentials(url: str) -> tuple[str, str | None, str | None]:
+    """(`url` without userinfo, user, password), both percent-decoded; None where absent."""
+    bare, info = split_userinfo(url)
+    if info is None:
+        return bare, None, None
+    user, sep, password = info.partition(":")
+    return bare, unquote(user), unquote(password) if sep else None
+
+
+def safe_url(url: str) -> str:
+    """`url` without user or password, and with secret query values masked, for display."""
+    return redact(split_userinfo(url)[0])
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode("utf-8", "surrogatepass")).decode()
+
+
+def _auth_value(match: re.Match) -> str:
+    scheme = f"{match.group(2)} " if match.group(2) else ""
+    return f"{match.group(1)}{scheme}{MASK}"
+
+
+def _basic_value(match: re.Match) -> str:
+    """Mask `Basic <b64>` only when the base64 decodes to `user:password` (not the English word)."""
+    try:
+        decoded = base64.b64decode(match.group(2) + "=" * (-len(match.group(2)) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return match.group(0)
+    return f"{match.group(1)} {MASK}" if b":" in decoded else match.group(0)
+
+
+def _key_value(match: re.Match) -> str:
+    quote_char, key, sep, value = match.groups()
+    if value in (MASK, f'"{MASK}"', f"'{MASK}'"):
+        return match.group(0)
+    inner = MASK
+    if value[:1] in "\"'" and len(value) >= 2:
+        inner = value[0] + MASK + value[0]
+    return f"{quote_char}{key}{quote_char}{sep}{inner}"
+
+
+__all__ = ["MASK", "credentials", "redact", "safe_url", "secret_forms", "split_userinfo"]

@@ -1,0 +1,157 @@
+"""GPU memory sized by the fit: an app that leaves `gpu_memory_mib` out gets its need plus a margin.
+
+    cap  = min(limit, round_up(need + margin, 256 MiB))
+    need = every part the fit places (vLLM: the budget's parts and what is allocated after the KV pool)
+    margin = max(512 MiB, 5 % of the need)
+    limit  = the device's HAMi cap, and the device total minus the app's `gpu_room` when it leaves room
+
+That one number becomes `nvidia.com/gpumem`, `CUDA_DEVICE_MEMORY_LIMIT_0` and the manifest's GPU memory. A vLLM
+app that states no `gpu_memory_utilization` also gets the one that yields the budget: vLLM reserves
+util x the total it reads (generator/fit/vllm.py), so util = (cap - what comes after the KV pool - margin / 2) /
+total, floored to 3 decimals: half the margin stays inside the budget (KV headroom), half after it.
+
+Why this margin (docs/fit.md "GPU memory sized by the fit"): 5 % covers the fit's accuracy on measured figures
+(within 3 %, docs/fit.md "Accuracy") plus the 2 % an image rebuild can move (the TIGHT threshold); 512 MiB is the
+largest allocation seen to arrive after vLLM sized its KV pool on this device (Genesis P38's workspace, "512 MiB
+requested" in the Fast 2.5.5 note). A sized app therefore comes out FIT, never TIGHT.
+
+An app that states `gpu_memory_mib` keeps it; FIT001 fails it when it is too small, FIT002 warns when it locks
+away at least 2 GiB more than the sized number would (2 GiB: a small speech app, e.g. the maintainer's OmniVoice
+"~2GB VRAM").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from generator.catalog import Resolved
+from generator.engines import engine_for
+from generator.engines.settings import AnySettings, VllmSettings, settings_for
+from generator.fit import llamacpp as fit_llamacpp
+from generator.fit import vllm as fit_vllm
+from generator.fit.ledger import Ledger
+
+MARGIN_MIN_MIB = 512
+MARGIN_FRACTION = 0.05
+STEP_MIB = 256  # caps are whole multiples of 256 MiB
+UTIL_DECIMALS = 3
+FAR_ABOVE_MIB = 2048  # FIT002: a stated cap this far above the sized one locks memory another app could use
+
+
+@dataclass(frozen=True)
+class GpuSizing:
+    """What the fit would give an app: its need, the margin, the cap and (vLLM) the utilization."""
+
+    app: str
+    need_mib: float  # everything the fit places on the card
+    after_kv_mib: float  # vLLM: the part of the need allocated after the KV pool (outside the budget)
+    margin_mib: float
+    cap_mib: int  # the sized cap: need + margin rounded up, within the limit
+    limit_mib: int
+    limited_by: str  # what sets the limit: the device's HAMi cap or the room the app leaves
+    utilization: float | None  # vLLM: the utilization that yields the budget under `cap_mib`
+    total_mib: float | None  # vLLM: the total it multiplies
+    stated_mib: int | None  # the app's own gpu_memory_mib, if it states one
+
+    @property
+    def fits_limit(self) -> bool:
+        return self.need_mib + self.margin_mib <= self.limit_mib
+
+    @property
+    def locked_mib(self) -> int:
+        """How much a stated cap reserves beyond the sized one (0 when it states none or less)."""
+        return max(0, (self.stated_mib or 0) - self.cap_mib)
+
+    def lines(self) -> list[str]:
+        out = [f"GPU memory: need {self.need_mib:,.0f} MiB + margin {self.margin_mib:,.0f} MiB "
+               f"(max({MARGIN_MIN_MIB} MiB, {MARGIN_FRACTION:.0%})) -> {self.cap_mib:,} MiB in steps of {STEP_MIB}, "
+               f"at most {self.limit_mib:,} MiB ({self.limited_by})"]
+        if self.utilization is not None and self.total_mib is not None:
+            out.append(f"vLLM utilization for that cap: ({self.cap_mib:,} - {self.after_kv_mib:,.0f} after the KV pool "
+                       f"- {self.margin_mib / 2:,.0f}) / {self.total_mib:,.0f} = {self.utilization}")
+        if self.stated_mib is not None:
+            locked = f"; it locks away {self.locked_mib:,} MiB more" if self.locked_mib else ""
+            out.append(f"the app states gpu_memory_mib {self.stated_mib:,}{locked}")
+        return out
+
+
+def margin(need_mib: float) -> float:
+    return float(max(MARGIN_MIN_MIB, math.ceil(MARGIN_FRACTION * need_mib)))
+
+
+def limit(r: Resolved) -> tuple[int, str]:
+    device = r.device
+    room = r.app.gpu_room
+    if room is not None and device.memory_mib - room.mib < device.hami_cap_mib:
+        return device.memory_mib - room.mib, (f"{device.name}'s {device.memory_mib:,} MiB minus {room.mib:,} MiB left "
+                                              f"for {room.beside}")
+    return device.hami_cap_mib, f"{device.name}'s HAMi cap"
+
+
+def _floor(value: float, decimals: int) -> float:
+    scale = float(10**decimals)
+    return math.floor(value * scale + 1e-9) / scale
+
+
+def needs(ledger: Ledger) -> tuple[float, float]:
+    """(everything placed, the part placed after vLLM's KV pool) in MiB."""
+    total = sum(p.mib for p in ledger.parts if p.pool != "kv")  # the pinned KV pool is drawn from `cap` too
+    after = sum(p.mib for p in ledger.parts if p.pool == "outside")
+    return total, after
+
+
+def size_from(r: Resolved, s: AnySettings, ledger: Ledger) -> GpuSizing:
+    """The sizing given the parts an engine module placed for `r` (the cap they were placed under is irrelevant:
+    no part depends on it)."""
+    need, after = needs(ledger)
+    room = margin(need)
+    ceiling, why = limit(r)
+    cap = min(ceiling, math.ceil((need + room) / STEP_MIB) * STEP_MIB)
+    util = total = None
+    if isinstance(s, VllmSettings) and s.kv_bytes is None:
+        total, _ = fit_vllm.reported_total(r, cap)
+        util = None if "gpu_memory_utilization" in r.sized else r.app.gpu_memory_utilization
+        if util is None:
+            util = min(1.0, max(0.01, _floor((cap - after - room / 2) / total, UTIL_DECIMALS)))
+    return GpuSizing(app=r.app.name, need_mib=need, after_kv_mib=after, margin_mib=room, cap_mib=cap,
+                     limit_mib=ceiling, limited_by=why, utilization=util, total_mib=total,
+                     stated_mib=None if "gpu_memory_mib" in r.sized else r.app.gpu_memory_mib)
+
+
+def _provisional(r: Resolved) -> Resolved:
+    """`r` with a cap (the device's) so that its engine can be built; the parts do not depend on it."""
+    if r.app.gpu_memory_mib is not None:
+        return r
+    return replace(r, app=r.app.model_copy(update={"gpu_memory_mib": r.device.hami_cap_mib}))
+
+
+def size_gpu(r: Resolved) -> GpuSizing:
+    """The fit's GPU memory for `r`, whether or not the app states one."""
+    base = _provisional(r)
+    engine = engine_for(base)
+    s = settings_for(base, engine)
+    ledger = Ledger()
+    if isinstance(s, VllmSettings):
+        fit_vllm.build(base, s, ledger)
+    else:
+        fit_llamacpp.build(base, s, ledger)
+    return replace(size_from(base, s, ledger), stated_mib=r.app.gpu_memory_mib)
+
+
+def sized(r: Resolved) -> Resolved:
+    """`r` with the fields the fit fills in when the app leaves them out (`gpu_memory_mib`, and for vLLM
+    `gpu_memory_utilization` with it); `r` itself when the app states its GPU memory."""
+    if r.app.gpu_memory_mib is not None:
+        return r
+    sizing = size_gpu(r)
+    update: dict[str, object] = {"gpu_memory_mib": sizing.cap_mib}
+    filled = ["gpu_memory_mib"]
+    if sizing.utilization is not None and r.app.gpu_memory_utilization is None:
+        update["gpu_memory_utilization"] = sizing.utilization
+        filled.append("gpu_memory_utilization")
+    return replace(r, app=r.app.model_copy(update=update), sized=tuple(filled))
+
+
+__all__ = ["FAR_ABOVE_MIB", "GpuSizing", "MARGIN_FRACTION", "MARGIN_MIN_MIB", "STEP_MIB", "limit", "margin", "needs",
+           "size_from", "size_gpu", "sized"]

@@ -1,0 +1,429 @@
+"""An engine's argv back into catalog fields: the inverse of generator/engines/{vllm,llamacpp,lucebox}.py.
+
+The engine modules write, in order: the model, its served name, host and port, the context, the KV cache
+type, the speculative decoding in the stack's spelling, the vision projector, the stack's shared args and
+the app's `extra_args`. Reading takes the first occurrence of each flag the catalog models (the one the
+engine module wrote, when the chart is ours), the stack's shared args (as one run when they are
+contiguous, else group by group), and keeps every other token, in order, in `extra_args`.
+
+Spellings come from the stack's flag table when the catalog has one (aliases such as `-c` for
+`--ctx-size`, which flags take a value); without one, from the few aliases below, each listed in the
+catalog's flag tables (catalog/flags/llamacpp-b8740.yaml, vllm-nightly.yaml).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from generator.core.errors import Problem
+from generator.flags.tables import FlagTable
+from generator.importer.workload import Origin, Token
+from generator.schema import Stack
+
+BUILTIN_ALIASES = {
+    "llamacpp": {"-m": "--model", "-a": "--alias", "-c": "--ctx-size", "-ctk": "--cache-type-k",
+                 "-ctv": "--cache-type-v", "-mm": "--mmproj", "-hf": "--hf-repo", "-hfr": "--hf-repo",
+                 "-hff": "--hf-file"},
+    "vllm": {},
+    "lucebox": {},
+}
+SPEC_METHODS_VLLM = {"mtp": "mtp", "draft_model": "draft", "dflash": "dflash", "ngram": "ngram"}
+SPEC_KEYS_VLLM = {"method", "model", "num_speculative_tokens"}
+
+
+class Spelling:
+    """Flag spellings of one engine: canonical names, and whether a flag takes a value."""
+
+    def __init__(self, family: str, table: FlagTable | None):
+        self.family = family
+        self.table = table
+        self.equals = family == "vllm" if table is None else table.syntax.equals_values
+        self.underscores = family == "vllm" if table is None else table.syntax.underscores
+
+    def canonical(self, spelling: str) -> str:
+        head = spelling
+        if self.underscores and head.startswith("--"):
+            head = "--" + head[2:].replace("_", "-")
+        if self.table is not None:
+            flag = self.table.lookup(head)
+            if flag is not None and not (head.startswith("--no-") and not flag.name.startswith("--no-")):
+                return flag.name
+        return BUILTIN_ALIASES.get(self.family, {}).get(head, head)
+
+    def takes_value(self, spelling: str, following: str | None) -> bool:
+        if self.table is not None:
+            flag = self.table.lookup(self.canonical(spelling))
+            if flag is not None:
+                return flag.takes_value
+        return following is not None and not is_flag(following)
+
+
+def is_flag(text: str) -> bool:
+    return text.startswith("-") and len(text) > 1 and not text[1].isdigit() and text != "--"
+
+
+@dataclass
+class Reader:
+    """A cursor over the argv: flags are taken (consumed) as the catalog maps them; the rest are kept."""
+
+    tokens: list[Token]
+    spell: Spelling
+    taken: list[bool] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        split: list[Token] = []
+        for token in self.tokens:  # `--flag=value` (argparse engines) reads as two tokens
+            if self.spell.equals and token.text.startswith("--") and "=" in token.text:
+                head, value = token.text.split("=", 1)
+                split += [Token(head, token.origin, token.vars), Token(value, token.origin, token.vars)]
+            else:
+                split.append(token)
+        self.tokens = split
+        self.taken = [False] * len(split)
+
+    def _index(self, names: tuple[str, ...], start: int = 0) -> int | None:
+        wanted = {self.spell.canonical(n) for n in names}
+        for i in range(start, len(self.tokens)):
+            if not self.taken[i] and is_flag(self.tokens[i].text) and self.spell.canonical(self.tokens[i].text) in wanted:
+                return i
+        return None
+
+    def value(self, *names: str) -> tuple[str, Origin] | None:
+        """Take the first `--flag value` of these spellings; None when absent."""
+        i = self._index(names)
+        if i is None or i + 1 >= len(self.tokens) or self.taken[i + 1]:
+            return None
+        self.taken[i] = self.taken[i + 1] = True
+        return self.tokens[i + 1].text, self.tokens[i].origin
+
+    def peek(self, *names: str) -> str | None:
+        i = self._index(names)
+        return self.tokens[i + 1].text if i is not None and i + 1 < len(self.tokens) else None
+
+    def put_back(self, *names: str) -> None:
+        """Undo the last `value()` of these names (a value the catalog cannot hold stays an extra arg)."""
+        wanted = {self.spell.canonical(n) for n in names}
+        for i in range(len(self.tokens) - 1, -1, -1):
+            if self.taken[i] and is_flag(self.tokens[i].text) and self.spell.canonical(self.tokens[i].text) in wanted:
+                self.taken[i] = False
+                if i + 1 < len(self.tokens):
+                    self.taken[i + 1] = False
+                return
+
+    def positional(self) -> tuple[str, Origin] | None:
+        """The first token when it is not a flag (vLLM's model, Lucebox's target)."""
+        if self.tokens and not self.taken[0] and not is_flag(self.tokens[0].text):
+            self.taken[0] = True
+            return self.tokens[0].text, self.tokens[0].origin
+        return None
+
+    def groups(self, args: tuple[str, ...]) -> list[tuple[str, ...]]:
+        """A stack's args as (flag, value?) groups."""
+        out: list[tuple[str, ...]] = []
+        i = 0
+        while i < len(args):
+            if is_flag(args[i]) and i + 1 < len(args) and not is_flag(args[i + 1]) \
+                    and self.spell.takes_value(args[i], args[i + 1]):
+                out.append((args[i], args[i + 1]))
+                i += 2
+            else:
+                out.append((args[i],))
+                i += 1
+        return out
+
+    def take_run(self, args: tuple[str, ...]) -> bool:
+        """Take `args` when they appear as one contiguous run of free tokens (as the catalog renders them)."""
+        n = len(args)
+        if not n:
+            return True
+        for start in range(len(self.tokens) - n + 1):
+            if all(not self.taken[start + k] and self.tokens[start + k].text == args[k] for k in range(n)):
+                for k in range(n):
+                    self.taken[start + k] = True
+                return True
+        return False
+
+    def take_group(self, group: tuple[str, ...]) -> bool:
+        """Take one (flag, value?) group anywhere, spelling aliases allowed."""
+        start = 0
+        while True:
+            i = self._index((group[0],), start)
+            if i is None:
+                return False
+            if len(group) == 1:
+                nxt = self.tokens[i + 1].text if i + 1 < len(self.tokens) else None
+                if nxt is None or is_flag(nxt) or not self.spell.takes_value(self.tokens[i].text, nxt):
+                    self.taken[i] = True
+                    return True
+            elif i + 1 < len(self.tokens) and not self.taken[i + 1] and self.tokens[i + 1].text == group[1]:
+                self.taken[i] = self.taken[i + 1] = True
+                return True
+            start = i + 1
+
+    def rest(self) -> list[Token]:
+        return [t for t, taken in zip(self.tokens, self.taken) if not taken]
+
+
+@dataclass
+class Mapped:
+    """What the argv says, in catalog terms."""
+
+    fields: dict[str, Any] = field(default_factory=dict)
+    origins: dict[str, Origin] = field(default_factory=dict)
+    model_repo: tuple[str, Origin] | None = None  # vLLM: a Hugging Face repo id
+    model_revision: str | None = None
+    model_path: tuple[str, Origin] | None = None  # llama.cpp / Lucebox: a file path
+    hf_repo: tuple[str, Origin] | None = None  # llama.cpp -hf repo[:quant]
+    hf_file: str | None = None
+    drafter_repo: str | None = None  # vLLM speculative-config model
+    drafter_path: tuple[str, Origin] | None = None
+    mmproj_path: tuple[str, Origin] | None = None
+    host: str | None = None
+    port: int | None = None
+    stack_args_missing: list[str] = field(default_factory=list)
+    extra: list[Token] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[Problem] = field(default_factory=list)
+
+
+def _int(text: str) -> int | None:
+    return int(text) if text.isdigit() and int(text) > 0 else None
+
+
+def _common(reader: Reader, out: Mapped) -> None:
+    host = reader.value("--host")
+    if host is not None:
+        if host[0] == "0.0.0.0":
+            out.host = host[0]
+        else:
+            reader.put_back("--host")
+            out.notes.append(Problem(str(host[1]), None, None,
+                                     f"--host {host[0]}: the catalog always listens on 0.0.0.0; kept in extra_args"))
+    port = reader.peek("--port")
+    if port is not None and port.isdigit():
+        out.port = int(port)
+
+
+def _take_port(reader: Reader, out: Mapped, stack: Stack | None) -> None:
+    if out.port is not None and stack is not None and out.port == stack.port:
+        reader.value("--port")
+
+
+def _stack_args(reader: Reader, out: Mapped, stack: Stack | None) -> None:
+    if stack is None or not stack.args:
+        return
+    if reader.take_run(stack.args):
+        return
+    for group in reader.groups(stack.args):
+        if not reader.take_group(group):
+            out.stack_args_missing.append(" ".join(group))
+
+
+def _speculative_llamacpp(reader: Reader, out: Mapped, stack: Stack | None) -> None:
+    if stack is None:
+        return
+    for method, spelling in stack.speculative_args.items():
+        if not spelling:
+            continue
+        groups = reader.groups(tuple(a if a not in ("{tokens}", "{drafter}") else "PLACEHOLDER" for a in spelling))
+        # the groups of the real spelling, with placeholders in value position
+        real: list[tuple[str, ...]] = []
+        k = 0
+        for group in groups:
+            real.append(tuple(spelling[k:k + len(group)]))
+            k += len(group)
+        found: list[tuple[int, int | None]] = []
+        captured: dict[str, tuple[str, Origin]] = {}
+        ok = True
+        for group in real:
+            i = reader._index((group[0],))
+            while i is not None:
+                if len(group) == 1:
+                    break
+                value = reader.tokens[i + 1].text if i + 1 < len(reader.tokens) and not reader.taken[i + 1] else None
+                if value is not None and (group[1] in ("{tokens}", "{drafter}") or value == group[1]):
+                    if group[1] in ("{tokens}", "{drafter}"):
+                        captured[group[1]] = (value, reader.tokens[i].origin)
+                    break
+                i = reader._index((group[0],), i + 1)
+            if i is None:
+                ok = False
+                break
+            found.append((i, i + 1 if len(group) > 1 else None))
+        if not ok:
+            continue
+        tokens = None
+        if "{tokens}" in captured:
+            tokens = _int(captured["{tokens}"][0])
+            if tokens is None:
+                continue
+        for i, j in found:
+            reader.taken[i] = True
+            if j is not None:
+                reader.taken[j] = True
+        spec: dict[str, Any] = {"method": method}
+        if tokens is not None:
+            spec["tokens"] = tokens
+        if "{drafter}" in captured:
+            out.drafter_path = captured["{drafter}"]
+        out.fields["speculative"] = spec
+        out.origins["speculative"] = reader.tokens[found[0][0]].origin
+        return
+
+
+def map_llamacpp(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
+    reader = Reader(tokens, spell)
+    out = Mapped()
+    model = reader.value("--model")
+    if model is not None:
+        out.model_path = model
+    else:
+        repo = reader.value("--hf-repo")
+        if repo is not None:
+            out.hf_repo = repo
+            hf_file = reader.value("--hf-file")
+            out.hf_file = hf_file[0] if hf_file else None
+    alias = reader.value("--alias")
+    if alias is not None:
+        out.fields["served_name"] = alias[0]
+        out.origins["served_name"] = alias[1]
+    _common(reader, out)
+    _take_port(reader, out, stack)
+    ctx = reader.value("--ctx-size")
+    if ctx is not None:
+        if _int(ctx[0]) is not None:
+            out.fields["context_length"] = int(ctx[0])
+            out.origins["context_length"] = ctx[1]
+        else:
+            reader.put_back("--ctx-size")
+            out.notes.append(Problem(str(ctx[1]), None, None, f"--ctx-size {ctx[0]}: not a positive token count "
+                                     "(0 means the model's own length); kept in extra_args"))
+    k, v = reader.peek("--cache-type-k"), reader.peek("--cache-type-v")
+    if k is not None and v is not None:
+        kk = reader.value("--cache-type-k")
+        reader.value("--cache-type-v")
+        out.fields["kv_cache_type"] = k
+        if v != k:
+            out.fields["kv_cache_type_v"] = v
+        out.origins["kv_cache_type"] = kk[1] if kk else Origin("", None)
+    _speculative_llamacpp(reader, out, stack)
+    mmproj = reader.value("--mmproj")
+    if mmproj is not None:
+        out.mmproj_path = mmproj
+    _stack_args(reader, out, stack)
+    out.extra = reader.rest()
+    return out
+
+
+def map_vllm(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
+    reader = Reader(tokens, spell)
+    out = Mapped()
+    model = reader.positional() or reader.value("--model")
+    if model is not None:
+        out.model_repo = model
+    revision = reader.value("--revision")
+    if revision is not None:
+        out.model_revision = revision[0]
+    served = reader.value("--served-model-name")
+    if served is not None:
+        out.fields["served_name"] = served[0]
+        out.origins["served_name"] = served[1]
+    _common(reader, out)
+    _take_port(reader, out, stack)
+    ctx = reader.value("--max-model-len")
+    if ctx is not None:
+        if _int(ctx[0]) is not None:
+            out.fields["context_length"] = int(ctx[0])
+            out.origins["context_length"] = ctx[1]
+        else:
+            reader.put_back("--max-model-len")
+            out.notes.append(Problem(str(ctx[1]), None, None, f"--max-model-len {ctx[0]}: not a plain token count; "
+                                     "kept in extra_args"))
+    kv = reader.value("--kv-cache-dtype")
+    if kv is not None:
+        out.fields["kv_cache_type"] = kv[0]
+        out.origins["kv_cache_type"] = kv[1]
+    util = reader.value("--gpu-memory-utilization")
+    if util is not None:
+        try:
+            value = float(util[0])
+        except ValueError:
+            value = -1.0
+        if 0 < value <= 1:
+            out.fields["gpu_memory_utilization"] = value
+            out.origins["gpu_memory_utilization"] = util[1]
+        else:
+            reader.put_back("--gpu-memory-utilization")
+    spec = reader.value("--speculative-config")
+    if spec is not None:
+        mapped = _vllm_speculative(spec[0])
+        if mapped is None:
+            reader.put_back("--speculative-config")
+            out.notes.append(Problem(str(spec[1]), None, None, "--speculative-config holds keys the catalog does not "
+                                     "model (it knows method, model, num_speculative_tokens); kept in extra_args"))
+        else:
+            fields, drafter = mapped
+            out.fields["speculative"] = fields
+            out.origins["speculative"] = spec[1]
+            out.drafter_repo = drafter
+    _stack_args(reader, out, stack)
+    out.extra = reader.rest()
+    return out
+
+
+def _vllm_speculative(text: str) -> tuple[dict[str, Any], str | None] | None:
+    try:
+        config = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(config, dict) or not set(config) <= SPEC_KEYS_VLLM:
+        return None
+    method = SPEC_METHODS_VLLM.get(str(config.get("method")))
+    if method is None:
+        return None
+    fields: dict[str, Any] = {"method": method}
+    tokens = config.get("num_speculative_tokens")
+    if tokens is not None:
+        if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens <= 0:
+            return None
+        fields["tokens"] = tokens
+    model = config.get("model")
+    if model is not None and not isinstance(model, str):
+        return None
+    return fields, model
+
+
+def map_lucebox(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
+    reader = Reader(tokens, spell)
+    out = Mapped()
+    target = reader.positional()
+    if target is not None:
+        out.model_path = target
+    _speculative_llamacpp(reader, out, stack)
+    name = reader.value("--model-name")
+    if name is not None:
+        out.fields["served_name"] = name[0]
+        out.origins["served_name"] = name[1]
+    _common(reader, out)
+    _take_port(reader, out, stack)
+    ctx = reader.value("--max-ctx")
+    if ctx is not None and _int(ctx[0]) is not None:
+        out.fields["context_length"] = int(ctx[0])
+        out.origins["context_length"] = ctx[1]
+    elif ctx is not None:
+        reader.put_back("--max-ctx")
+    _stack_args(reader, out, stack)
+    out.extra = reader.rest()
+    return out
+
+
+MAPPERS = {"llamacpp": map_llamacpp, "vllm": map_vllm, "lucebox": map_lucebox}
+
+
+def map_argv(family: str, tokens: list[Token], table: FlagTable | None, stack: Stack | None) -> Mapped:
+    return MAPPERS[family](tokens, Spelling(family, table), stack)
+
+
+__all__ = ["Mapped", "Spelling", "is_flag", "map_argv"]

@@ -1,0 +1,1195 @@
+"""One chart -> one app of the catalog (plus the drafts it needs), with everything it could not map.
+
+The result says, per fact of the chart, where it went: a field of the app (or of its stack or model), the
+app's `extra_args` or `env` (kept, rendered again), or the app's `unmapped` list (kept for the record:
+the catalog cannot express it, so a re-render will not have it). Nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from generator.catalog import Catalog, ChatTemplateFile, Resolved
+from generator.chart.plan import whole_cores
+from generator.chart.profiles import PROFILES, Profile
+from generator.core.errors import CatalogError, InputError, Problem
+from generator.engines.base import CHAT_TEMPLATE_DIR, CHAT_TEMPLATE_FILE, SLOT_DIR
+from generator.fit.sizing import sized
+from generator.flags.tables import FlagTable, FlagTables
+from generator.importer import programs
+from generator.importer.argv import Mapped, is_flag, map_argv
+from generator.importer.drafts import Pool, StackDraft, slug
+from generator.importer.helmview import Rendered, marked_envs, render_chart
+from generator.importer.source import ChartFiles
+from generator.importer.workload import (
+    Fetch,
+    Launch,
+    Lines,
+    Origin,
+    Pod,
+    Token,
+    pod_spec,
+    read_pod,
+)
+from generator.lint.quantity import parse_quantity
+from generator.yamlio.loader import Document
+from generator.lint.values import olares_values
+from generator.schema import App, Stack
+from generator.schema.app import PipPackage
+
+PIP_PACKAGE = TypeAdapter(PipPackage)  # the App schema's package spelling
+
+HF_PLUMBING = ("HF_TOKEN", "HF_ENDPOINT", "HUGGING_FACE_HUB_TOKEN")
+HAMI_ENV = "CUDA_DEVICE_MEMORY_LIMIT_0"
+# a literal secret is never copied into the catalog nor shown: env names like these, and the engines' own flags
+# (`--api-key` of llama-server and vLLM, `--hf-token`: catalog/flags/llamacpp-b8740.yaml, vllm-nightly.yaml)
+SECRET_ENV = re.compile(r"(?i)(^|_)(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|CREDENTIALS?)$")
+SECRET_FLAGS = ("--api-key", "--hf-token")
+CHART_HF_HOME = "/models"  # generator/engines/*.py: HF_HOME of every rendered chart
+CHART_MODELS = "/models"  # generator/engines/base.py MODELS_DIR: where the rendered chart's files are
+GPUMEM = "nvidia.com/gpumem"
+STARTUP_BUDGET_S = 3600  # generator/chart/plan.py STARTUP_BUDGET_S
+APP_KEYS = tuple(App.model_fields)
+CHART_FIELDS = ("name", "title", "description", "full_description", "icon", "owners", "model", "quantization",
+                "stack", "device", "context_length", "served_name", "kv_cache_type", "kv_cache_type_v", "speculative",
+                "vision", "audio", "chat_template", "slot_save", "python_packages",
+                "genesis_patches", "gpu_memory_mib", "gpu_memory_utilization", "resources", "env",
+                "extra_args", "version", "upgrade_description", "unmapped")
+"""The app fields an import sets (the fields a chart determines, plus `unmapped`); `--update` changes only
+these. Status, benchmarks, calibration, probe and the deprecation fields are not in a chart."""
+
+
+@dataclass
+class Imported:
+    label: str
+    name: str | None = None
+    status: str = "error"  # ok, draft, unsupported, error
+    profile: str | None = None
+    engine: str | None = None
+    stack: str | None = None
+    stack_draft: bool = False
+    model: str | None = None
+    model_draft: bool = False
+    app: dict[str, Any] | None = None  # the app file's data, in field order
+    unmapped: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    unsupported: str | None = None
+    problems: list[Problem] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.label, "name": self.name, "status": self.status, "profile": self.profile,
+                "engine": self.engine, "stack": self.stack, "stack_draft": self.stack_draft, "model": self.model,
+                "model_draft": self.model_draft, "unsupported": self.unsupported, "missing": self.missing,
+                "unmapped": self.unmapped, "kept": self.kept, "notes": self.notes,
+                "problems": [str(p) for p in self.problems], "app": self.app}
+
+
+class _Ctx:
+    def __init__(self, rendered: Rendered, result: Imported):
+        self.r = rendered
+        self.lines = Lines(rendered)
+        self.result = result
+        self.profile: Profile = PROFILES[_profile(rendered.manifest)]  # the chart's own manifest profile
+        self.handled_mounts: set[str] = set()  # volumes mapped to an app field (chat template, slot save)
+        self.handled_maps: set[str] = set()  # ConfigMaps mapped to an app field (the chat template)
+        self.handled_lines: set[int] = set()  # launcher-script lines mapped to an app field (pip install)
+        self.audio_image: bool | None = None  # vLLM: the image count of an audio app's --limit-mm-per-prompt
+        self.packages_launcher = False  # the launcher script is the catalog's pip launcher
+
+    def unmapped(self, origin: Origin | str, what: str) -> None:
+        self.result.unmapped.append(f"{origin}: {what}")
+
+    def note(self, origin: Origin | str, what: str) -> None:
+        self.result.notes.append(f"{origin}: {what}")
+
+    def kept(self, origin: Origin | str, what: str) -> None:
+        self.result.kept.append(f"{origin}: {what}")
+
+    def manifest_origin(self, *needles: str) -> Origin:
+        return self.lines.origin("OlaresManifest.yaml", *needles)
+
+
+def _perm(profile: Profile) -> str:
+    return " and ".join(k for k, _ in profile.permission)
+
+
+def _profile(manifest: dict[str, Any]) -> str:
+    version = str(manifest.get("olaresManifest.version", ""))
+    api = str(manifest.get("apiVersion", ""))
+    if api == "v3" or version.startswith(("0.11", "0.12")):
+        return "olares-v3"
+    return "olares-v2"
+
+
+# --- the engine container -----------------------------------------------------------------------------
+
+def _prefix_matches(argv: list[Token], command: tuple[str, ...]) -> bool:
+    if not command or len(argv) < len(command):
+        return False
+    if programs.basename(argv[0].text) != programs.basename(command[0]):
+        return False
+    return [t.text for t in argv[1:len(command)]] == list(command[1:])
+
+
+def _family_prefix(argv: list[Token]) -> tuple[str, int] | None:
+    if not argv:
+        return None
+    family = programs.family_of(argv[0].text)
+    if family == "vllm":
+        return ("vllm", 2) if len(argv) > 1 and argv[1].text == "serve" else None
+    if family:
+        return family, 1
+    return None
+
+
+def _engine_launch(pod: Pod, pool: Pool) -> tuple[Launch, str, int] | None:
+    """(launch, family, program prefix length) of the one container that runs a supported engine."""
+    found: list[tuple[Launch, str, int]] = []
+    for launch in pod.launches:
+        for stack in pool.stacks_with_image(launch.image):
+            if _prefix_matches(launch.argv, tuple(stack.command)):
+                family = "lucebox" if stack.fork == "lucebox" else stack.engine
+                found.append((launch, family, len(stack.command)))
+                break
+        else:
+            known = _family_prefix(launch.argv)
+            if known:
+                found.append((launch, known[0], known[1]))
+    if len(found) > 1:
+        names = ", ".join(f"{f[0].workload.label}/{f[0].name}" for f in found)
+        raise InputError([Problem(str(found[1][0].argv[0].origin), None, None,
+                                  f"two containers run an engine ({names}); a catalog app runs one")])
+    return found[0] if found else None
+
+
+def _choose_stack(pool: Pool, launch: Launch, family: str, prefix: int, port: int | None,
+                  ctx: _Ctx) -> Stack | None:
+    program = tuple(t.text for t in launch.argv[:prefix])
+    best: tuple[int, Stack] | None = None
+    for stack in pool.stacks_with_image(launch.image):
+        engine_family = "lucebox" if stack.fork == "lucebox" else stack.engine
+        if engine_family != family or (port is not None and stack.port != port):
+            continue
+        score = 0
+        if tuple(stack.command) == program:
+            score += 10
+        elif stack.command and programs.basename(stack.command[0]) == programs.basename(program[0]):
+            score += 5
+        else:
+            continue
+        argv = [t.text for t in launch.argv[prefix:]]
+        score += sum(1 for arg in stack.args if arg in argv)
+        score += sum(1 for k, v in stack.env.items() if launch.env.get(k) and launch.env[k].value == v)
+        if best is None or score > best[0]:
+            best = (score, stack)
+    if best is None:
+        return None
+    stack = best[1]
+    if tuple(stack.command) != program:
+        origin = launch.argv[0].origin
+        if not launch.command_set:
+            ctx.note(origin, f"the chart runs the image's entrypoint; stack {stack.id} states it as command "
+                             f"{list(stack.command)}")
+        else:
+            ctx.unmapped(origin, f"the chart starts {' '.join(program)}; stack {stack.id} starts "
+                                 f"{' '.join(stack.command)} (same program, another path)")
+    return stack
+
+
+def _table(cat: Catalog, stack: Stack | None) -> FlagTable | None:
+    tables = FlagTables(cat.root)
+    if stack is not None and stack.flag_table and tables.exists(stack.flag_table):
+        try:
+            return tables.get(stack.flag_table)
+        except CatalogError:
+            return None
+    return None
+
+
+# --- downloads --------------------------------------------------------------------------------------------
+
+def _fetch_for(path: str, fetches: list[Fetch]) -> Fetch | None:
+    for fetch in fetches:
+        if fetch.dest and PurePosixPath(fetch.dest) == PurePosixPath(path):
+            return fetch
+    name = PurePosixPath(path).name
+    for fetch in fetches:
+        if fetch.dest is None and PurePosixPath(fetch.file).name == name:
+            return fetch
+    for fetch in fetches:
+        if fetch.dest and PurePosixPath(fetch.dest).name == name:
+            return fetch
+    return None
+
+
+# --- the app ------------------------------------------------------------------------------------------
+
+def _hami_mib(value: str) -> int | None:
+    match = re.fullmatch(r"([1-9][0-9]*)([kKmMgG]?)", value.strip())
+    if not match:
+        return None
+    number, unit = int(match.group(1)), match.group(2).lower()
+    if unit == "m":
+        return number
+    if unit == "g":
+        return number * 1024
+    if unit == "k":
+        return number // 1024 if number % 1024 == 0 else None
+    return number // 2**20 if number % 2**20 == 0 else None
+
+
+def _mib(value: Any) -> int | None:
+    try:
+        q = parse_quantity(value)
+    except ValueError:
+        return None
+    mib = q / Decimal(2**20)
+    return int(mib) if mib == int(mib) and mib > 0 else None
+
+
+def _quantity(value: Any) -> str | None:
+    if value is None:
+        return None
+    text = str(value)
+    return text if re.fullmatch(r"[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti)?", text) else None
+
+
+def _resources(ctx: _Ctx, launch: Launch, app: dict[str, Any]) -> None:
+    res = launch.container.get("resources") or {}
+    requests, limits = res.get("requests") or {}, res.get("limits") or {}
+    anchor = ctx.lines.container_anchor(launch.workload, launch.name)
+    origin = ctx.lines.origin(launch.workload.source, "resources:", after=anchor)
+    out: dict[str, str] = {}
+    for key, src, name in (("cpu_request", requests, "cpu"), ("cpu_limit", limits, "cpu"),
+                           ("memory_request", requests, "memory"), ("memory_limit", limits, "memory")):
+        if name in src:
+            quantity = _quantity(src[name])
+            if quantity is None:
+                ctx.unmapped(origin, f"resources {name} {src[name]!r} is not a quantity the catalog takes")
+            else:
+                out[key] = quantity
+    for part, src in (("requests", requests), ("limits", limits)):
+        for key, value in src.items():
+            if key in ("cpu", "memory", GPUMEM):
+                continue
+            ctx.unmapped(origin, f"resources.{part}.{key}: {value} (the catalog requests GPU memory through "
+                                 f"{GPUMEM} and HAMi)" if key.startswith("nvidia.com/") else
+                         f"resources.{part}.{key}: {value} is not modelled")
+    spec = ctx.r.manifest.get("spec") or {}
+    flat = {k: spec.get(k) for k in ("requiredDisk", "limitedDisk", "requiredCpu", "limitedCpu", "requiredMemory",
+                                     "limitedMemory", "requiredGpu", "limitedGpu") if k in spec}
+    accel = next((a for a in spec.get("accelerator") or () if isinstance(a, dict)), None) if isinstance(
+        spec.get("accelerator"), list) else None
+    source = dict(flat)
+    if accel:
+        source.update({k: v for k, v in accel.items() if k != "mode"})
+    for key, name in (("disk_request", "requiredDisk"), ("disk_limit", "limitedDisk")):
+        if name in source:
+            quantity = _quantity(source[name])
+            if quantity is None:
+                ctx.unmapped(ctx.manifest_origin(f"{name}:"), f"spec {name} {source[name]!r} is not a quantity")
+            else:
+                out[key] = quantity
+    # the manifest's CPU and memory must match the container's (the catalog holds one value for both)
+    for key, name in (("cpu_request", "requiredCpu"), ("cpu_limit", "limitedCpu"),
+                      ("memory_request", "requiredMemory"), ("memory_limit", "limitedMemory")):
+        if name in source and key in out:
+            # olares-v2 writes whole cores (generator/chart/plan.py whole_cores: `1500m` -> `2`)
+            theirs = whole_cores(out[key]) if ctx.profile.integer_cpu and key.startswith("cpu") else out[key]
+            try:
+                same = parse_quantity(str(source[name])) == parse_quantity(theirs)
+            except ValueError:
+                same = False
+            if not same:
+                ctx.unmapped(ctx.manifest_origin(f"{name}:"),
+                             f"spec {name} {source[name]} differs from the container's {out[key]} (the catalog "
+                             "writes the container's value in both)")
+    defaults = App.model_fields["resources"].default.model_dump()
+    missing = [k for k in defaults if k not in out]
+    if missing:
+        ctx.note(origin, "not set in the chart, the catalog default is used: "
+                 + ", ".join(f"{k} {defaults[k]}" for k in missing))
+    full = {**defaults, **out}
+    app["resources"] = full
+
+
+def _gpu_memory(ctx: _Ctx, launch: Launch, app: dict[str, Any]) -> None:
+    candidates: list[tuple[str, int, Origin]] = []
+    hami = launch.env.get(HAMI_ENV)
+    if hami is not None and hami.value is not None:
+        mib = _hami_mib(hami.value)
+        if mib is None:
+            ctx.unmapped(hami.origin, f"{HAMI_ENV}={hami.value}: not a whole number of MiB")
+        else:
+            candidates.append((f"{HAMI_ENV} {hami.value}", mib, hami.origin))
+    res = launch.container.get("resources") or {}
+    anchor = ctx.lines.container_anchor(launch.workload, launch.name)
+    for part in ("limits", "requests"):
+        value = (res.get(part) or {}).get(GPUMEM)
+        if value is not None:
+            try:
+                mib = int(str(value))
+                candidates.append((f"{GPUMEM} {part} {value}", mib, ctx.lines.origin(launch.workload.source,
+                                                                                   GPUMEM, after=anchor)))
+            except ValueError:
+                ctx.unmapped(ctx.lines.origin(launch.workload.source, GPUMEM, after=anchor),
+                             f"{GPUMEM} {value}: not a number of MiB")
+    spec = ctx.r.manifest.get("spec") or {}
+    accel = next((a for a in spec.get("accelerator") or () if isinstance(a, dict)), {}) \
+        if isinstance(spec.get("accelerator"), list) else {}
+    for name in ("limitedGPUMemory", "requiredGPUMemory", "limitedGpu", "requiredGpu"):
+        value = accel.get(name, spec.get(name))
+        if value is not None:
+            mib = _mib(value)
+            if mib is not None:
+                candidates.append((f"spec {name} {value}", mib, ctx.manifest_origin(f"{name}:")))
+    if not candidates:
+        ctx.result.missing.append("gpu_memory_mib (the chart sets no CUDA_DEVICE_MEMORY_LIMIT_0, nvidia.com/gpumem "
+                                  "or GPU memory in the manifest)")
+        return
+    label, mib, origin = candidates[0]
+    app["gpu_memory_mib"] = mib
+    if not label.startswith(HAMI_ENV):
+        ctx.note(origin, f"gpu_memory_mib {mib} from {label} (the chart sets no {HAMI_ENV}; the catalog renders one)")
+    for other, value, where in candidates[1:]:
+        if value != mib and not other.startswith("spec requiredGpu"):
+            ctx.unmapped(where, f"{other} ({value} MiB) differs from gpu_memory_mib {mib} taken from {label}")
+        elif other.startswith("spec requiredGpu") and value != mib:
+            ctx.unmapped(where, f"{other}: the catalog requests and limits the same GPU memory ({mib} MiB)")
+
+
+def _env(ctx: _Ctx, launch: Launch, stack: Stack | None, family: str, consumed: set[str], cat: Catalog,
+         app: dict[str, Any]) -> None:
+    env: dict[str, str] = {}
+    patches: list[str] = []
+    stack_env = dict(stack.env) if stack is not None else {}
+    genesis = cat.genesis if stack is not None and stack.fork == "genesis" else None
+    kv: dict[str, str] = {}
+    for name, entry in launch.env.items():
+        if name in HF_PLUMBING:
+            if entry.value is not None and not entry.olares and entry.via == "env" and name != "HF_ENDPOINT":
+                ctx.note(entry.origin, f"{name}: a literal value in the chart is not imported (a secret); the catalog "
+                                       "passes the token from Olares")
+            continue
+        if name == HAMI_ENV:
+            continue
+        if entry.value is None:
+            ctx.unmapped(entry.origin, f"env {name} from {entry.via}: its value is not in the chart")
+            continue
+        if entry.olares:
+            ctx.unmapped(entry.origin, f"env {name} renders from the manifest env(s) {', '.join(entry.olares)}; the "
+                                       "catalog declares only the Hugging Face endpoint and token")
+            continue
+        if name == "HF_HOME" and entry.value == CHART_HF_HOME:
+            continue
+        if name in consumed and entry.via.startswith("configMap"):
+            continue  # read by $(VAR) or the launcher script: its value is in the fields and args already
+        if SECRET_ENV.search(name) and entry.value:
+            ctx.unmapped(entry.origin, f"env {name}: a literal secret is not imported (set it in the cluster)")
+            continue
+        if family == "lucebox" and name in ("DFLASH27B_KV_K", "DFLASH27B_KV_V"):
+            kv[name] = entry.value
+            continue
+        if genesis is not None:
+            patch = genesis.by_env(name)
+            if patch is not None and entry.value == "1":
+                patches.append(patch.id)
+                if name != patch.env:
+                    ctx.note(entry.origin, f"{name} is an alias of Genesis patch {patch.id}; the catalog renders "
+                                           f"{patch.env}")
+                continue
+        if stack_env.get(name) == entry.value:
+            continue
+        env[name] = entry.value
+        ctx.kept(entry.origin, f"env {name}")
+    for name, value in stack_env.items():
+        if name not in launch.env:
+            ctx.note(stack.id if stack else "", f"stack {stack.id if stack else ''} sets env {name}={value}, which the "
+                                                "chart does not; a re-render adds it")
+    if kv:
+        k = kv.get("DFLASH27B_KV_K")
+        v = kv.get("DFLASH27B_KV_V")
+        if k and v:
+            app["kv_cache_type"] = k
+            if v != k:
+                app["kv_cache_type_v"] = v
+        else:
+            env.update(kv)
+    if patches:
+        app["genesis_patches"] = patches
+    if env:
+        app["env"] = env
+
+
+def _consumed_vars(pod: Pod, launch: Launch) -> set[str]:
+    """Env names that commands and launcher scripts read (`$(VAR)`, `$VAR`, `${VAR...}`)."""
+    texts: list[str] = []
+    for container in [launch.container, *[c for _, c, _ in pod.fetchers]]:
+        texts += [str(x) for x in container.get("command") or ()]
+        texts += [str(x) for x in container.get("args") or ()]
+    blob = "\n".join(texts)
+    names = set(re.findall(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", blob))
+    names |= set(re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", blob))
+    return names
+
+
+def _meta(ctx: _Ctx, app: dict[str, Any]) -> None:
+    manifest, chart = ctx.r.manifest, ctx.r.chart
+    meta = manifest.get("metadata") or {}
+    spec = manifest.get("spec") or {}
+    name = str(meta.get("name") or chart.get("name") or "")
+    app["name"] = name
+    ctx.result.name = name
+    if chart.get("name") != name:
+        ctx.unmapped(ctx.lines.origin("Chart.yaml", "name:"), f"Chart.yaml name {chart.get('name')!r} differs from "
+                                                              f"metadata.name {name!r}")
+    if meta.get("appid") not in (None, name):
+        ctx.unmapped(ctx.manifest_origin("appid:"), f"metadata.appid {meta.get('appid')!r} differs from the name")
+    for key, src in (("title", "title"), ("description", "description"), ("icon", "icon")):
+        if meta.get(src) is not None:
+            app[key] = str(meta[src])
+    full = spec.get("fullDescription")
+    if full is not None and str(full) != app.get("description"):
+        app["full_description"] = str(full)
+    owners = list(ctx.r.owners)
+    developer = spec.get("developer")
+    if not owners and developer:
+        owners = [str(developer)]
+        ctx.note(ctx.manifest_origin("developer:"), "no owners file: owners taken from spec.developer")
+    if owners:
+        app["owners"] = owners
+    for key in ("developer", "submitter"):
+        if spec.get(key) is not None and owners and str(spec[key]) != owners[0]:
+            ctx.unmapped(ctx.manifest_origin(f"{key}:"), f"spec.{key} {spec[key]!r} (the catalog writes the first "
+                                                         "owner)")
+    version = meta.get("version", chart.get("version"))
+    if version is not None:
+        app["version"] = str(version)
+    if chart.get("version") is not None and str(chart.get("version")) != str(version):
+        ctx.unmapped(ctx.lines.origin("Chart.yaml", "version:"), f"Chart.yaml version {chart.get('version')} differs "
+                                                                 f"from metadata.version {version}")
+    if spec.get("upgradeDescription"):
+        app["upgrade_description"] = str(spec["upgradeDescription"])
+    if meta.get("categories") not in (None, ["AI"]):
+        ctx.unmapped(ctx.manifest_origin("categories:"), f"metadata.categories {meta.get('categories')} (the catalog "
+                                                         "writes [AI])")
+    first_line = str(app.get("description", "")).splitlines()[0] if app.get("description") else ""
+    if chart.get("description") not in (None, first_line):
+        ctx.unmapped(ctx.lines.origin("Chart.yaml", "description:"),
+                     "Chart.yaml description differs from metadata.description (the catalog writes the app's "
+                     "description in both)")
+    if chart.get("icon") not in (None, app.get("icon")):
+        ctx.unmapped(ctx.lines.origin("Chart.yaml", "icon:"), "Chart.yaml icon differs from metadata.icon")
+
+
+def _manifest_rest(ctx: _Ctx, app: dict[str, Any], port: int | None, stack: Stack | None) -> None:
+    """Manifest facts the catalog renders its own way: each difference is recorded."""
+    manifest = ctx.r.manifest
+    spec = manifest.get("spec") or {}
+    name, title, icon = app.get("name"), app.get("title"), app.get("icon")
+    entrances = [e for e in manifest.get("entrances") or () if isinstance(e, dict)]
+    if len(entrances) != 1:
+        ctx.unmapped(ctx.manifest_origin("entrances:"), f"{len(entrances)} entrances (the catalog renders one)")
+    for entrance in entrances[:1]:
+        expect = {"name": name, "host": name, "port": stack.port if stack else port, "title": title, "icon": icon,
+                  "openMethod": "window", "authLevel": "internal"}
+        for key, want in expect.items():
+            got = entrance.get(key)
+            if got is not None and want is not None and str(got) != str(want):
+                ctx.unmapped(ctx.manifest_origin(f"{key}:"), f"entrances[0].{key} {got!r} (the catalog renders "
+                                                             f"{want!r})")
+        for key in sorted(set(entrance) - set(expect)):
+            ctx.unmapped(ctx.manifest_origin(f"{key}:"), f"entrances[0].{key}: {entrance[key]!r} is not modelled")
+    if manifest.get("sharedEntrances"):
+        ctx.unmapped(ctx.manifest_origin("sharedEntrances:"), "sharedEntrances are not modelled")
+    version_name = spec.get("versionName")
+    if version_name is not None and stack is not None and str(version_name) != stack.image_tag:
+        ctx.unmapped(ctx.manifest_origin("versionName:"), f"spec.versionName {version_name!r} (the catalog renders the "
+                                                          f"image tag {stack.image_tag!r})")
+    known_spec = {"versionName", "fullDescription", "upgradeDescription", "developer", "submitter", "locale",
+                  "supportArch", "onlyAdmin", "accelerator", "requiredDisk", "limitedDisk", "requiredCpu",
+                  "limitedCpu", "requiredMemory", "limitedMemory", "requiredGpu", "limitedGpu"}
+    for key in sorted(set(spec) - known_spec):
+        ctx.unmapped(ctx.manifest_origin(f"{key}:"), f"spec.{key} is not modelled")
+    if spec.get("locale") not in (None, ["en-US"]):
+        ctx.unmapped(ctx.manifest_origin("locale:"), f"spec.locale {spec.get('locale')} (the catalog writes [en-US])")
+    if spec.get("supportArch") not in (None, ["amd64"]):
+        ctx.unmapped(ctx.manifest_origin("supportArch:"), f"spec.supportArch {spec.get('supportArch')} (the catalog "
+                                                          "writes [amd64])")
+    permission = manifest.get("permission") or {}
+    if permission and permission != dict(ctx.profile.permission):
+        ctx.unmapped(ctx.manifest_origin("permission:"), f"permission {permission} (the {ctx.profile.name} profile "
+                                                         f"asks for {_perm(ctx.profile)})")
+    options = manifest.get("options") or {}
+    for key in sorted(set(options) - {"apiTimeout", "dependencies"}):
+        ctx.unmapped(ctx.manifest_origin(f"{key}:"), f"options.{key} is not modelled")
+    if options.get("apiTimeout") not in (None, 0):
+        ctx.unmapped(ctx.manifest_origin("apiTimeout:"), f"options.apiTimeout {options.get('apiTimeout')} (the catalog "
+                                                         "writes 0)")
+    for dep in options.get("dependencies") or ():
+        if isinstance(dep, dict) and dep.get("name") != "olares":
+            ctx.unmapped(ctx.manifest_origin("dependencies:"), f"dependency {dep.get('name')} {dep.get('version')} is "
+                                                               "not modelled")
+    hf_from = {"HF_ENDPOINT": ctx.profile.hf_endpoint_from, "HF_TOKEN": ctx.profile.hf_token_from}
+    for env in manifest.get("envs") or ():
+        if not isinstance(env, dict):
+            continue
+        env_name = str(env.get("envName", ""))
+        source = (env.get("valueFrom") or {}).get("envName") if isinstance(env.get("valueFrom"), dict) else None
+        if not any(h in env_name for h in ("HUGGINGFACE", "HF_")):
+            ctx.unmapped(ctx.manifest_origin(env_name), f"manifest env {env_name} is not modelled")
+        elif env_name in hf_from and source is not None and source != hf_from[env_name]:
+            ctx.unmapped(ctx.manifest_origin(env_name),
+                         f"manifest env {env_name} from {source} (the {ctx.profile.name} profile fills it from "
+                         f"{hf_from[env_name]})")
+    known_top = {"olaresManifest.version", "olaresManifest.type", "apiVersion", "metadata", "entrances", "spec",
+                 "permission", "options", "envs", "workloadReplicas", "sharedEntrances"}
+    for key in sorted(set(manifest) - known_top):
+        ctx.unmapped(ctx.manifest_origin(f"{key}:"), f"{key} is not modelled")
+    if manifest.get("olaresManifest.type") not in (None, "app"):
+        ctx.unmapped(ctx.manifest_origin("olaresManifest.type"), f"olaresManifest.type "
+                                                                 f"{manifest.get('olaresManifest.type')!r}")
+    for locale, data in ctx.r.i18n.items():
+        meta, ispec = data.get("metadata") or {}, data.get("spec") or {}
+        rel = f"i18n/{locale}/OlaresManifest.yaml"
+        for key, want in (("title", app.get("title")), ("description", app.get("description"))):
+            if meta.get(key) is not None and str(meta[key]) != str(want):
+                ctx.unmapped(ctx.lines.origin(rel, f"{key}:"), f"{locale} metadata.{key} differs from the manifest's "
+                                                               "(the catalog writes no translations)")
+        full = ispec.get("fullDescription")
+        if full is not None and str(full) != str(app.get("full_description") or app.get("description")):
+            ctx.unmapped(ctx.lines.origin(rel, "fullDescription:"), f"{locale} spec.fullDescription differs from the "
+                                                                    "manifest's")
+
+
+def _pod_rest(ctx: _Ctx, pod: Pod, launch: Launch, port: int | None, health: str | None) -> None:
+    """Workload, pod and container facts the catalog renders its own way."""
+    doc = launch.workload
+    spec = pod_spec(doc)
+    src = doc.source
+    anchor = ctx.lines.container_anchor(doc, launch.name)
+    body_spec = doc.body.get("spec") or {}
+    if body_spec.get("replicas") not in (None, 1) and not isinstance(body_spec.get("replicas"), str):
+        ctx.unmapped(ctx.lines.origin(src, "replicas:"), f"replicas {body_spec.get('replicas')}")
+    strategy = (body_spec.get("strategy") or {}).get("type")
+    if strategy not in (None, "Recreate"):
+        ctx.unmapped(ctx.lines.origin(src, "strategy:"), f"strategy {strategy} (the catalog renders Recreate)")
+    annotations = ((doc.body.get("metadata") or {}).get("annotations") or {})
+    if "applications.app.bytetrade.io/gpu-inject" not in annotations:
+        ctx.unmapped(ctx.lines.origin(src, "metadata:"), "no gpu-inject annotation (the catalog renders one)")
+    known_pod = {"containers", "initContainers", "volumes", "restartPolicy"}
+    for key in sorted(set(spec) - known_pod):
+        ctx.unmapped(ctx.lines.origin(src, f"{key}:"), f"pod spec.{key} is not modelled")
+    if spec.get("restartPolicy") not in (None, "Always"):
+        ctx.unmapped(ctx.lines.origin(src, "restartPolicy:"), f"restartPolicy {spec.get('restartPolicy')}")
+    for doc2, container, pure in pod.fetchers:
+        where = ctx.lines.origin(doc2.source, str(container.get("name")))
+        if pure:
+            continue  # each file it fetches has its note (the catalog's init container fetches it)
+        else:
+            ctx.unmapped(where, f"{'job' if doc2.kind == 'Job' else 'init container'} {container.get('name')} does more "
+                                "than download model files (its script is not modelled)")
+    for other in pod.launches:
+        if other is not launch:
+            ctx.unmapped(ctx.lines.origin(other.workload.source, other.name), f"container {other.name} "
+                                                                              f"({other.image}) is not modelled")
+    container = launch.container
+    known = {"name", "image", "command", "args", "env", "envFrom", "ports", "startupProbe", "readinessProbe",
+             "livenessProbe", "resources", "volumeMounts", "imagePullPolicy"}
+    for key in sorted(set(container) - known):
+        ctx.unmapped(ctx.lines.origin(src, f"{key}:", after=anchor), f"container {key} is not modelled")
+    for item in container.get("ports") or ():
+        if isinstance(item, dict) and port is not None and item.get("containerPort") != port:
+            ctx.unmapped(ctx.lines.origin(src, "containerPort", after=anchor),
+                         f"containerPort {item.get('containerPort')} differs from the engine port {port}")
+    startup = container.get("startupProbe") or {}
+    path = ((startup.get("httpGet") or {}).get("path"))
+    if path is not None and health is not None and path != health:
+        ctx.unmapped(ctx.lines.origin(src, "startupProbe", after=anchor), f"startupProbe path {path} (the stack's health "
+                                                                          f"path is {health})")
+    if startup:
+        budget = int(startup.get("failureThreshold", 3)) * int(startup.get("periodSeconds", 10)) \
+            + int(startup.get("initialDelaySeconds", 0))
+        if budget != STARTUP_BUDGET_S:
+            ctx.unmapped(ctx.lines.origin(src, "startupProbe", after=anchor),
+                         f"startupProbe allows {budget} s (the catalog renders {STARTUP_BUDGET_S} s for the first "
+                         "download)")
+    else:
+        ctx.unmapped(ctx.lines.origin(src, launch.name), "no startupProbe (the catalog renders one)")
+    if container.get("livenessProbe"):
+        probe = container["livenessProbe"]
+        ctx.unmapped(ctx.lines.origin(src, "livenessProbe", after=anchor),
+                     f"livenessProbe ({(probe.get('httpGet') or {}).get('path', 'not HTTP')}, every "
+                     f"{probe.get('periodSeconds', 10)} s, after {probe.get('initialDelaySeconds', 0)} s) is not "
+                     "modelled")
+    if container.get("imagePullPolicy"):
+        ctx.unmapped(ctx.lines.origin(src, "imagePullPolicy", after=anchor),
+                     f"imagePullPolicy {container['imagePullPolicy']}")
+    volumes = {v.get("name"): v for v in spec.get("volumes") or () if isinstance(v, dict)}
+    for mount in container.get("volumeMounts") or ():
+        if not isinstance(mount, dict):
+            continue
+        volume = volumes.get(mount.get("name")) or {}
+        kind = next((k for k in volume if k != "name"), "?")
+        origin = ctx.lines.origin(src, str(mount.get("mountPath")), after=anchor)
+        if mount.get("name") in ctx.handled_mounts:
+            continue
+        if mount.get("mountPath") == "/models":
+            path = str((volume.get("hostPath") or {}).get("path", ""))
+            if kind != "hostPath" or _userspace(ctx, path) != _models_folder(ctx.profile):
+                ctx.unmapped(origin, f"/models is a {kind} {_userspace(ctx, path)} (the {ctx.profile.name} profile "
+                                     f"stores weights in {_models_folder(ctx.profile)})")
+            continue
+        detail = (volume.get(kind) or {}) if isinstance(volume.get(kind), dict) else volume.get(kind)
+        shown = f"{kind} {_userspace(ctx, str(detail))}" if detail else kind
+        ctx.unmapped(origin, f"volume {mount.get('name')} ({shown}) mounted at {mount.get('mountPath')} is not "
+                             "modelled")
+    for doc2 in ctx.r.docs:
+        if doc2.kind in ("Deployment", "StatefulSet", "DaemonSet", "Job", "ConfigMap"):
+            continue
+        if doc2.kind == "Service":
+            ports = [p.get("port") for p in (doc2.body.get("spec") or {}).get("ports") or () if isinstance(p, dict)]
+            if port is not None and ports and ports != [port]:
+                ctx.unmapped(ctx.lines.origin(doc2.source, "port:"), f"Service {doc2.name} ports {ports} (the catalog "
+                                                                     f"serves the engine port {port})")
+            continue
+        if doc2.kind == "Secret" and doc2.name.endswith("-secrets"):
+            data = doc2.body.get("stringData") or doc2.body.get("data") or {}
+            if set(data) <= {"HF_TOKEN"}:
+                continue
+        ctx.unmapped(ctx.lines.origin(doc2.source, f"kind: {doc2.kind}"), f"{doc2.label} is not modelled")
+    used_maps = {str((s.get("configMapRef") or {}).get("name")) for s in container.get("envFrom") or ()
+                 if isinstance(s, dict)}
+    for _, c, _ in pod.fetchers:
+        used_maps |= {str((s.get("configMapRef") or {}).get("name")) for s in c.get("envFrom") or ()
+                      if isinstance(s, dict)}
+    used_maps |= ctx.handled_maps
+    for doc2 in ctx.r.docs:
+        if doc2.kind == "ConfigMap" and doc2.name not in used_maps:
+            ctx.unmapped(ctx.lines.origin(doc2.source, doc2.name), f"ConfigMap {doc2.name} is not read by the engine "
+                                                                  "(not modelled)")
+
+
+def _models_folder(profile: Profile) -> str:
+    """The host folder of the weights in `profile` (generator/chart/profiles.py models_path), as _userspace writes
+    it: olares-v2 `<appData>/models`, olares-v3 `<appCommon>/huggingface`."""
+    key, folder = ("appData", "models") if profile.flat_resources else ("appCommon", "huggingface")
+    return f"{{{{ .Values.userspace.{key} }}}}/{folder}"
+
+
+def _userspace(ctx: _Ctx, text: str) -> str:
+    """Olares' injected userspace paths written back as the values they came from."""
+    name = str(ctx.result.name or "")
+    for key, value in sorted(olares_values(name, {}, {})["userspace"].items(), key=lambda kv: -len(kv[1])):
+        text = text.replace(value, f"{{{{ .Values.userspace.{key} }}}}")
+    return text
+
+
+def _pre_exec(ctx: _Ctx, launch: Launch, fetch_lines: set[int]) -> None:
+    ignorable = re.compile(r"^(set\s+-[a-z]+|echo\b|mkdir\b|ls\b|cd\b|mv\b|if\b|then\b|else\b|elif\b|fi\b|true\b|"
+                           r"(export\s+)?[A-Za-z_][A-Za-z0-9_]*=|(eval\s+)?(curl|wget)\b)")
+    rest = [(o, t) for o, t in launch.pre_exec
+            if not ignorable.match(t) and o.line not in fetch_lines and o.line not in ctx.handled_lines]
+    if rest:
+        first = rest[0][0]
+        lines = ", ".join(str(o.line) for o, _ in rest[:8]) + (" ..." if len(rest) > 8 else "")
+        ctx.unmapped(first, f"the launcher script runs commands before the engine (lines {lines}: "
+                            f"{rest[0][1][:160]}{'...' if len(rest[0][1]) > 160 else ''}); not modelled")
+    if launch.script is not None and not ctx.packages_launcher:
+        ctx.note(launch.script_origin or "", "the engine starts from a launcher script; the catalog renders the "
+                                             "command and arguments directly")
+
+
+def import_chart(files: ChartFiles, cat: Catalog, pool: Pool) -> Imported:
+    """Read one chart into an app of `cat` (drafts go to `pool`). Raises InputError for what must stop the
+    run (not a chart, unknown engine, missing value); an unsupported engine is a result, not an error."""
+    result = Imported(files.label)
+    rendered = render_chart(files)
+    ctx = _Ctx(rendered, result)
+    for note in rendered.notes:
+        result.notes.append(str(note))
+    result.profile = ctx.profile.name
+    if ctx.profile.name != cat.market.profile:
+        wanted = PROFILES[cat.market.profile]
+        ctx.note(ctx.manifest_origin("apiVersion:"),
+                 f"the chart is in the {ctx.profile.name} manifest profile (olaresManifest "
+                 f"{ctx.profile.manifest_version}, apiVersion {ctx.profile.api_version}); the catalog renders "
+                 f"{wanted.name} (catalog/market.yaml, docs/profiles.md): the manifest version, resource fields, "
+                 f"permission {_perm(wanted)}, weights folder and Hugging Face envs of a re-render follow it")
+    app: dict[str, Any] = {}
+    _meta(ctx, app)
+    pod = read_pod(rendered, ctx.lines)
+    engine = _engine_launch(pod, pool)
+    if engine is None:
+        for launch in pod.launches:
+            script = launch.argv[0].text if launch.script is None and launch.argv else ""
+            script = "\n".join(str(x) for x in [*(launch.container.get("command") or ()),
+                                                *(launch.container.get("args") or ())]) or script
+            found = programs.unsupported(launch.image, launch.program, script)
+            if found:
+                return _unsupported(result, found)
+        what = "; ".join(f"{l.name} runs {l.program or '(the image entrypoint)'} ({l.image})" for l in pod.launches) \
+            or "no Deployment or StatefulSet with a container"
+        origin = pod.launches[0].argv[0].origin if pod.launches and pod.launches[0].argv else Origin(files.label, None)
+        raise InputError([Problem(str(origin), None, None,
+                                  f"unknown engine: {what}; the catalog imports vLLM (`vllm serve`), llama.cpp "
+                                  "(`llama-server`) and Lucebox (`dflash_server`) apps")])
+    launch, family, prefix = engine
+    if launch.problems or pod.problems:
+        raise InputError(launch.problems + pod.problems)
+    result.engine = family
+    tokens = launch.argv[prefix:]
+    port_text = next((tokens[i + 1].text for i in range(len(tokens) - 1) if tokens[i].text == "--port"), None)
+    port = int(port_text) if port_text and port_text.isdigit() else None
+    stack = _choose_stack(pool, launch, family, prefix, port, ctx)
+    draft_stack: StackDraft | None = None
+    if stack is None:
+        draft_stack = _draft_stack(pool, launch, family, prefix, port, app.get("name") or files.label)
+        stack = Stack.model_construct(**{"fork": "upstream", "version": "", **draft_stack.data,
+                                         "command": tuple(draft_stack.data["command"]),
+                                         "args": (), "env": {}, "speculative_args": {
+                                             k: tuple(v) for k, v in draft_stack.data.get("speculative_args", {}).items()},
+                                         "spec_methods": tuple(draft_stack.data.get("spec_methods", ()))})
+    mapped = map_argv(family, tokens, _table(cat, stack if draft_stack is None else None), stack)
+    if family == "vllm":  # ASR on vLLM is recognised by its model
+        found = programs.unsupported(launch.image, launch.program, "",
+                                     mapped.model_repo[0] if mapped.model_repo else None)
+        if found:
+            if draft_stack is not None:
+                pool.stacks.pop(draft_stack.id, None)
+            return _unsupported(result, found)
+    result.stack = stack.id
+    result.stack_draft = pool.is_draft_stack(stack.id)
+    if draft_stack is not None and mapped.fields.get("speculative") and family == "vllm":
+        method = mapped.fields["speculative"]["method"]
+        draft_stack.data.setdefault("spec_methods", []).append(method)
+        draft_stack.data.setdefault("speculative_args", {})[method] = []
+    app["stack"] = stack.id
+    _features(ctx, launch, mapped, family, stack, pool, app)
+    _apply_argv(ctx, mapped, app, pool, family, pod.fetches)
+    consumed = _consumed_vars(pod, launch)
+    _env(ctx, launch, stack, family, consumed, cat, app)
+    _gpu_memory(ctx, launch, app)
+    _device(ctx, cat, app)  # by the GPU memory it needs
+    _resources(ctx, launch, app)
+    fetch_lines = {f.origin.line for f in pod.fetches if f.by == "launcher script"}
+    _pre_exec(ctx, launch, {x for x in fetch_lines if x})
+    _manifest_rest(ctx, app, port, stack)
+    _pod_rest(ctx, pod, launch, stack.port, stack.health_path)
+    for stray in mapped.stack_args_missing:
+        ctx.note(f"stack {stack.id}", f"the stack's shared args include `{stray}`, which the chart does not pass; a "
+                                      "re-render adds it")
+    for note in mapped.notes:
+        result.notes.append(str(note))
+    result.unmapped.sort(key=_where_key)
+    if result.unmapped:
+        app["unmapped"] = list(result.unmapped)
+    app.setdefault("status", "active")  # a chart has no status; a new app starts active (--update leaves it)
+    ordered = {k: app[k] for k in APP_KEYS if k in app}
+    _validate(ctx, ordered)
+    if result.status == "ok":
+        _omit_sized(ctx, cat, ordered)
+    result.app = ordered
+    return result
+
+
+def _omit_sized(ctx: _Ctx, cat: Catalog, app: dict[str, Any]) -> None:
+    """A GPU memory (and a vLLM utilization) equal to what the fit sizes is written as the catalog writes it:
+    left out (generator/fit/sizing.py `sized`). The room an existing app leaves (`gpu_room`, not in a chart) is
+    part of that sizing."""
+    existing = cat.apps.get(str(app.get("name")))
+    room = existing.app.gpu_room if existing is not None else None
+    mib, util = app.get("gpu_memory_mib"), app.get("gpu_memory_utilization")
+    if mib is None or (existing is not None and existing.app.gpu_memory_mib == mib):
+        return  # the catalog's app states this very number: its spelling is kept (`--update` leaves it)
+    tries = [("gpu_memory_mib", "gpu_memory_utilization"), ("gpu_memory_mib",)] if util is not None \
+        else [("gpu_memory_mib",)]
+    if existing is not None and util is not None and existing.app.gpu_memory_utilization == util:
+        tries = [("gpu_memory_mib",)]  # the utilization the app states is kept
+    for left_out in tries:
+        fields = {k: v for k, v in _tuples(app).items() if k not in left_out}
+        if room is not None:
+            fields["gpu_room"] = room
+        candidate = App.model_validate(fields)
+        r = _resolved(cat, candidate)
+        if r is None:
+            return
+        filled = sized(r).app
+        if filled.gpu_memory_mib == mib and filled.gpu_memory_utilization == util:
+            for key in left_out:
+                del app[key]
+            ctx.note("gpu_memory_mib", f"{mib} MiB{f' and utilization {util}' if len(left_out) == 2 else ''} is what "
+                                       "the fit sizes (generator/fit/sizing.py): left out, as the catalog writes it")
+            return
+
+
+def _resolved(cat: Catalog, app: App) -> Resolved | None:
+    model, stack, device = cat.models.get(app.model), cat.stacks.get(app.stack), cat.devices.get(app.device)
+    if model is None or stack is None or device is None:
+        return None
+    template: ChatTemplateFile | None = cat.chat_templates.get(app.chat_template) if app.chat_template else None
+    return Resolved(app=app, model=model, stack=stack, device=device, genesis=cat.genesis, file=f"{app.name}.yaml",
+                    doc=Document(Path(f"{app.name}.yaml"), {}), market=cat.market, chat_template=template)
+
+
+def _unsupported(result: Imported, found: programs.Unsupported) -> Imported:
+    result.status = "unsupported"
+    result.unsupported = f"{found.kind}: {found.server} (recognised by {found.why})"
+    result.unmapped, result.kept, result.app = [], [], None
+    return result
+
+
+def _where_key(entry: str) -> tuple[str, int]:
+    match = re.match(r"^(.*?):([0-9]+): ", entry)
+    return (match.group(1), int(match.group(2))) if match else (entry.split(": ", 1)[0], 0)
+
+
+def _draft_stack(pool: Pool, launch: Launch, family: str, prefix: int, port: int | None, app: str) -> StackDraft:
+    image = launch.image
+    ref, tag = (image.rsplit(":", 1) if ":" in image.rsplit("/", 1)[-1] else (image, "latest"))
+    repo = ref.rsplit("/", 1)[-1]
+    guessed = [f"id and title from the image {image}"]
+    data: dict[str, Any] = {"id": slug(f"{repo}-{tag}"), "title": f"{repo} {tag}"[:60],
+                            "engine": "vllm" if family == "vllm" else "llamacpp"}
+    upstream = image.startswith(("ghcr.io/ggml-org/", "vllm/vllm-openai", "docker.io/vllm/vllm-openai"))
+    if family == "lucebox":
+        data["fork"] = "lucebox"
+    elif upstream:
+        data["fork"] = "upstream"
+        guessed.append("fork upstream from the image's publisher")
+    data["image"] = image
+    data["port"] = port or 8080
+    if port is None:
+        guessed.append("port 8080: the chart passes no --port")
+    startup = (launch.container.get("startupProbe") or {}).get("httpGet") or {}
+    data["health_path"] = str(startup.get("path") or "/health")
+    data["command"] = [t.text for t in launch.argv[:prefix]]
+    data["sources"] = [{"ref": str(launch.argv[0].origin), "note": "image and command of the imported chart"}]
+    return pool.add_stack(data, guessed, app)
+
+
+def _apply_argv(ctx: _Ctx, mapped: Mapped, app: dict[str, Any], pool: Pool, family: str,
+                fetches: list[Fetch]) -> None:
+    name = str(app.get("name") or ctx.result.label)
+    fields = dict(mapped.fields)
+    served = fields.pop("served_name", None)
+    if served is not None and served != name:
+        app["served_name"] = served
+    for key in ("context_length", "kv_cache_type", "kv_cache_type_v", "gpu_memory_utilization"):
+        if key in fields:
+            app[key] = fields[key]
+    if "context_length" not in app:
+        ctx.result.missing.append("context_length (the chart passes no "
+                                  + {"vllm": "--max-model-len", "llamacpp": "--ctx-size", "lucebox": "--max-ctx"}[family]
+                                  + ")")
+    # the model
+    model_id = quant = None
+    if mapped.model_repo is not None:
+        repo, origin = mapped.model_repo
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9._-]+", repo):
+            ctx.result.missing.append(f"model: {repo} is not a Hugging Face repo id (a local path?)")
+            ctx.unmapped(origin, f"the engine serves {repo}, not a Hugging Face repo")
+        else:
+            model_id, quant = _weight(ctx, pool, repo, None, mapped.model_revision, str(origin), name)
+    elif mapped.model_path is not None:
+        path, origin = mapped.model_path
+        fetch = _fetch_for(path, fetches)
+        if fetch is None:
+            ctx.result.missing.append(f"model: {path} is not downloaded by the chart (no curl/wget or fetch container "
+                                      "names it), so its Hugging Face repo is unknown")
+            ctx.unmapped(origin, f"model file {path} comes from outside the chart")
+        else:
+            model_id, quant = _weight(ctx, pool, fetch.repo, fetch.file, fetch.revision, str(fetch.origin), name)
+            if fetch.by != "init container model-fetch":
+                ctx.note(fetch.origin, f"{fetch.file} is downloaded by the {fetch.by}; the catalog's init container "
+                                       f"fetches it to /models/{fetch.repo}/{fetch.file}")
+    elif mapped.hf_repo is not None:
+        text, origin = mapped.hf_repo
+        repo, _, tag = text.partition(":")
+        if mapped.hf_file:
+            model_id, quant = _weight(ctx, pool, repo, mapped.hf_file, None, str(origin), name)
+            ctx.note(origin, "the engine downloads the model itself (-hf); the catalog's init container fetches it")
+        else:
+            ctx.result.missing.append(f"model: -hf {text} names no file (the engine picks one by the tag {tag!r}); "
+                                      "add the GGUF file to a model of the catalog")
+            ctx.unmapped(origin, f"-hf {text}")
+    else:
+        ctx.result.missing.append("model: the engine's argv names no model")
+    if model_id is not None:
+        app["model"], app["quantization"] = model_id, quant
+        ctx.result.model = model_id
+    # speculative decoding
+    spec = fields.get("speculative")
+    if spec is not None:
+        drafter = None
+        if mapped.drafter_repo is not None and model_id is not None:
+            drafter = pool.find_drafter(model_id, mapped.drafter_repo, None) or pool.add_drafter(
+                model_id, spec["method"], mapped.drafter_repo, None, str(mapped.origins.get("speculative", "")), name)
+        elif mapped.drafter_path is not None and model_id is not None:
+            path, origin = mapped.drafter_path
+            fetch = _fetch_for(path, fetches)
+            if fetch is None:
+                ctx.result.missing.append(f"speculative.drafter: {path} is not downloaded by the chart")
+            else:
+                drafter = pool.find_drafter(model_id, fetch.repo, fetch.file) or pool.add_drafter(
+                    model_id, spec["method"], fetch.repo, fetch.file, str(fetch.origin), name)
+        if drafter:
+            spec = {**spec, "drafter": drafter}
+            known = pool.cat.models.get(model_id or "")
+            if known is None or known.drafter(drafter) is None:
+                ctx.result.model_draft = True
+                ctx.result.missing.append(f"model {model_id}: drafter {drafter} is a draft "
+                                          f"(drafts/models/{model_id}.yaml)")
+        app["speculative"] = spec
+    # vision
+    if family == "llamacpp" and mapped.mmproj_path is not None:
+        path, origin = mapped.mmproj_path
+        fetch = _fetch_for(path, fetches)
+        if fetch is None or model_id is None:
+            ctx.result.missing.append(f"vision projector {path}: not downloaded by the chart")
+            ctx.kept(origin, f"extra_args --mmproj {path}")
+            mapped.extra += [Token("--mmproj", origin), Token(path, origin)]
+        else:
+            if not pool.mmproj_matches(model_id, fetch.repo, fetch.file):
+                problem = pool.set_mmproj(model_id, fetch.repo, fetch.file, str(fetch.origin), name)
+                if problem:
+                    ctx.result.missing.append(f"vision: {problem}")
+            known = pool.cat.models.get(model_id)
+            if known is None or known.mmproj is None or (known.mmproj.repo, known.mmproj.file) != (fetch.repo,
+                                                                                                   fetch.file):
+                ctx.result.model_draft = True
+                ctx.result.missing.append(f"model {model_id}: the vision projector is a draft "
+                                          f"(drafts/models/{model_id}.yaml)")
+            app["vision"] = True
+    elif family == "vllm" and ctx.audio_image is not None:
+        if ctx.audio_image:
+            app["vision"] = True
+        model = pool.cat.models.get(model_id or "")
+        if model is not None and not model.architecture.audio:
+            ctx.result.missing.append(f"audio: model {model_id} has no audio encoder (architecture.audio)")
+    elif family == "vllm" and model_id is not None:
+        model = pool.cat.models.get(model_id)
+        arch_vision = bool(model and model.architecture.vision)
+        text = " ".join(t.text for t in mapped.extra)
+        if arch_vision and "--language-model-only" not in text and not re.search(r'"image"\s*:\s*0', text):
+            app["vision"] = True
+    # what stays: extra_args (never a literal secret)
+    kept: list[Token] = []
+    skip = False
+    for index, token in enumerate(mapped.extra):
+        head = token.text.split("=", 1)[0]
+        if skip:
+            skip = False
+            continue
+        if head in SECRET_FLAGS:
+            ctx.unmapped(token.origin, f"{head}: a literal secret is not imported (set it in the cluster)")
+            nxt = mapped.extra[index + 1].text if index + 1 < len(mapped.extra) else None
+            skip = "=" not in token.text and nxt is not None and not is_flag(nxt)
+            continue
+        kept.append(token)
+    mapped.extra = kept
+    extra = [t.text for t in mapped.extra]
+    if extra:
+        app["extra_args"] = extra
+        _report_kept(ctx, mapped.extra)
+    for index, token in enumerate(mapped.extra):
+        if token.text.startswith(CHART_MODELS + "/") and "." in PurePosixPath(token.text).name:  # a file
+            flag = mapped.extra[index - 1].text if index and is_flag(mapped.extra[index - 1].text) else "an argument"
+            fetch = _fetch_for(token.text, fetches)
+            source = f"the chart's {fetch.by} downloads it from {fetch.repo}" if fetch else "a script or init container of the chart writes it"
+            ctx.result.missing.append(f"extra_args: {flag} {token.text} ({token.origin}) reads a file under "
+                                      f"{CHART_MODELS} that the rendered chart does not provide ({source}); map it "
+                                      "(a drafter or projector of the model, a stack's speculative_args) or drop it")
+
+
+# --- the features a chart spells as arguments, volumes and a launcher (generator/engines/base.py) ------------
+
+def _take(tokens: list[Token], flag: str) -> tuple[str, Origin, int, int] | None:
+    """(value, origin, start, count) of the first `flag VALUE` / `flag=VALUE` in `tokens`."""
+    for index, token in enumerate(tokens):
+        if token.text == flag and index + 1 < len(tokens):
+            return tokens[index + 1].text, token.origin, index, 2
+        if token.text.startswith(flag + "="):
+            return token.text.split("=", 1)[1], token.origin, index, 1
+    return None
+
+
+def _mount_at(launch: Launch, folder: str) -> tuple[str, dict[str, Any]] | None:
+    """(volume name, volume) of the engine container's mount at `folder`."""
+    volumes = {v.get("name"): v for v in pod_spec(launch.workload).get("volumes") or () if isinstance(v, dict)}
+    for mount in launch.container.get("volumeMounts") or ():
+        if isinstance(mount, dict) and str(mount.get("mountPath", "")).rstrip("/") == folder.rstrip("/"):
+            name = str(mount.get("name"))
+            return name, volumes.get(name) or {}
+    return None
+
+
+def _features(ctx: _Ctx, launch: Launch, mapped: Mapped, family: str, stack: Stack, pool: Pool,
+              app: dict[str, Any]) -> None:
+    """`chat_template`, `slot_save`, `audio` and `python_packages`: each back from the spelling the catalog
+    renders; what differs from it stays in `extra_args` / `unmapped` as before."""
+    extra = mapped.extra
+    flag = {"llamacpp": "--chat-template-file", "vllm": "--chat-template"}.get(family)
+    found = _take(extra, flag) if flag else None
+    if found is not None:
+        path, origin, start, count = found
+        folder, _, key = path.rpartition("/")
+        mount = _mount_at(launch, folder) if folder else None
+        map_name = str((mount[1].get("configMap") or {}).get("name")) if mount and isinstance(
+            mount[1].get("configMap"), dict) else None
+        doc = next((d for d in ctx.r.docs if d.kind == "ConfigMap" and d.name == map_name), None)
+        data = (doc.body.get("data") or {}) if doc is not None else {}
+        if mount is not None and map_name is not None and isinstance(data.get(key), str):
+            text = data[key]
+            where = ctx.lines.origin(doc.source, key) if doc is not None else origin
+            template_id = _chat_template(ctx, pool, text, str(where), str(app.get("name") or ctx.result.label))
+            app["chat_template"] = template_id
+            ctx.handled_mounts.add(mount[0])
+            ctx.handled_maps.add(map_name)
+            del extra[start:start + count]
+            if path != f"{CHAT_TEMPLATE_DIR}/{CHAT_TEMPLATE_FILE}":
+                ctx.note(origin, f"{flag} {path}: the catalog mounts the chat template at "
+                                 f"{CHAT_TEMPLATE_DIR}/{CHAT_TEMPLATE_FILE}")
+    if family == "llamacpp":
+        found = _take(extra, "--slot-save-path")
+        mount = _mount_at(launch, found[0]) if found is not None else None
+        if found is not None and mount is not None and "emptyDir" in mount[1]:
+            path, origin, start, count = found
+            app["slot_save"] = True
+            ctx.handled_mounts.add(mount[0])
+            del extra[start:start + count]
+            if path.rstrip("/") != SLOT_DIR:
+                ctx.note(origin, f"--slot-save-path {path}: the catalog mounts its emptyDir at {SLOT_DIR}")
+    if family == "vllm":
+        found = _take(extra, "--limit-mm-per-prompt")
+        if found is not None:
+            try:
+                limits = json.loads(found[0])
+            except ValueError:
+                limits = None
+            # generator/engines/vllm.py renders {"image": 1 if vision else 0, "audio": 1}
+            if isinstance(limits, dict) and set(limits) == {"image", "audio"} and limits["audio"] == 1 \
+                    and limits["image"] in (0, 1) and not isinstance(limits["image"], bool):
+                app["audio"] = True
+                ctx.audio_image = bool(limits["image"])
+                del extra[found[2]:found[2] + found[3]]
+    _packages(ctx, launch, stack, app)
+
+
+PIP_LAUNCHER = re.compile(r'^pip install --quiet ((?:[A-Za-z0-9][A-Za-z0-9._=+!-]* )+)&& exec (.+) "\$@"$')
+
+
+def _packages(ctx: _Ctx, launch: Launch, stack: Stack, app: dict[str, Any]) -> None:
+    """The pip launcher generator/engines/base.py `command` writes: `sh -c 'pip install --quiet PKG... && exec
+    <stack command> "$@"' --`."""
+    command = [str(x) for x in launch.container.get("command") or ()]
+    if launch.script is None or len(command) != 4 or command[:2] != ["sh", "-c"] or command[3] != "--":
+        return
+    match = PIP_LAUNCHER.match(command[2].replace("$$", "$").strip())
+    if not match or match.group(2) != shlex.join(stack.command):
+        return
+    packages = match.group(1).split()
+    try:
+        for package in packages:
+            PIP_PACKAGE.validate_python(package)
+    except ValidationError:
+        return
+    app["python_packages"] = packages
+    ctx.handled_lines |= {o.line for o, t in launch.pre_exec if t.startswith("pip install") and o.line}
+    ctx.packages_launcher = True
+
+
+def _chat_template(ctx: _Ctx, pool: Pool, text: str, ref: str, app: str) -> str:
+    """The catalog's chat template with these bytes (by sha256), else a draft of one."""
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    known = next((t for t in pool.cat.chat_templates.values() if t.meta.sha256 == digest), None)
+    if known is not None:
+        return known.meta.id
+    template_id = pool.add_chat_template(text, digest, ref, app)
+    ctx.result.missing.append(f"chat_template {template_id}: a draft (drafts/chat_templates/{template_id}.yaml), "
+                              "say what it changes (`purpose`) and move it with its .jinja to chat_templates/")
+    return template_id
+
+
+def _report_kept(ctx: _Ctx, tokens: list[Token]) -> None:
+    group: list[Token] = []
+    for token in tokens + [Token("--", Origin("", None))]:
+        if is_flag(token.text) or token.text == "--":
+            if group:
+                text = " ".join(t.text if len(t.text) <= 60 else t.text[:57] + "..." for t in group)
+                ctx.kept(group[0].origin, f"extra_args {text}")
+            group = [token]
+        else:
+            group.append(token)
+
+
+def _weight(ctx: _Ctx, pool: Pool, repo: str, file: str | None, revision: str | None, ref: str,
+            app: str) -> tuple[str, str]:
+    found = pool.find_weight(repo, file, revision)
+    if found:
+        model_id, quant, in_catalog = found
+        if not in_catalog:
+            ctx.result.model_draft = True
+            ctx.result.missing.append(f"model {model_id}: weight {quant} is a draft (drafts/models/{model_id}.yaml)")
+        return model_id, quant
+    model_id, quant, how = pool.add_weight(repo, file, revision, ref, app)
+    ctx.result.model_draft = True
+    ctx.result.missing.append(f"model {model_id}: {'a new model' if how == 'new model' else 'weight ' + quant + ' ' + how}"
+                              f" — complete drafts/models/{model_id}.yaml")
+    return model_id, quant
+
+
+def _device(ctx: _Ctx, cat: Catalog, app: dict[str, Any]) -> None:
+    devices = sorted(cat.devices.values(), key=lambda d: d.id)
+    if not devices:
+        ctx.result.missing.append("device (the catalog has no devices/)")
+        return
+    if len(devices) == 1:
+        app["device"] = devices[0].id
+        return
+    mib = app.get("gpu_memory_mib") or 0
+    fitting = [d for d in devices if d.hami_cap_mib >= mib]
+    chosen = min(fitting, key=lambda d: d.hami_cap_mib) if fitting else max(devices, key=lambda d: d.hami_cap_mib)
+    app["device"] = chosen.id
+    ctx.note("device", f"the chart names no device; {chosen.id} chosen (the smallest HAMi cap that holds the app)")
+
+
+def _validate(ctx: _Ctx, app: dict[str, Any]) -> None:
+    result = ctx.result
+    draft = result.stack_draft or result.model_draft or bool(result.missing)
+    if result.stack_draft:
+        result.missing.append(f"stack {result.stack} is a draft (drafts/stacks/{result.stack}.yaml)")
+    try:
+        App.model_validate(_tuples(app))
+    except ValidationError as exc:
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"])
+            if err["type"] == "missing":
+                if not any(m.startswith(loc) for m in result.missing):
+                    result.missing.append(loc)
+            else:
+                result.missing.append(f"{loc}: {err['msg']}")
+        draft = True
+    result.status = "draft" if draft else "ok"
+
+
+def _tuples(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _tuples(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return tuple(_tuples(v) for v in value)
+    return value
+
+
+__all__ = ["CHART_FIELDS", "Imported", "import_chart", "marked_envs"]

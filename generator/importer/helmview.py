@@ -1,0 +1,285 @@
+"""Render a chart the way Olares does: the real Helm engine (helm_python) with the values Olares injects.
+
+Olares renders OlaresManifest.yaml as a Go template too (the maintainer's manifests branch on
+`{{- if and .Values.admin .Values.bfl.username (eq .Values.admin .Values.bfl.username) }}`: the admin
+branch sizes the shared server, the `else` branch the per-user client; see
+github.com/aamsellem/orales-one-market@fb7e236 generate-model-app.sh). The manifest is rendered in a first
+pass, its entrances give `.Values.domain`, then the templates are rendered with the admin's values
+(`admin == bfl.username`, generator/lint/values.py), so the admin branch is the one imported.
+
+Helm renders a missing value as an empty string, silently. So before rendering, every `.Values.a.b` a
+template reads outside a guard (`if`, `with`, `default`, ...) is looked up in values.yaml plus the
+injected values; a missing one is an input error at its line. `.Values.olaresEnv.X` for an env the
+manifest does not declare is what Olares renders empty: a note, not an error.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator.adapters.helm import Helm, HelmFailure
+from generator.core.errors import InputError, Problem
+from generator.importer.source import ChartFiles
+from generator.lint.helm import Doc, documents, yaml_loader
+from generator.lint.values import OWNER, olares_values
+
+MANIFEST = "OlaresManifest.yaml"
+MANIFEST_TEMPLATE = "templates/zz-catalog-import-manifest.yaml"  # not `_*`: Helm does not render partials
+I18N_TEMPLATE = "templates/zz-catalog-import-i18n-{locale}.yaml"
+OLARES_ENV_MARK = "<olaresEnv:{name}>"  # what a declared env renders to (never `$(`: Kubernetes would expand it)
+_MARK = re.compile(r"<olaresEnv:([A-Za-z_][A-Za-z0-9_]*)>")
+_ACTION = re.compile(r"\{\{-?(.*?)-?\}\}", re.DOTALL)
+_COMMENT = re.compile(r"\{\{-?\s*/\*.*?\*/\s*-?\}\}", re.DOTALL)
+_REF = re.compile(r"(?<![\w$.])(\$?)\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
+_GUARDS = ("default", "coalesce", "hasKey", "empty", "required", "dig", "kindIs", "typeIs")
+_BLOCKS = ("if", "with", "range", "define", "block")
+_ERROR_AT = re.compile(r"(?P<file>[^\s:()\"]+\.(?:yaml|yml|tpl|txt)):(?P<line>[0-9]+)(?::(?P<col>[0-9]+))?")
+_SAFE_DIR = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
+
+
+def env_mark(name: str) -> str:
+    return OLARES_ENV_MARK.format(name=name)
+
+
+def marked_envs(text: str) -> list[str]:
+    """The manifest envs a rendered value came from (`<olaresEnv:NAME>` marks)."""
+    return _MARK.findall(text)
+
+
+@dataclass
+class Rendered:
+    """A chart after Helm: its root files parsed, its templates rendered into Kubernetes documents."""
+
+    files: ChartFiles
+    chart: dict[str, Any]
+    values: dict[str, Any]
+    manifest: dict[str, Any]
+    manifest_templated: bool  # the manifest held `{{ }}` directives
+    i18n: dict[str, dict[str, Any]]
+    owners: tuple[str, ...]
+    docs: list[Doc]
+    declared_env: tuple[str, ...]
+    notes: list[Problem] = field(default_factory=list)
+
+    def where(self, rel: str) -> str:
+        return self.files.where(rel)
+
+    def lines(self, rel: str) -> list[str]:
+        text = self.files.text(rel)
+        return text.splitlines() if text is not None else []
+
+    def line(self, rel: str, *needles: str, after: int = 1) -> int | None:
+        """1-based line of the first line at or after `after` holding every needle (None: not found)."""
+        lines = self.lines(rel)
+        for number in range(max(after, 1), len(lines) + 1):
+            if all(n in lines[number - 1] for n in needles):
+                return number
+        return None
+
+    def problem(self, rel: str, message: str, *needles: str, after: int = 1) -> Problem:
+        line = self.line(rel, *needles, after=after) if needles else None
+        return Problem(self.where(rel), line, None, message)
+
+
+def _yaml(files: ChartFiles, rel: str, text: str) -> Any:
+    import yaml  # type: ignore[import-untyped]
+
+    try:
+        return yaml.load(text, Loader=yaml_loader())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise InputError([Problem(files.where(rel), line, None, f"not YAML: {problem}")]) from exc
+
+
+def _mapping(files: ChartFiles, rel: str, *, optional: bool = False) -> dict[str, Any]:
+    text = files.text(rel)
+    if text is None:
+        if optional:
+            return {}
+        raise InputError([Problem(files.where(rel), None, None, "missing")])
+    data = _yaml(files, rel, text)
+    if data is None and optional:
+        return {}
+    if not isinstance(data, dict):
+        raise InputError([Problem(files.where(rel), 1, None, f"expected a YAML mapping, got {type(data).__name__}")])
+    return data
+
+
+def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _line_at(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def missing_refs(files: ChartFiles, rel: str, text: str, values: dict[str, Any],
+                 declared_env: tuple[str, ...]) -> tuple[list[Problem], list[Problem]]:
+    """(errors, notes): unguarded `.Values` paths that resolve to nothing, and undeclared olaresEnv reads."""
+    errors: list[Problem] = []
+    notes: list[Problem] = []
+    text_wo_comments = _COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    rebinding = 0  # depth of `with`/`range` blocks, where `.` is not the root
+    stack: list[str] = []
+    for match in _ACTION.finditer(text_wo_comments):
+        body = match.group(1).strip()
+        head = body.split(None, 1)[0] if body else ""
+        if head == "end":
+            if stack and stack.pop() in ("with", "range"):
+                rebinding -= 1
+            continue
+        guarded = head in ("if", "else", "with", "range") or any(re.search(rf"\b{g}\b", body) for g in _GUARDS)
+        for ref in _REF.finditer(body):
+            rooted, path = ref.group(1) == "$", ref.group(2).lstrip(".").split(".")
+            if rebinding and not rooted:
+                continue
+            line = _line_at(text_wo_comments, match.start())
+            node: Any = values
+            missing_at = None
+            for index, key in enumerate(path):
+                if isinstance(node, dict) and key in node:
+                    node = node[key]
+                else:
+                    missing_at = index
+                    break
+            if missing_at is None:
+                continue
+            dotted = ".Values." + ".".join(path)
+            if path[0] == "olaresEnv" and missing_at == 1:
+                notes.append(Problem(files.where(rel), line, None,
+                                     f"{dotted}: the manifest declares no env {path[1]!r}, so Olares renders it "
+                                     "empty; declare it under `envs:` in OlaresManifest.yaml"))
+            elif not guarded:
+                errors.append(Problem(files.where(rel), line, None,
+                                      f"the template reads {dotted}, which neither values.yaml nor Olares provides "
+                                      "(Helm would render it empty); add it to values.yaml or guard it with "
+                                      "`default`"))
+        if head in _BLOCKS:
+            stack.append(head)
+            if head in ("with", "range"):
+                rebinding += 1
+    return errors, notes
+
+
+def _write(folder: Path, files: dict[str, bytes]) -> None:
+    for rel, data in files.items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+def _helm_problems(files: ChartFiles, message: str, chart_dir: str) -> list[Problem]:
+    """A Helm engine error as `file:line` problems: its `<chart>/templates/x.yaml:12:3` becomes our path."""
+    first = message.strip().splitlines()[0] if message.strip() else message
+    match = _ERROR_AT.search(message)
+    detail = " ".join(part.strip() for part in message.strip().splitlines()[1:]) or first
+    if match:
+        rel = match.group("file")
+        if rel.startswith(chart_dir + "/"):
+            rel = rel[len(chart_dir) + 1:]
+        if rel == MANIFEST_TEMPLATE:
+            rel = MANIFEST
+        elif rel.startswith("templates/zz-catalog-import-i18n-"):
+            rel = f"i18n/{rel[len('templates/zz-catalog-import-i18n-'):-len('.yaml')]}/{MANIFEST}"
+        hint = "; the value is missing: add it to values.yaml or guard it" if "nil pointer" in message else ""
+        return [Problem(files.where(rel), int(match.group("line")), None, f"Helm cannot render it: {detail}{hint}")]
+    return [Problem(files.label, None, None, f"Helm cannot render the chart: {first}")]
+
+
+def _render(folder: Path, values: dict[str, Any], name: str) -> dict[str, str]:
+    out = Helm().render(folder, values, name=name, namespace=f"{name}-{OWNER}")  # HelmFailure when Helm refuses
+    prefix = f"{folder.name}/"
+    return {(k.removeprefix(prefix)): v for k, v in sorted(out.items())}
+
+
+def _declared_env(manifest: dict[str, Any]) -> tuple[str, ...]:
+    names = []
+    for env in manifest.get("envs") or ():
+        if isinstance(env, dict) and env.get("envName"):
+            names.append(str(env["envName"]))
+    return tuple(names)
+
+
+def render_chart(files: ChartFiles) -> Rendered:
+    """Parse and render `files`; InputError (file:line) when Helm or YAML refuses it or a value is missing."""
+    chart = _mapping(files, "Chart.yaml")
+    values = _mapping(files, "values.yaml", optional=True)
+    name = str(chart.get("name") or files.name)
+    manifest_text = files.text(MANIFEST) or ""
+    i18n_rels = sorted(rel for rel in files.files if re.fullmatch(r"i18n/[A-Za-z0-9_-]+/OlaresManifest\.yaml", rel))
+    chart_dir = name if _SAFE_DIR.match(name) and name not in (".", "..") else "chart"
+    root = Path(tempfile.mkdtemp(prefix="catalog-import-"))
+    try:
+        # pass 1: the manifest (and its translations) alone, as templates
+        first = root / "manifest" / chart_dir
+        kept = {rel: data for rel, data in files.files.items()
+                if not rel.startswith("templates/") or Path(rel).name.startswith("_")}
+        kept[MANIFEST_TEMPLATE] = manifest_text.encode("utf-8")
+        for rel in i18n_rels:
+            kept[I18N_TEMPLATE.format(locale=rel.split("/")[1])] = files.files[rel]
+        _write(first, kept)
+        base_values = olares_values(name, {}, values)
+        merged = _deep_merge(values, base_values)
+        problems: list[Problem] = []
+        notes: list[Problem] = []
+        for rel in [MANIFEST, *i18n_rels]:
+            errs, found = missing_refs(files, rel, files.text(rel) or "", merged, ())
+            problems += errs
+            notes += found
+        if problems:
+            raise InputError(problems)
+        try:
+            out = _render(first, base_values, name)
+        except HelmFailure as exc:
+            raise InputError(_helm_problems(files, exc.detail, chart_dir)) from exc
+        manifest = _yaml(files, MANIFEST, out.get(MANIFEST_TEMPLATE, ""))
+        if not isinstance(manifest, dict):
+            raise InputError([Problem(files.where(MANIFEST), 1, None, "the rendered manifest is not a YAML mapping")])
+        i18n: dict[str, dict[str, Any]] = {}
+        for rel in i18n_rels:
+            locale = rel.split("/")[1]
+            data = _yaml(files, rel, out.get(I18N_TEMPLATE.format(locale=locale), ""))
+            i18n[locale] = data if isinstance(data, dict) else {}
+        # pass 2: the templates, with the admin's values
+        declared = _declared_env(manifest)
+        injected = olares_values(name, manifest, values, olares_env={e: env_mark(e) for e in declared})
+        merged = _deep_merge(values, injected)
+        for rel in sorted(files.files):
+            if rel.startswith("templates/") and rel.endswith((".yaml", ".yml", ".tpl")):
+                errs, found = missing_refs(files, rel, files.text(rel) or "", merged, declared)
+                problems += errs
+                notes += found
+        if problems:
+            raise InputError(problems)
+        second = root / "templates" / chart_dir
+        _write(second, files.files)
+        try:
+            rendered = _render(second, injected, name)
+        except HelmFailure as exc:
+            raise InputError(_helm_problems(files, exc.detail, chart_dir)) from exc
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    docs, errors = documents(rendered)
+    if errors:
+        raise InputError([Problem(files.where(src), None, None, msg) for src, msg in errors])
+    owners_data = _mapping(files, "owners", optional=True) if "owners" in files.files else {}
+    owners = tuple(str(o) for o in owners_data.get("owners") or ()) if isinstance(owners_data, dict) else ()
+    return Rendered(files=files, chart=chart, values=values, manifest=manifest,
+                    manifest_templated="{{" in manifest_text, i18n=i18n, owners=owners, docs=docs,
+                    declared_env=declared, notes=notes)
+
+
+__all__ = ["Rendered", "env_mark", "marked_envs", "missing_refs", "render_chart"]

@@ -1,0 +1,117 @@
+"""Which server a container runs: a supported engine family, a known server the catalog does not model, or
+something unknown.
+
+Supported (generator/engines/): vLLM (`vllm serve`), llama.cpp and its forks (`llama-server`), Lucebox
+(`dflash_server`). A catalog stack with the chart's image and command is recognised first, whatever its
+program is called (the Genesis image runs `/entrypoint.sh serve`, catalog/stacks/genesis-vllm.yaml).
+
+Known but not modelled ("unsupported": reported and left out, not an error), each signature from the
+maintainer's market at github.com/aamsellem/orales-one-market@6a34b5bb8ff60e5bbbea0ba7a030b9ef8c41bdd9:
+text-to-speech on vLLM-Omni (vllmvoxtraltts4bone), speech recognition with Voxtral on vLLM
+(vllmvoxtral3bone, vllmvoxtralrt4bone), TabbyAPI + ExLlamaV3 (exl3qwen35a3bone), and Python application
+servers such as the Qwen3-TTS demo (qwen3ttstone), OmniVoice (omnivoiceone) and ACE-Step music
+(acestepxlone). Anything else is an unknown engine: an input error.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+
+Family = str  # "vllm" | "llamacpp" | "lucebox"
+
+LLAMACPP_PROGRAMS = ("llama-server",)
+VLLM_PROGRAMS = ("vllm",)
+LUCEBOX_PROGRAMS = ("dflash_server",)
+SHELLS = ("sh", "bash", "dash", "ash", "zsh")
+PYTHON = re.compile(r"^(python[0-9.]*|uvicorn|gunicorn|fastapi)$")
+# ghcr.io/ggml-org/llama.cpp:server* images run llama-server as their entrypoint
+# (github.com/ggml-org/llama.cpp docs/docker.md; the maintainer's llamacppglm47flash sets no command).
+LLAMACPP_SERVER_IMAGE = re.compile(r"^(ghcr\.io/)?ggml-org/llama\.cpp:server")
+LLAMACPP_ENTRYPOINT = "/app/llama-server"
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    kind: str  # TTS, ASR, music, ExLlamaV3, Python server
+    server: str  # what runs, in words
+    why: str  # the signature that matched
+
+
+@dataclass(frozen=True)
+class _Signature:
+    kind: str
+    server: str
+    image: str | None = None
+    program: str | None = None
+    script: str | None = None
+    model: str | None = None
+
+
+SIGNATURES = (
+    _Signature("TTS", "vLLM-Omni", program=r"^vllm-omni$"),
+    _Signature("ExLlamaV3", "TabbyAPI + ExLlamaV3", image=r"(?i)tabbyapi|exllama"),
+    _Signature("TTS", "Qwen3-TTS demo server", image=r"(?i)qwen3-tts"),
+    _Signature("TTS", "OmniVoice (FastAPI)", script=r"(?i)\bomnivoice\b"),
+    _Signature("music", "ACE-Step", image=r"(?i)acestep", script=r"(?i)\bacestep\b"),
+    _Signature("ASR", "Voxtral speech model on vLLM", model=r"(?i)voxtral"),
+    _Signature("ASR", "Whisper speech model on vLLM", model=r"(?i)whisper"),
+)
+
+
+def basename(program: str) -> str:
+    return posixpath.basename(program.strip("\"'"))
+
+
+def family_of(program: str) -> Family | None:
+    name = basename(program)
+    if name in LLAMACPP_PROGRAMS or name.startswith("llama-server"):
+        return "llamacpp"
+    if name in VLLM_PROGRAMS:
+        return "vllm"
+    if name in LUCEBOX_PROGRAMS:
+        return "lucebox"
+    return None
+
+
+def is_shell(program: str) -> bool:
+    return basename(program) in SHELLS
+
+
+def launches(word: str, after_exec: bool) -> bool:
+    """Whether a script line whose first word is `word` starts the app's server."""
+    return after_exec or family_of(word) is not None or basename(word) == "vllm-omni"
+
+
+def unsupported(image: str, program: str, script: str, model: str | None = None) -> Unsupported | None:
+    """The known non-chat server (or engine the catalog does not model) that matches, if any."""
+    for sig in SIGNATURES:
+        hits = []
+        if sig.image and re.search(sig.image, image):
+            hits.append(f"image {image}")
+        if sig.program and re.search(sig.program, basename(program)):
+            hits.append(f"program {basename(program)}")
+        if sig.script and re.search(sig.script, script):
+            hits.append("its launcher script")
+        if sig.model and model and re.search(sig.model, model):
+            hits.append(f"model {model}")
+        if hits:
+            return Unsupported(sig.kind, sig.server, ", ".join(hits))
+    if PYTHON.match(basename(program)):
+        return Unsupported("Python server", f"a Python application ({basename(program)})",
+                           f"program {basename(program)}; the catalog models vLLM and llama.cpp-family engines")
+    return None
+
+
+__all__ = [
+    "LLAMACPP_ENTRYPOINT",
+    "LLAMACPP_SERVER_IMAGE",
+    "Family",
+    "Unsupported",
+    "basename",
+    "family_of",
+    "is_shell",
+    "launches",
+    "unsupported",
+]

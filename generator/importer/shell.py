@@ -1,0 +1,291 @@
+"""Kubernetes `$(VAR)` expansion and the little of POSIX sh that launcher scripts use.
+
+Kubernetes expands `$(VAR)` in a container's command, args and env values from the container's
+environment and turns `$$` into `$`; an undefined reference stays as written
+(kubernetes.io/docs/tasks/inject-data-application/define-interdependent-environment-variables/).
+
+Launchers such as `bash -c 'set -e; ...; exec /app/llama-server --ctx-size "${CTX_SIZE:-262144}" ...'`
+(github.com/aamsellem/orales-one-market@6a34b5bb llamacppqwen36mtpone/templates/deployment.yaml) are read
+here: backslash-newline joins lines, simple `NAME=value` assignments and `cd DIR` are followed, and the
+`exec` line is split into words with `$VAR`, `${VAR}`, `${VAR:-default}`, `${VAR-default}` and `"$@"`
+expanded. Anything else (`$(cmd)`, backquotes, arithmetic, other `${...}` forms) is not guessed at: the
+word is reported as not expandable.
+"""
+
+from __future__ import annotations
+
+from generator.core.errors import InputError
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+_K8S_REF = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+_ASSIGN = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def k8s_expand(text: str, env: dict[str, str]) -> tuple[str, list[str]]:
+    """(expanded text, names referenced but undefined)."""
+    undefined: list[str] = []
+
+    def sub(match: re.Match[str]) -> str:
+        if match.group(0) == "$$":
+            return "$"
+        name = match.group(1)
+        if name in env:
+            return env[name]
+        undefined.append(name)
+        return match.group(0)
+
+    return _K8S_REF.sub(sub, text), undefined
+
+
+class ShellError(InputError):
+    """A construct this reader does not expand (the message names it); the importer reports it at the chart's line."""
+
+
+@dataclass
+class Words:
+    words: list[str]
+    unset: list[str] = field(default_factory=list)  # variables expanded while unset (to "")
+
+
+def _param(text: str, i: int, env: dict[str, str], unset: list[str]) -> tuple[str, int]:
+    """Expand the parameter at text[i] == '$'; returns (value, index after it)."""
+    nxt = text[i + 1] if i + 1 < len(text) else ""
+    if nxt == "{":
+        end = text.find("}", i + 2)
+        if end < 0:
+            raise ShellError("an unclosed `${`")
+        inner = text[i + 2:end]
+        match = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?-)(.*))?", inner, re.DOTALL)
+        if not match:
+            raise ShellError(f"`${{{inner}}}` (only ${{VAR}}, ${{VAR:-default}} and ${{VAR-default}} are read)")
+        name, op, default = match.group(1), match.group(2), match.group(3)
+        value = env.get(name)
+        if op == ":-" and not value:
+            return _expand_default(default or "", env, unset), end + 1
+        if op == "-" and value is None:
+            return _expand_default(default or "", env, unset), end + 1
+        if value is None:
+            unset.append(name)
+        return value or "", end + 1
+    if nxt == "(" or nxt == "[":
+        raise ShellError("command substitution or arithmetic `$(`")
+    match = _NAME.match(text, i + 1)
+    if match:
+        name = match.group(0)
+        if name not in env:
+            unset.append(name)
+        return env.get(name, ""), match.end()
+    if nxt in "?#!$*-0123456789":
+        raise ShellError(f"the special parameter `${nxt}`")
+    return "$", i + 1
+
+
+def _expand_default(text: str, env: dict[str, str], unset: list[str]) -> str:
+    out = []
+    i = 0
+    while i < len(text):
+        if text[i] == "$":
+            value, i = _param(text, i, env, unset)
+            out.append(value)
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def split_words(line: str, env: dict[str, str], positional: list[str] | None = None) -> Words:
+    """POSIX-style words of one command line, with parameters expanded; `"$@"` becomes the positional args.
+
+    An unquoted expansion is not field-split (launchers quote what they expand; an unquoted `$HF_AUTH`
+    is the one idiom, and it only ever precedes `curl`).
+    """
+    words: list[str] = []
+    unset: list[str] = []
+    current: list[str] = []
+    started = False
+    i = 0
+    n = len(line)
+    while i < n:
+        c = line[i]
+        if c in " \t\n":
+            if started:
+                words.append("".join(current))
+                current, started = [], False
+            i += 1
+            continue
+        if c == "#" and not started:
+            break
+        if c in ";&|<>()":
+            raise ShellError(f"`{c}` (one simple command per line is read)")
+        if c == "`":
+            raise ShellError("command substitution with backquotes")
+        started = True
+        if c == "'":
+            end = line.find("'", i + 1)
+            if end < 0:
+                raise ShellError("an unclosed single quote")
+            current.append(line[i + 1:end])
+            i = end + 1
+        elif c == '"':
+            i += 1
+            while i < n and line[i] != '"':
+                if line[i] == "\\" and i + 1 < n and line[i + 1] in '$`"\\\n':
+                    current.append(line[i + 1])
+                    i += 2
+                elif line.startswith('$@', i) and positional is not None:
+                    if "".join(current) or (i + 2 < n and line[i + 2] != '"'):
+                        raise ShellError('`$@` inside a longer word')
+                    words.extend(positional)
+                    started = False
+                    i += 2
+                    if i < n and line[i] == '"':
+                        i += 1
+                    break
+                elif line[i] == "$":
+                    value, i = _param(line, i, env, unset)
+                    current.append(value)
+                elif line[i] == "`":
+                    raise ShellError("command substitution with backquotes")
+                else:
+                    current.append(line[i])
+                    i += 1
+            else:
+                if i >= n:
+                    raise ShellError("an unclosed double quote")
+                i += 1
+        elif c == "\\":
+            if i + 1 < n:
+                current.append(line[i + 1])
+            i += 2
+        elif c == "$":
+            if line.startswith("$@", i) and positional is not None:
+                words.extend(positional)
+                started = False
+                i += 2
+            else:
+                value, i = _param(line, i, env, unset)
+                current.append(value)
+        else:
+            current.append(c)
+            i += 1
+    if started:
+        words.append("".join(current))
+    return Words(words, unset)
+
+
+@dataclass(frozen=True)
+class ScriptLine:
+    number: int  # 1-based line of the script where the logical line starts
+    text: str  # backslash-newlines joined, stripped
+
+
+def logical_lines(script: str) -> list[ScriptLine]:
+    out: list[ScriptLine] = []
+    pending: list[str] = []
+    start = 0
+    for number, raw in enumerate(script.splitlines(), start=1):
+        if not pending:
+            start = number
+        if raw.rstrip().endswith("\\") and not raw.rstrip().endswith("\\\\"):
+            pending.append(raw.rstrip()[:-1])
+            continue
+        pending.append(raw)
+        text = " ".join(part.strip() for part in pending).strip()
+        pending = []
+        if text:
+            out.append(ScriptLine(start, text))
+    if pending:
+        out.append(ScriptLine(start, " ".join(p.strip() for p in pending).strip()))
+    return out
+
+
+@dataclass
+class Script:
+    """A launcher script read up to its `exec` line."""
+
+    lines: list[ScriptLine]
+    env: dict[str, str]  # the container env plus the script's own assignments before `exec`
+    cwd: str | None
+    exec_line: ScriptLine | None
+    before: list[ScriptLine]  # lines before `exec` (downloads, pip installs, ...)
+
+
+def simple_commands(text: str) -> list[str]:
+    """The simple commands of one line: split on `&&`, `||`, `;` and `|` outside quotes."""
+    out: list[str] = []
+    current: list[str] = []
+    quote = ""
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            current.append(c)
+            if c == "\\" and quote == '"' and i + 1 < len(text):
+                current.append(text[i + 1])
+                i += 2
+                continue
+            if c == quote:
+                quote = ""
+            i += 1
+            continue
+        if c in "'\"":
+            quote = c
+            current.append(c)
+            i += 1
+            continue
+        if c == "\\" and i + 1 < len(text):
+            current.append(text[i:i + 2])
+            i += 2
+            continue
+        if text.startswith("&&", i) or text.startswith("||", i):
+            out.append("".join(current).strip())
+            current = []
+            i += 2
+            continue
+        if c in ";|" or (c == "&" and not text.startswith("&>", i)):
+            out.append("".join(current).strip())
+            current = []
+            i += 1
+            continue
+        current.append(c)
+        i += 1
+    out.append("".join(current).strip())
+    return [c for c in out if c]
+
+
+def read_script(script: str, env: dict[str, str], launches: Callable[[str, bool], bool]) -> Script:
+    """Follow assignments and `cd` up to the command that starts the server (`launches(word0, after_exec)`)."""
+    scope = dict(env)
+    cwd = None
+    lines = logical_lines(script)
+    before: list[ScriptLine] = []
+    for line in lines:
+        earlier: list[str] = []  # commands of this line before the server (`pip install ... && exec vllm serve`)
+        for command in simple_commands(line.text):
+            first = command.split(None, 1)[0]
+            candidate = command[4:].lstrip() if first == "exec" else command
+            head = candidate.split(None, 1)[0] if candidate.split() else ""
+            if launches(head.strip("\"'"), first == "exec"):
+                if earlier:
+                    before.append(ScriptLine(line.number, " && ".join(earlier)))
+                return Script(lines, scope, cwd, ScriptLine(line.number, candidate), before)
+            earlier.append(command)
+            assign = _ASSIGN.match(command)
+            if assign:
+                try:
+                    words = split_words(assign.group(2), scope)
+                except ShellError:
+                    words = Words(["", ""])  # not a plain value: the variable is left as it was
+                if len(words.words) <= 1:
+                    scope[assign.group(1)] = words.words[0] if words.words else ""
+            elif first == "cd" and len(command.split()) == 2:
+                cwd = command.split()[1].strip("\"'")
+        before.append(line)
+    return Script(lines, scope, cwd, None, before)
+
+
+__all__ = ["Script", "ScriptLine", "ShellError", "Words", "k8s_expand", "logical_lines", "read_script", "simple_commands", "split_words"]

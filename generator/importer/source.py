@@ -1,0 +1,160 @@
+"""Read one Olares application chart, a folder or a Helm package (`.tgz`), into memory, safely.
+
+Nothing from the input is written anywhere or followed: no symlink, no hard link, no device, no member
+outside the chart (`../`, an absolute path), and caps on the file count, each file and the whole chart, so
+a hostile archive (a gzip bomb, a million members) fails with a message instead of filling the disk.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import posixpath
+import re
+import tarfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.core.errors import InputError, Problem, translate_os_error
+
+MAX_FILES = 2000
+MAX_FILE_BYTES = 4 * 2**20  # a chart's largest text file is tens of KiB; a subchart package a few hundred
+MAX_TOTAL_BYTES = 32 * 2**20
+SKIPPED_DIRS = (".git", "__pycache__")
+ROOT_TEXT = ("Chart.yaml", "values.yaml", "OlaresManifest.yaml", "owners")
+
+
+@dataclass(frozen=True)
+class ChartFiles:
+    """A chart in memory: `files` maps chart-relative POSIX paths to their bytes."""
+
+    label: str  # the path as the user gave it, for messages
+    name: str  # the chart folder's name (the package's top folder)
+    files: dict[str, bytes]
+
+    def text(self, rel: str) -> str | None:
+        raw = self.files.get(rel)
+        if raw is None:
+            return None
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _bad(self.where(rel), f"not UTF-8 text (byte {exc.start}); save it as UTF-8") from exc
+
+    def where(self, rel: str) -> str:
+        """How a chart file is named in messages: `<label>/<rel>` (inside a package: `<label>:<rel>`)."""
+        return f"{self.label}:{rel}" if self.label.endswith((".tgz", ".tar.gz")) else f"{self.label.rstrip('/')}/{rel}"
+
+
+def _bad(where: str, message: str, line: int | None = None) -> InputError:
+    return InputError([Problem(where, line, None, message)])
+
+
+def _safe_rel(name: str, where: str) -> str:
+    """A member name as a chart-relative path; refuses absolute paths and `..` components."""
+    if "\\" in name or "\x00" in name:
+        raise _bad(where, f"member {name!r}: a path with a backslash or NUL is refused")
+    if name.startswith("/"):
+        raise _bad(where, f"member {name!r}: an absolute path is refused (no member may leave the chart)")
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    if any(p == ".." for p in parts):
+        raise _bad(where, f"member {name!r}: a `..` path is refused (no member may leave the chart)")
+    return "/".join(parts)
+
+
+class _Budget:
+    def __init__(self, where: str):
+        self.where = where
+        self.count = 0
+        self.total = 0
+
+    def take(self, rel: str, size: int) -> None:
+        self.count += 1
+        self.total += size
+        if self.count > MAX_FILES:
+            raise _bad(self.where, f"more than {MAX_FILES} files; a chart holds a few dozen")
+        if size > MAX_FILE_BYTES:
+            raise _bad(self.where, f"{rel}: {size} bytes, over the {MAX_FILE_BYTES}-byte cap per file")
+        if self.total > MAX_TOTAL_BYTES:
+            raise _bad(self.where, f"more than {MAX_TOTAL_BYTES} bytes in all, over the cap for one chart")
+
+
+def _read_package(path: Path, label: str) -> ChartFiles:
+    budget = _Budget(label)
+    members: dict[str, bytes] = {}
+    try:
+        with tarfile.open(path, mode="r:gz") as archive:
+            for member in archive:  # streamed: a bomb stops at the first cap it crosses
+                rel = _safe_rel(member.name, label)
+                if member.isdir():
+                    continue
+                if member.issym() or member.islnk():
+                    raise _bad(label, f"member {member.name!r} is a link; links are refused in a chart package")
+                if not member.isfile():
+                    raise _bad(label, f"member {member.name!r} is not a regular file; refused")
+                budget.take(rel, member.size)
+                handle = archive.extractfile(member)
+                data = handle.read(MAX_FILE_BYTES + 1) if handle else b""
+                if len(data) != member.size:
+                    raise _bad(label, f"member {member.name!r}: its size does not match its header; a damaged package")
+                if rel in members:
+                    raise _bad(label, f"member {member.name!r} appears twice")
+                members[rel] = data
+    except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise _bad(label, f"not a readable .tgz chart package ({exc}); pass a chart folder or `helm package` output") from exc
+    except OSError as exc:
+        raise translate_os_error(exc, path, "read") from exc
+    tops = {rel.split("/", 1)[0] for rel in members}
+    if len(tops) == 1 and all("/" in rel for rel in members):
+        top = tops.pop()
+        return ChartFiles(label, top, {rel.split("/", 1)[1]: data for rel, data in members.items()})
+    stem = re.sub(r"(\.tar\.gz|\.tgz)$", "", path.name)
+    return ChartFiles(label, re.sub(r"-[0-9]+\.[0-9]+\.[0-9]+.*$", "", stem), members)
+
+
+def _read_folder(path: Path, label: str) -> ChartFiles:
+    budget = _Budget(label)
+    files: dict[str, bytes] = {}
+    for folder, dirs, names in os.walk(path, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
+        for d in dirs:
+            if os.path.islink(os.path.join(folder, d)):
+                rel = posixpath.normpath(os.path.relpath(os.path.join(folder, d), path).replace(os.sep, "/"))
+                raise _bad(label, f"{rel} is a symbolic link; links are not followed in a chart folder")
+        for name in sorted(names):
+            full = os.path.join(folder, name)
+            rel = os.path.relpath(full, path).replace(os.sep, "/")
+            if os.path.islink(full):
+                raise _bad(label, f"{rel} is a symbolic link; links are not followed in a chart folder")
+            if not os.path.isfile(full):
+                raise _bad(label, f"{rel} is not a regular file; refused")
+            try:
+                size = os.path.getsize(full)
+                budget.take(rel, size)
+                with open(full, "rb") as fh:
+                    files[rel] = fh.read(MAX_FILE_BYTES + 1)
+            except OSError as exc:
+                raise translate_os_error(exc, full, "read") from exc
+    return ChartFiles(label, path.resolve().name, files)
+
+
+def read_chart(path: Path, label: str | None = None) -> ChartFiles:
+    """The chart at `path` (a folder or a `.tgz`); InputError when it is not a readable Olares chart."""
+    label = label or str(path)
+    if path.is_dir():
+        chart = _read_folder(path, label)
+    elif path.is_file():
+        chart = _read_package(path, label)
+    elif path.exists():
+        raise _bad(label, "neither a folder nor a .tgz file")
+    else:
+        raise _bad(label, "no such file or folder")
+    missing = [rel for rel in ("Chart.yaml", "OlaresManifest.yaml") if rel not in chart.files]
+    if missing:
+        raise _bad(label, "not an Olares application chart (no " + " and no ".join(missing)
+                   + "); pass a folder or .tgz holding Chart.yaml, OlaresManifest.yaml and templates/")
+    return chart
+
+
+__all__ = ["MAX_FILES", "MAX_FILE_BYTES", "MAX_TOTAL_BYTES", "ChartFiles", "read_chart"]

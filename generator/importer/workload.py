@@ -1,0 +1,452 @@
+"""The engine container of a rendered chart: its image, its full argv (after `$(VAR)` and launcher-script
+expansion), its environment (env and envFrom ConfigMaps), and the files fetched before it starts.
+
+Every token and env entry keeps the chart file and line it came from, for the report.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from generator.core.errors import Problem
+from generator.importer import programs
+from generator.importer.helmview import Rendered, marked_envs
+from generator.importer.shell import (
+    Script,
+    ScriptLine,
+    ShellError,
+    k8s_expand,
+    read_script,
+    simple_commands,
+    split_words,
+)
+from generator.lint.helm import Doc
+
+WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
+JOB_KINDS = ("Job",)
+# a Hugging Face file URL (`https://huggingface.co/<repo>/resolve/<rev>/<file>`) or the same path without
+# the host, as the catalog's own fetch container writes it (FILE_<i>_SRC)
+HF_FILE = re.compile(r"(?:https?://[^/\s\"']+/)?(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)/resolve/(?P<rev>[\w.-]+)/"
+                     r"(?P<file>[^\s\"'?#]+)")
+TMP_SUFFIXES = (".tmp", ".part", ".partial", ".download")
+
+
+@dataclass(frozen=True)
+class Origin:
+    where: str
+    line: int | None
+
+    def __str__(self) -> str:
+        return f"{self.where}:{self.line}" if self.line else self.where
+
+
+@dataclass(frozen=True)
+class Token:
+    text: str
+    origin: Origin
+    vars: tuple[str, ...] = ()  # env variables expanded into it
+
+
+@dataclass(frozen=True)
+class EnvEntry:
+    name: str
+    value: str | None  # None: from a Secret or the downward API
+    via: str  # "env", "configMap <name>", "secret <name>", "field"
+    origin: Origin
+    olares: tuple[str, ...] = ()  # the manifest envs its value renders from
+
+
+@dataclass(frozen=True)
+class Fetch:
+    """A Hugging Face file the chart downloads before (or while) the engine starts."""
+
+    repo: str
+    revision: str
+    file: str
+    dest: str | None
+    origin: Origin
+    by: str  # "init container <name>", "launcher script", "job <name>"
+
+
+@dataclass
+class Launch:
+    workload: Doc
+    container: dict[str, Any]
+    name: str
+    image: str
+    command_set: bool
+    argv: list[Token]  # the program first
+    script: Script | None
+    script_origin: Origin | None
+    env: dict[str, EnvEntry]
+    used_vars: set[str] = field(default_factory=set)
+    pre_exec: list[tuple[Origin, str]] = field(default_factory=list)  # script lines before the server
+    problems: list[Problem] = field(default_factory=list)  # expansions that failed
+
+    @property
+    def program(self) -> str:
+        return self.argv[0].text if self.argv else ""
+
+    def env_values(self) -> dict[str, str]:
+        return {k: e.value for k, e in self.env.items() if e.value is not None}
+
+
+def pod_spec(doc: Doc) -> dict[str, Any]:
+    spec = doc.body.get("spec") or {}
+    if doc.kind in JOB_KINDS or doc.kind == "CronJob":
+        spec = (spec.get("jobTemplate") or {}).get("spec", spec) if doc.kind == "CronJob" else spec
+    template = spec.get("template") or {} if isinstance(spec, dict) else {}
+    pod = template.get("spec") if isinstance(template, dict) else None
+    return pod if isinstance(pod, dict) else {}
+
+
+class Lines:
+    """Line lookups in the chart's source files for rendered values."""
+
+    def __init__(self, rendered: Rendered):
+        self.r = rendered
+
+    def find(self, rel: str, *needles: str, after: int = 1) -> int | None:
+        return self.r.line(rel, *needles, after=after)
+
+    def origin(self, rel: str, *needles: str, after: int = 1, fallback: int | None = None) -> Origin:
+        line = self.find(rel, *needles, after=after) if needles else None
+        return Origin(self.r.where(rel), line or fallback)
+
+    def container_anchor(self, doc: Doc, name: str) -> int:
+        for needle in (f"name: {name}", f'name: "{name}"', f"name: '{name}'"):
+            line = self.find(doc.source, needle)
+            if line:
+                return line
+        return self.find(doc.source, "containers:") or 1
+
+    def value(self, rel: str, text: str, after: int) -> Origin:
+        """The line of a rendered list element: in the template after `after`, else in values.yaml."""
+        probe = text if "\n" not in text else text.strip().splitlines()[0].strip()
+        if probe:
+            line = self.find(rel, probe, after=after)
+            if line:
+                return Origin(self.r.where(rel), line)
+            if "values.yaml" in self.r.files.files:
+                line = self.find("values.yaml", probe)
+                if line:
+                    return Origin(self.r.where("values.yaml"), line)
+        return Origin(self.r.where(rel), after)
+
+
+def _configmaps(docs: list[Doc]) -> dict[str, Doc]:
+    return {d.name: d for d in docs if d.kind == "ConfigMap"}
+
+
+def resolve_env(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any], anchor: int,
+                problems: list[Problem]) -> dict[str, EnvEntry]:
+    """The container's environment as Kubernetes builds it: envFrom first, then env (which wins)."""
+    maps = _configmaps(rendered.docs)
+    env: dict[str, EnvEntry] = {}
+    for source in container.get("envFrom") or ():
+        if not isinstance(source, dict):
+            continue
+        prefix = str(source.get("prefix") or "")
+        ref = source.get("configMapRef") or {}
+        if ref:
+            cm = maps.get(str(ref.get("name")))
+            if cm is None:
+                if not ref.get("optional"):
+                    problems.append(Problem(str(lines.origin(doc.source, "configMapRef", after=anchor)), None, None,
+                                            f"envFrom names ConfigMap {ref.get('name')!r}, which the chart does not "
+                                            "define; add it or mark it optional"))
+                continue
+            cm_anchor = lines.find(cm.source, f"name: {cm.name}") or lines.find(cm.source, cm.name) or 1
+            for key, value in (cm.body.get("data") or {}).items():
+                text = "" if value is None else str(value)
+                origin = lines.origin(cm.source, f"{key}:", after=cm_anchor, fallback=cm_anchor)
+                env[prefix + str(key)] = EnvEntry(prefix + str(key), text, f"configMap {cm.name}", origin,
+                                                  tuple(marked_envs(text)))
+        secret = source.get("secretRef") or {}
+        if secret:
+            problems.append(Problem(str(lines.origin(doc.source, "secretRef", after=anchor)), None, None,
+                                    f"envFrom reads Secret {secret.get('name')!r}: its keys cannot be known from the "
+                                    "chart; list the variables under `env:` instead"))
+    for item in container.get("env") or ():
+        if not isinstance(item, dict) or not item.get("name"):
+            continue
+        name = str(item["name"])
+        origin = lines.origin(doc.source, "name:", name, after=anchor, fallback=anchor)
+        if "value" in item:
+            raw = "" if item["value"] is None else str(item["value"])
+            value, _undefined = k8s_expand(raw, {k: e.value for k, e in env.items() if e.value is not None})
+            env[name] = EnvEntry(name, value, "env", origin, tuple(marked_envs(value)))
+            continue
+        source = item.get("valueFrom") or {}
+        if "configMapKeyRef" in source:
+            ref = source["configMapKeyRef"] or {}
+            cm = maps.get(str(ref.get("name")))
+            data = (cm.body.get("data") or {}) if cm else {}
+            if str(ref.get("key")) in data:
+                text = str(data[str(ref.get("key"))])
+                env[name] = EnvEntry(name, text, f"configMap {ref.get('name')}", origin, tuple(marked_envs(text)))
+                continue
+            env[name] = EnvEntry(name, None, f"configMap {ref.get('name')} (missing)", origin)
+        elif "secretKeyRef" in source:
+            ref = source["secretKeyRef"] or {}
+            env[name] = EnvEntry(name, None, f"secret {ref.get('name')}/{ref.get('key')}", origin)
+        else:
+            env[name] = EnvEntry(name, None, "field", origin)
+    return env
+
+
+def _shell_parts(full: list[str]) -> tuple[str, list[str]] | None:
+    """(script, positional args) of `sh -c SCRIPT [$0 [$1 ...]]`."""
+    if len(full) >= 3 and programs.is_shell(full[0]) and full[1].startswith("-") and "c" in full[1]:
+        return full[2], full[4:] if len(full) > 3 else []
+    return None
+
+
+def _download_lines(lines: list[ScriptLine], scope: dict[str, str], base: Origin, by: str) -> tuple[list[Fetch], set[int]]:
+    """Files a script fetches (`curl URL -o DEST`, `wget -O DEST URL`); also the line numbers that do it."""
+    out: list[Fetch] = []
+    used: set[int] = set()
+    for line in lines:
+        for command in simple_commands(line.text):
+            try:
+                words = split_words(command, scope).words
+            except ShellError:
+                words = [_naive_expand(w, scope).strip("\"'") for w in command.split()]
+            while words and words[0] in ("eval", "exec", "command"):
+                words = words[1:]
+            if not words or programs.basename(words[0]) not in ("curl", "wget"):
+                continue
+            url = next((m for m in (HF_FILE.search(w) for w in words if "/resolve/" in w) if m), None)
+            if url is None:
+                continue
+            dest = None
+            for index, word in enumerate(words):
+                if word in ("-o", "--output", "-O", "--output-document") and index + 1 < len(words):
+                    dest = words[index + 1]
+                elif word.startswith(("--output-document=", "--output=")):
+                    dest = word.split("=", 1)[1]
+            if dest:
+                for suffix in TMP_SUFFIXES:
+                    dest = dest.removesuffix(suffix)
+            line_no = base.line + line.number - 1 if base.line else None
+            out.append(Fetch(url.group("repo"), url.group("rev"), url.group("file"), dest, Origin(base.where, line_no),
+                             by))
+            used.add(line.number)
+    return out, used
+
+
+def _naive_expand(word: str, scope: dict[str, str]) -> str:
+    def sub(m: re.Match[str]) -> str:
+        return scope.get(m.group(1) or m.group(2), m.group(0))
+
+    return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)[^}]*\}|\$([A-Za-z_][A-Za-z0-9_]*)", sub, word)
+
+
+PLUMBING_LINE = re.compile(r"^(set\s+-[a-z]+|echo\b|mkdir\b|ls\b|cd\b|mv\b|if\b|then\b|else\b|elif\b|fi\b|done\b|"
+                           r"while\b|do\b|true\b|:\s*$|[A-Za-z_][A-Za-z0-9_]*=)")
+
+
+def _fetch_container(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any], by: str,
+                     problems: list[Problem]) -> tuple[list[Fetch], bool]:
+    """Files an init container (or a Job) fetches; (fetches, everything it does is a download)."""
+    name = str(container.get("name") or "")
+    anchor = lines.container_anchor(doc, name)
+    env = resolve_env(rendered, lines, doc, container, anchor, problems)
+    values = {k: e.value for k, e in env.items() if e.value is not None}
+    fetches: list[Fetch] = []
+    # the catalog's own fetch container: FILE_<i>_SRC / FILE_<i>_DST pairs (templates/chart/templates/deployment.yaml.j2)
+    index = 0
+    while f"FILE_{index}_SRC" in values:
+        src, dst = values[f"FILE_{index}_SRC"], values.get(f"FILE_{index}_DST")
+        match = HF_FILE.fullmatch(src) or HF_FILE.search(src)
+        if match:
+            fetches.append(Fetch(match.group("repo"), match.group("rev"), match.group("file"), dst,
+                                 env[f"FILE_{index}_SRC"].origin, by))
+        index += 1
+    if fetches:
+        return fetches, True
+    full = [str(x) for x in (container.get("command") or [])] + [str(x) for x in (container.get("args") or [])]
+    full = [k8s_expand(x, values)[0] for x in full]
+    shell = _shell_parts(full)
+    scripts = [shell[0]] if shell else [" ".join(full)]
+    only_downloads = True
+    for script in scripts:
+        first = script.strip().splitlines()[0].strip() if script.strip() else ""
+        base = lines.origin(doc.source, first, after=anchor, fallback=anchor) if first else Origin(rendered.where(doc.source), anchor)
+        parsed = read_script(script, values, lambda word, after_exec: False)
+        found, used = _download_lines(parsed.before, parsed.env, base, by)
+        fetches += found
+        rest = [ln for ln in parsed.before if ln.number not in used and not PLUMBING_LINE.match(ln.text)
+                and not re.match(r"^(eval\s+)?(curl|wget)\b", ln.text)]
+        if rest:
+            only_downloads = False
+    return fetches, only_downloads and bool(fetches)
+
+
+@dataclass
+class Pod:
+    """Every container of the chart's workloads, classified."""
+
+    launches: list[Launch]
+    fetches: list[Fetch]
+    fetchers: list[tuple[Doc, dict[str, Any], bool]]  # (doc, init container or job container, pure download)
+    problems: list[Problem]
+
+
+def _launch(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any]) -> Launch:
+    problems: list[Problem] = []
+    name = str(container.get("name") or "")
+    anchor = lines.container_anchor(doc, name)
+    env = resolve_env(rendered, lines, doc, container, anchor, problems)
+    values = {k: e.value for k, e in env.items() if e.value is not None}
+    used: set[str] = set()
+    raw_tokens: list[Token] = []
+    command = [str(x) for x in container.get("command") or []]
+    args = [str(x) for x in container.get("args") or []]
+    for part, items in (("command", command), ("args", args)):
+        start = lines.find(doc.source, f"{part}:", after=anchor) or anchor
+        cursor = start
+        for item in items:
+            origin = lines.value(doc.source, item, cursor)
+            if origin.line and origin.where == rendered.where(doc.source):
+                cursor = origin.line
+            expanded, undefined = k8s_expand(item, values)
+            refs = tuple(re.findall(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)", item))
+            used.update(r for r in refs if r in values)
+            for var in undefined:
+                if var in env:  # defined, from a Secret or the downward API: its value is not in the chart
+                    problems.append(Problem(str(origin), None, None, f"$({var}) comes from {env[var].via}; its value "
+                                            "is not in the chart, so the argument cannot be read"))
+                else:
+                    problems.append(Problem(str(origin), None, None,
+                                            f"$({var}) is not defined in the container's env or envFrom: Kubernetes "
+                                            "passes it as written; define the variable or write the value"))
+            raw_tokens.append(Token(expanded, origin, tuple(r for r in refs if r in values)))
+    image = str(container.get("image") or "")
+    full = [t.text for t in raw_tokens]
+    shell = _shell_parts(full)
+    script = None
+    script_origin = None
+    pre_exec: list[tuple[Origin, str]] = []
+    argv = raw_tokens
+    if shell:
+        text = shell[0]
+        script_token = raw_tokens[2]
+        positional = raw_tokens[4:] if len(raw_tokens) > 4 else []
+        first = text.strip().splitlines()[0].strip() if text.strip() else ""
+        base_line = lines.find(doc.source, first, after=script_token.origin.line or anchor) if first else None
+        script_origin = Origin(script_token.origin.where, base_line or script_token.origin.line)
+        # the script's first line (not blank) sits on base_line
+        lead = len(text) - len(text.lstrip("\n"))
+        offset = -text[:lead].count("\n")
+        script = read_script(text, values, programs.launches)
+        used.update(v for v in values if re.search(rf"\$\{{?{re.escape(v)}\b", text))
+        if script.exec_line is None:
+            argv = [Token(text, script_origin)]
+        else:
+            try:
+                words = split_words(script.exec_line.text, script.env, [t.text for t in positional]).words
+            except ShellError as exc:
+                problems.append(Problem(str(_script_line(script_origin, script.exec_line, offset)), None, None,
+                                        f"the launcher's server line cannot be read: {exc}"))
+                words = script.exec_line.text.split()
+            if script.cwd and words and words[0].startswith("./"):
+                words[0] = f"{script.cwd.rstrip('/')}/{words[0][2:]}"
+            origin = _script_line(script_origin, script.exec_line, offset)
+            physical = text.splitlines()
+            argv = _place(words, positional, physical, script.exec_line, origin)
+            for line in script.before:
+                pre_exec.append((_script_line(script_origin, line, offset), line.text))
+    elif not command and programs.LLAMACPP_SERVER_IMAGE.match(image):
+        argv = [Token(programs.LLAMACPP_ENTRYPOINT, Origin(rendered.where(doc.source), anchor)), *raw_tokens]
+    launch = Launch(doc, container, name, image, bool(command), argv, script, script_origin, env, used, pre_exec,
+                    problems)
+    return launch
+
+
+def _script_line(base: Origin, line: ScriptLine, offset: int) -> Origin:
+    if base.line is None:
+        return base
+    return Origin(base.where, base.line + line.number - 1 + offset)
+
+
+def _place(words: list[str], positional: list[Token], physical: list[str], line: ScriptLine,
+           origin: Origin) -> list[Token]:
+    """Tokens for the exec line's words: each flag on the physical line that holds it."""
+    out: list[Token] = []
+    pos_texts = [t.text for t in positional]
+    first = line.number - 1
+    span = []
+    index = first
+    while index < len(physical):
+        span.append(index)
+        if not physical[index].rstrip().endswith("\\"):
+            break
+        index += 1
+    cursor = 0
+    pos_index = 0
+    for word in words:
+        if pos_index < len(pos_texts) and word == pos_texts[pos_index] and all(word not in physical[i] for i in span):
+            out.append(positional[pos_index])
+            pos_index += 1
+            continue
+        found = None
+        for k in range(cursor, len(span)):
+            if word.split("=", 1)[0] in physical[span[k]]:
+                found = k
+                break
+        if found is not None and word.startswith("-"):
+            cursor = found
+        at = origin.line + cursor if origin.line else None
+        out.append(Token(word, Origin(origin.where, at)))
+    return out
+
+
+def read_pod(rendered: Rendered, lines: Lines) -> Pod:
+    launches: list[Launch] = []
+    fetches: list[Fetch] = []
+    fetchers: list[tuple[Doc, dict[str, Any], bool]] = []
+    problems: list[Problem] = []
+    for doc in rendered.docs:
+        if doc.kind not in (*WORKLOAD_KINDS, *JOB_KINDS):
+            continue
+        pod = pod_spec(doc)
+        for init in pod.get("initContainers") or ():
+            if isinstance(init, dict):
+                found, pure = _fetch_container(rendered, lines, doc, init, f"init container {init.get('name')}",
+                                               problems)
+                fetches += found
+                fetchers.append((doc, init, pure))
+        for container in pod.get("containers") or ():
+            if not isinstance(container, dict):
+                continue
+            if doc.kind in JOB_KINDS:
+                found, pure = _fetch_container(rendered, lines, doc, container, f"job {doc.name}", problems)
+                fetches += found
+                fetchers.append((doc, container, pure))
+                continue
+            launches.append(_launch(rendered, lines, doc, container))
+    for launch in launches:
+        if launch.script is not None:
+            found, _ = _download_lines(launch.script.before, launch.script.env,
+                                       launch.script_origin or Origin(rendered.where(launch.workload.source), None),
+                                       "launcher script")
+            fetches += found
+    return Pod(launches, fetches, fetchers, problems)
+
+
+__all__ = [
+    "HF_FILE",
+    "EnvEntry",
+    "Fetch",
+    "Launch",
+    "Lines",
+    "Origin",
+    "Pod",
+    "Token",
+    "pod_spec",
+    "read_pod",
+    "resolve_env",
+]

@@ -1,0 +1,239 @@
+"""What an import writes: app files, drafts, and the `--update` edit of existing apps; planned in full first,
+written only when the whole run is free of errors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from ruamel.yaml import YAML
+
+from generator.catalog import Catalog, display_path
+from generator.core.errors import InputError, Problem, translate_os_error
+from generator.core.fileio import atomic_write_text
+from generator.importer.appyaml import _plain, emit, read_back, update_text
+from generator.importer.build import APP_KEYS, CHART_FIELDS, Imported
+from generator.importer.drafts import ModelDraft, Pool, StackDraft
+from generator.schema import App
+
+DRAFT_MARK = "[draft]"
+
+
+@dataclass
+class FileWrite:
+    path: Path
+    text: str | None  # None: nothing to write (unchanged)
+    action: str  # new app, updated app, unchanged app, draft app, draft model, draft stack
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": display_path(self.path), "action": self.action}
+
+
+@dataclass
+class Plan:
+    writes: list[FileWrite] = field(default_factory=list)
+    drafts: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def _tuples(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _tuples(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return tuple(_tuples(v) for v in value)
+    return value
+
+
+def _header(result: Imported) -> list[str]:
+    lines = [f"Imported by `catalog import` from {result.label} ({result.profile} chart)."]
+    if result.unmapped:
+        lines.append("`unmapped` lists what the chart does that the catalog cannot express (not rendered).")
+    return lines
+
+
+def _draft_header(kind: str, target: str, labels: list[str], missing: list[str], other: list[str],
+                  guessed: list[str], adds: list[str]) -> list[str]:
+    out = [f"{DRAFT_MARK} written by `catalog import` from {', '.join(labels)}; the catalog does not read drafts/."]
+    if adds:
+        out.append(f"{DRAFT_MARK} adds to {target}: {'; '.join(adds)}")
+    if missing:
+        out.append(f"{DRAFT_MARK} missing: {', '.join(missing)}")
+    for problem in other:
+        out.append(f"{DRAFT_MARK} to fix: {problem}")
+    for guess in guessed:
+        out.append(f"{DRAFT_MARK} guessed, check: {guess}")
+    out.append(f"{DRAFT_MARK} when complete, move it to {target} (then `catalog check`).")
+    return out
+
+
+def _strip_header(text: str) -> str:
+    return "".join(line for line in text.splitlines(keepends=True) if not line.startswith(f"# {DRAFT_MARK}"))
+
+
+def _model_text(draft: ModelDraft, labels: list[str]) -> str:
+    missing, other = draft.missing()
+    adds = [f"{key} {entry.get('quant') or entry.get('id')} ({entry['repo'] if 'repo' in entry else entry['weights'][0]['repo']})"
+            for addition in draft.additions for key, entry in addition.items()]
+    header = _draft_header("model", f"models/{draft.id}.yaml", labels, missing, other, draft.guessed,
+                           adds if draft.existing is not None else [])
+    if draft.base_text is None:
+        return emit(draft.data, header)
+    yaml = YAML(typ="rt")
+    yaml.width = 118
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    doc = yaml.load(_strip_header(draft.base_text))
+    for addition in draft.additions:
+        for key, entry in addition.items():
+            if key == "mmproj":
+                doc["mmproj"] = entry
+            else:
+                if key not in doc or doc[key] is None:
+                    doc[key] = []
+                doc[key].append(entry)
+    import io
+
+    buf = io.StringIO()
+    yaml.dump(doc, buf)
+    head = "".join(f"# {line}\n" for line in header)
+    return head + buf.getvalue()
+
+
+def _stack_text(draft: StackDraft, labels: list[str]) -> str:
+    missing, other = draft.missing()
+    header = _draft_header("stack", f"stacks/{draft.id}.yaml", labels, missing, other, draft.guessed, [])
+    return emit(draft.data, header)
+
+
+def _compare_fields(current: dict[str, Any], new: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """(fields to set, fields to remove) so that the app's chart fields become `new`'s."""
+    try:
+        old_app = App.model_validate(_tuples(current))
+        new_app = App.model_validate(_tuples(new))
+    except ValidationError:
+        return ({k: new[k] for k in CHART_FIELDS if k in new and _plain(current.get(k)) != _plain(new[k])},
+                [k for k in CHART_FIELDS if k in current and k not in new])
+    changes: dict[str, Any] = {}
+    removals: list[str] = []
+    for key in CHART_FIELDS:
+        if getattr(old_app, key) == getattr(new_app, key):
+            continue
+        default = App.model_fields[key].get_default(call_default_factory=True)
+        if getattr(new_app, key) == default and key not in ("resources",):
+            removals.append(key)
+        else:
+            changes[key] = new[key] if key in new else _plain(getattr(new_app, key).model_dump()
+                                                               if hasattr(getattr(new_app, key), "model_dump")
+                                                               else getattr(new_app, key))
+    return changes, removals
+
+
+def plan_writes(results: list[Imported], pool: Pool, cat: Catalog, update: bool) -> Plan:
+    plan = Plan()
+    root = cat.root
+    seen: dict[str, str] = {}
+    for result in results:
+        if result.status not in ("ok", "draft") or result.app is None or not result.name:
+            continue
+        name = result.name
+        if name in seen:
+            plan.problems.append(Problem(result.label, None, None, f"app {name!r} is also imported from {seen[name]}; "
+                                                                  "import one chart per app"))
+            continue
+        seen[name] = result.label
+        live = root / "apps" / f"{name}.yaml"
+        draft_path = root / "drafts" / "apps" / f"{name}.yaml"
+        if live.exists():
+            shown = display_path(live)
+            if not update:
+                plan.problems.append(Problem(shown, None, None, f"app {name!r} exists; pass --update to change only the "
+                                                                "fields that differ from the chart"))
+                continue
+            if result.status == "draft":
+                plan.problems.append(Problem(shown, None, None, "--update would point the app at drafts ("
+                                             + "; ".join(result.missing) + "); complete them first"))
+                continue
+            plan.writes.append(_update(live, result))
+            continue
+        target = live if result.status == "ok" else draft_path
+        if target.exists() and not update:
+            plan.problems.append(Problem(display_path(target), None, None, f"{name!r} was imported before; pass "
+                                                                           "--update to write it again"))
+            continue
+        header = _header(result)
+        if result.status == "draft":
+            first = f"{DRAFT_MARK} app written by `catalog import` from {result.label}; move it to apps/ once complete."
+            header = [first, *(f"{DRAFT_MARK} missing: {m}" for m in result.missing), *header[1:]]
+        text = emit(result.app, header)
+        _check_readback(target, text, result.app, plan)
+        plan.writes.append(FileWrite(target, text, "new app" if result.status == "ok" else "draft app"))
+    for draft in pool.models.values():
+        if not draft.touched:
+            continue
+        path = root / "drafts" / "models" / f"{draft.id}.yaml"
+        labels = [r.label for r in results if r.model == draft.id and r.model_draft] or draft.apps
+        missing, other = draft.missing()
+        plan.writes.append(FileWrite(path, _model_text(draft, labels), "draft model"))
+        plan.drafts.append({"path": display_path(path), "kind": "model", "id": draft.id, "apps": draft.apps,
+                            "extends": display_path(draft.existing) if draft.existing else None,
+                            "missing": missing, "to_fix": other, "guessed": draft.guessed})
+    for sdraft in pool.stacks.values():
+        if not sdraft.touched:
+            continue
+        path = root / "drafts" / "stacks" / f"{sdraft.id}.yaml"
+        labels = [r.label for r in results if r.stack == sdraft.id] or sdraft.apps
+        missing, other = sdraft.missing()
+        plan.writes.append(FileWrite(path, _stack_text(sdraft, labels), "draft stack"))
+        plan.drafts.append({"path": display_path(path), "kind": "stack", "id": sdraft.id, "apps": sdraft.apps,
+                            "missing": missing, "to_fix": other, "guessed": sdraft.guessed})
+    for tdraft in pool.chat_templates.values():
+        path = root / "drafts" / "chat_templates" / f"{tdraft.id}.yaml"
+        missing, other = tdraft.missing()
+        header = _draft_header("chat template", f"chat_templates/{tdraft.id}.yaml (with {tdraft.data['file']})",
+                               tdraft.apps, missing, other, [], [])
+        plan.writes.append(FileWrite(path, emit(tdraft.data, header), "draft chat template"))
+        plan.writes.append(FileWrite(path.with_name(tdraft.data["file"]), tdraft.text, "draft chat template file"))
+        plan.drafts.append({"path": display_path(path), "kind": "chat template", "id": tdraft.id, "apps": tdraft.apps,
+                            "missing": missing, "to_fix": other, "guessed": []})
+    return plan
+
+
+def _check_readback(path: Path, text: str, data: dict[str, Any], plan: Plan) -> None:
+    if _plain(read_back(path, text)) != _plain(data):  # pragma: no cover - the emitter's own guarantee
+        plan.problems.append(Problem(display_path(path), None, None, "internal: the written file would not read "
+                                                                     "back as imported; please report it"))
+
+
+def _update(path: Path, result: Imported) -> FileWrite:
+    assert result.app is not None
+    text = path.read_text(encoding="utf-8")
+    current = read_back(path, text)
+    if not isinstance(current, dict):
+        raise InputError([Problem(display_path(path), 1, None, "not a YAML mapping")])
+    new = {k: v for k, v in result.app.items() if k in CHART_FIELDS}
+    changes, removals = _compare_fields(current, {**{k: current[k] for k in current if k not in CHART_FIELDS}, **new})
+    if not changes and not removals:
+        return FileWrite(path, None, "unchanged app")
+    expected = dict(current)
+    for key, value in changes.items():
+        expected[key] = value
+    for key in removals:
+        expected.pop(key, None)
+    ordered = {k: expected[k] for k in list(current) + [k for k in APP_KEYS if k not in current] if k in expected}
+    new_text = update_text(Path(display_path(path)), text, changes, removals, APP_KEYS, ordered)
+    return FileWrite(path, new_text, "updated app: " + ", ".join([*changes, *(f"-{k}" for k in removals)]))
+
+
+def apply(plan: Plan) -> None:
+    for write in plan.writes:
+        if write.text is None:
+            continue
+        try:
+            atomic_write_text(write.path, write.text)
+        except OSError as exc:
+            raise translate_os_error(exc, write.path, "write") from exc
+
+
+__all__ = ["FileWrite", "Plan", "apply", "plan_writes"]

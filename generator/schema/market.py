@@ -1,0 +1,45 @@
+"""The market settings of a catalog (catalog/market.yaml): which Olares manifest profile its charts use and, when
+the market declares it, the icons it serves."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints, model_validator
+
+from generator.schema.common import Source, Strict
+
+# docs/profiles.md: olares-v2 = manifest 0.10.0 / apiVersion v2 (Olares >= 1.12.3), olares-v3 = 0.12.0 / v3 (>= 1.12.6).
+ProfileName = Literal["olares-v2", "olares-v3"]
+DEFAULT_PROFILE: ProfileName = "olares-v3"
+IconName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")]
+
+
+class Icons(Strict):
+    """The icons a market serves: `base_url` + `<name><suffix>` for each name in `served`."""
+
+    base_url: Annotated[str, StringConstraints(pattern=r"^https?://[^\s]+/$")]
+    suffix: Annotated[str, StringConstraints(pattern=r"^\.[a-z]{2,5}$")] = ".png"
+    served: tuple[IconName, ...] = Field(min_length=1)
+    source: Annotated[str, StringConstraints(min_length=3)]
+
+    def url(self, name: str) -> str:
+        return f"{self.base_url}{name}{self.suffix}"
+
+    def serves(self, url: str) -> bool:
+        return url in {self.url(n) for n in self.served}
+
+
+class Market(Strict):
+    profile: ProfileName = DEFAULT_PROFILE
+    icons: Icons | None = None
+    sources: tuple[Source, ...] = ()
+
+    @model_validator(mode="after")
+    def _unique_icons(self) -> "Market":
+        if self.icons is not None and len(set(self.icons.served)) != len(self.icons.served):
+            raise ValueError("icons.served lists a name twice")
+        return self
+
+
+__all__ = ["DEFAULT_PROFILE", "Icons", "Market", "ProfileName"]

@@ -1,0 +1,18 @@
+"""Build glue pyproject.toml cannot express: the top-level catalog/ and templates/ ship inside the package.
+
+They stay where the project keeps them (the repository's top level) and are mapped into the wheel as
+`generator/_data/catalog` and `generator/_data/templates`, where `importlib.resources` finds them
+(generator/core/locate.py). Every generator package is found, so a new stage package ships without an edit
+here. Everything else (metadata, dependencies, the `catalog` script) is in pyproject.toml.
+"""
+
+from setuptools import find_packages, setup
+
+DATA = {"generator._data.catalog": "catalog", "generator._data.templates": "templates"}
+
+setup(
+    packages=find_packages(include=["generator", "generator.*"]) + sorted(DATA),
+    package_dir=DATA,
+    package_data={"generator._data.catalog": ["**/*.yaml"], "generator._data.templates": ["**/*.j2", "store/**/*"]},
+    include_package_data=False,
+)

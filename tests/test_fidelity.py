@@ -1,0 +1,63 @@
+"""scripts/fidelity.py (docs/fidelity.md): it compares the re-rendered chart with a market's chart and reports
+exactly the differences, exiting 1 on one that the corrections table does not list.
+
+The "market" charts are built in tmp_path from the small fixture catalog's own render (tests/fixtures/
+catalog_small, its golden charts under tests/golden/): one copy untouched, one with one argument changed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from support.catalogs import REPO, SMALL
+
+GOLDEN = REPO / "tests" / "golden"
+SCRIPT = REPO / "scripts" / "fidelity.py"
+
+
+def _market(tmp_path: Path, name: str) -> Path:
+    market = tmp_path / name
+    shutil.copytree(GOLDEN / "qwenlab", market / "qwenlab")
+    return market
+
+
+def _run(market: Path, corrections: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), str(market), "qwenlab", "--catalog", str(SMALL),
+                           "--corrections", str(corrections), "--json"],
+                          capture_output=True, text=True, cwd=REPO, timeout=300, check=False)
+
+
+def _no_corrections(tmp_path: Path) -> Path:
+    doc = tmp_path / "fidelity.md"
+    doc.write_text("# none\n\n## Deliberate corrections\n\n| app | facet | key | reason |\n|---|---|---|---|\n",
+                   encoding="utf-8")
+    return doc
+
+
+def test_an_identical_chart_has_no_difference(tmp_path):
+    done = _run(_market(tmp_path, "same"), _no_corrections(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
+
+
+def test_a_changed_argument_is_the_one_difference_reported_and_fails(tmp_path):
+    market = _market(tmp_path, "changed")
+    values = market / "qwenlab" / "values.yaml"
+    text = values.read_text(encoding="utf-8")
+    assert "  - '65536'\n" in text
+    values.write_text(text.replace("  - '65536'\n", "  - '32768'\n", 1), encoding="utf-8")
+
+    done = _run(market, _no_corrections(tmp_path))
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout) == [{"app": "qwenlab", "facet": "args", "key": "--ctx-size", "theirs": "32768",
+                                        "ours": "65536", "deliberate": None}]
+
+    listed = tmp_path / "listed.md"
+    listed.write_text("## Deliberate corrections\n\n| app | facet | key | reason |\n|---|---|---|---|\n"
+                      "| qwenlab | args | --ctx-size | a test reason |\n", encoding="utf-8")
+    done = _run(market, listed)
+    assert done.returncode == 0, done.stderr
+    assert [d["deliberate"] for d in json.loads(done.stdout)] == ["a test reason"]
