@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
-from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog
+from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog, use_catalog
 from generator.core.errors import CatalogError, InputError, Problem, translate_os_error
 
 AppArg = Annotated[str, typer.Argument(help="The app the log belongs to.", show_default=False)]
@@ -40,7 +40,7 @@ def calibrate(name: AppArg, log: LogOpt, write: WriteOpt = False, catalog: Catal
     """Read a vLLM or llama.cpp boot log into calibration rows; show the fit before and after (--write: keep them)."""
     from generator.fit import calibrate as cal
 
-    cat = load_catalog(catalog)
+    cat = load_catalog(use_catalog(catalog, command="calibrate", writes=write, quiet=as_json))
     r = cat.select([name], include_removed=True)[0]
     text, where = _read(log)
     parsed = cal.parse(text)
