@@ -8,13 +8,14 @@ catalog): one folder per app. For every app of the catalog that has a folder in 
 charts are read the same way `catalog import` reads a chart (generator/importer: the real Helm engine with the
 values Olares injects, the engine container's argv after `$(VAR)` and launcher-script expansion), then compared
 in: image, command (the program), args (flag groups), env, ports, probes, volumes, resources and manifest
-metadata. Every difference is printed. A difference is *deliberate* when a row of the corrections table in
-docs/fidelity.md matches it (app, facet and key, `*` matching anything); the script exits 1 when any
-difference is not deliberate, 0 otherwise, 2 on a usage or input problem.
+metadata. Every difference is printed. A difference is *deliberate* when a row of the `## Deliberate
+corrections` table in docs/fidelity.md matches it (app, facet and key, `*` matching anything), *known* when a row
+of its `## Known differences to fix` table does (an infidelity acknowledged, printed as such, not a correction);
+the script exits 1 when any difference is in neither table, 0 otherwise, 2 on a usage or input problem.
 
 Normalisations (not differences): CPU and memory quantities are compared as numbers (`4` = `4000m`,
 `24Gi` = `24576Mi`); a path under /models is compared by its file name (the catalog stores weights in
-per-repository folders of the shared `appCommon/huggingface`, the maintainer directly under `/models`); flags are
+per-repository folders under `/models`, the maintainer directly in it); flags are
 compared by their canonical spelling in the stack's flag table (`-ngl` = `--n-gpu-layers`) and in any order; the
 HF_TOKEN env value is never read or printed.
 """
@@ -64,12 +65,14 @@ class Difference:
     key: str
     theirs: str | None  # the market chart's value (None: absent there)
     ours: str | None  # the re-rendered chart's value (None: absent here)
-    deliberate: str | None = None  # the reason, from docs/fidelity.md
+    deliberate: str | None = None  # the reason, from docs/fidelity.md's deliberate corrections
+    known: str | None = None  # what is wrong, from docs/fidelity.md's known differences to fix
 
     def line(self) -> str:
-        mark = "deliberate" if self.deliberate else "UNLISTED  "
+        mark = "deliberate" if self.deliberate else "known     " if self.known else "UNLISTED  "
         text = f"{mark} {self.app} {self.facet} {self.key}: market {_short(self.theirs)} -> ours {_short(self.ours)}"
-        return text + (f"  ({self.deliberate})" if self.deliberate else "")
+        note = self.deliberate or self.known
+        return text + (f"  ({note})" if note else "")
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,7 @@ class Correction:
     facet: str
     key: str
     reason: str
+    known: bool = False  # a row of `## Known differences to fix`, not a deliberate correction
 
     def matches(self, diff: Difference) -> bool:
         return (fnmatch.fnmatchcase(diff.app, self.app) and fnmatch.fnmatchcase(diff.facet, self.facet)
@@ -85,17 +89,20 @@ class Correction:
 
 
 def load_corrections(path: Path) -> list[Correction]:
-    """Rows `| app | facet | key | reason |` of the table under the heading `## Deliberate corrections`."""
+    """Rows `| app | facet | key | reason |` of the tables under `## Deliberate corrections` and `## Known
+    differences to fix` (the latter marked known; they are matched first, so a known row beats a broad `*`)."""
     rows: list[Correction] = []
-    inside = False
+    section = ""
     for text in path.read_text(encoding="utf-8").splitlines():
         if text.startswith("## "):
-            inside = text.strip().lower() == "## deliberate corrections"
+            section = text.strip().lower()
             continue
+        inside = section in ("## deliberate corrections", "## known differences to fix")
         match = ROW.match(text) if inside else None
         if match and (match.group(2) in FACETS or match.group(2) == "*"):
-            rows.append(Correction(*(g.strip() for g in match.groups())))
-    return rows
+            app, facet, key, reason = (g.strip() for g in match.groups())
+            rows.append(Correction(app, facet, key, reason, known=section.startswith("## known")))
+    return sorted(rows, key=lambda c: not c.known)
 
 
 # --- reading one chart ------------------------------------------------------------------------------------
@@ -278,8 +285,13 @@ def compare(app: str, theirs: dict[str, dict[str, str]], ours: dict[str, dict[st
         for key in sorted(set(left) | set(right)):
             if left.get(key) != right.get(key):
                 diff = Difference(app, facet, key, left.get(key), right.get(key))
-                reason = next((c.reason for c in corrections if c.matches(diff)), None)
-                diffs.append(Difference(app, facet, key, diff.theirs, diff.ours, reason))
+                row = next((c for c in corrections if c.matches(diff)), None)
+                if row is None:
+                    diffs.append(diff)
+                elif row.known:
+                    diffs.append(Difference(app, facet, key, diff.theirs, diff.ours, known=row.reason))
+                else:
+                    diffs.append(Difference(app, facet, key, diff.theirs, diff.ours, deliberate=row.reason))
     return diffs
 
 
@@ -329,7 +341,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("apps", nargs="*", help="apps to compare (default: every app in both)")
     parser.add_argument("--catalog", type=Path, default=REPO / "catalog")
     parser.add_argument("--corrections", type=Path, default=REPO / "docs" / "fidelity.md",
-                        help="the file whose `## Deliberate corrections` table lists the accepted differences")
+                        help="the file whose `## Deliberate corrections` and `## Known differences to fix` tables list "
+                             "the accepted and the acknowledged differences")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if not args.market.is_dir():
@@ -340,13 +353,15 @@ def main(argv: list[str] | None = None) -> int:
     except CatalogError as error:
         print(f"fidelity: {error}", file=sys.stderr)
         return 2
-    unlisted = [d for d in diffs if not d.deliberate]
+    unlisted = [d for d in diffs if not d.deliberate and not d.known]
     if args.json:
         print(json.dumps([asdict(d) for d in diffs], indent=2, ensure_ascii=False))
     else:
         for diff in diffs:
             print(diff.line())
-        print(f"{len(diffs)} difference(s), {len(unlisted)} not listed in {args.corrections.name}")
+        known = sum(1 for d in diffs if d.known)
+        print(f"{len(diffs)} difference(s): {len(diffs) - known - len(unlisted)} deliberate, {known} known to fix, "
+              f"{len(unlisted)} not listed in {args.corrections.name}")
     return 1 if unlisted else 0
 
 

@@ -11,6 +11,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from support.bump import run_cli
+from support.catalogs import MARKET_CATALOG
 from support.checks import FAST, LONG, add_args, check, findings
 from generator.catalog import load_catalog
 from generator.chart.plan import plan
@@ -25,7 +26,7 @@ from generator.versions.state import ReleaseState, release_state
 
 @pytest.fixture(scope="module")
 def cat():
-    catalog = load_catalog()
+    catalog = load_catalog(MARKET_CATALOG)  # the frozen fixture: logic tests never read the live catalog
     catalog.apps = {name: sized(r) for name, r in catalog.apps.items()}  # GPU memory as plan() sizes it
     return catalog
 
@@ -47,7 +48,7 @@ def test_env_groups_come_in_order_and_a_later_name_wins(cat) -> None:
         names = [e.name for e in engine.env]
         assert len(names) == len(set(names)), r.app.name
         env = engine.env_map
-        assert env["HF_HOME"] == MODELS_DIR
+        assert env["HF_HOME"] == r.app.env.get("HF_HOME", MODELS_DIR)
         limit = next(e for e in engine.env if e.name == "CUDA_DEVICE_MEMORY_LIMIT_0")
         if "CUDA_DEVICE_MEMORY_LIMIT_0" not in r.app.env:
             assert (limit.value, limit.origin) == (f"{r.app.gpu_memory_mib}m", "app.gpu_memory_mib")
