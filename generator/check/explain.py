@@ -3,7 +3,7 @@ state, and the memory breakdown with its verdict."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from generator.catalog import Catalog, Resolved
 from generator.chart.plan import plan
@@ -12,6 +12,7 @@ from generator.engines import EngineSpec
 from generator.engines.argv import Argv, normalize, origin_label
 from generator.engines.settings import Settings, settings_for
 from generator.core.errors import UsageError
+from generator.fit.calibrate import basis_of
 from generator.fit.estimate import Fit, estimate
 
 
@@ -71,8 +72,15 @@ class Explanation:
             "app": self.app, "title": self.title, "status": self.status, "stack": self.stack, "image": self.image,
             "command": list(self.command), "args": [a.to_data() for a in self.args],
             "env": [e.to_data() for e in self.env], "overridden_env": [e.to_data() for e in self.overridden_env],
-            "genesis": [p.to_data() for p in self.genesis], "fit": self.fit.as_dict(),
+            "genesis": [p.to_data() for p in self.genesis], "fit": _fit_data(self.fit),
         }
+
+
+def _fit_data(fit: Fit) -> dict[str, Data]:
+    """The fit's JSON, each part saying where its figure comes from: measured, calibrated, computed or assumed."""
+    out = fit.as_dict()
+    out["parts"] = [{**asdict(p), "basis": basis_of(p.component, p.note)} for p in fit.parts]
+    return out
 
 
 def _arg_notes(engine: EngineSpec) -> dict[tuple[str, int], list[str]]:

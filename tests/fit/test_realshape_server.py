@@ -1,0 +1,74 @@
+"""Real-shape models on the real llama-server (CPU build, $LLAMA_SERVER): llama.cpp allocates what the fit says.
+
+For every llama.cpp app of the market fixture (its models are catalog/models'), generator/fit/realshape.py writes
+the model's real-shape GGUF (exact tensors and metadata, all-zero sparse data) and llama-server boots on it at the
+app's context, cache types, ubatch, slots and speculative setup (scripts/fit_probe.py `run_one`, `-lv 4`). Its own
+log lines (generator/fit/calibrate.py) are then held against the fit's parts:
+- weights: llama.cpp maps exactly the file's tensor bytes; the file is within 15 % of the real weight file the fit
+  counts (the type mix is picked from the file name, docs/fit.md);
+- KV (target and MTP draft context) and recurrent state: within 1 %;
+- compute buffer: the fit's formula without the CUDA-only f16 K/V copy, within 80 MiB (the buffer is ggml-alloc's
+  peak over the graph; a three-term formula fitted on the GPU probes is what the fit can know without a row).
+Substitutions the measured build needs (fork KV types, separate drafters, mmproj) are listed in the probe's notes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.fit.calibrate import parse
+from generator.fit.llamacpp import mtp_compute_formula
+
+from support.realshape import LLAMA_APPS, fit_probe, gguf_for, market
+from support.tiers import llama_server
+
+pytestmark = pytest.mark.needs_llama_server
+MIB = 2**20
+COMPUTE_TOLERANCE_MIB = 80
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("realshape")
+
+
+@pytest.mark.parametrize("app", LLAMA_APPS)
+def test_llama_server_allocates_what_the_fit_says(app: str, models: Path, tmp_path: Path) -> None:
+    path, probe, spec = gguf_for(models, app)
+    log_path = tmp_path / "boot.log"
+    facts = fit_probe().run_one(llama_server(), str(path), list(probe.args), log_path, gpu=False, timeout=420,
+                                threads=2, request=False)
+    log = log_path.read_text(errors="replace")
+    assert facts["listening"], log[-4000:]
+    parsed = parse(log)
+
+    mapped = sum(r.value for r in parsed.all("model_buffer"))
+    assert mapped == pytest.approx(spec.tensor_bytes / MIB, rel=1e-3)
+    assert abs(mapped - probe.part("weights")) <= 0.15 * probe.part("weights"), (mapped, probe.part("weights"))
+
+    caches = parsed.all("kv_buffer")
+    assert caches, log[-3000:]
+    assert sum(r.value for r in caches) == pytest.approx(probe.parts("KV "), rel=0.01)
+    if probe.part("KV sliding window"):
+        assert min(r.value for r in caches if r.scope == 0) == pytest.approx(probe.part("KV sliding window"), rel=0.01)
+    if probe.mtp:
+        assert [r.value for r in caches if r.scope == 1] == [pytest.approx(probe.part("KV MTP layer"), rel=0.01)]
+
+    state = sum(r.value for r in parsed.all("recurrent_state"))
+    assert state == pytest.approx(probe.part("recurrent state"), rel=0.01, abs=0.01)
+
+    target = [r.value for r in parsed.all("compute_buffer") if r.scope == 0 and r.device == "CPU"]
+    assert len(target) == 1, log[-3000:]
+    assert abs(target[0] - probe.cpu_compute_mib) <= COMPUTE_TOLERANCE_MIB, (target[0], probe.cpu_compute_mib)
+    if probe.mtp:
+        from dataclasses import replace
+
+        from generator.engines import engine_for
+        from generator.engines.settings import settings_for
+
+        r = market().apps[app]
+        draft = [x.value for x in parsed.all("compute_buffer") if x.scope == 1 and x.device == "CPU"]
+        expected = mtp_compute_formula(r, settings_for(replace(r), engine_for(r)))
+        assert len(draft) == 1 and abs(draft[0] - expected) <= COMPUTE_TOLERANCE_MIB, (draft, expected)
