@@ -30,7 +30,8 @@ from generator.cli import site
 from generator.cli import smoke
 
 # The command modules are listed so that importing them (for their registration on `app`) reads as used.
-__all__ = ["main", "bump", "check", "explain", "import_", "init", "listing", "prune", "publish", "render", "serve",
+__all__ = ["main", "bump", "calibrate", "check",
+           "explain", "import_", "init", "listing", "prune", "publish", "render", "serve",
            "site", "smoke"]
 
 

@@ -27,7 +27,8 @@ SourceOpt = Annotated[str | None, typer.Option("--source", help="Where the log c
 ImageOpt = Annotated[str | None, typer.Option("--image", help="Engine image or build (default: the app's image).")]
 DeviceOpt = Annotated[str | None, typer.Option("--device", help="The GPU and driver the log was taken on.")]
 CapOpt = Annotated[int | None, typer.Option("--cap-mib", help="vLLM: the cap it saw (default: the log, else the app).")]
-UtilOpt = Annotated[float | None, typer.Option("--util", help="vLLM: gpu_memory_utilization (default: the log, else the app).")]
+UtilOpt = Annotated[float | None, typer.Option(
+    "--util", help="vLLM: gpu_memory_utilization (default: the log, else the app).")]
 GpuOpt = Annotated[float | None, typer.Option("--gpu-mib", help="llama.cpp: the process's GPU memory (NVML), MiB.")]
 DateOpt = Annotated[str | None, typer.Option("--date", help="When the log was taken, YYYY-MM-DD (default: today).")]
 NoteOpt = Annotated[str | None, typer.Option("--note", help="Appended to every row's `what` (e.g. what differed).")]
@@ -50,7 +51,8 @@ def calibrate(name: AppArg, log: LogOpt, write: WriteOpt = False, catalog: Catal
         raise refuse(where, f"holds none of what `catalog calibrate` reads; a {engine} boot log needs "
                    f"{cal.NEEDS.get(engine, cal.NEEDS['vllm'] + ' / ' + cal.NEEDS['llamacpp'])}")
     if parsed.engine != engine:
-        raise refuse(where, f"is a {parsed.engine} log, but {name} runs on {engine} ({r.stack.id}): give that app's log")
+        raise refuse(where, f"is a {parsed.engine} log, but {name} runs on {engine} ({r.stack.id}): "
+                            "give that app's log")
     realshape = _check_model(r, parsed, where)
     settings_util, settings_cap = _app_budget(r)
     prov = cal.Provenance(source=source or where, image=image or r.stack.image, device=device,

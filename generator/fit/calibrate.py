@@ -77,7 +77,8 @@ _VLLM: list[tuple[str, re.Pattern[str]]] = [
     ("kv_tokens", re.compile(r"GPU KV cache size: " + _NUM + r" tokens")),
     ("concurrency", re.compile(r"Maximum concurrency for " + _NUM + r" tokens per request: " + _NUM + r"x")),
     ("graphs_gib", re.compile(r"Graph capturing finished in " + _NUM + r" secs, took " + _NUM + r" GiB")),
-    ("needed", re.compile(r"max seq len \(" + _NUM + r"\), \(" + _NUM + r" GiB KV cache is needed, which is larger than "
+    ("needed", re.compile(r"max seq len \(" + _NUM + r"\), \(" + _NUM
+                          + r" GiB KV cache is needed, which is larger than "
                           r"the available KV cache memory \(" + _NUM + r" GiB\)")),
     ("estimated_max", re.compile(r"the estimated maximum model length is " + _NUM)),
     ("requested", re.compile(r"Requested memory: " + _NUM + r" \(util\), " + _NUM + r" GiB")),
@@ -88,7 +89,8 @@ _LLAMA: list[tuple[str, re.Pattern[str]]] = [
     ("model_buffer", re.compile(r"load_tensors:\s+(\S+) model buffer size =\s*" + _NUM + r" MiB")),
     ("compute_buffer", re.compile(r"(?:sched_reserve|llama_context|graph_reserve):\s+(\S+) compute buffer size =\s*"
                                   + _NUM + r" MiB")),
-    ("kv_buffer", re.compile(r"llama_kv_cache: size =\s*" + _NUM + r" MiB \(\s*(\d+) cells,\s*(\d+) layers,\s*(\d+)/(\d+) "
+    ("kv_buffer", re.compile(r"llama_kv_cache: size =\s*" + _NUM
+                             + r" MiB \(\s*(\d+) cells,\s*(\d+) layers,\s*(\d+)/(\d+) "
                              r"seqs\), K \((\w+)\):\s*" + _NUM + r" MiB, V \((\w+)\):\s*" + _NUM + r" MiB")),
     ("recurrent_state", re.compile(r"llama_memory_recurrent: size =\s*" + _NUM + r" MiB \(\s*(\d+) cells,\s*(\d+) "
                                    r"layers,\s*(\d+) seqs")),
@@ -114,36 +116,46 @@ def parse(text: str) -> Parsed:
         line = raw.strip()
         if _LLAMA_NEW_CONTEXT.search(line):
             scope += 1
-        if match := _VLLM_MODEL.search(line):
-            out.engine, out.version, out.model = "vllm", match.group(1), match.group(2)
-        elif (match := _VLLM_ARGS_MODEL.search(line)) and not out.model:
-            out.engine, out.model = "vllm", match.group(1)
-        if (match := _LLAMA_FILE.search(line)) and not out.model_file:
-            out.model_file = match.group(1)
-        if match := _LLAMA_NAME.search(line):
-            out.model = out.model or match.group(1).strip()
-        for key, pattern in _LLAMA_CTX.items():
-            if match := pattern.search(line):
-                value = int(match.group(1))
-                if key == "n_ctx":
-                    out.n_ctx = out.n_ctx or value
-                elif key == "n_ubatch":
-                    out.ubatch = out.ubatch or value
+        _identity(out, line)
         for kind, pattern in _VLLM:
             if match := pattern.search(line):
                 out.engine = "vllm"
                 out.readings.append(_vllm_reading(kind, match, number, line))
         for kind, pattern in _LLAMA:
             if match := pattern.search(line):
-                out.engine = out.engine or "llamacpp"
-                reading = replace(_llama_reading(kind, match, number, line), scope=max(scope, 0))
-                if kind == "compute_buffer":  # a re-reserve of the same context replaces its buffer
-                    out.readings[:] = [r for r in out.readings if not (r.kind == kind and r.scope == reading.scope
-                                                                       and r.device == reading.device)]
-                out.readings.append(reading)
-                if kind == "kv_buffer" and not out.kv_type:
-                    out.kv_type = reading.detail.split(" ")[0]
+                _add_llama(out, replace(_llama_reading(kind, match, number, line), scope=max(scope, 0)))
     return out
+
+
+def _identity(out: Parsed, line: str) -> None:
+    """The engine, its version, the model and the llama.cpp context settings a line names."""
+    if match := _VLLM_MODEL.search(line):
+        out.engine, out.version, out.model = "vllm", match.group(1), match.group(2)
+    elif (match := _VLLM_ARGS_MODEL.search(line)) and not out.model:
+        out.engine, out.model = "vllm", match.group(1)
+    if (match := _LLAMA_FILE.search(line)) and not out.model_file:
+        out.model_file = match.group(1)
+    if match := _LLAMA_NAME.search(line):
+        out.model = out.model or match.group(1).strip()
+    for key, pattern in _LLAMA_CTX.items():
+        if match := pattern.search(line):
+            value = int(match.group(1))
+            if key == "n_ctx":
+                out.n_ctx = out.n_ctx or value
+            elif key == "n_ubatch":
+                out.ubatch = out.ubatch or value
+
+
+def _add_llama(out: Parsed, reading: Reading) -> None:
+    """A llama.cpp reading; a re-reserve of the same context's compute buffer replaces the earlier one."""
+    assert out.readings is not None
+    out.engine = out.engine or "llamacpp"
+    if reading.kind == "compute_buffer":
+        out.readings[:] = [r for r in out.readings if not (r.kind == reading.kind and r.scope == reading.scope
+                                                           and r.device == reading.device)]
+    out.readings.append(reading)
+    if reading.kind == "kv_buffer" and not out.kv_type:
+        out.kv_type = reading.detail.split(" ")[0]
 
 
 def _vllm_reading(kind: str, m: re.Match[str], number: int, line: str) -> Reading:
@@ -220,7 +232,8 @@ def vllm_rows(parsed: Parsed, p: Provenance) -> list[Row]:
                                     f"{needed.context:,}", p, value_gib=needed.value, context=needed.context)))
     estimate = parsed.first("estimated_max")
     if estimate is not None and avail_gib is not None:
-        rows.append(Row("app", _cal("kv_needed", None, f"vLLM: the estimated maximum model length {int(estimate.value):,} "
+        what = f"vLLM: the estimated maximum model length {int(estimate.value):,} "
+        rows.append(Row("app", _cal("kv_needed", None, what +
                                     f"fits the {avail_gib} GiB available", p, value_gib=avail_gib,
                                     context=int(estimate.value))))
     tokens = parsed.first("kv_tokens")

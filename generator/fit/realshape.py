@@ -78,7 +78,8 @@ SHAPES: dict[str, Shape] = {
                             source="huggingface.co/google/gemma-4-26B-A4B-it config.json text_config "
                                    "(num_attention_heads 16, intermediate_size 2112, num_experts 128, top_k_experts 8, "
                                    "moe_intermediate_size 704, layer_types 5 sliding + 1 full)"),
-    "gemma4-e2b": Shape(n_head=8, n_ff=6144, per_layer_embd=256, double_wide_mlp=True, swa_period=5, tied_embeddings=True,
+    "gemma4-e2b": Shape(n_head=8, n_ff=6144, per_layer_embd=256, double_wide_mlp=True, swa_period=5,
+                        tied_embeddings=True,
                         source="huggingface.co/google/gemma-4-E2B-it config.json text_config (num_attention_heads 8, "
                                "intermediate_size 6144, use_double_wide_mlp, hidden_size_per_layer_input 256, "
                                "layer_types 4 sliding + 1 full)"),
@@ -289,7 +290,8 @@ def _gemma4(spec: Spec, arch: Any, shape: Shape, quant: str) -> None:
     spec.meta("block_count", n)
     spec.meta("context_length", arch.max_context)
     spec.meta("embedding_length", e)
-    spec.meta("feed_forward_length", n_ff if shape.double_wide_mlp else shape.n_ff, "arr_i32" if shape.double_wide_mlp else "u32")
+    ff_kind = "arr_i32" if shape.double_wide_mlp else "u32"
+    spec.meta("feed_forward_length", n_ff if shape.double_wide_mlp else shape.n_ff, ff_kind)
     spec.meta("attention.head_count", shape.n_head)
     spec.meta("attention.head_count_kv", [sw.kv_heads if s else fa.kv_heads for s in is_swa], "arr_i32")
     spec.meta("attention.key_length", fa.head_dim)
