@@ -13,6 +13,6 @@ DATA = {"generator._data.catalog": "catalog", "generator._data.templates": "temp
 setup(
     packages=find_packages(include=["generator", "generator.*"]) + sorted(DATA),
     package_dir=DATA,
-    package_data={"generator._data.catalog": ["**/*.yaml"], "generator._data.templates": ["**/*.j2", "store/**/*"]},
+    package_data={"generator._data.catalog": ["**/*"], "generator._data.templates": ["**/*"]},  # every file: templates, chat templates
     include_package_data=False,
 )
