@@ -47,12 +47,14 @@ step "$catalog" render
 step "$catalog" check
 out="$(step "$catalog" explain llamacppqwen36a3bone)"; check_out "$out" "ctx-size" "explain"
 out="$(COLUMNS=80 step "$catalog" list | cat)"; check_out "$out" "llamacppqwen36a3bone" "list"
-check_out "$out" "llamacpp-b8740" "list"
+app_file=catalog/apps/llamacppqwen36a3bone.yaml
+check_out "$out" "$(sed -n 's/^stack: //p' "$app_file")" "list"
 
-echo "== a change that needs a new version: context 65536 -> 32768" >&2
-sed -i 's/^context_length: 65536$/context_length: 32768/' catalog/apps/llamacppqwen36a3bone.yaml
+echo "== a change that needs a new version: context -> 32768" >&2
+version_before="$(sed -n 's/^version: //p' "$app_file")"
+sed -i 's/^context_length: [0-9]*$/context_length: 32768/' "$app_file"
 step "$catalog" bump
-grep -q '^version: 1\.1\.0$\|^version: 1\.0\.1$' catalog/apps/llamacppqwen36a3bone.yaml \
+[ "$(sed -n 's/^version: //p' "$app_file")" != "$version_before" ] \
   || { echo "walkthrough: bump did not raise the version" >&2; exit 1; }
 grep -q '^### llamacppqwen36a3bone ' CHANGELOG.md || { echo "walkthrough: no CHANGELOG entry" >&2; exit 1; }
 step "$catalog" render --check
@@ -66,12 +68,12 @@ if [ -n "${LLAMA_SERVER:-}" ] && [ -x "$LLAMA_SERVER" ] && "$MODEL_PY" -c 'impor
 import sys
 from dataclasses import replace
 sys.path.insert(0, sys.argv[1])
-import tinygguf
+from support import tinygguf
 tinygguf.write(sys.argv[2], replace(tinygguf.MAIN, context=32768), never_eos=True, text_only=True)
 EOF
   port="$("$work/venv/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
   LD_LIBRARY_PATH="$(dirname "$LLAMA_SERVER")" "$LLAMA_SERVER" -m "$work/tiny.gguf" --host 127.0.0.1 --port "$port" \
-    -c 32768 -np 1 -t 1 --alias qwen3.6-35b-a3b --no-ui --metrics >"$work/llama-server.log" 2>&1 &
+    -c 32768 -np 1 -t 1 --alias "$(sed -n 's/^served_name: //p' "$app_file")" --no-ui --metrics >"$work/llama-server.log" 2>&1 &
   server_pid=$!
   "$work/venv/bin/python" - "$port" <<'EOF' || { tail -20 "$work/llama-server.log" >&2; exit 1; }
 import sys, time, httpx
@@ -85,7 +87,14 @@ while time.monotonic() < deadline:
     time.sleep(0.1)
 sys.exit("llama-server not healthy after 60 s")
 EOF
-  step "$catalog" smoke llamacppqwen36a3bone --endpoint "http://127.0.0.1:$port" --runs 2 --max-tokens 32 --timeout 120
+  # The tiny model runs no speculative decoding, so the MTP app's smoke must measure it and say FAIL (exit 1):
+  # a verdict and a ledger row, never a crash (exit 2) or a pass.
+  echo "== $catalog smoke llamacppqwen36a3bone --endpoint http://127.0.0.1:$port" >&2
+  code=0; out="$("$catalog" smoke llamacppqwen36a3bone --endpoint "http://127.0.0.1:$port" --runs 2 --max-tokens 32 \
+    --timeout 120)" || code=$?
+  [ "$code" = 1 ] || { echo "walkthrough: smoke exited $code, expected 1 (a measured FAIL)" >&2; exit 1; }
+  check_out "$out" "FAIL" "smoke"
+  check_out "$out" "speculation is off on the server" "smoke"
   test -s catalog/ledger/llamacppqwen36a3bone.yaml || { echo "walkthrough: smoke recorded nothing" >&2; exit 1; }
   kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
 else
