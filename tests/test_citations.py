@@ -16,7 +16,7 @@ from ruamel.yaml import YAML
 from support.catalogs import REPO
 
 PRIVATE = re.compile(r"shared/|field-notes|DECISIONS|stacks\.md|machines\.md|peers\.md|olares-chart\.md")
-PUBLIC = re.compile(r"github\.com/|https?://|docs/[a-z-]+\.md|pypi\.org/|huggingface\.co/|hub\.docker\.com/")
+PUBLIC = re.compile(r"github\.com/|https?://|docs/[a-z-]+\.md|bench/[a-z-]+\.md|pypi\.org/|huggingface\.co/|hub\.docker\.com/")
 HAND_WRITTEN = ("apps", "models", "stacks", "devices", "genesis")
 
 
