@@ -29,8 +29,9 @@ _BOOL, _INT, _NULL = "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yam
 # What other readers take for a non-string but PyYAML's YAML 1.1 resolver does not: YAML 1.2 numbers
 # (`0E0`, `1e5`, `0o17`; ruamel, Go's yaml.v3) and go-yaml v2's one-letter booleans (`y`, `N`: Helm reads
 # values with it). Quoted too, so every reader gets the string back.
-_AMBIGUOUS = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$|^0o[0-7]+$|^[-+]?\.(inf|Inf|INF)$"
-                        r"|^\.(nan|NaN|NAN)$|^[yYnN]$")
+# ruamel's YAML 1.2 number patterns also take `_` between digits (`1_000`, `._`), so they do here too.
+_AMBIGUOUS = re.compile(r"^[-+]?(\.[0-9_]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?$|^0o[0-7_]+$"
+                        r"|^[-+]?\.(inf|Inf|INF)$|^\.(nan|NaN|NAN)$|^[yYnN]$")
 
 
 class _Dumper(CachedScalarResolve, getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
