@@ -14,7 +14,7 @@ from generator.engines import EngineSpec, engine_for
 from generator.engines.base import CHAT_TEMPLATE_FILE
 from generator.fit.sizing import sized
 
-STARTUP_BUDGET_S = 3600  # first boot downloads the weights (DECISIONS.md)
+STARTUP_BUDGET_S = 3600  # first boot downloads the weights (docs/domain.md)
 INIT_IMAGE = "docker.io/alpine:3.20"  # the maintainer's charts fetch GGUF files with it
 CONTAINER = "engine"
 

@@ -1,7 +1,7 @@
 """Which Genesis patches a resolved env turns on, and which Genesis env names the registry does not know.
 
 Genesis reads `GENESIS_ENABLE_<ID>` / `SNDR_ENABLE_<ID>` (opt-in patches), `*_LEGACY_<ID>` (legacy patches,
-default-on) and `*_DISABLE_<ID>` (opt-out); when both prefixes are set, SNDR wins (stacks.md §4.1).
+default-on) and `*_DISABLE_<ID>` (opt-out); when both prefixes are set, SNDR wins (docs/domain.md).
 Truthy values: the registry's `truthy` list.
 """
 

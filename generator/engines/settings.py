@@ -17,17 +17,17 @@ from generator.catalog import Resolved
 from generator.engines import EngineSpec
 from generator.engines.genesis_env import PatchState, patch_states
 
-# vLLM defaults for the pinned 0.19-0.21 images (stacks.md §1.2: "current main 0.92, older releases 0.9").
+# vLLM defaults for the pinned 0.19-0.21 images (docs/domain.md: "current main 0.92, older releases 0.9").
 VLLM_DEFAULT_UTILIZATION = 0.9
 VLLM_DEFAULT_BATCHED_TOKENS = 8192  # V1 with chunked prefill (assumption; Genesis prod uses 8192)
 VLLM_DEFAULT_MAX_SEQS = 256
 # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to "1" from v0.20.0 (vllm/envs.py@v0.20.0), "0" before
 # (vllm/envs.py@v0.19.1): from 0.20 the CUDA graphs are profiled inside the budget unless the env turns them off.
 VLLM_GRAPHS_PROFILED_FROM = (0, 20)
-# llama.cpp defaults (stacks.md §3.1).
+# llama.cpp defaults (docs/domain.md).
 LLAMA_DEFAULT_UBATCH = 512
 LLAMA_DEFAULT_PARALLEL = 1  # `-np -1` = auto; the catalog's stacks pin 1
-LUCEBOX_DEFAULT_KV = "q8_0"  # DFLASH27B_KV_K/V default (stacks.md §5.2)
+LUCEBOX_DEFAULT_KV = "q8_0"  # DFLASH27B_KV_K/V default (docs/domain.md)
 LUCEBOX_AUTO_TQ3_ABOVE = 6144  # DFLASH27B_KV_TQ3=1 is set when --max-ctx > 6144 and no KV type is given
 
 EngineFamily = Literal["vllm", "llamacpp", "lucebox"]
@@ -167,7 +167,7 @@ def _vllm_spec(argv: Argv) -> tuple[str | None, int | None, str]:
     config = _json(flag.value)
     method = config.get("method") or ("draft" if config.get("model") else None)
     if isinstance(method, str) and method.endswith("_mtp"):
-        method = "mtp"  # legacy *_mtp names are rewritten to mtp (stacks.md §1.3)
+        method = "mtp"  # legacy *_mtp names are rewritten to mtp (docs/domain.md)
     tokens = config.get("num_speculative_tokens")
     return (str(method) if method else "mtp"), (tokens if isinstance(tokens, int) else None), flag.where()
 
@@ -218,7 +218,7 @@ def vllm_settings(r: Resolved, engine: EngineSpec) -> VllmSettings:
     pinned = human_int(kvbytes.value) if kvbytes else None
     last = argv.present("--enable-prefix-caching", "--no-enable-prefix-caching")
     hybrid = r.model.architecture.recurrent is not None
-    # pins before v0.28 leave prefix caching off for hybrid models unless asked (stacks.md §1.2)
+    # pins before v0.28 leave prefix caching off for hybrid models unless asked (docs/domain.md)
     prefix = normalize(last.flag) == "--enable-prefix-caching" if last else not hybrid
     mode, eager = argv.last("--mamba-cache-mode"), argv.present("--enforce-eager")
     genesis = patch_states(r.genesis, engine.env) if r.genesis is not None and "genesis" in r.stack.features else {}
@@ -231,7 +231,7 @@ def vllm_settings(r: Resolved, engine: EngineSpec) -> VllmSettings:
         kv_bytes=Value(pinned, kvbytes) if pinned is not None else None,
         prefix_caching=Value(prefix, last, "vLLM default"),
         mamba_mode=Value(_text(mode, "align" if prefix else "none"), mode,
-                         "align when prefix caching is on (stacks.md §1.2)"),
+                         "align when prefix caching is on (docs/domain.md)"),
         eager=Value(eager is not None or _cudagraph_mode(argv) == "NONE", eager),
         graphs_profiled=_graphs_profiled(r, engine),
     )

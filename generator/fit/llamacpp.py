@@ -67,7 +67,7 @@ def _weights(r: Resolved, s: Settings, ledger: Ledger) -> None:
         ledger.add("cap", f"drafter weights ({drafter.id})", weights.size_gib * 1024, weights.repo)
         if drafter.kind == "mtp-assistant":
             ledger.add("cap", "drafter KV", 0.0,
-                       "the assistant is loaded into the target context: no second KV (stacks.md §5.1)")
+                       "the assistant is loaded into the target context: no second KV (docs/domain.md)")
         else:
             ledger.add("cap", "drafter KV", 0.0, f"{drafter.kind} drafter geometry is not in the catalog: not modelled")
             ledger.assume(f"the {drafter.kind} drafter's own KV is not modelled (no geometry in catalog/models)")

@@ -2,9 +2,9 @@
 
 Pure functions of the model geometry (catalog/models) and the KV type; `generator/fit/estimate.py` adds what each
 engine allocates around them. Byte sizes and their sources:
-- vLLM `--kv-cache-dtype`: bf16/fp16 2 B, fp8* 1 B per value (stacks.md §6.1).
+- vLLM `--kv-cache-dtype`: bf16/fp16 2 B, fp8* 1 B per value (docs/domain.md).
 - vLLM TurboQuant stores one slot per token and KV head: `turboquant_k8v4` = FP8 keys (1 B) + 4-bit values
-  (0.5 B) per element + 4 B of norms = 388 B at head_dim 256, i.e. 0.379x bf16 (stacks.md §6.1 "0.375x + norms";
+  (0.5 B) per element + 4 B of norms = 388 B at head_dim 256, i.e. 0.379x bf16 (docs/domain.md "0.375x + norms";
   the 388-byte slot appears in Genesis's P5 docstring shape `[524, 16, 1, 388]`, and with 4 KV heads it gives
   the 2080-token hybrid block the maintainer's Fast 2.0.2 note records). `turboquant_4bit_nc` 4+4 bits,
   `turboquant_k3v4_nc` 3+4, `turboquant_3bit_nc` 3+3, each + 4 B norms (assumption: same norm layout).
@@ -73,7 +73,7 @@ def group_bytes_per_token(group: AttentionGroup, slot: float, *, k_eq_v_shared: 
 def recurrent_state_bytes(rec: RecurrentGroup, *, ssm_bytes: float = 4, conv_bytes: float = 2) -> float:
     """Per-sequence state of every recurrent layer: the SSM state (v_heads x head_dim^2) and the conv state.
 
-    Gated-DeltaNet: state v_heads x head_dim x head_dim in fp32 (stacks.md §6.1-6.2); the conv state holds
+    Gated-DeltaNet: state v_heads x head_dim x head_dim in fp32 (docs/domain.md-6.2); the conv state holds
     (kernel - 1) past rows of the q/k/v projections: (2 x k_heads + v_heads) x head_dim values.
     """
     return rec.layers * recurrent_layer_bytes(rec, ssm_bytes=ssm_bytes, conv_bytes=conv_bytes)

@@ -33,7 +33,7 @@ NON_TORCH_MIB = 512  # CUDA context, cuBLAS/NCCL workspaces (assumption)
 ACT_TENSORS = 20  # fp16 hidden-size tensors alive per batched token at the profile peak (assumption)
 GRAPH_FRACTION = 0.12  # graphs at the full 512-size capture ladder cost ~12 % of the active weights (docs/fit.md)
 GRAPH_FLOOR_MIB = 64
-SSM_BYTES, CONV_BYTES = 4, 2  # GDN state in fp32, conv state in the model dtype (stacks.md §6.2)
+SSM_BYTES, CONV_BYTES = 4, 2  # GDN state in fp32, conv state in the model dtype (docs/domain.md)
 P5B_PADDING = 0.32  # Genesis P5 v2 docstring: pad-smaller-to-max costs (max - small) / small = 32 % on state pages
 P38_BYTES = 2  # P38's k_full workspace is fp16
 
@@ -217,7 +217,7 @@ def _kv_need(r: Resolved, s: Settings, ledger: Ledger, pool: str, context: int) 
     for component, bytes_, note in kv_need_parts(r, s, context):
         ledger.add(pool, component, bytes_ / MIB, note)
     if r.app.speculative and r.app.speculative.drafter:
-        ledger.add(pool, "drafter KV", 0.0, "Gemma 4 assistant shares the target's KV (stacks.md §1.3)")
+        ledger.add(pool, "drafter KV", 0.0, "Gemma 4 assistant shares the target's KV (docs/domain.md)")
     return kv_need_bytes(r, s, context) / MIB
 
 

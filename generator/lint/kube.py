@@ -1,7 +1,7 @@
 """Kubernetes schema validation of rendered documents, with the schemas loaded once per process.
 
 `kubernetes_validate.utils.validate` re-reads the 1.3 MB `_definitions.json` on every call (~30 ms,
-machines.md §3). This module validates against the same strict JSON schemas the package ships, with
+docs/testing.md §3). This module validates against the same strict JSON schemas the package ships, with
 the same version choice and the same `referencing` registry, but builds each validator once.
 """
 

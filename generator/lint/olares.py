@@ -1,7 +1,7 @@
 """Olares chart rules (OAC lint, GitBot, app-service, HAMi), each a small check over a ChartView.
 
 Sources are beclab/Olares `framework/oac` (chart.go Lint pipeline) as summarised in
-shared/domain/olares-chart.md §1-§4 and §6; each rule names its own.
+docs/domain.md#hami-§4 and §6; each rule names its own.
 
 Rules per manifest profile (docs/profiles.md): the chart's own `olaresManifest.version` / `apiVersion` say
 which one it is. A 0.12.0 / v3 manifest keeps its reservations in `spec.accelerator` entries and lists
@@ -87,7 +87,7 @@ def _at(view: ChartView, rel: str, needle: str) -> int | None:
 
 @chart_rule("OLARES001", "Chart.yaml, values.yaml, templates/ and OlaresManifest.yaml exist and parse",
             "OAC refuses a folder without them (CheckLayout) before any other check runs",
-            "beclab/Olares framework/oac/internal/chartfolder/folder.go CheckLayout; olares-chart.md §1")
+            "beclab/Olares framework/oac/internal/chartfolder/folder.go CheckLayout; docs/domain.md#hami")
 def required_files(view: ChartView) -> Iterator[Issue]:
     for rel, problem in view.parse_errors.items():
         yield Issue(f"{rel}: {problem}", "add the file" if problem == "missing" else "emit the file as a YAML mapping",
@@ -98,7 +98,7 @@ def required_files(view: ChartView) -> Iterator[Issue]:
 
 @chart_rule("OLARES002", "folder name == Chart.yaml name == metadata.name",
             "OAC's same-version check and GitBot refuse a chart whose three names differ",
-            "oac chartfolder.CheckConsistency (NameMustSame1); olares-chart.md §1, §3 A step 8")
+            "oac chartfolder.CheckConsistency (NameMustSame1); docs/domain.md#hami A step 8")
 def same_name(view: ChartView) -> Iterator[Issue]:
     chart_name, meta_name = view.chart.get("name"), _meta(view).get("name")
     if "Chart.yaml" in view.parse_errors or MANIFEST in view.parse_errors:
@@ -110,7 +110,7 @@ def same_name(view: ChartView) -> Iterator[Issue]:
 
 @chart_rule("OLARES003", "app name is ^[a-z][a-z0-9]{0,29}$ and not reserved",
             "Olares builds namespaces and domains from it; GitBot refuses reserved folder names",
-            "oac chartfolder isValidFolderName/isReservedWord; olares-chart.md §2.2")
+            "oac chartfolder isValidFolderName/isReservedWord; docs/domain.md#hami")
 def app_name(view: ChartView) -> Iterator[Issue]:
     for name in dict.fromkeys([view.name, _meta(view).get("name")]):
         if name is None:
@@ -124,7 +124,7 @@ def app_name(view: ChartView) -> Iterator[Issue]:
 
 @chart_rule("OLARES004", "Chart.yaml version == metadata.version, a plain X.Y.Z",
             "OAC's same-version check; PR titles and Market ingest accept only X.Y.Z",
-            "oac chartfolder.CheckConsistency (VersionMustSame1); GitBot title regex; olares-chart.md §2.2, §3 B")
+            "oac chartfolder.CheckConsistency (VersionMustSame1); GitBot title regex; docs/domain.md#hami B")
 def same_version(view: ChartView) -> Iterator[Issue]:
     if "Chart.yaml" in view.parse_errors or MANIFEST in view.parse_errors:
         return
@@ -140,7 +140,7 @@ def same_version(view: ChartView) -> Iterator[Issue]:
 
 @chart_rule("OLARES011", "olares-v3: no Helm template syntax ({{ or }}) in OlaresManifest.yaml",
             "a 0.12.0 manifest is read verbatim, never rendered; lint rejects template delimiters",
-            "oac internal/manifest/template_syntax.go checkNoTemplateSyntax; olares-chart.md §2.8")
+            "oac internal/manifest/template_syntax.go checkNoTemplateSyntax; docs/domain.md#hami")
 def no_template_syntax(view: ChartView) -> Iterator[Issue]:
     if profile_of(view) == V2:
         return  # a 0.10.0 manifest may hold directives (the maintainer's build script strips them)
@@ -153,7 +153,7 @@ def no_template_syntax(view: ChartView) -> Iterator[Issue]:
 
 @chart_rule("OLARES016", "options.dependencies lists the olares system dependency",
             "app-service matches it against the running OS; lint rejects a chart without it",
-            "olares-chart.md §2.6 (olares-cli skill), §3 C")
+            "docs/domain.md#hami (olares-cli skill), §3 C")
 def olares_dependency(view: ChartView) -> Iterator[Issue]:
     if MANIFEST in view.parse_errors:
         return
@@ -224,7 +224,7 @@ def whole_cores(view: ChartView) -> Iterator[Issue]:
 
 @chart_rule("OLARES005", "a Deployment or StatefulSet is named exactly metadata.name",
             "app-service tracks the app through that workload; OAC always runs this check",
-            "oac internal/resources/limits.go CheckDeploymentName; olares-chart.md §3 A step 4")
+            "oac internal/resources/limits.go CheckDeploymentName; docs/domain.md#hami A step 4")
 def workload_named_app(view: ChartView) -> Iterator[Issue]:
     if view.main is None or MANIFEST in view.parse_errors:
         return
@@ -237,7 +237,7 @@ def workload_named_app(view: ChartView) -> Iterator[Issue]:
 
 @chart_rule("OLARES006", "olares-v3: workloadReplicas keys == the rendered Deployment/StatefulSet names",
             "app-service scales exactly those workloads; a missing or unknown entry breaks install and stop",
-            "oac internal/resources/workloads.go CheckWorkloadReplicas; olares-chart.md §2.1")
+            "oac internal/resources/workloads.go CheckWorkloadReplicas; docs/domain.md#hami")
 def workload_replicas_keys(view: ChartView) -> Iterator[Issue]:
     if view.main is None or MANIFEST in view.parse_errors or profile_of(view) == V2:
         return  # a 0.10.0 manifest has no workloadReplicas
@@ -270,7 +270,7 @@ def replicas_follow_values(view: ChartView) -> Iterator[Issue]:
 
 @chart_rule("OLARES008", "a Deployment with a hostPath volume uses strategy Recreate (StatefulSet: OnDelete)",
             "a rolling update starts the new pod before the old one stops, possibly on a node without the path",
-            "oac internal/resources/hostpath.go CheckHostPath; olares-chart.md §3 A step 6")
+            "oac internal/resources/hostpath.go CheckHostPath; docs/domain.md#hami A step 6")
 def hostpath_recreate(view: ChartView) -> Iterator[Issue]:
     for w in workloads(view.main or []):
         spec = w.body.get("spec") or {}
@@ -284,7 +284,7 @@ def hostpath_recreate(view: ChartView) -> Iterator[Issue]:
 
 @chart_rule("OLARES012", "rendered resources pin no literal namespace",
             "Olares installs each app into its own namespace; a fixed one escapes its quota and policies",
-            "oac internal/resources/namespace.go CheckResourceNamespace; olares-chart.md §3 A step 7")
+            "oac internal/resources/namespace.go CheckResourceNamespace; docs/domain.md#hami A step 7")
 def no_literal_namespace(view: ChartView) -> Iterator[Issue]:
     seen: set[tuple[str, str]] = set()
     for render in view.renders:
@@ -312,7 +312,7 @@ def _service_ports(view: ChartView) -> dict[str, set[Any]]:
 
 @chart_rule("OLARES013", "each entrance host names a rendered Service and its port is a port of that Service",
             "the Olares gateway routes the entrance domain to host:port; a wrong one gives a dead app tile",
-            "beclab/api Entrance; oac validate.go (host must name a Service); olares-chart.md §2.3")
+            "beclab/api Entrance; oac validate.go (host must name a Service); docs/domain.md#hami")
 def entrances_reach_services(view: ChartView) -> Iterator[Issue]:
     if view.main is None:
         return
@@ -362,7 +362,7 @@ def _container_issues(w: Doc, c: dict[str, Any]) -> Iterator[str]:
 
 @chart_rule("OLARES009", "every main container sets cpu and memory requests and limits, request <= limit",
             "Olares admits an app by summing them against its manifest envelope; unset values escape the sum",
-            "oac internal/resources/limits.go CheckResourceLimits; olares-chart.md §3 A step 5")
+            "oac internal/resources/limits.go CheckResourceLimits; docs/domain.md#hami A step 5")
 def container_resources(view: ChartView) -> Iterator[Issue]:
     seen: set[str] = set()
     for docs in view.modes.values():
@@ -490,7 +490,7 @@ def _gpumem_issues(w: Doc, c: dict[str, Any], want: int | None, key: str = "requ
             "declared; the GPU container's nvidia.com/gpumem is a bare MiB integer equal to it, in requests and limits",
             "HAMi reads gpumem as an integer of MiB (24Gi reads as 25769803776 MiB); a pod without gpumem gets "
             "CUDA_DEVICE_MEMORY_LIMIT_0=0m and crashes on the CUDA driver path",
-            "olares-chart.md §2.4, §6 (HAMi resource names, gpu-limit webhook); field-notes.md crash 1")
+            "docs/domain.md#hami (HAMi resource names, gpu-limit webhook); docs/domain.md#crash-rules crash 1")
 def gpu_memory(view: ChartView) -> Iterator[Issue]:
     entry = _nvidia(view)
     if entry is None:
@@ -516,7 +516,7 @@ def gpu_memory(view: ChartView) -> Iterator[Issue]:
 
 @chart_rule("OLARES015", "the gpu-inject annotation names the container that requests the GPU",
             "Olares' webhook adds the GPU runtime and limits only to the containers the annotation names",
-            "app-service gpu-limit webhook (gpuLimitMutate); olares-chart.md §4.3, §6")
+            "app-service gpu-limit webhook (gpuLimitMutate); docs/domain.md#hami")
 def gpu_inject(view: ChartView) -> Iterator[Issue]:
     docs = view.modes.get("nvidia") if _nvidia(view) is not None else None
     by_workload: dict[str, tuple[Any, list[str]]] = {}

@@ -25,10 +25,10 @@ from generator.core.findings import Finding
 
 register("HELM001", "`helm lint --strict` (Kubernetes v1.30.0) reports no error with the values Olares injects",
          "Market ingest and `olares-cli chart lint` run the Helm engine; a lint error blocks the upload",
-         "olares-chart.md §3 A step 4; helm-python-sdk `lint()` report (severity 3 = error)")
+         "docs/domain.md#hami A step 4; helm-python-sdk `lint()` report (severity 3 = error)")
 register("HELM002", "the chart renders with the values Olares injects (release name = app name)",
          "app-service installs by rendering with exactly these values; a failing template means no install",
-         "olares-chart.md §3 A step 4, §4.4; oac helmrender/values.go BuildValues")
+         "docs/domain.md#hami A step 4, §4.4; oac helmrender/values.go BuildValues")
 register("K8S001", "every rendered document validates against the strict Kubernetes 1.30 schema",
          "the API server rejects unknown fields and wrong types at install time, after the user waited",
          "kubernetes-validate strict schemas (github.com/willthames/kubernetes-validate)")

@@ -1,4 +1,4 @@
-"""The values Olares injects when it renders a chart (olares-chart.md §4.4).
+"""The values Olares injects when it renders a chart (docs/domain.md#hami).
 
 The base mirrors the OAC lint placeholders (beclab/Olares framework/oac/internal/helmrender/values.go
 `BuildValues`) plus what app-service adds at install: the userspace paths, `.Values.GPU.Type`/`.gpu`,
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-OWNER = "admin"  # owner == admin: v3 installs are admin-only (olares-chart.md §3 C)
+OWNER = "admin"  # owner == admin: v3 installs are admin-only (docs/domain.md#hami C)
 ZONE = "admin.olares.local"
 OAC_NAMESPACE = "app-namespace"  # OAC's render namespace (internal/resources/namespace.go)
 

@@ -2,7 +2,7 @@
 
 For each app the plan lets go:
 1. with a market tree, the SUSPEND change or, with `--remove`, the REMOVE change (only `.remove`
-   left) — market_lifecycle.py. A SUSPEND bumps (DECISIONS.md): the catalog's version is raised by
+   left) — market_lifecycle.py. A SUSPEND bumps (docs/domain.md): the catalog's version is raised by
    `catalog bump`'s own `bump_for_suspend` (CHANGELOG.md entry, upgrade_description, releases.yaml)
    and the market folder gets that same version and an empty `.suspend`;
 2. its catalog file: `status: removed`, `removed_on: <date>`, `reason` kept and extended with the

@@ -1,6 +1,6 @@
 """Which deprecated apps may leave the market: a pure plan from the catalog and the smoke ledger.
 
-The gate (field-notes.md: "prune them only once the replacement passed its smoke inference"): a
+The gate (docs/domain.md#crash-rules: "prune them only once the replacement passed its smoke inference"): a
 deprecated app with `replaced_by` is pruned only when its replacement is active and the latest smoke
 recorded for the replacement's CURRENT chart version is a pass. Anything else blocks the app, with
 the reason and the command that would unblock it. Nothing here touches a file (prune_apply.py does).

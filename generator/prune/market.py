@@ -1,8 +1,8 @@
 """Prepare SUSPEND and REMOVE changes in a market repo working tree (the beclab/apps layout).
 
-olares-chart.md §5:
+docs/domain.md#hami:
 - SUSPEND: an empty `.suspend` in the app folder (no `.remove`); existing installs keep working. The
-  version is bumped (DECISIONS.md: observed GitBot practice, e.g. `[SUSPEND][grafana][1.0.16]`), in
+  version is bumped (docs/domain.md: observed GitBot practice, e.g. `[SUSPEND][grafana][1.0.16]`), in
   Chart.yaml `version` and OlaresManifest.yaml `metadata.version` together.
 - REMOVE: every file deleted except an empty `.remove`; the PR title carries the current version.
   Irreversible: the folder name can never be used again.

@@ -1,4 +1,4 @@
-"""`git:PATH_OR_URL[#BRANCH]`: a market repository in the beclab/apps layout (olares-chart.md §3 B, §5).
+"""`git:PATH_OR_URL[#BRANCH]`: a market repository in the beclab/apps layout (docs/domain.md#hami B, §5).
 
 One folder per app (the rendered chart with its `owners` file). Each app goes on its own branch
 `catalog/<app>`, forked from BRANCH (default main), as one commit titled `[TYPE][app][x.y.z]` — the
@@ -8,7 +8,7 @@ GitHub repository (the remote, or `--pr-repo`), the pull request is opened (or i
 through the REST API.
 
 Types: NEW (folder absent on BRANCH), UPDATE, SUSPEND (a deprecated app: chart + empty `.suspend`,
-with a higher version: DECISIONS.md), REMOVE (a removed app: only an empty `.remove`, titled with the
+with a higher version: docs/domain.md), REMOVE (a removed app: only an empty `.remove`, titled with the
 market's current version). Versions never go down and a removed name is never reused.
 
 git runs through the Git adapter (generator/adapters/git.py: a total deadline on fetch and push, git's
@@ -141,7 +141,7 @@ class GitMarketTarget:
             if item.status == "removed":
                 return Decision("skipped", f"already removed on {self.branch}")
             return Decision("refused", f"{item.app} was removed from the market; a removed name is never reused "
-                            "(olares-chart.md §5): choose a new app name")
+                            "(docs/domain.md#hami): choose a new app name")
         market = chart_version(base) or "0.0.0"
         if item.status == "removed":
             return "REMOVE", market
@@ -152,7 +152,7 @@ class GitMarketTarget:
             if content_hash(base) == content_hash(want):
                 return Decision("skipped", f"{item.version} is already on {self.branch}")
             if content_hash({**base, SUSPEND: ""}) == content_hash(want):
-                return Decision("refused", f"a SUSPEND needs a version above {market} (DECISIONS.md): run "
+                return Decision("refused", f"a SUSPEND needs a version above {market} (docs/domain.md): run "
                                 f"`catalog bump {item.app} --note 'Suspended: <why>'`")
             return Decision("refused", f"{item.app} {item.version} is already on {self.branch} with content "
                             f"{content_hash(base)}, but the catalog wants {content_hash(want)}; "

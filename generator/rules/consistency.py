@@ -27,7 +27,7 @@ def context_matches(k: int, tokens: int) -> bool:
 
 @rule("CON001", "error", "Chart appVersion is the engine image tag",
       "The market shows appVersion as the engine version; a stale one hides which image users run",
-      "olares-chart.md §2 (Chart.yaml); generator/chart/plan.py")
+      "docs/domain.md#hami (Chart.yaml); generator/chart/plan.py")
 def app_version(ctx: AppContext) -> Iterable[Finding]:
     tag = ctx.resolved.stack.image_tag
     if ctx.chart.chart.app_version != tag:
@@ -38,7 +38,7 @@ def app_version(ctx: AppContext) -> Iterable[Finding]:
 
 @rule("CON002", "error", "manifest spec.versionName equals the Chart appVersion",
       "Olares shows versionName as the app's software version; two different values confuse users and reviewers",
-      "olares-chart.md §2 (OlaresManifest spec.versionName)")
+      "docs/domain.md#hami (OlaresManifest spec.versionName)")
 def version_name(ctx: AppContext) -> Iterable[Finding]:
     name, app_ver = ctx.chart.manifest.spec.version_name, ctx.chart.chart.app_version
     if name != app_ver:
@@ -47,7 +47,8 @@ def version_name(ctx: AppContext) -> Iterable[Finding]:
 
 
 @rule("CON003", "error", "a context size in the title or description matches context_length",
-      "Users pick the app by the context the market card promises", "field-notes.md (apps table: context per app)")
+      "Users pick the app by the context the market card promises",
+      "docs/domain.md#crash-rules (apps table: context per app)")
 def context_claims(ctx: AppContext) -> Iterable[Finding]:
     tokens = settings(ctx).context.value
     for field, text in _text(ctx).items():
@@ -67,7 +68,7 @@ def _vision_claim(text: str) -> bool | None:
 
 @rule("CON004", "error", "a vision or MTP claim in the title or description matches the engine args",
       "The 26B-A4B app ships without vision (atomic fork: mmproj not wired with MTP); the card must say so",
-      "field-notes.md crash 6 and apps table")
+      "docs/domain.md#crash-rules crash 6 and apps table")
 def feature_claims(ctx: AppContext) -> Iterable[Finding]:
     s = settings(ctx)
     for field, text in _text(ctx).items():
@@ -86,7 +87,7 @@ def feature_claims(ctx: AppContext) -> Iterable[Finding]:
 
 @rule("CON005", "error", "requested GPU memory == gpumem == HAMi limit == the cap the fit used",
       "The scheduler, libvgpu and the memory fit must talk about the same number of MiB",
-      "DECISIONS.md (one GPU memory figure); olares-chart.md §6")
+      "docs/domain.md (one GPU memory figure); docs/domain.md#hami")
 def one_gpu_figure(ctx: AppContext) -> Iterable[Finding]:
     figures = dict(requested_gpu_mib(ctx))
     limit = next((e for e in ctx.engine.env if e.name == "CUDA_DEVICE_MEMORY_LIMIT_0"), None)

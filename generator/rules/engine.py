@@ -1,5 +1,5 @@
-"""Engine and stack rules: settings the pinned image cannot run (stacks.md §8 R2-R6, R11, R22, R27;
-field-notes.md crashes 2, 3, 4, 6). Every rule reads the resolved argv/env, so an `extra_args` or `env`
+"""Engine and stack rules: settings the pinned image cannot run (docs/domain.md;
+docs/domain.md#crash-rules crashes 2, 3, 4, 6). Every rule reads the resolved argv/env, so an `extra_args` or `env`
 override is judged exactly as the engine will see it."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from generator.fit.memory import TURBOQUANT_BITS
 from generator.rules import AppContext, rule
 from generator.rules.locate import at_flag, settings
 
-# llama.cpp KV types per fork (stacks.md §8 R22, R30): TurboQuant types exist only in these forks.
+# llama.cpp KV types per fork (docs/domain.md): TurboQuant types exist only in these forks.
 TURBO_TYPES = {
     "upstream": set(),
     "atomic": {"turbo2", "turbo3", "turbo4"},
@@ -46,7 +46,7 @@ def _turboquant_vllm(ctx: AppContext) -> bool:
 
 @rule("ENG001", "error", "xxhash prefix-cache hashing only where the image has the xxhash package",
       "`--prefix-caching-hash-algo xxhash` imports the optional xxhash package: `ModuleNotFoundError: xxhash` after a "
-      "few requests (Fast 2.5.2 -> 2.5.3)", "field-notes.md crash 4; stacks.md §8 R5 (vllm/config/cache.py)")
+      "few requests (Fast 2.5.2 -> 2.5.3)", "docs/domain.md#crash-rules crash 4; docs/domain.md (vllm/config/cache.py)")
 def xxhash(ctx: AppContext) -> Iterable[Finding]:
     flag = Argv(ctx.engine).last("--prefix-caching-hash-algo")
     stack = ctx.resolved.stack
@@ -58,7 +58,7 @@ def xxhash(ctx: AppContext) -> Iterable[Finding]:
 
 @rule("ENG002", "error", "TurboQuant KV + speculative decoding + CUDA graphs needs --enforce-eager or Genesis P65/P67",
       "Upstream vLLM crashes capturing CUDA graphs on `query_start_loc.tolist()` (turboquant_attn.py:583) or emits "
-      "degenerate output (#40807, #40831, #40880)", "field-notes.md crash 2; stacks.md §8 R3")
+      "degenerate output (#40807, #40831, #40880)", "docs/domain.md#crash-rules crash 2; docs/domain.md")
 def turboquant_spec_graphs(ctx: AppContext) -> Iterable[Finding]:
     s = settings(ctx)
     if not _turboquant_vllm(ctx) or not s.spec_method or (isinstance(s, VllmSettings) and s.eager.value):
@@ -77,7 +77,8 @@ def turboquant_spec_graphs(ctx: AppContext) -> Iterable[Finding]:
 
 @rule("ENG003", "error", "TurboQuant KV on vLLM runs with Genesis P22 + P38",
       "Without the pre-allocated workspaces, prompts past ~4-8K tokens crash: `AssertionError: Workspace is locked "
-      "but allocation requires ...` (#41565, #41726, #42544, #43357)", "field-notes.md crash 3; stacks.md §8 R4")
+      "but allocation requires ...` (#41565, #41726, #42544, #43357)",
+      "docs/domain.md#crash-rules crash 3; docs/domain.md")
 def turboquant_workspace(ctx: AppContext) -> Iterable[Finding]:
     s = settings(ctx)
     if not _turboquant_vllm(ctx) or s.genesis:  # on Genesis, GEN004 judges P22/P38
@@ -99,7 +100,7 @@ def _kv_values(ctx: AppContext) -> list[tuple[str, Value[str]]]:
 
 @rule("ENG004", "error", "TurboQuant KV types only on a stack whose image has them",
       "An image without the TurboQuant kernels rejects the cache type at boot (invalid choice / unknown cache type)",
-      "stacks.md §8 R1, R22, R30; §5")
+      "docs/domain.md; §5")
 def turboquant_type_supported(ctx: AppContext) -> Iterable[Finding]:
     s, stack = settings(ctx), ctx.resolved.stack
     for label, value in _kv_values(ctx):
@@ -118,7 +119,7 @@ def turboquant_type_supported(ctx: AppContext) -> Iterable[Finding]:
 
 @rule("ENG005", "error", "TurboQuant on a hybrid (GDN) model needs a stack with turboquant_hybrid",
       "vLLM before #39931 rejects TurboQuant for attention + Mamba/GDN models with NotImplementedError at boot",
-      "stacks.md §1.4 (v0.20.0), §8 R2")
+      "docs/domain.md (v0.20.0), §8 R2")
 def turboquant_hybrid(ctx: AppContext) -> Iterable[Finding]:
     stack = ctx.resolved.stack
     hybrid = ctx.resolved.model.architecture.recurrent
@@ -135,7 +136,7 @@ def _vision_flag(ctx: AppContext) -> Flag | None:
 
 @rule("ENG006", "error", "vision together with speculative decoding only on a stack that wires both",
       "The atomic fork does not wire mmproj with MTP (the 26B-A4B app ships text-only); upstream llama.cpp disables "
-      "speculative decoding with --mmproj", "field-notes.md crash 6; stacks.md §5.1, §8 R27")
+      "speculative decoding with --mmproj", "docs/domain.md#crash-rules crash 6; docs/domain.md")
 def vision_with_mtp(ctx: AppContext) -> Iterable[Finding]:
     s, stack = settings(ctx), ctx.resolved.stack
     if not (s.vision and s.spec_method) or "vision_with_mtp" in stack.features:
@@ -171,7 +172,7 @@ def context_limit(ctx: AppContext) -> Iterable[Finding]:
 
 
 @rule("ENG011", "error", "--enable-auto-tool-choice comes with --tool-call-parser",
-      "vLLM refuses tool_choice=auto requests (HTTP 400) or fails at start without a parser", "stacks.md §1.2, §8 R6")
+      "vLLM refuses tool_choice=auto requests (HTTP 400) or fails at start without a parser", "docs/domain.md")
 def tool_choice(ctx: AppContext) -> Iterable[Finding]:
     argv = Argv(ctx.engine)
     auto = argv.present("--enable-auto-tool-choice")
@@ -183,7 +184,7 @@ def tool_choice(ctx: AppContext) -> Iterable[Finding]:
 
 @rule("ENG012", "error", "a quantized V cache runs with flash attention on (llama.cpp)",
       "llama.cpp refuses a quantized V cache without flash attention (`V cache quantization requires flash_attn`)",
-      "stacks.md §3.1, §8 R22")
+      "docs/domain.md")
 def quantized_v_needs_fa(ctx: AppContext) -> Iterable[Finding]:
     s = settings(ctx)
     if not isinstance(s, LlamaCppSettings) or s.kv_v.value not in QUANTIZED_V or s.flash_attn.value != "off":
@@ -209,7 +210,7 @@ def image_recorded(ctx: AppContext) -> Iterable[Finding]:
 
 @rule("ENG014", "error", "self-speculative MTP uses weights that carry the MTP head",
       "Weights without the MTP layer give the engine nothing to draft with: boot error or 0 % acceptance (a quantized "
-      "mtp.fc is skipped by vLLM's loader)", "stacks.md §1.3, §8 R11")
+      "mtp.fc is skipped by vLLM's loader)", "docs/domain.md")
 def mtp_weights(ctx: AppContext) -> Iterable[Finding]:
     spec, r = ctx.app.speculative, ctx.resolved
     weight = r.model.weight(ctx.app.quantization)

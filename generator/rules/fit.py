@@ -54,7 +54,7 @@ def _fix(ctx: AppContext, result: Fit, pool: str) -> str:
 @rule("FIT001", "error", "the app fits its HAMi cap (error when FAIL, warning when TIGHT)",
       "An app that does not fit OOMs at boot (vLLM: 'KV cache is needed, which is larger than the available KV cache "
       "memory') or at the first long request (Fast 2.5.5: P5B + P38, '512 MiB requested when only 646 MiB free')",
-      "generator/fit/estimate.py (docs/fit.md); stacks.md §6-§7, §8 R16, R40; Fast upgradeDescription 2.5.1-2.5.7")
+      "generator/fit/estimate.py (docs/fit.md); docs/domain.md-§7, §8 R16, R40; Fast upgradeDescription 2.5.1-2.5.7")
 def memory_fit(ctx: AppContext) -> Iterable[Finding]:
     result = fit(ctx)
     if result.verdict == "FIT":

@@ -115,7 +115,7 @@ def bad_value(ctx: AppContext) -> Iterable[Finding]:
 
 @rule("FLAG003", "error", "no removed or renamed flag or value",
       "llama.cpp #22397 removed --draft-max/--draft-min (the server refuses them); #22964 renamed --spec-type mtp "
-      "to draft-mtp ('unknown speculative type: mtp')", "stacks.md §3.1, R18-R19; " + SOURCE)
+      "to draft-mtp ('unknown speculative type: mtp')", "docs/domain.md; " + SOURCE)
 def removed_flag(ctx: AppContext) -> Iterable[Finding]:
     return _findings(ctx, "FLAG003")
 
@@ -128,6 +128,6 @@ def arity(ctx: AppContext) -> Iterable[Finding]:
 
 @rule("FLAG005", "error", "JSON flags parse and use keys and values the image knows",
       "vLLM validates --speculative-config / --compilation-config with pydantic: bad JSON, an unknown key, a "
-      "method or cudagraph_mode the image lacks stops the engine", "stacks.md §1.3, R10, R14; " + SOURCE)
+      "method or cudagraph_mode the image lacks stops the engine", "docs/domain.md; " + SOURCE)
 def json_flag(ctx: AppContext) -> Iterable[Finding]:
     return _findings(ctx, "FLAG005")

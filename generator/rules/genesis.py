@@ -1,5 +1,5 @@
 """Genesis rules over the resolved env: exact registry names, requires/conflicts, the P65 / P5B crashes,
-retired patches, and Genesis env on a stack that does not run Genesis (stacks.md §4, §8 R33-R37)."""
+retired patches, and Genesis env on a stack that does not run Genesis (docs/domain.md)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from generator.engines.genesis_env import PatchState, is_genesis_name, suggestio
 from generator.rules import AppContext, rule
 from generator.rules.locate import at_env, env_where, settings
 
-SRC = "stacks.md §4, §8 R33-R37; catalog/genesis/registry.yaml"
-P65_PARTNERS = ("P22", "P38")  # field-notes.md crash 3: P65 needs both
+SRC = "docs/domain.md; catalog/genesis/registry.yaml"
+P65_PARTNERS = ("P22", "P38")  # docs/domain.md#crash-rules crash 3: P65 needs both
 
 
 def _genesis(ctx: AppContext) -> bool:
@@ -63,7 +63,7 @@ def requires(ctx: AppContext) -> Iterable[Finding]:
 
 @rule("GEN003", "error", "conflicting Genesis patches are not both on",
       "P65 (PIECEWISE downgrade) and P67/P67b/PN353B patch the same TurboQuant spec-verify path; the registry "
-      "marks them mutually exclusive", "stacks.md §4.4, §8 R34")
+      "marks them mutually exclusive", "docs/domain.md")
 def conflicts(ctx: AppContext) -> Iterable[Finding]:
     states = _states(ctx)
     seen: set[frozenset[str]] = set()
@@ -80,7 +80,7 @@ def conflicts(ctx: AppContext) -> Iterable[Finding]:
 @rule("GEN004", "error", "P65 runs with P22 and P38 active",
       "P65 alone crashes the first inference: `AssertionError: Workspace is locked but allocation requires 0.76 MB` "
       "(turboquant_attn.py:862, _decode_attention); P22 + P38 pre-allocate those workspaces",
-      "field-notes.md crash 3; stacks.md §4.4, §8 R35")
+      "docs/domain.md#crash-rules crash 3; docs/domain.md")
 def p65_partners(ctx: AppContext) -> Iterable[Finding]:
     states = _states(ctx)
     p65 = states.get("P65")
@@ -103,7 +103,7 @@ def _p5b(ctx: AppContext) -> PatchState | None:
 @rule("GEN005", "error", "P5B is off with P38 on a 24 GB cap",
       "P5B's padded KV pages plus P38's lazy continuation-prefill workspace overflow the 24300 MiB cap: CUDA OOM at "
       "the first inference (`512 MiB requested when only 646 MiB free`, Fast 2.5.5)",
-      "field-notes.md crash 5 and Fast 2.5.4 -> 2.5.5; stacks.md §4.4, §8 R36")
+      "docs/domain.md#crash-rules crash 5 and Fast 2.5.4 -> 2.5.5; docs/domain.md")
 def p5b_with_p38(ctx: AppContext) -> Iterable[Finding]:
     p5b, p38 = _p5b(ctx), _states(ctx).get("P38")
     if p5b is None or p38 is None or not p38.on or ctx.gpu_memory_mib > 24576:
@@ -115,7 +115,7 @@ def p5b_with_p38(ctx: AppContext) -> Iterable[Finding]:
 
 @rule("GEN006", "error", "P5B is not combined with turboquant_4bit_nc",
       "P5B + turboquant_4bit_nc (+ MTP) fails at engine init with a TorchDynamo shape mismatch (FakeTensor mul, "
-      "196608 vs 48*s72): CrashLoopBackOff", "field-notes.md crash 5; Fast upgradeDescription v2.2.1 "
+      "196608 vs 48*s72): CrashLoopBackOff", "docs/domain.md#crash-rules crash 5; Fast upgradeDescription v2.2.1 "
       "(github.com/aamsellem/orales-one-market vllmqwen36turbo27bone/OlaresManifest.yaml@5e460bc7)")
 def p5b_with_4bit_nc(ctx: AppContext) -> Iterable[Finding]:
     p5b, s = _p5b(ctx), settings(ctx)
@@ -127,7 +127,7 @@ def p5b_with_4bit_nc(ctx: AppContext) -> Iterable[Finding]:
 
 @rule("GEN007", "warning", "no retired or superseded Genesis patch is enabled",
       "Retired patches were made unnecessary upstream; on newer pins they are no-ops or patch code that moved",
-      "stacks.md §4.3, §8 R37")
+      "docs/domain.md")
 def retired(ctx: AppContext) -> Iterable[Finding]:
     for state in _states(ctx).values():
         if state.on and state.patch.superseded_by and state.var is not None:
@@ -137,7 +137,7 @@ def retired(ctx: AppContext) -> Iterable[Finding]:
 
 @rule("GEN008", "warning", "Genesis env only on a stack that runs Genesis",
       "An image without the Genesis patcher ignores GENESIS_*/SNDR_* variables: the fix is not applied",
-      "stacks.md §4 (a runtime patcher applied at boot by the Genesis image)")
+      "docs/domain.md (a runtime patcher applied at boot by the Genesis image)")
 def genesis_only_on_genesis(ctx: AppContext) -> Iterable[Finding]:
     if _genesis(ctx):
         return

@@ -1,5 +1,5 @@
 """HAMi rules: every GPU pod carries an explicit, well-formed, non-zero per-device memory limit that agrees
-with the GPU memory the chart requests (field-notes.md crash 1; stacks.md §7, §8 R38-R39; DECISIONS.md)."""
+with the GPU memory the chart requests (docs/domain.md#crash-rules crash 1; docs/domain.md)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ LIMIT = "CUDA_DEVICE_MEMORY_LIMIT_0"
 GLOBAL = "CUDA_DEVICE_MEMORY_LIMIT"
 FORMAT = re.compile(r"^[1-9][0-9]*[kKmMgG]?$")
 UNITS = {"k": 1024, "m": 1024**2, "g": 1024**3}
-SRC = "field-notes.md crash 1; stacks.md §7 and §8 R38-R39; olares-chart.md §6; DECISIONS.md"
+SRC = "docs/domain.md#crash-rules crash 1; docs/domain.md and §8 R38-R39; docs/domain.md#hami; docs/domain.md"
 
 
 def strtoul(text: str) -> int:
@@ -77,7 +77,8 @@ def nonzero_limit(ctx: AppContext) -> Iterable[Finding]:
 
 @rule("HAMI003", "error", "the HAMi limit is an integer with an optional k/m/g unit, no leading zero",
       "HAMi-core reads the unit from the last character and the number with strtoul base 0: `24300Mi` is 24300 "
-      "bytes, `024300m` is octal, `23.5g` is 23 GiB", "stacks.md §7 (get_limit_from_env), §8 R38; olares-chart.md §6")
+      "bytes, `024300m` is octal, `23.5g` is 23 GiB",
+      "docs/domain.md (get_limit_from_env), §8 R38; docs/domain.md#hami")
 def limit_format(ctx: AppContext) -> Iterable[Finding]:
     for var in _limits(ctx):
         value = var.value.strip()
@@ -90,7 +91,7 @@ def limit_format(ctx: AppContext) -> Iterable[Finding]:
 
 @rule("HAMI004", "error", "the HAMi limit is not above the device's memory",
       "HAMi reports the limit as the device total without clamping it to the card: vLLM sizes its KV pool into "
-      "memory that does not exist and OOMs", "stacks.md §7 (HAMi-core PRs #80-82), §8 R38")
+      "memory that does not exist and OOMs", "docs/domain.md (HAMi-core PRs #80-82), §8 R38")
 def within_device(ctx: AppContext) -> Iterable[Finding]:
     device = ctx.resolved.device
     for var in _limits(ctx):
@@ -110,7 +111,7 @@ def _quantity_mib(text: object) -> float | None:
 
 
 def _gpumem_mib(value: object) -> float | None:
-    """`nvidia.com/gpumem` is a bare integer of MiB (olares-chart.md §6)."""
+    """`nvidia.com/gpumem` is a bare integer of MiB (docs/domain.md#hami)."""
     if isinstance(value, (int, float)):
         return float(value)
     return float(str(value)) if str(value).isdigit() else _quantity_mib(value)
@@ -130,8 +131,8 @@ def requested_gpu_mib(ctx: AppContext) -> dict[str, float | None]:
 
 @rule("HAMI005", "error", "the HAMi limit equals the gpumem the container requests and the manifest's GPU memory",
       "HAMi's scheduler places the pod by nvidia.com/gpumem while libvgpu enforces the env limit: when they differ "
-      "the pod is scheduled for one size and capped at another", "DECISIONS.md (set it explicitly, equal to gpumem); "
-      "olares-chart.md §6")
+      "the pod is scheduled for one size and capped at another", "docs/domain.md (set it explicitly, equal to gpumem); "
+      "docs/domain.md#hami")
 def limit_matches_request(ctx: AppContext) -> Iterable[Finding]:
     var = next((e for e in ctx.engine.env if e.name == LIMIT), None)
     if var is None or hami_bytes(var.value) == 0:
@@ -147,7 +148,7 @@ def limit_matches_request(ctx: AppContext) -> Iterable[Finding]:
 
 @rule("HAMI006", "warning", "gpu_memory_mib stays within the device's HAMi cap",
       "Olares One apps run under a 24300 MiB cap; a larger request leaves no room for the display and other pods",
-      "DECISIONS.md (device cap 24300m unless an app states a lower one)")
+      "docs/domain.md (device cap 24300m unless an app states a lower one)")
 def within_cap(ctx: AppContext) -> Iterable[Finding]:
     device = ctx.resolved.device
     if ctx.gpu_memory_mib > device.hami_cap_mib:

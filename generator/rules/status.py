@@ -10,7 +10,7 @@ from generator.rules import AppContext, rule
 
 @rule("STA001", "warning", "a deprecated app is reported with its reason and replacement",
       "Deprecated apps stay in the market until their replacement passed its smoke inference; maintainers must see "
-      "them and why", "field-notes.md (deprecated and removed apps); ARCHITECTURE.md habit 10")
+      "them and why", "docs/domain.md#crash-rules (deprecated and removed apps); ARCHITECTURE.md habit 10")
 def deprecated(ctx: AppContext) -> Iterable[Finding]:
     app = ctx.app
     if app.status == "deprecated":
@@ -22,7 +22,7 @@ def deprecated(ctx: AppContext) -> Iterable[Finding]:
 
 @rule("STA002", "error", "replaced_by names an active app",
       "Users are sent to the replacement; a deprecated or removed replacement leaves them nowhere",
-      "field-notes.md (prune only once the replacement passed its smoke inference)")
+      "docs/domain.md#crash-rules (prune only once the replacement passed its smoke inference)")
 def replacement_active(ctx: AppContext) -> Iterable[Finding]:
     target = ctx.app.replaced_by
     if target is None:

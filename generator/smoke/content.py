@@ -1,7 +1,7 @@
 """Is a generated answer sane? Empty output and degenerate loops fail even when HTTP said 200.
 
 TurboQuant + speculative-decoding bugs answer 200 with garbage: an empty message or one token (or a
-short cycle of them) repeated to max_tokens (stacks.md §2, issues #40831 and #40880). Two checks:
+short cycle of them) repeated to max_tokens (docs/domain.md, issues #40831 and #40880). Two checks:
 - one streamed piece (~ one token) makes up most of the pieces;
 - a short period (up to MAX_PERIOD characters) repeats over most of the text.
 Short answers are never called degenerate: a model may rightly answer "4".

@@ -1,9 +1,9 @@
 """Speculative-decoding acceptance, read back from a running server.
 
 - llama.cpp (and forks): the response's `timings.draft_n` / `timings.draft_n_accepted`
-  (stacks.md §3.2; `draft_n` is the ground truth that speculation is live).
+  (docs/domain.md; `draft_n` is the ground truth that speculation is live).
 - vLLM: deltas of the `/metrics` counters `vllm:spec_decode_num_accepted_tokens_total` and
-  `vllm:spec_decode_num_draft_tokens_total` around a request (stacks.md §2), parsed with
+  `vllm:spec_decode_num_draft_tokens_total` around a request (docs/domain.md), parsed with
   prometheus_client's text parser. Only the exact `_total` samples count: the `_created`
   timestamps and the `_per_pos_total` breakdown of the same families are left out.
 """

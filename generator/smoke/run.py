@@ -1,4 +1,4 @@
-"""Measure a running app the way the maintainer does (field-notes.md, "How the maintainer measures").
+"""Measure a running app the way the maintainer does (docs/domain.md#crash-rules, "How the maintainer measures").
 
 Against the app's OpenAI-compatible endpoint: wait for readiness (`/health`, 503 = still loading;
 `/v1/models` when there is no `/health`), check the served model name and context length, then run

@@ -3,7 +3,7 @@
 Baseline: the app's last passing smoke on the same stack image (ledger), else its most recent
 recorded benchmark (app.benchmarks). A drop of more than the tolerance (default 10 %) is a
 regression — the Lucebox v1.9.0 rebuild, 88.5 -> 69 t/s (-22 %), is the case this exists for
-(field-notes.md). Any failure reason (not ready, wrong model or context, HTTP error, timeout,
+(docs/domain.md#crash-rules). Any failure reason (not ready, wrong model or context, HTTP error, timeout,
 empty or degenerate output, speculation off) makes it a fail, whatever the speed.
 """
 

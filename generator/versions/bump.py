@@ -200,7 +200,7 @@ def record_current(run: BumpRun, date: str | None = None) -> list[Outcome]:
 
 
 def bump_for_suspend(catalog_root: Path, app: str, reason: str, out: Path | None = None) -> Outcome:
-    """For `catalog prune`: a suspended app gets a new version (DECISIONS.md: a SUSPEND bumps).
+    """For `catalog prune`: a suspended app gets a new version (docs/domain.md: a SUSPEND bumps).
 
     Call it after setting `status: deprecated` in the app file; the status change and `reason` are
     written to CHANGELOG.md and the app's upgrade_description, and the chart is re-rendered.
