@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from ruamel.yaml import YAML
 
 from generator.catalog import load_catalog
 from generator.chart.pipeline import render_apps, rendered_apps
@@ -31,7 +32,7 @@ from generator.rules import context, run_rules
 
 from support.catalogs import EMBEDDED, EMBEDDED_CHARTS, REPO
 from support.checks import findings
-from support.flags import SCRIPTS, comparable
+from support.flags import CACHE, SCRIPTS, comparable, run_script
 
 pytestmark = pytest.mark.embedded_catalog
 FLAGS = EMBEDDED / "flags"
@@ -165,6 +166,20 @@ def test_committed_llamacpp_tables_match_their_recorded_help(tmp_path):
 @pytest.mark.slow
 def test_committed_vllm_table_matches_the_wheel(vllm_0_19_1: Path):
     assert comparable(vllm_0_19_1) == comparable(FLAGS / "vllm-0-19-1.yaml")
+
+
+@pytest.mark.slow
+def test_committed_cu130_nightly_table_matches_the_0_18_0_wheel(tmp_path):
+    """vllm-cu130-nightly stands on the vLLM 0.18.0 wheel (its provenance says why); regenerated from that wheel
+    (downloaded once into the cache, ~430 MB) it is the committed table, flags and env alike."""
+    committed = FLAGS / "vllm-cu130-nightly.yaml"
+    provenance = YAML(typ="safe").load(committed.read_text())["provenance"]
+    run_script(str(SCRIPTS / "vllm_flags.py"), "--version", "0.18.0", "--table", "vllm-cu130-nightly",
+               "--image", "vllm/vllm-openai:cu130-nightly",
+               "--image-version", "0.18 main nightly (floating cu130-nightly tag, March 2026)",
+               "--approximation", provenance["approximation"], "--cache", str(CACHE / "vllm-wheels"),
+               "--out", str(tmp_path))
+    assert comparable(tmp_path / "vllm-cu130-nightly.yaml") == comparable(committed)
 
 
 def test_every_shipped_app_round_trips_through_import(tmp_path):

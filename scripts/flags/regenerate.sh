@@ -17,6 +17,7 @@ what="${1:-all}"
 OV=scripts/flags/overlays
 HELP_9093=scripts/flags/inputs/llama-server-9093.help.txt
 A21="vLLM 0.21.0 stands in for this main-branch image: its wheel (built 2026-05-15) is the first release cut from main after the image (2026-05-05/07) and the first that contains #39931 (TurboQuant for hybrid models) and #41745 (Gemma 4 MTP), which 0.20.x lacks. Flags added to main between the image and the 0.21.0 cut are wrongly accepted, flags removed in that window wrongly rejected."
+A18="vLLM 0.18.0 stands in for this floating nightly tag: the chart was written and run on the cu130 nightly of 2026-03-13/14 (market commits fa3a4a5, eeb212b), and 0.18.0 (wheel built 2026-03-20) is the first release cut from main after that date (0.17.1, built 2026-03-11, predates it). Flags added to main between the chart's nightly and the 0.18.0 cut are wrongly accepted, flags removed in that window wrongly rejected; a fresh pull of the floating tag today gets a later nightly that this table does not describe."
 
 vllm() {
   "$PY" scripts/flags/vllm_flags.py --out "$OUT" --version 0.19.1 --table vllm-0-19-1 --image vllm/vllm-openai:v0.19.1-cu130
@@ -28,6 +29,9 @@ vllm() {
   "$PY" scripts/flags/vllm_flags.py --out "$OUT" --version 0.21.0 --table vllm-gemma4-0505 \
     --image vllm/vllm-openai:gemma4-0505-cu130 --image-version "0.20.2.dev main 2026-05-05 (post #39931)" \
     --approximation "$A21"
+  "$PY" scripts/flags/vllm_flags.py --out "$OUT" --version 0.18.0 --table vllm-cu130-nightly \
+    --image vllm/vllm-openai:cu130-nightly --image-version "0.18 main nightly (floating cu130-nightly tag, March 2026)" \
+    --approximation "$A18"
 }
 
 record_help() {
