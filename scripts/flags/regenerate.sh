@@ -32,6 +32,9 @@ vllm() {
   "$PY" scripts/flags/vllm_flags.py --out "$OUT" --version 0.18.0 --table vllm-cu130-nightly \
     --image vllm/vllm-openai:cu130-nightly --image-version "0.18 main nightly (floating cu130-nightly tag, March 2026)" \
     --approximation "$A18"
+  "$PY" scripts/flags/vllm_flags.py --out "$OUT" --version 0.21.0 --table vllm-tokenspeed-preview \
+    --image vllm/vllm-openai:tokenspeed-preview-x86_64-ubuntu2404 --image-version "0.20.2rc1.dev67 preview 2026-05-06" \
+    --overlay "$OV/vllm-tokenspeed-preview.yaml"
 }
 
 record_help() {
@@ -58,6 +61,9 @@ llamacpp_recorded() {
   "$PY" scripts/flags/llamacpp_flags.py "${common[@]}" --table llamacpp-master-ad27757 \
     --image docker.io/aamsellem/llama-cpp-mtp:master-ad27757 --image-version "llama.cpp master ad27757 (post b9219, 2026-05-20)" \
     --overlay "$OV/llamacpp-master-ad27757.yaml"
+  "$PY" scripts/flags/llamacpp_flags.py "${common[@]}" --table llamacpp-b9101 \
+    --image ghcr.io/ggml-org/llama.cpp:server-cuda13-b9101 --image-version b9101 \
+    --overlay "$OV/llamacpp-b9101.yaml"
 }
 
 case "$what" in
