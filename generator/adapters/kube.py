@@ -253,6 +253,11 @@ class Kube:
         try:
             return call_with_deadline(lambda: fn(seconds), what=f"the Kubernetes API ({what})", seconds=seconds,
                                       passes=errors)
+        except DeadlineExceeded:
+            if self.deadline is None or not self.deadline.expired:
+                raise  # the call's own timeout: the message names it
+            raise DeadlineExceeded(f"the Kubernetes API ({what}) did not answer within the deadline of "
+                                   f"{self.deadline.seconds:g} s (all calls together)") from None
         except errors as exc:
             status = getattr(exc, "status", None)
             if status in absent_on:

@@ -189,8 +189,17 @@ def secret_name(name: str) -> bool:
 
 
 def secret_values(container: ContainerView) -> tuple[str, ...]:
-    """The literal env values of `container` that must never be shown."""
-    return tuple(e.value for e in container.env if e.value and secret_name(e.name))
+    """What in `container` must never be shown: the literal values of env entries whose name names a secret,
+    and the values of flags whose name does (`--api-key VALUE`, `--hf-token=VALUE`)."""
+    found = [e.value for e in container.env if e.value and secret_name(e.name)]
+    args = (*container.command, *container.args)
+    for index, arg in enumerate(args):
+        if not arg.startswith("-"):
+            continue
+        name, eq, value = arg.lstrip("-").partition("=")
+        if secret_name(name):
+            found.append(value if eq else (args[index + 1] if index + 1 < len(args) else ""))
+    return tuple(v for v in found if v)
 
 
 def _effective(env: tuple[EnvEntry, ...]) -> dict[str, EnvEntry]:
@@ -231,11 +240,12 @@ def _mib(quantity: str | None) -> float | None:
     return float(quantity) if quantity.strip().isdigit() else None
 
 
-def _fit_need_mib(spec: ChartSpec) -> float | None:
+def _fit_cap_mib(spec: ChartSpec) -> int | None:
+    """The GPU memory the fit sizes for the app (generator/fit/sizing.py: need + margin, within the device cap)."""
     from generator.fit.sizing import size_gpu
 
     try:
-        return size_gpu(spec.resolved).need_mib
+        return size_gpu(spec.resolved).cap_mib
     except CatalogError:  # an app the fit cannot place: the gpumem is still compared with the chart
         return None
 
@@ -281,11 +291,11 @@ def _gpumem_drift(engine: ContainerView, spec: ChartSpec) -> list[Drift]:
         if _mib(have) != float(want):
             note = "" if have is None or _mib(have) is not None else "HAMi reads gpumem as a bare integer of MiB"
             out.append(Drift(f"gpumem {kind} (MiB)", str(want), have or NOT_SET, note))
-    need = _fit_need_mib(spec)
+    sized = _fit_cap_mib(spec)
     held = [m for m in (_mib(engine.gpumem_limit), _mib(engine.gpumem_request)) if m is not None]
-    if need is not None and held and min(held) < need:
-        out.append(Drift("gpumem vs the fit (MiB)", f"needs {need:,.0f}", f"{min(held):,.0f}",
-                         "below what the memory fit places on the card: expect an OOM (FIT001)"))
+    if sized is not None and held and min(held) < sized:
+        out.append(Drift("gpumem vs the fit (MiB)", f"sized {sized:,}", f"{min(held):,.0f}",
+                         "below the GPU memory the fit sizes for this app: expect an OOM (FIT001)"))
     limit = _effective(engine.env).get("CUDA_DEVICE_MEMORY_LIMIT_0")
     if limit is not None and limit.value is not None and held:
         limit_mib = hami_bytes(limit.value) / 1024**2
@@ -334,7 +344,7 @@ def state_problems(observation: PodObservation) -> list[StateProblem]:
     last = engine.last_termination
     if last is not None and last.reason == "OOMKilled":
         out.append(StateProblem(
-            f"the engine's previous instance was OOMKilled ({last}): it went over its host memory limit "
+            f"the engine's previous instance was {last}: it went over its host memory limit "
             f"({engine.limits.get('memory', 'no limit')}), not the GPU's",
             "raise the app's resources.memory_limit, or lower what the engine keeps in host memory"))
     reason = engine.state.removeprefix("waiting: ") if engine.state.startswith("waiting: ") else ""
