@@ -37,10 +37,11 @@ GB = 1e9  # bandwidths are in decimal GB/s, as GPU specifications state them
 # differ (a longer draft is a looser bound).
 # - DFlash drafts block_size - 1 tokens a step: `n_draft = std::min((int) params.n_max, block_size - 1)`
 #   (spiritbuun/buun-llama-cpp@aecbbd5daa47abd4229fb2c0906e8f102d814022 common/speculative.cpp:1784), the drafter's
-#   block_size 16 ("The drafter's block_size=16", common/arg.cpp of the same fork at 1c4788192); Lucebox's DFlash
+#   block_size 16 ("The drafter's block_size=16", common/arg.cpp:925 of the same fork at 1c4788192); Lucebox's DFlash
 #   runtime is counted the same (assumption: its DDTree verifies at most one block's depth a step).
 # - Other methods: llama.cpp's `n_max = 16` (common/common.h:368 of the same commit; upstream
-#   ggml-org/llama.cpp#23269 lowered it to 3 in May 2026). vLLM takes no default: num_speculative_tokens is required.
+#   ggml-org/llama.cpp#23269 lowered it to 3 in May 2026, per the maintainer's llamacppqwen36mtpone v1.0.9 note). vLLM
+#   takes no default: num_speculative_tokens is required.
 DFLASH_DRAFT_TOKENS = 15
 DEFAULT_DRAFT_TOKENS = 16
 
