@@ -14,6 +14,7 @@ import math
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,7 @@ from generator.cli import main
 from generator.engines import engine_for
 from generator.engines.settings import settings_for
 from generator.fit.estimate import estimate
+from generator.fit.roofline import roofline
 from generator.fit.sizing import sized
 from generator.lint.run import lint_chart
 from generator.rules import context, run_rules
@@ -131,6 +133,32 @@ def test_every_app_gets_a_fit_verdict_with_a_breakdown(cat):
 def test_active_apps_fit(cat):
     verdicts = {r.app.name: _fit(r).verdict for r in cat.select() if r.app.status == "active"}
     assert all(v in ("FIT", "TIGHT") for v in verdicts.values()), verdicts
+
+
+def test_every_benchmark_lies_under_its_roofline(cat):
+    """Each recorded speed is below the decode bound of the app on the Olares One (896 GB/s) at the benchmark's
+    context and acceptance: a figure above it would be a mis-recorded benchmark."""
+    assert cat.devices["olares-one"].memory_bandwidth_gb_s == 896
+    checked = 0
+    for r in cat.select(include_removed=True):
+        for bench in r.app.benchmarks:
+            roof = roofline(r, bench.context or 0, acceptance=bench.acceptance)
+            assert roof is not None, r.app.name
+            assert bench.tokens_per_s < roof.bound_tps, f"{r.app.name}: {bench.tokens_per_s} > {roof.explain()}"
+            checked += 1
+    assert checked >= 7
+
+
+def test_the_olares_one_non_speculative_fallback_speed_is_near_its_roofline(cat):
+    """The maintainer's v1.0.2 of llamacppqwen36mtpone fell back to plain decoding at 37 t/s on the Olares One
+    ("Pod fell back to non-MTP mode -> 37 t/s baseline", github.com/aamsellem/orales-one-market@6a34b5bb8ff60e5bbbea0ba7a030b9ef8c41bdd9
+    llamacppqwen36mtpone/OlaresManifest.yaml:49, v1.0.2; froggeric Qwen3.6-27B-Q4_K_M-mtp, as q4km-mtp here): under the
+    bound of the same weights without speculation, and not far below it (about 70 %)."""
+    r = cat.apps["llamacppqwen36mtpone"]
+    plain = replace(r, app=r.app.model_copy(update={"quantization": "q4km-mtp", "speculative": None}))
+    roof = roofline(plain, 0)
+    assert roof is not None and roof.tokens_per_step == 1
+    assert 0.5 * roof.bound_tps < 37.0 < roof.bound_tps
 
 
 def test_voice_apps_leave_the_room_the_maintainer_left_for_speech(cat):

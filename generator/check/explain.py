@@ -14,6 +14,7 @@ from generator.engines.settings import Settings, settings_for
 from generator.core.errors import UsageError
 from generator.fit.calibrate import basis_of
 from generator.fit.estimate import Fit, estimate
+from generator.fit.roofline import Measured, Reading, Roofline, reading, roofline
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,9 @@ class Explanation:
     overridden_env: tuple[EnvLine, ...]
     genesis: tuple[PatchLine, ...]  # patches that are on or that a variable decided
     fit: Fit
+    roofline: Roofline | None = None  # the decode bound at the measurement's context (else an empty cache)
+    roofline_full: Roofline | None = None  # the same at the app's whole context
+    reading: Reading | None = None  # the measured speed as a fraction of `roofline`
 
     def to_data(self) -> dict[str, Data]:
         """The `catalog explain --json` document."""
@@ -73,6 +77,9 @@ class Explanation:
             "command": list(self.command), "args": [a.to_data() for a in self.args],
             "env": [e.to_data() for e in self.env], "overridden_env": [e.to_data() for e in self.overridden_env],
             "genesis": [p.to_data() for p in self.genesis], "fit": _fit_data(self.fit),
+            "roofline": self.roofline.as_dict() if self.roofline else None,
+            "roofline_full_context": self.roofline_full.as_dict() if self.roofline_full else None,
+            "speed_per_roofline": self.reading.as_dict() if self.reading else None,
         }
 
 
@@ -111,16 +118,24 @@ def _genesis(settings: Settings) -> tuple[PatchLine, ...]:
                  for pid, state in settings.genesis.items() if state.on or state.var is not None)
 
 
-def explain_data(resolved: Resolved, catalog: Catalog) -> Explanation:
+def explain_data(resolved: Resolved, catalog: Catalog, measured: Measured | None = None) -> Explanation:
+    """`measured`: the speed to hold against the roofline (the CLI passes the ledger's last pass when it is newer);
+    by default the app's latest benchmark."""
     spec = plan(resolved)
     resolved = spec.resolved  # sized by the fit when the app leaves its GPU memory out
     engine = spec.engine
     settings = settings_for(resolved, engine)
     env, overridden = _env(engine)
     app = resolved.app
+    measured = measured or Measured.of_benchmark(app)
+    read = reading(resolved, measured)
+    acceptance = measured.acceptance if measured else None
+    roof = read.roof if read else roofline(resolved, 0, acceptance=acceptance)
+    full = roofline(resolved, settings.context.value or resolved.model.architecture.max_context, acceptance=acceptance)
     return Explanation(app=app.name, title=app.title, status=app.status, stack=resolved.stack.id, image=engine.image,
                        command=engine.command, args=_args(engine), env=env, overridden_env=overridden,
-                       genesis=_genesis(settings), fit=estimate(resolved, engine, settings))
+                       genesis=_genesis(settings), fit=estimate(resolved, engine, settings), roofline=roof,
+                       roofline_full=full, reading=read)
 
 
 # ---- one card, several apps (`catalog explain --device DEVICE`) ------------------------------------------------

@@ -93,6 +93,30 @@ def print_explain(data: Explanation, console: Console) -> None:
             patches.add_row(p.id, "[green]on[/]" if p.on else "off", escape(p.why), escape(p.purpose))
         console.print(patches)
     _print_fit(data.fit, console)
+    _print_roofline(data, console)
+
+
+def _print_roofline(data: Explanation, console: Console) -> None:
+    """The decode-speed bound: the bytes a step reads, the bandwidth, the bound and the measured fraction of it."""
+    roof = data.roofline
+    if roof is None:
+        console.print("[dim]roofline: the device states no memory_bandwidth_gb_s[/]", highlight=False)
+        return
+    table = _table(f"Roofline — {roof.bound_tps:,.1f} t/s at most on {escape(roof.device)} "
+                   f"({roof.bandwidth_gb_s:,.0f} GB/s)", "bytes read a step", "GB", "note")
+    for component, gb, note in roof.parts():
+        table.add_row(escape(component), f"{gb:,.2f}", escape(note))
+    table.add_row("= total", f"{roof.bytes_per_token / 1e9:,.2f}", "", end_section=True)
+    console.print(table)
+    console.print(escape(roof.explain()), highlight=False)
+    full = data.roofline_full
+    if full is not None and full.context != roof.context:
+        console.print(f"at the whole {full.context:,}-token context: {full.bound_tps:,.1f} t/s at most",
+                      highlight=False)
+    if data.reading is not None:
+        console.print(f"[bold]speed/roof[/]: {escape(data.reading.line())}", highlight=False)
+    else:
+        console.print("[dim]speed/roof: no benchmark or passing smoke to compare[/]", highlight=False)
 
 
 def _print_fit(fit: Fit, console: Console) -> None:

@@ -36,8 +36,11 @@ def explain(name: AppArg = None, catalog: CatalogOpt = None, as_json: JsonOpt = 
             print_card(plan, Console())
         return
     assert name is not None
+    from generator.cli.listing import latest_measured
+    from generator.smoke.ledger import history
+
     resolved = cat.select([name], include_removed=True)[0]
-    data = explain_data(resolved, cat)
+    data = explain_data(resolved, cat, latest_measured(resolved.app, history(cat.root, resolved.app.name)))
     if as_json:
         sys.stdout.write(explain_json(data) + "\n")
     else:

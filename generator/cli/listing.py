@@ -10,17 +10,38 @@ from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog, use_catalo
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
-    
+
     from generator.catalog import Catalog
+    from generator.fit.roofline import Measured
+    from generator.schema import App
+    from generator.smoke.ledger import SmokeRecord
+
+
+def latest_measured(app: App, ledger: list[SmokeRecord]) -> Measured | None:
+    """The newest measured speed of an app: its last passing smoke in the ledger, or its latest catalog benchmark
+    when that is newer (or the ledger has no pass). Ledger rows record no context (0: an empty cache)."""
+    from generator.fit.roofline import Measured
+
+    bench = Measured.of_benchmark(app)
+    passed = next((row for row in reversed(ledger) if row.verdict == "pass" and row.tokens_per_s), None)
+    if passed is None or passed.tokens_per_s is None:
+        return bench
+    last = app.last_benchmark
+    if last is not None and last.date > passed.when.date():
+        return bench
+    return Measured(passed.tokens_per_s, passed.acceptance, 0, f"smoke {passed.date}")
 
 
 def _rows(cat: Catalog) -> list[dict[str, Any]]:
-    from generator.smoke.ledger import last
+    from generator.fit.roofline import reading
+    from generator.smoke.ledger import history
 
     rows = []
     for r in cat.select(include_removed=True):
         bench = r.app.last_benchmark
-        smoke = last(cat.root, r.app.name)
+        ledger = history(cat.root, r.app.name)
+        smoke = ledger[-1] if ledger else None
+        read = reading(r, latest_measured(r.app, ledger))
         rows.append({
             "name": r.app.name,
             "title": r.app.title,
@@ -35,13 +56,20 @@ def _rows(cat: Catalog) -> list[dict[str, Any]]:
             "smoke_tokens_per_s": smoke.tokens_per_s if smoke else None,
             "smoke_date": smoke.date if smoke else None,
             "smoke_chart_version": smoke.chart_version if smoke else None,
+            # measured speed / the roofline at the measurement's context (generator/fit/roofline.py)
+            "speed_per_roof": round(read.fraction, 3) if read else None,
+            "roof_tokens_per_s": round(read.roof.bound_tps, 1) if read else None,
+            "roof_measured_tokens_per_s": read.measured.tokens_per_s if read else None,
+            "roof_source": read.measured.source if read else None,
+            "roof_loose": read.roof.loose if read else None,
         })
     return rows
 
 
 @app.command("list")
 def list_apps(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
-    """List the apps: name, title, model, stack, context, version, status, last tokens/s, last smoke."""
+    """List the apps: name, title, model, stack, context, version, status, last tokens/s, its fraction of the
+    roofline (speed/roof), last smoke."""
     rows = _rows(load_catalog(use_catalog(catalog, command="list", writes=False, quiet=as_json)))
     if as_json:
         print(json.dumps(rows, indent=2))
@@ -58,8 +86,9 @@ def list_apps(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
 
 # Columns in display order; DROP lists the ones that go first when the terminal is narrow. name, model and
 # stack are always shown in full.
-COLUMNS = ("name", "title", "model", "stack", "context", "version", "status", "t/s", "smoke")
-DROP = ("smoke", "t/s", "context", "title", "version", "status")
+COLUMNS = ("name", "title", "model", "stack", "context", "version", "status", "t/s", "speed/roof", "smoke")
+DROP = ("smoke", "t/s", "context", "title", "version", "status", "speed/roof")
+RIGHT = ("context", "t/s", "speed/roof")  # figures, right-aligned
 TITLE_MIN = 12  # the one column that wraps; narrower than this it is dropped instead
 
 
@@ -67,9 +96,10 @@ def _cells(row: dict[str, Any]) -> dict[str, str]:
     from generator.core.terminal import markup
 
     tps = f"{row['tokens_per_s']:.1f}" if row["tokens_per_s"] else "—"
+    roof = f"{row['speed_per_roof']:.0%}" if row["speed_per_roof"] is not None else "—"
     cells = {"name": row["name"], "title": row["title"], "model": row["model"], "stack": row["stack"],
              "context": f"{row['context']:,}", "version": row["version"], "status": row["status"], "t/s": tps,
-             "smoke": _smoke(row)}
+             "speed/roof": roof, "smoke": _smoke(row)}
     return {k: markup(v) for k, v in cells.items()}  # catalog text: `[/bold]` and ESC shown, not interpreted
 
 
@@ -82,7 +112,7 @@ def _build(cells: list[dict[str, str]], columns: list[str], title: str) -> Table
     for col in columns:
         wide = max([cell_len(col), *(cell_len(row[col]) for row in cells)])
         title_col = col == "title"
-        table.add_column(col, justify="right" if col in ("context", "t/s") else "left", no_wrap=not title_col,
+        table.add_column(col, justify="right" if col in RIGHT else "left", no_wrap=not title_col,
                          overflow="fold", width=None if title_col else wide,
                          min_width=min(TITLE_MIN, wide) if title_col else None)
     for row in cells:

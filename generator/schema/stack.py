@@ -48,6 +48,9 @@ class Stack(Strict):
     speculative_args: dict[SpecMethod, Args] = Field(default_factory=dict)
     env: Env = Field(default_factory=dict)
     flag_table: Id | None = None  # catalog/flags/<id>.yaml, used by `catalog check`
+    # The speculative acceptance (accepted / drafted tokens) below which a measured run is a regression: a drafter that
+    # broke, not noise (docs/fit.md "Roofline": half the lowest acceptance a validated release of the stack measured).
+    acceptance_floor: Annotated[float, Field(ge=0, le=1)] | None = None
     sources: Sources
 
     @model_validator(mode="after")
@@ -57,6 +60,8 @@ class Stack(Strict):
                 if ("{" in arg or "}" in arg) and arg not in PLACEHOLDERS:
                     raise ValueError(f"speculative_args.{method}: {arg!r}: "
                                      f"only {', '.join(PLACEHOLDERS)} may use braces")
+        if self.acceptance_floor is not None and not self.spec_methods:
+            raise ValueError("acceptance_floor needs spec_methods: a stack that does not draft accepts nothing")
         missing = set(self.spec_methods) - set(self.speculative_args)
         if missing:
             raise ValueError(f"spec_methods {sorted(missing)} have no speculative_args spelling")
