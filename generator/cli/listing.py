@@ -84,10 +84,10 @@ def list_apps(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
                       style="dim", markup=False, highlight=False)
 
 
-# Columns in display order; DROP lists the ones that go first when the terminal is narrow. name, model and
-# stack are always shown in full.
+# Columns in display order; DROP lists the ones that go first when the terminal is narrow (a column that is shown
+# is never cut). name, stack and speed/roof (the number a tuner wants) are always shown, in full.
 COLUMNS = ("name", "title", "model", "stack", "context", "version", "status", "t/s", "speed/roof", "smoke")
-DROP = ("smoke", "t/s", "context", "title", "version", "status", "speed/roof")
+DROP = ("smoke", "t/s", "context", "title", "version", "status", "model")
 RIGHT = ("context", "t/s", "speed/roof")  # figures, right-aligned
 TITLE_MIN = 12  # the one column that wraps; narrower than this it is dropped instead
 
@@ -126,14 +126,23 @@ def _table(rows: list[dict[str, Any]], console: Console) -> tuple[Table, list[st
 
     cells = [_cells(r) for r in rows]
     title = f"{len(rows)} apps"
-    columns = list(COLUMNS)
-    for victim in (None, *DROP):
-        if victim is not None:
-            columns.remove(victim)
+
+    def fits(columns: list[str]) -> bool:
         table = _build(cells, columns, title)
-        if Measurement.get(console, console.options.update_width(10_000), table).minimum <= console.width:
+        return Measurement.get(console, console.options.update_width(10_000), table).minimum <= console.width
+
+    columns = list(COLUMNS)
+    dropped: list[str] = []
+    for victim in DROP:
+        if fits(columns):
             break
-    return table, [c for c in COLUMNS if c not in columns]
+        columns.remove(victim)
+        dropped.append(victim)
+    for victim in reversed(dropped[:-1]):  # a narrower column dropped before a wide one may fit again
+        tried = [c for c in COLUMNS if c in columns or c == victim]
+        if fits(tried):
+            columns = tried
+    return _build(cells, columns, title), [c for c in COLUMNS if c not in columns]
 
 
 def _smoke(row: dict[str, Any]) -> str:
