@@ -316,12 +316,14 @@ def _spellings(cat: Catalog, app: str) -> Any:
     return spelling_for
 
 
-def run(market: Path, catalog_dir: Path, corrections_file: Path, names: list[str]) -> list[Difference]:
+def run(market: Path, catalog_dir: Path, corrections_file: Path, names: list[str],
+        renamed: dict[str, str] | None = None) -> list[Difference]:
+    renamed = RENAMED if renamed is None else renamed
     cat = load_catalog(catalog_dir)
     corrections = load_corrections(corrections_file) if corrections_file.is_file() else []
-    folder_of = {app: folder for folder, app in RENAMED.items()}
-    wanted = names or sorted(RENAMED.get(p.name, p.name) for p in market.iterdir()
-                             if (p / "OlaresManifest.yaml").is_file() and RENAMED.get(p.name, p.name) in cat.apps)
+    folder_of = {app: folder for folder, app in renamed.items()}
+    wanted = names or sorted(renamed.get(p.name, p.name) for p in market.iterdir()
+                             if (p / "OlaresManifest.yaml").is_file() and renamed.get(p.name, p.name) in cat.apps)
     missing = [n for n in wanted
                if not (market / folder_of.get(n, n) / "OlaresManifest.yaml").is_file() or n not in cat.apps]
     if missing:
@@ -349,13 +351,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corrections", type=Path, default=REPO / "docs" / "fidelity.md",
                         help="the file whose `## Deliberate corrections` and `## Known differences to fix` tables list "
                              "the accepted and the acknowledged differences")
+    parser.add_argument("--renamed", action="append", default=[], metavar="FOLDER=APP",
+                        help="a market folder the catalog names otherwise (default: RENAMED in this script)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    pairs = [item.partition("=") for item in args.renamed]
+    if any(not folder or not app for folder, _, app in pairs):
+        print("fidelity: --renamed takes FOLDER=APP", file=sys.stderr)
+        return 2
+    renamed = {folder: app for folder, _, app in pairs} if pairs else None
     if not args.market.is_dir():
         print(f"fidelity: {args.market}: not a folder", file=sys.stderr)
         return 2
     try:
-        diffs = run(args.market, args.catalog, args.corrections, args.apps)
+        diffs = run(args.market, args.catalog, args.corrections, args.apps, renamed)
     except CatalogError as error:
         print(f"fidelity: {error}", file=sys.stderr)
         return 2
