@@ -4,7 +4,8 @@
     python scripts/fidelity.py PATH [--catalog DIR] [--corrections FILE] [--json] [APP ...]
 
 PATH is a checkout of a market (github.com/aamsellem/orales-one-market at 6a34b5bb... for the embedded
-catalog): one folder per app. For every app of the catalog that has a folder in PATH (or the named APPs), both
+catalog): one folder per app (a folder the catalog renames is found through RENAMED). For every app of the catalog
+that has a folder in PATH (or the named APPs), both
 charts are read the same way `catalog import` reads a chart (generator/importer: the real Helm engine with the
 values Olares injects, the engine container's argv after `$(VAR)` and launcher-script expansion), then compared
 in: image, command (the program), args (flag groups), env, ports, probes, volumes, resources and manifest
@@ -48,6 +49,9 @@ from generator.importer.workload import Launch, Lines, pod_spec, read_pod  # noq
 
 FACETS = ("image", "command", "args", "env", "ports", "probes", "volumes", "resources", "manifest")
 SECRET_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+# Market folders the catalog renames, and why (docs/fidelity.md "Deliberate corrections" lists each rename):
+# llamacppqwen36beellamavisionone is 31 characters, over Olares' 30-character app name (OLARES003).
+RENAMED = {"llamacppqwen36beellamavisionone": "llamacppqwen36beellamavision"}
 ROW = re.compile(r"^\|\s*`?([^|`]+?)`?\s*\|\s*`?([a-z]+|\*)`?\s*\|\s*`?([^|`]+?)`?\s*\|\s*(.+?)\s*\|\s*$")
 
 
@@ -312,12 +316,16 @@ def _spellings(cat: Catalog, app: str) -> Any:
     return spelling_for
 
 
-def run(market: Path, catalog_dir: Path, corrections_file: Path, names: list[str]) -> list[Difference]:
+def run(market: Path, catalog_dir: Path, corrections_file: Path, names: list[str],
+        renamed: dict[str, str] | None = None) -> list[Difference]:
+    renamed = RENAMED if renamed is None else renamed
     cat = load_catalog(catalog_dir)
     corrections = load_corrections(corrections_file) if corrections_file.is_file() else []
-    wanted = names or sorted(p.name for p in market.iterdir()
-                             if (p / "OlaresManifest.yaml").is_file() and p.name in cat.apps)
-    missing = [n for n in wanted if not (market / n / "OlaresManifest.yaml").is_file() or n not in cat.apps]
+    folder_of = {app: folder for folder, app in renamed.items()}
+    wanted = names or sorted(renamed.get(p.name, p.name) for p in market.iterdir()
+                             if (p / "OlaresManifest.yaml").is_file() and renamed.get(p.name, p.name) in cat.apps)
+    missing = [n for n in wanted
+               if not (market / folder_of.get(n, n) / "OlaresManifest.yaml").is_file() or n not in cat.apps]
     if missing:
         raise SystemExit(f"fidelity: not an app of both the market and the catalog: {', '.join(missing)}")
     ours_trees = render_apps([r for r in rendered_apps(cat) if r.app.name in wanted])
@@ -329,7 +337,7 @@ def run(market: Path, catalog_dir: Path, corrections_file: Path, names: list[str
                 (folder / rel).parent.mkdir(parents=True, exist_ok=True)
                 (folder / rel).write_text(text, encoding="utf-8")
             spelling_for = _spellings(cat, name)
-            theirs = facts(render_chart(read_chart(market / name, name)), spelling_for)
+            theirs = facts(render_chart(read_chart(market / folder_of.get(name, name), name)), spelling_for)
             ours = facts(render_chart(read_chart(folder, f"{name} (re-rendered)")), spelling_for)
             diffs += compare(name, theirs, ours, corrections)
     return diffs
@@ -343,13 +351,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corrections", type=Path, default=REPO / "docs" / "fidelity.md",
                         help="the file whose `## Deliberate corrections` and `## Known differences to fix` tables list "
                              "the accepted and the acknowledged differences")
+    parser.add_argument("--renamed", action="append", default=[], metavar="FOLDER=APP",
+                        help="a market folder the catalog names otherwise (default: RENAMED in this script)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    pairs = [item.partition("=") for item in args.renamed]
+    if any(not folder or not app for folder, _, app in pairs):
+        print("fidelity: --renamed takes FOLDER=APP", file=sys.stderr)
+        return 2
+    renamed = {folder: app for folder, _, app in pairs} if pairs else None
     if not args.market.is_dir():
         print(f"fidelity: {args.market}: not a folder", file=sys.stderr)
         return 2
     try:
-        diffs = run(args.market, args.catalog, args.corrections, args.apps)
+        diffs = run(args.market, args.catalog, args.corrections, args.apps, renamed)
     except CatalogError as error:
         print(f"fidelity: {error}", file=sys.stderr)
         return 2

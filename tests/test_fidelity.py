@@ -93,3 +93,27 @@ def test_a_known_difference_passes_marked_known_and_beats_a_broad_correction(tmp
                        + "## Elsewhere\n\n| app | facet | key | reason |\n|---|---|---|---|\n"
                        "| qwenlab | args | --ctx-size | not a table the script reads |\n", encoding="utf-8")
     assert _run(market, outside).returncode == 1
+
+
+def test_a_market_folder_the_catalog_renames_is_compared_with_the_renamed_app(tmp_path):
+    """A market app whose name the catalog cannot take (over 30 characters) is found through --renamed and compared
+    with the catalog's app: its one changed argument is reported under the catalog's name."""
+    folder = "qwenlabmarketnamethatistoolong1"
+    market = tmp_path / "renamed"
+    shutil.copytree(GOLDEN / "qwenlab", market / folder)
+    values = market / folder / "values.yaml"
+    values.write_text(values.read_text(encoding="utf-8").replace("  - '65536'\n", "  - '32768'\n", 1), encoding="utf-8")
+    args = [sys.executable, str(SCRIPT), str(market), "--catalog", str(SMALL), "--corrections",
+            str(_no_corrections(tmp_path)), "--json"]
+    unmapped = subprocess.run(args, capture_output=True, text=True, cwd=REPO, timeout=300, check=False)
+    assert unmapped.returncode == 0 and json.loads(unmapped.stdout) == []  # no app of that name: nothing compared
+    done = subprocess.run([*args, "--renamed", f"{folder}=qwenlab"],
+                          capture_output=True, text=True, cwd=REPO, timeout=300, check=False)
+    assert done.returncode == 1, done.stderr
+    assert [(d["app"], d["key"], d["theirs"]) for d in json.loads(done.stdout)] == [("qwenlab", "--ctx-size", "32768")]
+
+
+def test_renamed_takes_folder_equals_app(tmp_path):
+    done = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path), "--renamed", "qwenlab"],
+                          capture_output=True, text=True, cwd=REPO, timeout=300, check=False)
+    assert done.returncode == 2 and "FOLDER=APP" in done.stderr

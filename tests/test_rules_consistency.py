@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from support.checks import DENSE, FAST, G26, LONG, check, findings, one, set_app
+from support.checks import DENSE, FAST, G26, LONG, add_args, check, findings, one, set_app
 
 
 def test_description_context_must_match(catalog_copy, capsys):
@@ -62,3 +62,30 @@ def test_fast_at_88000_is_tight_not_failing(catalog_copy, capsys):
     fit = findings(data, "FIT001")
     assert code == 0
     assert all(f["severity"] == "warning" and f["message"].startswith("TIGHT") for f in fit)
+
+
+def test_per_slot_context_on_a_fork_that_doubles_its_sequences(catalog_copy, capsys):
+    """buun with DFlash runs 2 x --parallel sequences (server-context.cpp load_model): without --kv-unified each
+    request gets half of the 32,000-token context, which is what a "16K" card promises."""
+    app = "dflashqwen36one"
+    set_app(catalog_copy, app, description="Qwen3.6 27B with buun DFlash speculative decoding, 16K per slot.")
+    code, data = check(capsys, catalog_copy, app)
+    assert not findings(data, "CON003")
+    set_app(catalog_copy, app, description="Qwen3.6 27B with buun DFlash speculative decoding, 8K per slot.")
+    code, data = check(capsys, catalog_copy, app)
+    assert code == 1 and "'8K'" in one(data, "CON003")["message"]
+
+
+def test_per_slot_context_does_not_apply_with_a_unified_kv_cache(catalog_copy, capsys):
+    app = "dflashqwen36one"
+    set_app(catalog_copy, app, description="Qwen3.6 27B with buun DFlash speculative decoding, 16K per slot.")
+    add_args(catalog_copy, app, "--kv-unified")
+    code, data = check(capsys, catalog_copy, app)
+    assert code == 1 and "32,000-token" in one(data, "CON003")["message"]
+
+
+def test_per_slot_context_needs_speculative_decoding(catalog_copy, capsys):
+    app = "dflashqwen36one"
+    set_app(catalog_copy, app, description="Qwen3.6 27B with buun llama.cpp, 16K per slot.", speculative=None)
+    code, data = check(capsys, catalog_copy, app)
+    assert "'16K'" in one(data, "CON003")["message"]

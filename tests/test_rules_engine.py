@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ruamel.yaml import YAML
 
+from support.catalogs import edit_yaml
 from support.checks import A3B, DENSE, E2B, E4B, FAST, G26, LONG, add_args, app_doc, check, findings, line_of, one, set_app
 
 
@@ -127,3 +128,15 @@ def test_mtp_on_weights_without_the_mtp_head(catalog_copy, capsys):
 def test_unrecorded_image_warns(catalog_copy, capsys):
     code, data = check(capsys, catalog_copy, "lucedflashqwen36one")
     assert one(data, "ENG013")["severity"] == "warning"
+
+
+def test_beellama_has_turbo3_but_not_buuns_later_codecs(catalog_copy, capsys):
+    """BeeLlama's kv_cache_types (Anbeeld/beellama.cpp@0ef12a52 common/arg.cpp:389-404) stop at turbo2/3/4 and the
+    two TCQ types; buun's later turbo8 and vbr are not among them."""
+    edit_yaml(catalog_copy / "stacks" / "buun-dflash.yaml", fork="beellama")
+    set_app(catalog_copy, "dflashqwen36one", kv_cache_type="turbo3")
+    code, data = check(capsys, catalog_copy, "dflashqwen36one")
+    assert not findings(data, "ENG004")
+    set_app(catalog_copy, "dflashqwen36one", kv_cache_type="turbo8")
+    code, data = check(capsys, catalog_copy, "dflashqwen36one")
+    assert code == 1 and "`turbo8` (from kv_cache_type)" in one(data, "ENG004")["message"]

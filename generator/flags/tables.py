@@ -28,7 +28,7 @@ Nargs = Literal["0", "1", "2", "?", "+", "*"]
 """How many value tokens follow the flag: none (a switch), one, two, optional, one or more, any."""
 ValueType = Literal["bool", "int", "float", "str", "path", "json", "choice"]
 Engine = Literal["vllm", "llamacpp"]
-Fork = Literal["upstream", "genesis", "atomic", "lucebox", "buun"]
+Fork = Literal["upstream", "genesis", "atomic", "lucebox", "buun", "beellama"]  # = generator/schema/stack.py Fork
 
 
 class Removal(Strict):

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable
 
 from generator.core.findings import Finding
+from generator.engines.argv import Argv
 from generator.rules import AppContext, rule
 from generator.rules.hami import hami_bytes, requested_gpu_mib
 from generator.rules.locate import fit, settings
@@ -46,15 +47,41 @@ def version_name(ctx: AppContext) -> Iterable[Finding]:
                           "render again (both come from the stack image tag)", "stack")
 
 
+# buun and BeeLlama double the server's sequences when speculative decoding is on (slot i backs up its recurrent
+# state to sequence i + n_parallel): github.com/spiritbuun/buun-llama-cpp@aecbbd5daa47abd4229fb2c0906e8f102d814022
+# tools/server/server-context.cpp:786, github.com/Anbeeld/beellama.cpp@0ef12a52c35eeff894ca4ef8019f2510f5e3ded8
+# tools/server/server-context.cpp:1402. Without --kv-unified each sequence gets context / n_seq_max tokens: the
+# maintainer's buun app says "96K" for --ctx-size 196608 ("n_seq_max=2 (DFlash dual-buffer) divides ctx-size 196608
+# / 2 = 98304 per slot", orales-one-market@6a34b5bb llamacppqwen36dflashone/OlaresManifest.yaml:26).
+DOUBLED_SEQUENCES = ("buun", "beellama")
+
+
+def slot_context(ctx: AppContext) -> int | None:
+    """The context one request gets when the fork splits the KV cache over doubled sequences, else None."""
+    s, stack = settings(ctx), ctx.resolved.stack
+    argv = Argv(ctx.engine)
+    if stack.engine != "llamacpp" or stack.fork not in DOUBLED_SEQUENCES or not s.spec_method:
+        return None
+    if argv.present("--kv-unified", "-kvu"):
+        return None
+    parallel = argv.last("--parallel", "-np")
+    try:
+        n = int(parallel.value) if parallel and parallel.value else 1
+    except ValueError:
+        return None
+    return s.context.value // (2 * max(n, 1))
+
+
 @rule("CON003", "error", "a context size in the title or description matches context_length",
       "Users pick the app by the context the market card promises",
-      "docs/domain.md#crash-rules (apps table: context per app)")
+      "docs/domain.md#crash-rules (apps table: context per app); buun/BeeLlama server-context.cpp (per-slot context)")
 def context_claims(ctx: AppContext) -> Iterable[Finding]:
     tokens = settings(ctx).context.value
+    per_slot = slot_context(ctx)
     for field, text in _text(ctx).items():
         for match in CONTEXT.finditer(text):
             k = int(match.group(1))
-            if not context_matches(k, tokens):
+            if not context_matches(k, tokens) and not (per_slot and context_matches(k, per_slot)):
                 yield ctx.finding("CON003", "error", f"{field} says {match.group(0)!r} but the engine gets a "
                                   f"{tokens:,}-token context", f"say {round(tokens / 1024)}K in the {field} or change "
                                   "context_length", field)

@@ -18,6 +18,8 @@ TURBO_TYPES = {
     "upstream": set(),
     "atomic": {"turbo2", "turbo3", "turbo4"},
     "buun": {"turbo2", "turbo3", "turbo4", "turbo8", "turbo1_tcq", "turbo2_tcq", "turbo3_tcq", "vbr"},
+    # github.com/Anbeeld/beellama.cpp@0ef12a52c35eeff894ca4ef8019f2510f5e3ded8 common/arg.cpp:389-404 (kv_cache_types)
+    "beellama": {"turbo2", "turbo3", "turbo4", "turbo3_tcq", "turbo2_tcq"},
     "lucebox": {"tq3_0"},
     "genesis": set(), "": set(),
 }
@@ -112,7 +114,7 @@ def turboquant_type_supported(ctx: AppContext) -> Iterable[Finding]:
         if bad:
             message = (f"{label} cache type `{dtype}` ({value.where() or 'from kv_cache_type'}) is not supported by "
                        f"{stack.image} ({stack.id})")
-            fix = "use a type this stack lists (q8_0/q4_0 upstream, turbo* on atomic/buun, tq3_0 on Lucebox)"
+            fix = "use a type this stack lists (q8_0/q4_0 upstream, turbo* on atomic/buun/beellama, tq3_0 on Lucebox)"
             yield at_flag(ctx, "ENG004", "error", value.source, message, fix) if value.source else \
                 ctx.finding("ENG004", "error", message, fix, "kv_cache_type")
 

@@ -58,6 +58,15 @@ llamacpp_recorded() {
   "$PY" scripts/flags/llamacpp_flags.py "${common[@]}" --table buun-dflash --fork buun \
     --image docker.io/aamsellem/buun-llama-cpp-dflash:0.1.0 --image-version "buun-llama-cpp aecbbd5d" \
     --overlay "$OV/buun-dflash.yaml"
+  "$PY" scripts/flags/llamacpp_flags.py "${common[@]}" --table buun-dflash-0-2-0 --fork buun \
+    --image docker.io/aamsellem/buun-llama-cpp-dflash:0.2.0 --image-version "buun-llama-cpp 0.2.0 (commit not recorded)" \
+    --overlay "$OV/buun-dflash.yaml"
+  "$PY" scripts/flags/llamacpp_flags.py "${common[@]}" --table beellama-0-1-3-rc3 --fork beellama \
+    --image docker.io/aamsellem/beellama-cpp:0.1.3-rc3 --image-version "beellama.cpp 0ef12a52c3" \
+    --overlay "$OV/beellama.yaml"
+  "$PY" scripts/flags/llamacpp_flags.py "${common[@]}" --table beellama-0-1-3-rc1 --fork beellama \
+    --image docker.io/aamsellem/beellama-cpp:0.1.3-rc1 --image-version "beellama.cpp 75ae2a6af" \
+    --overlay "$OV/beellama.yaml"
   "$PY" scripts/flags/llamacpp_flags.py "${common[@]}" --table llamacpp-master-ad27757 \
     --image docker.io/aamsellem/llama-cpp-mtp:master-ad27757 --image-version "llama.cpp master ad27757 (post b9219, 2026-05-20)" \
     --overlay "$OV/llamacpp-master-ad27757.yaml"
