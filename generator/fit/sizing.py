@@ -72,11 +72,11 @@ class GpuSizing:
                f"at most {self.limit_mib:,} MiB ({self.limited_by})"]
         if self.utilization is not None and self.total_mib is not None and self.utilization_stated:
             held = self.utilization * self.total_mib + self.after_kv_mib + self.margin_mib / 2
-            out[0] = (f"GPU memory: the app states utilization {self.utilization}, and vLLM reserves it whatever it "
-                      f"needs: {self.utilization} x {self.total_mib:,.0f} + {self.after_kv_mib:,.0f} after the KV pool "
+            out[0] = (f"GPU memory: need {self.need_mib:,.0f} MiB + margin {self.margin_mib:,.0f} MiB, but the app "
+                      f"states utilization {self.utilization}, which vLLM reserves whatever it needs: "
+                      f"{self.utilization} x {self.total_mib:,.0f} + {self.after_kv_mib:,.0f} after the KV pool "
                       f"+ {self.margin_mib / 2:,.0f} (half the margin) = {held:,.0f} MiB -> {self.cap_mib:,} MiB "
-                      f"in steps of {STEP_MIB}, at most {self.limit_mib:,} MiB ({self.limited_by}); the parts need "
-                      f"{self.need_mib:,.0f} MiB")
+                      f"in steps of {STEP_MIB}, at most {self.limit_mib:,} MiB ({self.limited_by})")
         elif self.utilization is not None and self.total_mib is not None:
             out.append(f"vLLM utilization for that cap: ({self.cap_mib:,} - {self.after_kv_mib:,.0f} after the KV pool "
                        f"- {self.margin_mib / 2:,.0f}) / {self.total_mib:,.0f} = {self.utilization}")
