@@ -142,3 +142,27 @@ def test_get_outside_the_deadline_is_refused():
             assert str(exc) == "GET /health: timed out"
         else:
             raise AssertionError("expected a SmokeFailure")
+
+
+def test_a_stream_that_stalls_after_its_first_token_is_a_failure_not_an_error():
+    """Something was measured (a token came), then the server stopped: a failure the ledger keeps."""
+    def stall(h):
+        h.start_stream()
+        h.wfile.write(chunk("Hello"))
+        h.wfile.flush()
+        time.sleep(3.0)
+
+    with serve_http(handler(stall)) as url:
+        result, _ = smoke(url, timeout=1.0)
+    assert result.error is None
+    assert result.failures == ["run 1: POST /v1/chat/completions: no complete answer before the deadline"]
+
+
+def test_a_closed_port_is_an_error():
+    """A REAL closed loopback port: connection refused until the readiness deadline."""
+    from support.smoke import free_port
+
+    result, took = smoke(f"http://127.0.0.1:{free_port()}", timeout=1.0)
+    assert took < 1.0 + 1.5 and result.failures == [] and result.runs == []
+    assert result.error is not None and result.error.startswith(
+        "not ready before the timeout: GET /health: ConnectError:")
