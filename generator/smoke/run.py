@@ -150,8 +150,9 @@ def measure(target: Target, endpoint: str, options: SmokeOptions, *, progress: A
         try:
             say("waiting for the server to be ready")
             wait_ready(http, Deadline.after(options.timeout_s))
-            identify(http, target, Deadline.after(options.timeout_s), result)
-            check_model(http, target, Deadline.after(options.timeout_s), result)
+            checks = Deadline.after(options.timeout_s)  # identity and model check: one bounded phase
+            identify(http, target, checks, result)
+            check_model(http, target, checks, result)
             _runs(http, target, options, result, say)
         except SmokeFailure as exc:
             if exc.unreached is not None and not result.runs and not result.failures:
