@@ -141,3 +141,41 @@ def test_accept_baseline_needs_a_record(catalog_copy, capsys):
     code, _, err = run_cli(["smoke", LONG, "--endpoint", "http://127.0.0.1:9", "--catalog", str(catalog_copy),
                             "--accept-baseline", "--no-record"], capsys)
     assert code == 2 and "--accept-baseline" in err and "--no-record" in err
+
+
+@pytest.mark.parametrize("engine, fork, tag, version", [
+    ("llamacpp", "upstream", "server-cuda13-b8740", "b8740"),  # ghcr.io/ggml-org/llama.cpp
+    ("llamacpp", "upstream", "0.1.0", None),  # a rebuilt image's own version: not the engine's
+    ("llamacpp", "lucebox", "v1.9.0", None),
+    ("vllm", "upstream", "v0.19.1-cu130", "0.19.1"),  # vllm/vllm-openai
+    ("vllm", "upstream", "nightly-1acd67a795ebccdf9b9db7697ae9082058301657", None),
+    ("vllm", "genesis", "0.20.0-genesis-v3", None),  # a fork's tag versions the fork
+])
+def test_the_engine_version_an_image_tag_carries(engine, fork, tag, version):
+    from generator.smoke.identity import engine_version_of
+
+    assert engine_version_of(engine, fork, tag) == version
+
+
+def test_a_hostile_identity_is_not_said_never_a_crash():
+    """Wrong shapes from a stand-in server: every field the server got wrong is None, the rest is kept."""
+    from support.smoke import QuietHandler, serve_http
+
+    from generator.smoke.http import Deadline, Http
+    from generator.smoke.identity import observe
+
+    class Hostile(QuietHandler):
+        def do_GET(self) -> None:
+            if self.path == "/props":
+                self.send_json(200, {"model_path": 5, "build_info": "b8740-\x1b[31mred",
+                                     "default_generation_settings": {"n_ctx": 10**12, "params": [1]}})
+            elif self.path == "/v1/models":
+                self.send_json(200, {"data": [7, {"id": "x", "owned_by": {"a": 1}, "meta": "m"}]})
+            else:
+                self.send_json(404, {"error": "not found"})
+
+    with serve_http(Hostile) as url, Http(url) as http:
+        served = observe(http, Deadline.after(5), "x")
+    assert served.engine == "llamacpp" and served.model_path is None and served.context is None
+    assert served.engine_version == "b8740-\\x1b[31mred" and served.model_id == "x"
+    assert served.speculative == () and served.said_by == ("/props", "/v1/models")

@@ -261,9 +261,9 @@ def _setting(value: object) -> str:
 
 def _text(value: object, secrets: list[str] | tuple[str, ...] = ()) -> str | None:
     """A string the server sent, fit to keep (secrets masked, controls visible, capped); None for anything else."""
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+    if not isinstance(value, str):
         return None
-    text = printable(redact(str(value), secrets)).strip()
+    text = printable(redact(value, secrets)).strip()
     if not text:
         return None
     return text if len(text) <= VALUE_CAP else text[:VALUE_CAP] + "..."
