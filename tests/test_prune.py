@@ -18,6 +18,7 @@ import pytest
 
 from generator.catalog import load_catalog
 from generator.prune.gate import plan
+from generator.smoke.identity import ServedIdentity, chart_content
 from generator.smoke.ledger import SmokeRecord, append, history
 
 from support.catalogs import MARKET_CATALOG
@@ -38,23 +39,65 @@ def snapshot(*folders: Path) -> dict[str, str]:
             for folder in folders for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def row(app: str, version: str, verdict: str = "pass", date: str = "2026-11-29T12:00:00Z") -> SmokeRecord:
+CONTENT = {FAST: "sha256:" + "f" * 64, LONG: "sha256:" + "1" * 64}  # the pure plan's stand-in content hashes
+REASONS = {"fail": "run 1: degenerate output", "regression": "60.0 t/s is 31.0% below the baseline",
+           "suspect": "181.6 t/s is above 70.0 t/s, the fastest this app can decode",
+           "error": "could not measure: GET /health: ConnectError: [Errno 111] Connection refused"}
+
+
+def row(app: str, version: str, verdict: str = "pass", date: str = "2026-11-29T12:00:00Z", *,
+        content: str | None = None, matched: tuple[str, ...] = ("engine", "model", "context")) -> SmokeRecord:
+    """A ledger row as `catalog smoke` writes it: the chart's content hash and the identity fields that matched."""
     return SmokeRecord(app=app, endpoint="http://127.0.0.1:8000", chart_version=version, image="img", date=date,
                        runs=(), tokens_per_s=90.0, acceptance=0.6, baseline_tokens_per_s=88.0, verdict=verdict,
-                       reasons=() if verdict == "pass" else ("run 1: degenerate output",))
+                       reasons=() if verdict == "pass" else (REASONS[verdict],),
+                       chart_content=content or CONTENT[app], identity_matched=matched,
+                       identity=ServedIdentity(engine="vllm" if app == FAST else "llamacpp"))
+
+
+def pure_plan(ledgers):
+    return {i.app: i for i in plan(load_catalog(MARKET_CATALOG), ledgers, lambda r: CONTENT[r.app.name])}
 
 
 # --- the plan (pure) ---------------------------------------------------------------------------
 
 def test_plan_needs_a_pass_for_the_current_chart_version():
-    cat = load_catalog(MARKET_CATALOG)
     ledgers = {FAST: [row(FAST, "2.5.5")], LONG: [row(LONG, "1.0.4"), row(LONG, "1.0.4", "fail")]}
-    items = {i.app: i for i in plan(cat, ledgers)}
+    items = pure_plan(ledgers)
     assert set(items) == DEPRECATED and not any(i.pruned for i in items.values())
     assert "no smoke for its current chart version 2.5.6" in items["lucedflashqwen36one"].reason
     assert "is a fail: run 1: degenerate output" in items["llamacppqwen36dense27bone"].reason
     ledgers = {FAST: [row(FAST, "2.5.6", "fail"), row(FAST, "2.5.6")], LONG: [row(LONG, "1.0.4")]}
-    assert all(i.pruned for i in plan(cat, ledgers))
+    assert all(i.pruned for i in pure_plan(ledgers).values())
+
+
+def test_a_suspect_pass_does_not_unblock_and_says_what_would():
+    """A figure above the roofline (the tiny CPU model at 181.6 t/s under Long's alias) is not the app's."""
+    items = pure_plan({FAST: [row(FAST, "2.5.6")], LONG: [row(LONG, "1.0.4"), row(LONG, "1.0.4", "suspect")]})
+    dense = items["llamacppqwen36dense27bone"]
+    assert not dense.pruned and "is a suspect: 181.6 t/s is above 70.0 t/s" in dense.reason
+    assert dense.unblock == (f"a passing `catalog smoke {LONG}` at 1.0.4 (content {CONTENT[LONG]}) whose served "
+                             "identity matches the chart; last smoke: suspect at 1.0.4 on 2026-11-29T12:00:00Z, 90.0 t/s")
+    assert all(items[n].pruned for n in DEPRECATED - {"llamacppqwen36dense27bone"})
+
+
+def test_error_rows_are_ignored_by_the_gate():
+    """A mistyped port recorded with --record-errors neither blocks nor unblocks."""
+    items = pure_plan({FAST: [row(FAST, "2.5.6"), row(FAST, "2.5.6", "error", "2026-12-01T00:00:00Z")],
+                       LONG: [row(LONG, "1.0.4", "error")]})
+    assert items["lucedflashqwen36one"].pruned
+    assert "last smoke: error at 1.0.4" in items["llamacppqwen36dense27bone"].unblock
+    assert "has no smoke for its current chart version 1.0.4" in items["llamacppqwen36dense27bone"].reason
+
+
+def test_a_pass_of_another_chart_content_or_without_a_matched_model_blocks():
+    stale = "sha256:" + "0" * 64
+    items = pure_plan({FAST: [row(FAST, "2.5.6", content=stale)], LONG: [row(LONG, "1.0.4", matched=("context",))]})
+    assert f"smoked chart content {stale}, but {FAST} 2.5.6 now renders {CONTENT[FAST]}" in \
+        items["lucedflashqwen36one"].reason
+    assert "did not confirm it serves the chart's model" in items["llamacppqwen36dense27bone"].reason
+    old = SmokeRecord.model_validate(row(LONG, "1.0.4").model_dump() | {"chart_content": None, "identity": None})
+    assert "does not record its chart's content hash" in pure_plan({LONG: [old]})["llamacppqwen36dense27bone"].reason
 
 
 # --- end to end --------------------------------------------------------------------------------
@@ -63,7 +106,7 @@ def record_passing_smokes(catalog: Path) -> None:
     """A passing smoke of each replacement at its current chart version, appended to catalog/ledger/."""
     cat = load_catalog(catalog)
     for app in (FAST, LONG):
-        append(catalog, row(app, cat.apps[app].app.version))
+        append(catalog, row(app, cat.apps[app].app.version, content=chart_content(cat.apps[app])))
         assert history(catalog, app)[-1].verdict == "pass"  # read back as the gate reads it
 
 
@@ -77,7 +120,19 @@ def test_without_passing_smokes_it_refuses_and_changes_nothing(workspace, capsys
     code, items = prune(workspace, capsys)
     assert code == 1 and {i["app"] for i in items} == DEPRECATED
     assert all(i["action"] == "blocked" and not i["applied"] for i in items)
+    long_content = chart_content(load_catalog(workspace).apps[LONG])
+    assert {i["app"]: i["unblock"] for i in items}["llamacppqwen36dense27bone"] == (
+        f"a passing `catalog smoke {LONG}` at 1.0.4 (content {long_content}) whose served identity matches the "
+        "chart; last smoke: none")
     assert snapshot(workspace, workspace.parent / "charts") == before
+
+
+def test_dry_run_table_says_what_would_unblock_each_app(workspace, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")
+    code, out, _ = run_cli(["prune", "--deprecated", "--dry-run", "--catalog", str(workspace)], capsys)
+    assert code == 1
+    assert f"llamacppqwen36dense27bone: would be unblocked by a passing `catalog smoke {LONG}` at 1.0.4 (content " \
+           "sha256:" in out and "last smoke: none" in out
 
 
 def test_after_passing_smokes_exactly_the_four_27b_apps_go(workspace, capsys):
@@ -157,7 +212,8 @@ def test_remove_needs_yes_then_leaves_only_the_marker(workspace, tmp_path, capsy
 
 def test_a_failed_latest_smoke_of_the_replacement_blocks(workspace, capsys):
     record_passing_smokes(workspace)
-    append(workspace, row(FAST, "2.5.6", "regression", date="2026-12-01T00:00:00Z"))
+    content = chart_content(load_catalog(workspace).apps[FAST])
+    append(workspace, row(FAST, "2.5.6", "regression", date="2026-12-01T00:00:00Z", content=content))
     code, items = prune(workspace, capsys)
     assert code == 1
     assert {i["app"] for i in items if i["applied"]} == {"llamacppqwen36dense27bone"}

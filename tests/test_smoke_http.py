@@ -52,7 +52,8 @@ def test_hanging_server_fails_within_the_timeout():
     with hanging_server() as url:
         result, took = smoke(url, timeout=2.0)
     assert took < 2.0 + 1.5  # the deadline, plus slack for a loaded 2-core CI machine
-    assert result.runs == [] and result.failures == ["not ready before the timeout: GET /health: timed out"]
+    assert result.runs == [] and result.failures == []  # nothing measured: an error, not a failure
+    assert result.error == "not ready before the timeout: GET /health: timed out"
 
 
 def test_trickling_stream_is_cut_at_the_deadline():
@@ -66,7 +67,8 @@ def test_trickling_stream_is_cut_at_the_deadline():
     with serve_http(handler(trickle)) as url:
         result, took = smoke(url, timeout=1.5)
     assert took < 1.5 * 2 + 1.0  # readiness and the run each get the timeout; the run is cut at 1.5 s
-    assert result.failures == ["run 1: POST /v1/chat/completions: no complete answer before the deadline"]
+    assert result.failures == []  # a timeout before the first token: nothing measured, an error
+    assert result.error == "run 1: POST /v1/chat/completions: no complete answer before the deadline"
 
 
 def test_malformed_chunk_fails_with_the_offending_text():
@@ -140,3 +142,27 @@ def test_get_outside_the_deadline_is_refused():
             assert str(exc) == "GET /health: timed out"
         else:
             raise AssertionError("expected a SmokeFailure")
+
+
+def test_a_stream_that_stalls_after_its_first_token_is_a_failure_not_an_error():
+    """Something was measured (a token came), then the server stopped: a failure the ledger keeps."""
+    def stall(h):
+        h.start_stream()
+        h.wfile.write(chunk("Hello"))
+        h.wfile.flush()
+        time.sleep(3.0)
+
+    with serve_http(handler(stall)) as url:
+        result, _ = smoke(url, timeout=1.0)
+    assert result.error is None
+    assert result.failures == ["run 1: POST /v1/chat/completions: no complete answer before the deadline"]
+
+
+def test_a_closed_port_is_an_error():
+    """A REAL closed loopback port: connection refused until the readiness deadline."""
+    from support.smoke import free_port
+
+    result, took = smoke(f"http://127.0.0.1:{free_port()}", timeout=1.0)
+    assert took < 1.0 + 1.5 and result.failures == [] and result.runs == []
+    assert result.error is not None and result.error.startswith(
+        "not ready before the timeout: GET /health: ConnectError:")

@@ -109,8 +109,8 @@ def test_numeric_target_port_and_label_fallback():
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("llama-kube")
-    with llama_server(write_models(folder, context=65536), aliases=["qwen3.6-35b-a3b"], context=65536,
-                      log_dir=folder) as running:
+    with llama_server(write_models(folder, context=65536, main_name="Qwen3.6-35B-A3B-UD-Q4_K_XL.gguf"),
+                      aliases=["qwen3.6-35b-a3b"], context=65536, log_dir=folder) as running:
         yield running
 
 
@@ -127,7 +127,12 @@ def test_smoke_through_the_forwarder_reaches_the_real_server(catalog_copy, serve
     monkeypatch.setattr(Kube, "port_forward", lambda self, pod, namespace, port: dialer(server.url)())
     code, out = run_json(["smoke", APP, "--kube-context", "olares-one", "--catalog", str(catalog_copy),
                           "--runs", "2", "--max-tokens", "24", "--timeout", "60", "--tolerance", "0.95"], capsys)
-    assert code == 0 and out["verdict"] == "pass", out
+    # through the forwarder the smoke read the real server's identity: the right GGUF, but the test build (b0)
+    # is not the b8740 the stack's image pins, a failure naming both
+    assert code == 1 and out["verdict"] == "fail", out
+    assert out["reasons"] == ["engine version: served b0-unknown; the chart's image "
+                              "ghcr.io/ggml-org/llama.cpp:server-cuda13-b8740 carries b8740"]
+    assert out["identity_matched"] == ["engine", "model", "context"]
     assert out["endpoint"] == f"kube:{NS}/svc/{APP} -> pod llamacppqwen36a3bone-7d9f-0:8000"
     assert [r["completion_tokens"] for r in out["runs"]] == [24, 24]
     assert contexts == ["olares-one"]

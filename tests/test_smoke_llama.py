@@ -21,16 +21,18 @@ from support.smoke import llama_server, pacing_proxy, run_cli, run_json, write_m
 pytestmark = pytest.mark.needs_llama_server
 
 KEYS = {"app", "endpoint", "chart_version", "runs", "tokens_per_s", "acceptance", "baseline_tokens_per_s",
-        "verdict", "reasons"}
+        "verdict", "reasons", "identity", "identity_matched", "image_source", "chart_content", "tolerance",
+        "runs_requested", "prompt_sha256", "accepted_baseline"}
 RUN_KEYS = {"cold", "ttft_s", "completion_tokens", "tokens_per_s", "e2e_tokens_per_s", "acceptance"}
 LONG_CONTEXT = 131072  # the "Fast" and "Long" apps; a tiny model's KV for it is ~134 MB
+LONG_FILE = "Qwen3.6-27B-Q4_K_M-mtp.gguf"  # the Long app's GGUF (catalog: qwen36-27b q4km-mtp)
 
 
 @pytest.fixture(scope="module")
 def long_server(tmp_path_factory):
-    """One real server answering as both Qwen3.6 27B replacements (aliases), context 128K, draft model on."""
+    """One real server answering as the Long app (its alias and its GGUF file name), context 128K, draft model on."""
     folder = tmp_path_factory.mktemp("llama-long")
-    models = write_models(folder, context=LONG_CONTEXT)
+    models = write_models(folder, context=LONG_CONTEXT, main_name=LONG_FILE)
     with llama_server(models, aliases=["qwen3.6-27b-mtp", "qwen3.6-27b"], context=LONG_CONTEXT,
                       log_dir=folder) as server:
         yield server
@@ -48,6 +50,10 @@ def test_normal_server_passes_with_real_figures(catalog_copy, long_server, capsy
     assert set(out) >= KEYS and out["verdict"] == "pass" and out["reasons"] == []
     assert out["endpoint"] == long_server.url + "/v1"  # credentials and query never recorded
     assert out["chart_version"] == "1.0.4" and out["baseline_tokens_per_s"] == 65.0
+    assert out["identity"]["engine"] == "llamacpp" and out["identity"]["model_path"].endswith("/" + LONG_FILE)
+    assert out["identity_matched"] == ["engine", "model", "context"] and out["image_source"] == "catalog"
+    assert out["tolerance"] == 0.95 and out["runs_requested"] == 3 and out["accepted_baseline"] is False
+    assert out["chart_content"].startswith("sha256:") and out["prompt_sha256"].startswith("sha256:")
     runs = out["runs"]
     assert [r["cold"] for r in runs] == [True, False, False] and all(set(r) == RUN_KEYS for r in runs)
     assert all(r["completion_tokens"] == 48 and r["tokens_per_s"] > 0 and r["e2e_tokens_per_s"] > 0 for r in runs)
@@ -61,8 +67,10 @@ def test_normal_server_passes_with_real_figures(catalog_copy, long_server, capsy
 
 def test_slowed_server_is_a_regression_against_the_last_pass(catalog_copy, long_server, capsys):
     edit_app(catalog_copy, "llamacppqwen36mtpone", benchmarks=None)  # the ledger is the only baseline
-    code, first = smoke(catalog_copy, "llamacppqwen36mtpone", long_server.url, capsys)
-    assert code == 0 and first["baseline_tokens_per_s"] is None
+    code, unaccepted = smoke(catalog_copy, "llamacppqwen36mtpone", long_server.url, capsys)
+    assert code == 0 and unaccepted["accepted_baseline"] is False
+    code, first = smoke(catalog_copy, "llamacppqwen36mtpone", long_server.url, capsys, "--accept-baseline")
+    assert code == 0 and first["baseline_tokens_per_s"] is None and first["accepted_baseline"] is True
     slow_rate = min(20.0, first["tokens_per_s"] / 4)
     with pacing_proxy(long_server.url, slow_rate) as slow:
         code, second = smoke(catalog_copy, "llamacppqwen36mtpone", slow, capsys, "--runs", "2", "--max-tokens", "24")
@@ -70,7 +78,7 @@ def test_slowed_server_is_a_regression_against_the_last_pass(catalog_copy, long_
     assert second["baseline_tokens_per_s"] == first["tokens_per_s"]
     assert second["tokens_per_s"] < slow_rate * 1.10  # 24 tokens over 23 paced gaps
     assert "below the baseline" in second["reasons"][0] and first["date"] in second["reasons"][0]
-    assert [r.verdict for r in history(catalog_copy, "llamacppqwen36mtpone")] == ["pass", "regression"]
+    assert [r.verdict for r in history(catalog_copy, "llamacppqwen36mtpone")] == ["pass", "pass", "regression"]
 
 
 def test_lucebox_88_5_to_69_is_a_regression_end_to_end(catalog_copy, tmp_path, capsys):
@@ -80,7 +88,7 @@ def test_lucebox_88_5_to_69_is_a_regression_end_to_end(catalog_copy, tmp_path, c
     edit_app(catalog_copy, "lucedflashqwen36one", benchmarks=[{
         "tokens_per_s": 88.5, "runs": [87.05, 89.54, 88.88], "date": dt.date(2026, 5, 4), "image": "Lucebox v1.4.4",
         "method": "3 runs x ~800 tokens", "source": "shared/domain/field-notes.md"}])
-    models = write_models(tmp_path, context=32768)
+    models = write_models(tmp_path, context=32768, main_name="Qwen3.6-27B-Q4_K_M.gguf")
     with llama_server(models, aliases=["qwen3.6-27b-dflash"], context=32768, log_dir=tmp_path) as server, \
             pacing_proxy(server.url, 69.0) as rebuilt:
         code, out = smoke(catalog_copy, "lucedflashqwen36one", rebuilt, capsys, "--runs", "2")
@@ -93,20 +101,23 @@ def test_lucebox_88_5_to_69_is_a_regression_end_to_end(catalog_copy, tmp_path, c
 
 
 def test_a_model_repeating_one_token_fails_with_http_200(catalog_copy, tmp_path, capsys):
-    models = write_models(tmp_path, context=65536, dominant="\u2581ok")
+    models = write_models(tmp_path, context=65536, dominant="\u2581ok", main_name="Qwen3.6-35B-A3B-UD-Q4_K_XL.gguf")
     with llama_server(models, aliases=["qwen3.6-35b-a3b"], context=65536, log_dir=tmp_path) as server:
         code, out = smoke(catalog_copy, "llamacppqwen36a3bone", server.url, capsys)
     assert code == 1 and out["verdict"] == "fail"
     assert all(r["completion_tokens"] == 48 for r in out["runs"])  # the server answered every run
-    assert len(out["reasons"]) == 3
-    assert all("degenerate output: one token ' ok'" in r for r in out["reasons"])
+    # the stack pins ghcr.io/ggml-org/llama.cpp:server-cuda13-b8740; the test build says b0-unknown
+    assert out["reasons"][0] == ("engine version: served b0-unknown; the chart's image "
+                                 "ghcr.io/ggml-org/llama.cpp:server-cuda13-b8740 carries b8740")
+    assert len(out["reasons"]) == 4
+    assert all("degenerate output: one token ' ok'" in r for r in out["reasons"][1:])
 
 
 def test_table_output_and_no_record(catalog_copy, long_server, capsys):
-    code, out, _ = run_cli(["smoke", "vllmqwen36turbo27bone", "--endpoint", long_server.url, "--catalog",
+    code, out, _ = run_cli(["smoke", "llamacppqwen36mtpone", "--endpoint", long_server.url, "--catalog",
                             str(catalog_copy), "--runs", "2", "--max-tokens", "16", "--tolerance", "0.95",
                             "--no-record"], capsys)
     assert code == 0
-    assert "smoke vllmqwen36turbo27bone 2.5.6" in out and "1 (cold)" in out and "PASS" in out
-    assert "baseline 88.0 t/s" in out
+    assert "smoke llamacppqwen36mtpone 1.0.4" in out and "1 (cold)" in out and "PASS" in out
+    assert "baseline 65.0 t/s" in out
     assert not (catalog_copy / "ledger").exists()

@@ -23,10 +23,10 @@ FIXTURE = Path(__file__).parent / "fixtures" / "vllm_spec_decode_metrics.prom"
 
 def record(app: str = "lucedflashqwen36one", *, verdict: str = "pass", tps: float | None = 88.0,
            image: str = "docker.io/aamsellem/lucebox-dflash:v1.9.0", version: str = "1.4.4",
-           date: str = "2026-11-29T10:00:00Z") -> SmokeRecord:
+           date: str = "2026-11-29T10:00:00Z", accepted: bool = False) -> SmokeRecord:
     return SmokeRecord(app=app, endpoint="http://127.0.0.1:8000", chart_version=version, image=image, date=date,
                        runs=(), tokens_per_s=tps, acceptance=None, baseline_tokens_per_s=None, verdict=verdict,
-                       reasons=() if verdict == "pass" else ("x",))
+                       reasons=() if verdict == "pass" else ("x",), accepted_baseline=accepted)
 
 
 # --- verdict -----------------------------------------------------------------------------------
@@ -48,14 +48,40 @@ def test_failures_win_over_speed_and_no_baseline_passes():
     assert judge(12.0, [], None) == ("pass", [])
 
 
-def test_baseline_prefers_last_pass_on_the_same_image_then_the_latest_benchmark():
+def test_baseline_is_the_last_accepted_pass_on_the_same_image_then_the_latest_benchmark():
     app = load_catalog(MARKET_CATALOG).apps["lucedflashqwen36one"].app
     image = "docker.io/aamsellem/lucebox-dflash:v1.9.0"
-    rows = [record(tps=70.0, date="2026-11-01T00:00:00Z"), record(tps=71.0, date="2026-11-02T00:00:00Z"),
-            record(tps=50.0, verdict="regression"), record(tps=99.0, image="other:1")]
-    assert baseline_for(app, image, rows) == Baseline(71.0, "smoke 2026-11-02T00:00:00Z, chart 1.4.4")
-    bench = baseline_for(app, image, [record(tps=99.0, image="other:1")])
+    rows = [record(tps=70.0, date="2026-11-01T00:00:00Z", accepted=True),
+            record(tps=71.0, date="2026-11-02T00:00:00Z", accepted=True),
+            record(tps=181.6, date="2026-11-03T00:00:00Z"),  # a pass nobody accepted: never the baseline
+            record(tps=50.0, verdict="regression"), record(tps=99.0, image="other:1", accepted=True)]
+    assert baseline_for(app, image, rows) == Baseline(71.0, "smoke 2026-11-02T00:00:00Z, chart 1.4.4, accepted")
+    bench = baseline_for(app, image, [record(tps=99.0, image="other:1", accepted=True), record(tps=181.6)])
     assert bench is not None and bench.tokens_per_s == 69.0 and bench.source.startswith("benchmark 2026-05-07")
+
+
+def test_a_figure_above_the_roofline_is_suspect_never_a_pass():
+    """The issue's case: 181.6 t/s from a tiny CPU model under the Long app's alias, baseline 65 t/s."""
+    verdict, reasons = judge(181.6, [], Baseline(65.0, "b"), bound_tps=70.0, bound_reason="roofline: 1.1 TB/s / 16 GB")
+    assert verdict == "suspect"
+    assert reasons == ["181.6 t/s is above 70.0 t/s, the fastest this app can decode (roofline: 1.1 TB/s / 16 GB): "
+                       "this figure is not this app's (another model or a cache answered)"]
+    assert judge(69.9, [], Baseline(65.0, "b"), bound_tps=70.0) == ("pass", [])
+    assert judge(500.0, ["model: served a.gguf; the chart serves b.gguf"], None, bound_tps=70.0)[0] == "fail"
+
+
+def test_acceptance_below_the_floor_is_a_regression_naming_the_floor():
+    verdict, reasons = judge(60.0, [], Baseline(65.0, "b"), acceptance=0.002, acceptance_floor=0.3)
+    assert verdict == "regression"
+    assert reasons == ["speculative acceptance 0.2% is below the floor 30%: the drafter is not the app's, or "
+                       "speculation is broken"]
+    assert judge(60.0, [], Baseline(65.0, "b"), acceptance=0.64, acceptance_floor=0.3) == ("pass", [])
+    assert judge(60.0, [], None, acceptance=None, acceptance_floor=0.3) == ("pass", [])  # unmeasured: noted
+
+
+def test_an_error_is_neither_a_pass_nor_a_fail():
+    assert judge(None, [], None, error="GET /health: ConnectError: [Errno 111] Connection refused") == (
+        "error", ["could not measure: GET /health: ConnectError: [Errno 111] Connection refused"])
 
 
 # --- content -----------------------------------------------------------------------------------
@@ -133,6 +159,19 @@ def test_a_bad_ledger_row_names_file_and_line(tmp_path):
     assert "lucedflashqwen36one.yaml:" in message and "0.verdict" in message
     line = int(message.split(".yaml:")[1].split(":")[0])
     assert path.read_text().splitlines()[line - 1].strip().startswith("verdict:")
+
+
+def test_a_row_written_before_the_identity_fields_still_loads(tmp_path):
+    """Backwards compatible: the ledger rows of earlier releases have none of the new fields."""
+    folder = tmp_path / "ledger"
+    folder.mkdir()
+    (folder / "lucedflashqwen36one.yaml").write_text(
+        "- app: lucedflashqwen36one\n  endpoint: http://127.0.0.1:8000\n  chart_version: 1.4.4\n"
+        "  image: docker.io/aamsellem/lucebox-dflash:v1.9.0\n  date: '2026-11-29T10:00:00Z'\n  runs: []\n"
+        "  tokens_per_s: 88.0\n  acceptance: null\n  baseline_tokens_per_s: null\n  verdict: pass\n  reasons: []\n")
+    (row,) = history(tmp_path, "lucedflashqwen36one")
+    assert row.identity is None and row.chart_content is None and row.accepted_baseline is False
+    assert row.image_source is None and row.identity_matched == ()
 
 
 def test_record_dates_are_utc_stamps():

@@ -65,7 +65,7 @@ def _report(items: list[PruneItem], changes: list[AppChanges], *, dry_run: bool,
     by_app = {c.item.app: c for c in changes}
     if as_json:
         rows = [{"app": i.app, "replaced_by": i.replaced_by, "action": i.action, "reason": i.reason,
-                 "market": _market_title(by_app.get(i.app)),
+                 "unblock": i.unblock, "market": _market_title(by_app.get(i.app)),
                  "changes": by_app[i.app].describe() if i.app in by_app else [],
                  "applied": i.app in by_app and not dry_run}
                 for i in items]
@@ -95,6 +95,9 @@ def _table(items: list[PruneItem], by_app: dict[str, AppChanges], dry_run: bool)
         color = "green" if item.pruned else "yellow"
         table.add_row(item.app, f"[{color}]{item.action}[/]", item.reason)
     console.print(table)
+    for item in items:
+        if item.unblock is not None:
+            console.print(f"{item.app}: would be unblocked by {item.unblock}", markup=False, highlight=False)
     verb = "would " if dry_run else ""
     for name, change in by_app.items():
         for line in change.describe():

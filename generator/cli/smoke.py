@@ -17,7 +17,8 @@ from generator.core.errors import CatalogError, FileSystemError, InputError, Pro
 
 if TYPE_CHECKING:
     from rich.console import Console
-    
+
+    from generator.catalog import Resolved
     from generator.smoke.ledger import SmokeRecord
 
 EndpointOpt = Annotated[str | None, typer.Option(
@@ -43,39 +44,61 @@ def smoke(
     kube_context: KubeContextOpt = None,
     namespace: NamespaceOpt = None,
     no_record: Annotated[bool, typer.Option("--no-record", help="Do not append the result to the ledger.")] = False,
+    accept_baseline: Annotated[bool, typer.Option(
+        "--accept-baseline", help="On a pass, make this figure the baseline of the next smokes.")] = False,
+    record_errors: Annotated[bool, typer.Option(
+        "--record-errors", help="Also record an `error` (nothing measured: refused, no token in time).")] = False,
     as_json: JsonOpt = False,
     catalog: CatalogOpt = None,
 ) -> None:
-    """Measure a running app like the maintainer does: readiness, model and context, N streamed completions.
+    """Measure a running app like the maintainer does: identity, readiness, model and context, N streamed completions.
 
-    Exit 0 on pass, 1 on regression or fail, 2 when the result (printed first) cannot be recorded.
-    Every result is appended to catalog/ledger/<app>.yaml.
+    Exit 0 on pass; 1 on regression, fail, suspect or error; 2 when the result (printed first) cannot be
+    recorded. Every result is appended to catalog/ledger/<app>.yaml, except an `error` (nothing could be
+    measured) unless --record-errors.
     """
     from generator.smoke import ledger as smoke_ledger
+    from generator.smoke.identity import chart_content
     from generator.smoke.run import SmokeOptions, Target, measure
     from generator.smoke.verdict import conclude
 
+    if accept_baseline and no_record:
+        raise UsageError("--accept-baseline records the result as the baseline: it cannot go with --no-record")
     cat = load_catalog(use_catalog(catalog, command="smoke", writes=not no_record, quiet=as_json))
     resolved = cat.select([app_name])[0]
     if resolved.app.status == "removed":
         raise UsageError(f"{app_name} is removed from the catalog; there is nothing to smoke")
     history = smoke_ledger.history(cat.root, app_name)
+    content = chart_content(resolved)
+    bound_tps, bound_reason, acceptance_floor = limits(resolved)
     options = SmokeOptions(runs=runs, max_tokens=max_tokens, timeout_s=timeout, expect=expect)
     with _reach(app_name, endpoint, kube_context, namespace) as (url, label), _progress(as_json) as say:
         measurement = measure(Target.of(resolved), url, options, progress=say)
     record = conclude(measurement, resolved.app, history, endpoint=label, max_tokens=max_tokens,
-                      tolerance=tolerance, date=smoke_ledger.now_stamp())
+                      tolerance=tolerance, date=smoke_ledger.now_stamp(), bound_tps=bound_tps,
+                      bound_reason=bound_reason, acceptance_floor=acceptance_floor, runs_requested=runs,
+                      chart_content=content, accept_baseline=accept_baseline)
     # The result is printed before the ledger is written, so a failed write (full disk, read-only folder)
     # loses nothing: the error below says so and what to do.
     if as_json:
         print(json.dumps(record.model_dump(mode="json"), indent=2), flush=True)
     else:
         _report(record)
-    if not no_record:
+    if record.verdict == "error" and not record_errors:
+        if not as_json:
+            _console().print("not recorded: nothing was measured (--record-errors keeps it)", style="dim",
+                             highlight=False)
+    elif not no_record:
         written = _record(cat.root, record)
         if not as_json:
             _console().print(f"recorded in {markup(str(display_path(written)))}", style="dim", highlight=False)
     raise typer.Exit(0 if record.verdict == "pass" else 1)
+
+
+def limits(resolved: Resolved) -> tuple[float | None, str, float | None]:
+    """(bound_tps, bound_reason, acceptance_floor) of an app: the fastest it can decode (its roofline) with
+    a one-line reason, and the least speculative acceptance its stack gives. None: not known, not checked."""
+    return None, "", None
 
 
 def _record(root: Path, record: SmokeRecord) -> Path:
@@ -167,7 +190,8 @@ def _report(record: SmokeRecord) -> None:
 
 
 def _verdict_line(record: SmokeRecord) -> str:
-    color = {"pass": "green", "regression": "yellow", "fail": "red"}[record.verdict]
+    color = {"pass": "green", "regression": "yellow", "fail": "red", "suspect": "magenta", "error": "red"}[
+        record.verdict]
     line = f"[bold {color}]{record.verdict.upper()}[/]"
     if record.tokens_per_s is not None:
         line += f" {record.tokens_per_s:.1f} t/s (mean of warm runs)"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-Verdict = Literal["pass", "regression", "fail"]
+Verdict = Literal["pass", "regression", "fail", "suspect", "error"]
 
 
 @dataclass(frozen=True)

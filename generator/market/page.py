@@ -158,7 +158,7 @@ dt { color: #607d8b; } dd { margin: 0; overflow-wrap: anywhere; }
 .badge { display: inline-block; padding: 1px 7px; border-radius: 9px; font-size: 11px; color: #fff; }
 .active { background: #2e7d32; } .deprecated { background: #ef6c00; } .removed { background: #757575; }
 .pass { color: #2e7d32; font-weight: bold; } .regression { color: #ef6c00; font-weight: bold; }
-.fail { color: #c62828; font-weight: bold; } .FIT { color: #2e7d32; } .TIGHT { color: #ef6c00; } .FAIL { color: #c62828; }
+.fail, .error { color: #c62828; font-weight: bold; } .suspect { color: #6a1b9a; font-weight: bold; } .FIT { color: #2e7d32; } .TIGHT { color: #ef6c00; } .FAIL { color: #c62828; }
 figure { margin: 0; flex: 0 1 auto; } figure img { display: block; max-width: 100%; height: auto; }
 figcaption { font-size: 11px; color: #757575; }
 .problems { background: #fff3e0; border: 1px solid #ffb74d; padding: 8px 12px; margin: 12px 0; font-size: 13px; }

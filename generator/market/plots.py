@@ -24,7 +24,7 @@ from generator.market.history import SmokePoint
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-VERDICT_COLOURS = {"pass": "#2e7d32", "regression": "#ef6c00", "fail": "#c62828"}
+VERDICT_COLOURS = {"pass": "#2e7d32", "regression": "#ef6c00", "fail": "#c62828", "suspect": "#6a1b9a"}
 BENCHMARK_COLOUR = "#1565c0"
 RC: Any = {"svg.hashsalt": "catalog-store", "svg.fonttype": "none", "font.size": 8.0,
       "font.family": ["DejaVu Sans", "sans-serif"], "axes.spines.top": False, "axes.spines.right": False}

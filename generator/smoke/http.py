@@ -18,7 +18,7 @@ import json
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from collections.abc import Iterator
 
 import httpcore
@@ -36,8 +36,19 @@ LINE_CAP = 1 << 20  # one SSE line
 CONNECT_S = 10.0
 
 
+Unreached = Literal["connect", "timeout"]
+
+
 class SmokeFailure(Exception):
-    """The endpoint did not answer as an OpenAI-compatible server should; the message says how."""
+    """The endpoint did not answer as an OpenAI-compatible server should; the message says how.
+
+    `unreached` says why nothing could be measured: "connect" (refused, DNS, reset before an answer) or
+    "timeout" (no byte of an answer before the deadline); None when the server did answer, wrongly.
+    """
+
+    def __init__(self, message: str, *, unreached: Unreached | None = None) -> None:
+        super().__init__(message)
+        self.unreached = unreached
 
 
 @dataclass
@@ -223,7 +234,7 @@ class Http:
     def _timeout(self, deadline: Deadline, what: str) -> Any:
         left = deadline.left()
         if left <= 0:
-            raise SmokeFailure(f"{what}: timed out")
+            raise SmokeFailure(f"{what}: timed out", unreached="timeout")
         return self._httpx.Timeout(left, connect=min(left, CONNECT_S))
 
     def get(self, path: str, deadline: Deadline, cap: int = JSON_CAP, limit: float | None = None) -> Reply:
@@ -256,16 +267,21 @@ class Http:
             with self.client.stream(method, path, timeout=timeout, **kw) as response:
                 yield response
                 if bound.expired():
-                    raise SmokeFailure(f"{what}: no complete answer before the deadline")
+                    raise SmokeFailure(f"{what}: no complete answer before the deadline", unreached="timeout")
         except SmokeFailure:
             raise
         except httpx.TimeoutException:
-            raise SmokeFailure(f"{what}: no complete answer before the deadline" if self._clock.received
-                               else f"{what}: timed out") from None
+            if self._clock.received:
+                raise SmokeFailure(f"{what}: no complete answer before the deadline", unreached="timeout") from None
+            raise SmokeFailure(f"{what}: timed out", unreached="timeout") from None
         except (httpx.HTTPError, httpx.InvalidURL, OSError) as exc:
             if bound.expired():
-                raise SmokeFailure(f"{what}: no complete answer before the deadline") from None
-            raise SmokeFailure(f"{what}: {type(exc).__name__}: {_reason(self.redact(str(exc)))}") from None
+                raise SmokeFailure(f"{what}: no complete answer before the deadline", unreached="timeout") from None
+            # ConnectError: refused, unreachable, DNS; RemoteProtocolError before any byte: the peer hung up
+            unreached: Unreached | None = "connect" if isinstance(exc, (httpx.ConnectError, OSError)) or (
+                isinstance(exc, httpx.RemoteProtocolError) and not self._clock.received) else None
+            raise SmokeFailure(f"{what}: {type(exc).__name__}: {_reason(self.redact(str(exc)))}",
+                               unreached=unreached) from None
         finally:
             self._clock.deadline = None
 

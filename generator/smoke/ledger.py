@@ -3,8 +3,10 @@
 One YAML list per app, oldest first, so a new smoke is a few appended lines in a git diff. Appends
 hold an exclusive lock on the ledger folder and replace the file atomically (temp file + rename),
 after checking that the new text parses back. Endpoints are stored without credentials, query or
-fragment. The ledger is data the tool reads back: it is the baseline for the next smoke (same
-stack image) and the gate of `catalog prune --deprecated`.
+fragment. The ledger is data the tool reads back: its rows accepted with `--accept-baseline` are the
+baseline of the next smoke (same stack image), and its passes are the gate of `catalog prune --deprecated`.
+A row records what was observed (the served identity), not what the catalog says; rows written before
+those fields existed still load (every newer field is optional).
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ from generator.core.redact import redact as redact_text
 from generator.core.redact import split_userinfo
 from generator.yamlio.loader import Document, read_document, validation_problems
 from generator.schema.common import AppName, SemVer, Strict
+from generator.smoke.identity import ServedIdentity
 from generator.yamlio.yamlout import dump, load
 
-Verdict = Literal["pass", "regression", "fail"]
+Verdict = Literal["pass", "regression", "fail", "suspect", "error"]
 Rate = Annotated[float, Field(ge=0)]
+Sha256 = Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")]
 Stamp = Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")]
 FOLDER = "ledger"
 HEADER = ("# Smoke history of {app}: appended by `catalog smoke`, oldest first. Reviewed in git;\n"
@@ -65,6 +69,17 @@ class SmokeRecord(Strict):
     baseline: str | None = None  # where the baseline comes from
     max_tokens: Annotated[int, Field(gt=0)] | None = None
     notes: tuple[str, ...] = ()
+    # Since the honest ledger (docs/smoke.md#the-ledger); rows written before have none of these.
+    identity: ServedIdentity | None = None  # what the server said it is (observed, not copied from the catalog)
+    identity_matched: tuple[str, ...] = ()  # fields equal to the chart's: engine, engine_version, model, context
+    image_source: Literal["observed", "catalog"] | None = None  # where `image` comes from
+    chart_content: Sha256 | None = None  # content hash of the chart the catalog rendered at the smoke
+    tolerance: Annotated[float, Field(ge=0, lt=1)] | None = None
+    runs_requested: Annotated[int, Field(gt=0)] | None = None
+    prompt_sha256: Sha256 | None = None  # the prompt set (prompts and max_tokens)
+    bound_tokens_per_s: Rate | None = None  # the ceiling above which a figure is `suspect` (roofline)
+    acceptance_floor: Annotated[float, Field(ge=0, le=1)] | None = None
+    accepted_baseline: bool = False  # `catalog smoke --accept-baseline` on a pass: the next smokes' baseline
 
     @property
     def when(self) -> dt.datetime:

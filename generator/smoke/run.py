@@ -25,7 +25,8 @@ from generator.core.data import Data
 from generator.core.redact import redact
 from generator.core.terminal import printable
 from generator.smoke.content import problems as content_problems
-from generator.smoke.http import METRICS_CAP, Deadline, Http, SmokeFailure, parse_json
+from generator.smoke.http import METRICS_CAP, Deadline, Http, SmokeFailure, Unreached, parse_json
+from generator.smoke.identity import Expected, ServedIdentity, compare, observe
 from generator.smoke.metrics import SpecCounts, llamacpp_counts, vllm_counts
 
 DEFAULT_PROMPT = ("Explain in detail, step by step, how a hash table works: hashing, collisions, chaining "
@@ -50,6 +51,7 @@ class Target:
     image: str
     prompt: str = DEFAULT_PROMPT
     expect: str | None = None
+    expected: Expected | None = None  # what the chart serves; None: the served identity is recorded, not compared
 
     @classmethod
     def of(cls, resolved: Any) -> Target:
@@ -58,7 +60,13 @@ class Target:
         return cls(app=app.name, model_alias=app.model_alias, context_length=app.context_length,
                    engine=stack.engine, speculative=app.speculative.method if app.speculative else None,
                    chart_version=app.version, image=stack.image,
-                   prompt=probe.prompt if probe else DEFAULT_PROMPT, expect=probe.expect if probe else None)
+                   prompt=probe.prompt if probe else DEFAULT_PROMPT, expect=probe.expect if probe else None,
+                   expected=Expected.of(resolved))
+
+    @property
+    def prompts(self) -> tuple[str, ...]:
+        """The prompt set every run sends (one prompt today)."""
+        return (self.prompt,)
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,9 @@ class Measurement:
     failures: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     served_context: int | None = None
+    identity: ServedIdentity | None = None  # what the server said it is
+    matched: list[str] = field(default_factory=list)  # identity fields equal to the chart's
+    error: str | None = None  # nothing could be measured: refused, unreachable, timed out before the first token
 
     @property
     def warm(self) -> list[Run]:
@@ -128,22 +139,42 @@ class Measurement:
 
 
 def measure(target: Target, endpoint: str, options: SmokeOptions, *, progress: Any = None) -> Measurement:
-    """Run the whole smoke; every problem ends up in `failures`, never as an exception."""
+    """Run the whole smoke; every problem ends up in `failures` (or `error`), never as an exception.
+
+    `error` (not a failure) when nothing could be measured: a connection error (refused, DNS, reset) or a
+    timeout before the server's first token, with no failure found before it. A server that answered once
+    and then stopped answering (a crash under load) fails."""
     say = progress or (lambda message: None)
     result = Measurement(target=target, endpoint=endpoint)
     with Http(endpoint) as http:
         try:
             say("waiting for the server to be ready")
             wait_ready(http, Deadline.after(options.timeout_s))
-            check_model(http, target, Deadline.after(options.timeout_s), result)
+            checks = Deadline.after(options.timeout_s)  # identity and model check: one bounded phase
+            identify(http, target, checks, result)
+            check_model(http, target, checks, result)
             _runs(http, target, options, result, say)
         except SmokeFailure as exc:
-            result.failures.append(str(exc))
+            if exc.unreached is not None and not result.runs and not result.failures:
+                result.error = clean(str(exc), http.secrets)
+            else:
+                result.failures.append(str(exc))
         _check_content(result, options.expect if options.expect is not None else target.expect)
         _check_speculation(result)
         result.failures = [clean(text, http.secrets) for text in result.failures]
         result.notes = [clean(text, http.secrets) for text in result.notes]
     return result
+
+
+def identify(http: Http, target: Target, deadline: Deadline, result: Measurement) -> None:
+    """Read what the server says it is (generator/smoke/identity.py) and compare it with the chart."""
+    result.identity = observe(http, deadline, target.model_alias)
+    if target.expected is None:
+        return
+    comparison = compare(result.identity, target.expected)
+    result.failures += comparison.mismatches
+    result.notes += comparison.unchecked
+    result.matched = comparison.matched
 
 
 def clean(text: str, secrets: list[str] | tuple[str, ...] = ()) -> str:
@@ -155,11 +186,12 @@ def clean(text: str, secrets: list[str] | tuple[str, ...] = ()) -> str:
 def wait_ready(http: Http, deadline: Deadline) -> None:
     """Poll `/health` until 200 (503 means loading); use `/v1/models` when `/health` is 404."""
     path, last = "/health", "no answer yet"
+    unreached: Unreached | None = "timeout"  # why the last probe did not get a 200
     while True:
         try:
             status = http.get(path, deadline, limit=PROBE_S).status
         except SmokeFailure as exc:
-            status, last = None, str(exc)
+            status, last, unreached = None, str(exc), exc.unreached
         if status == 200:
             return
         if status == 404 and path == "/health":
@@ -170,8 +202,9 @@ def wait_ready(http: Http, deadline: Deadline) -> None:
                                else "not an OpenAI-compatible server root (give the URL without /v1)"))
         if status is not None:
             last = f"GET {path}: HTTP {status}" + (" (still loading)" if status == 503 else "")
+            unreached = "timeout" if status == 503 else None  # loading: nothing to measure yet; 500: broken
         if deadline.left() <= POLL_S:
-            raise SmokeFailure(f"not ready before the timeout: {last}")
+            raise SmokeFailure(f"not ready before the timeout: {last}", unreached=unreached)
         time.sleep(POLL_S)
 
 
@@ -226,7 +259,7 @@ def _runs(http: Http, target: Target, options: SmokeOptions, result: Measurement
         try:
             run = run_once(http, target, options, cold=index == 0)
         except SmokeFailure as exc:
-            raise SmokeFailure(f"run {index + 1}: {exc}") from None
+            raise SmokeFailure(f"run {index + 1}: {exc}", unreached=exc.unreached) from None
         after = _scrape(http, target, options, result) if before is not None else None
         if run.spec is None and before is not None and after is not None:
             run.spec = after - before
@@ -240,9 +273,14 @@ def run_once(http: Http, target: Target, options: SmokeOptions, *, cold: bool) -
                "max_tokens": options.max_tokens, "stream": True, "stream_options": {"include_usage": True}}
     stream = _Stream(http.secrets)
     start = time.monotonic()
-    for at, line in http.stream("/v1/chat/completions", payload, Deadline.after(options.timeout_s)):
-        if stream.feed(at, line):
-            break
+    try:
+        for at, line in http.stream("/v1/chat/completions", payload, Deadline.after(options.timeout_s)):
+            if stream.feed(at, line):
+                break
+    except SmokeFailure as exc:
+        if exc.unreached is not None and stream.first_at is not None:  # it answered, then stopped: a failure
+            raise SmokeFailure(str(exc)) from None
+        raise
     end = time.monotonic()
     if not stream.done:
         raise SmokeFailure("the stream ended without `data: [DONE]`")

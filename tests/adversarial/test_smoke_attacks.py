@@ -44,9 +44,9 @@ def test_smoke_trickled_headers_end_by_deadline(tmp_path, what, drip):
     no_traceback(ran)
     assert ran.seconds < 10, f"smoke --timeout 5 took {ran.seconds:.1f} s against a trickling {what}"
     assert ran.code == 1
-    assert "FAIL" in ran.out
+    assert "ERROR" in ran.out  # nothing measured before the deadline: an error, not recorded
     assert "not ready before the timeout: GET /health: no complete answer before the deadline" in ran.out
-    assert ledger_rows(cat)[-1]["verdict"] == "fail"
+    assert not (cat / "ledger").exists()
 
 
 def test_smoke_trickled_model_list_body_ends_by_deadline(tmp_path):

@@ -51,9 +51,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def write_models(folder: Path, *, context: int, dominant: str | None = None) -> tuple[Path, Path]:
-    """A main model and its draft for `context` tokens: text pieces only, always up to max_tokens."""
-    main = tinygguf.write(folder / f"main-{context}-{dominant or 'x'}.gguf", replace(tinygguf.MAIN, context=context),
+def write_models(folder: Path, *, context: int, dominant: str | None = None,
+                 main_name: str | None = None) -> tuple[Path, Path]:
+    """A main model and its draft for `context` tokens: text pieces only, always up to max_tokens. `main_name`:
+    the main GGUF's file name (llama-server reports its path in /props: name it as the chart's file to match)."""
+    main_file = main_name or f"main-{context}-{dominant or 'x'}.gguf"
+    main = tinygguf.write(folder / main_file, replace(tinygguf.MAIN, context=context),
                           never_eos=True, text_only=True, dominant_token=dominant)
     draft = tinygguf.write(folder / f"draft-{context}-{dominant or 'x'}.gguf", replace(tinygguf.DRAFT, context=context),
                            name="tiny-draft", never_eos=True, text_only=True, dominant_token=dominant)

@@ -2,7 +2,10 @@
 smoke` calls, answered the way vLLM answers them (`/health` 200 with an empty body, model cards with
 `max_model_len`, SSE chunks without `timings`, a final usage chunk). Its `/metrics` is a REAL vLLM capture
 (tests/fixtures/vllm_spec_decode_metrics.prom, origin in its header) whose two `_total` counters advance after
-each completion, as vLLM's counters move during a request."""
+each completion, as vLLM's counters move during a request. With `root` and `version` it also says what it serves
+the way vLLM does: `root` on the model card (the model the server was started with) and `GET /version`
+(vllm-project/vllm@0052bed36509c7a5a2d8e48265334e40cf2f5a0e vllm/entrypoints/openai/protocol.py `ModelCard`;
+vllm/entrypoints/openai/api_server.py `show_version`)."""
 
 from __future__ import annotations
 
@@ -19,7 +22,8 @@ ANSWER = ("A hash table stores values in buckets chosen by a hash of the key. Co
           "or to the next free slot; the table doubles when it gets too full, so lookups stay O(1).")
 
 
-def vllm_stand_in(*, max_model_len: int, drafted_per_request: int, accepted_per_request: int, model: str):
+def vllm_stand_in(*, max_model_len: int, drafted_per_request: int, accepted_per_request: int, model: str,
+                  root: str | None = None, version: str | None = None):
     state = {"requests": 0}
     lock = threading.Lock()
 
@@ -38,7 +42,10 @@ def vllm_stand_in(*, max_model_len: int, drafted_per_request: int, accepted_per_
                 self.end_headers()
             elif self.path == "/v1/models":
                 self.send_json(200, {"object": "list", "data": [
-                    {"id": model, "object": "model", "owned_by": "vllm", "max_model_len": max_model_len}]})
+                    {"id": model, "object": "model", "owned_by": "vllm", "root": root, "parent": None,
+                     "max_model_len": max_model_len}]})
+            elif self.path == "/version" and version is not None:
+                self.send_json(200, {"version": version})
             elif self.path == "/metrics":
                 body = metrics().encode()
                 self.send_response(200)
