@@ -18,6 +18,8 @@ from kubernetes.client import (V1Container, V1ContainerPort, V1ObjectMeta, V1Pod
 from kubernetes.client.exceptions import ApiException
 
 from generator.adapters.kube import Kube
+from generator.catalog import load_catalog
+from generator.chart.plan import plan
 from generator.core.errors import UsageError
 from generator.smoke.kube_forward import find_target, forwarded
 
@@ -32,10 +34,11 @@ def service(name: str = APP, namespace: str = NS, target="http") -> V1Service:
                                         ports=[V1ServicePort(name="http", port=8000, target_port=target)]))
 
 
-def pod(name: str, *, ready: bool = True, phase: str = "Running") -> V1Pod:
+def pod(name: str, *, ready: bool = True, phase: str = "Running", image: str | None = None,
+        command: list[str] | None = None, args: list[str] | None = None) -> V1Pod:
     return V1Pod(metadata=V1ObjectMeta(name=name, namespace=NS, labels={"app.kubernetes.io/name": APP}),
-                 spec=V1PodSpec(containers=[V1Container(name="engine", ports=[
-                     V1ContainerPort(name="http", container_port=8000)])]),
+                 spec=V1PodSpec(containers=[V1Container(name="engine", image=image, command=command, args=args,
+                                                        ports=[V1ContainerPort(name="http", container_port=8000)])]),
                  status=V1PodStatus(phase=phase, conditions=[V1PodCondition(type="Ready", status=str(ready))]))
 
 
@@ -119,9 +122,16 @@ def dialer(url: str):
     return lambda: socket.create_connection((host, int(port)), timeout=10)
 
 
+def chart_pod(catalog, name: str, **changes) -> V1Pod:
+    """A pod whose engine container is the chart's (image, command, args from the real plan), with `changes`."""
+    values = plan(load_catalog(catalog).apps[APP]).values.engine
+    spec = {"image": values.image, "command": list(values.command), "args": list(values.args), **changes}
+    return pod(name, **spec)
+
+
 @pytest.mark.needs_llama_server
 def test_smoke_through_the_forwarder_reaches_the_real_server(catalog_copy, server, capsys, monkeypatch):
-    api = FakeCoreV1Api([service()], [pod("llamacppqwen36a3bone-7d9f-0")])
+    api = FakeCoreV1Api([service()], [chart_pod(catalog_copy, "llamacppqwen36a3bone-7d9f-0")])
     contexts = []
     monkeypatch.setattr(Kube, "from_kubeconfig", classmethod(lambda cls, context: contexts.append(context) or cls(api)))
     monkeypatch.setattr(Kube, "port_forward", lambda self, pod, namespace, port: dialer(server.url)())
@@ -136,6 +146,29 @@ def test_smoke_through_the_forwarder_reaches_the_real_server(catalog_copy, serve
     assert out["endpoint"] == f"kube:{NS}/svc/{APP} -> pod llamacppqwen36a3bone-7d9f-0:8000"
     assert [r["completion_tokens"] for r in out["runs"]] == [24, 24]
     assert contexts == ["olares-one"]
+    assert out["image_source"] == "observed"  # read from the pod's spec, not copied from the catalog
+
+
+@pytest.mark.needs_llama_server
+def test_smoke_through_the_cluster_fails_on_the_pods_own_image_and_args(catalog_copy, server, capsys, monkeypatch):
+    """The pod runs another image and another context than the chart (a hand-edited Deployment): the smoke fails
+    naming both, and the ledger row records the image the pod runs."""
+    values = plan(load_catalog(catalog_copy).apps[APP]).values.engine
+    args = [a if a != "65536" else "32768" for a in values.args]
+    assert args != list(values.args)
+    drifted = chart_pod(catalog_copy, "llamacppqwen36a3bone-7d9f-0", image="ghcr.io/example/llama.cpp:handmade",
+                        args=args)
+    api = FakeCoreV1Api([service()], [drifted])
+    monkeypatch.setattr(Kube, "from_kubeconfig", classmethod(lambda cls, context: cls(api)))
+    monkeypatch.setattr(Kube, "port_forward", lambda self, pod, namespace, port: dialer(server.url)())
+    code, out = run_json(["smoke", APP, "--kube-context", "olares-one", "--catalog", str(catalog_copy),
+                          "--runs", "2", "--max-tokens", "8", "--timeout", "60"], capsys)
+    assert code == 1 and out["verdict"] == "fail", out
+    assert out["image"] == "ghcr.io/example/llama.cpp:handmade" and out["image_source"] == "observed"
+    pod_reasons = [r for r in out["reasons"] if r.startswith("pod ")]
+    assert any(r.startswith("pod image: the pod runs ghcr.io/example/llama.cpp:handmade; the chart says "
+                            + values.image) for r in pod_reasons), pod_reasons
+    assert any(r.startswith("pod args: the pod runs 32768; the chart says 65536") for r in pod_reasons), pod_reasons
 
 
 @pytest.mark.needs_llama_server

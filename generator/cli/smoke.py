@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
     from generator.catalog import Resolved
     from generator.smoke.ledger import SmokeRecord
+    from generator.smoke.pod import PodObservation
+    from generator.smoke.run import Measurement
 
 EndpointOpt = Annotated[str | None, typer.Option(
     "--endpoint", help="The app's OpenAI-compatible base URL, e.g. http://127.0.0.1:8000 (no /v1).")]
@@ -70,14 +72,18 @@ def smoke(
         raise UsageError(f"{app_name} is removed from the catalog; there is nothing to smoke")
     history = smoke_ledger.history(cat.root, app_name)
     content = chart_content(resolved)
-    bound_tps, bound_reason, acceptance_floor = limits(resolved)
     options = SmokeOptions(runs=runs, max_tokens=max_tokens, timeout_s=timeout, expect=expect)
-    with _reach(app_name, endpoint, kube_context, namespace) as (url, label), _progress(as_json) as say:
+    with _reach(app_name, endpoint, kube_context, namespace) as (url, label, pod), _progress(as_json) as say:
         measurement = measure(Target.of(resolved), url, options, progress=say)
+    observed_image = None
+    if pod is not None:  # --kube-context: the pod's own spec, compared with the chart; its image is recorded
+        measurement.failures.extend(pod_mismatches(pod, resolved))
+        observed_image = pod.engine.image
+    bound_tps, bound_reason, acceptance_floor = limits(resolved, measurement)
     record = conclude(measurement, resolved.app, history, endpoint=label, max_tokens=max_tokens,
                       tolerance=tolerance, date=smoke_ledger.now_stamp(), bound_tps=bound_tps,
                       bound_reason=bound_reason, acceptance_floor=acceptance_floor, runs_requested=runs,
-                      chart_content=content, accept_baseline=accept_baseline)
+                      chart_content=content, accept_baseline=accept_baseline, image=observed_image)
     # The result is printed before the ledger is written, so a failed write (full disk, read-only folder)
     # loses nothing: the error below says so and what to do.
     if as_json:
@@ -95,10 +101,25 @@ def smoke(
     raise typer.Exit(0 if record.verdict == "pass" else 1)
 
 
-def limits(resolved: Resolved) -> tuple[float | None, str, float | None]:
-    """(bound_tps, bound_reason, acceptance_floor) of an app: the fastest it can decode (its roofline) with
-    a one-line reason, and the least speculative acceptance its stack gives. None: not known, not checked."""
-    return None, "", None
+def limits(resolved: Resolved, measurement: Measurement) -> tuple[float | None, str, float | None]:
+    """(bound_tps, bound_reason, acceptance_floor) of an app for this measurement: the fastest it can decode (its
+    roofline, generator/fit/roofline.py, with the acceptance the smoke measured) with a one-line reason, and the
+    least speculative acceptance its stack gives (the stack's `acceptance_floor`, speculative apps only). None:
+    not known (a device without a memory bandwidth, a stack without a floor), not checked.
+
+    The context the bound is taken at is half the median completion of the warm runs: the cache held the prompt
+    plus the tokens decoded so far, so this under-counts the KV read and keeps the bound an upper bound."""
+    from generator.fit.roofline import roofline
+
+    floor = resolved.stack.acceptance_floor if resolved.app.speculative is not None else None
+    completions = sorted(r.completion_tokens for r in measurement.warm)
+    context = completions[len(completions) // 2] // 2 if completions else 0
+    acceptance = measurement.acceptance
+    roof = roofline(resolved, context, acceptance=acceptance if acceptance is not None and 0 <= acceptance <= 1
+                    else None)
+    if roof is None:
+        return None, "", floor
+    return roof.bound_tps, roof.explain(), floor
 
 
 def _record(root: Path, record: SmokeRecord) -> Path:
@@ -121,10 +142,20 @@ def _record(root: Path, record: SmokeRecord) -> Path:
         raise
 
 
+def pod_mismatches(pod: PodObservation, resolved: Resolved) -> list[str]:
+    """The engine container's image, command and args as the pod's spec has them, against the chart's plan: each
+    difference a failure that names the field (env is `catalog doctor`'s: Olares and HAMi add entries)."""
+    from generator.chart.plan import plan
+    from generator.smoke.pod import compare_pod
+
+    return [f"pod {d.field}: the pod runs {d.pod or '(none)'}; the chart says {d.chart or '(none)'}"
+            for d in compare_pod(pod, plan(resolved)) if d.field in ("image", "command", "args")]
+
+
 @contextmanager
 def _reach(app_name: str, endpoint: str | None, context: str | None,
-           namespace: str | None) -> Iterator[tuple[str, str]]:
-    """(URL to call, endpoint as the ledger records it)."""
+           namespace: str | None) -> Iterator[tuple[str, str, PodObservation | None]]:
+    """(URL to call, endpoint as the ledger records it, the pod as its spec shows it with --kube-context)."""
     from generator.smoke.http import SmokeFailure, check_endpoint
     from generator.smoke.ledger import redact
 
@@ -136,15 +167,19 @@ def _reach(app_name: str, endpoint: str | None, context: str | None,
             check_endpoint(endpoint)
         except SmokeFailure as exc:
             raise UsageError(f"--endpoint {exc}") from None
-        yield endpoint, redact(endpoint)
+        yield endpoint, redact(endpoint), None
         return
     if not kube:
         raise UsageError("say where the app runs: --endpoint URL, or --kube-context/--namespace to port-forward")
     from generator.adapters.kube import Kube
-    from generator.smoke.kube_forward import forwarded
+    from generator.smoke.kube_forward import LocalForward, find_target, portforward_connector
+    from generator.smoke.pod import observe
 
-    with forwarded(app_name, Kube.from_kubeconfig(context), namespace=namespace) as reached:
-        yield reached
+    cluster = Kube.from_kubeconfig(context)
+    target = find_target(cluster, app_name, namespace)
+    pod = observe(cluster, app_name, target.namespace, log_lines=0, pod_name=target.pod)
+    with LocalForward(portforward_connector(cluster, target)) as forward:
+        yield forward.url, target.label, pod
 
 
 @contextmanager
