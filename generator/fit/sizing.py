@@ -4,6 +4,8 @@
     need = every part the fit places (vLLM: the budget's parts and what is allocated after the KV pool)
     margin = max(512 MiB, 5 % of the need)
     limit  = the device's HAMi cap, and the device total minus the app's `gpu_room` when it leaves room
+    vLLM with a stated utilization on a device that reports its own total: at least util x total + what comes
+    after the KV pool + margin / 2 (vLLM reserves that budget whatever the cap)
 
 That one number becomes `nvidia.com/gpumem`, `CUDA_DEVICE_MEMORY_LIMIT_0` and the manifest's GPU memory. A vLLM
 app that states no `gpu_memory_utilization` also gets the one that yields the budget: vLLM reserves
@@ -114,6 +116,11 @@ def size_from(r: Resolved, s: AnySettings, ledger: Ledger) -> GpuSizing:
         util = None if "gpu_memory_utilization" in r.sized else r.app.gpu_memory_utilization
         if util is None:
             util = min(1.0, max(0.01, _floor((cap - after - room / 2) / total, UTIL_DECIMALS)))
+        elif r.device.reported_total == "device":
+            # A stated utilization reserves util x the card's total whatever the cap (docs/fit.md "Which total vLLM
+            # reads"): the cap holds that budget, what comes after the KV pool and half the margin above it.
+            floor_cap = math.ceil((util * total + after + room / 2) / STEP_MIB) * STEP_MIB
+            cap = min(ceiling, max(cap, floor_cap))
     return GpuSizing(app=r.app.name, need_mib=need, after_kv_mib=after, margin_mib=room, cap_mib=cap,
                      limit_mib=ceiling, limited_by=why, utilization=util, total_mib=total,
                      stated_mib=None if "gpu_memory_mib" in r.sized else r.app.gpu_memory_mib)

@@ -28,6 +28,10 @@ vllm() {
   "$PY" scripts/flags/vllm_flags.py --out "$OUT" --version 0.21.0 --table vllm-gemma4-0505 \
     --image vllm/vllm-openai:gemma4-0505-cu130 --image-version "0.20.2.dev main 2026-05-05 (post #39931)" \
     --approximation "$A21"
+  "$PY" scripts/flags/vllm_flags.py --out "$OUT" --version 0.21.0 --table vllm-cu129-nightly \
+    --image vllm/vllm-openai:cu129-nightly-x86_64 --image-version "0.21.1rc1.dev169+ga6682d1d2 (nightly 2026-05-21)" \
+    --approximation "vLLM 0.21.0 (the release wheel cut from main on 2026-05-15) stands in for this nightly, built from main on 2026-05-21 as v0.21.1rc1.dev169+ga6682d1d2 (the maintainer's v1.0.1 note); no release wheel matches it. Flags added to main between the 0.21.0 cut and the image are wrongly rejected, flags removed in that window wrongly accepted." \
+    --overlay "$OV/vllm-cu129-nightly.yaml"
 }
 
 record_help() {

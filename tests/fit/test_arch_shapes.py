@@ -147,3 +147,21 @@ def test_a_mamba_group_needs_its_state_size():
 def test_mla_needs_both_rank_and_rope_dim():
     with pytest.raises(ValidationError, match="kv_lora_rank and rope_head_dim"):
         AttentionGroup.model_validate({"layers": 47, "kv_heads": 20, "head_dim": 256, "kv_lora_rank": 512})
+
+
+def test_a_stated_utilization_sizes_the_cap_around_vllms_budget(cat):
+    """vLLM reserves util x the card's total whatever the cap (docs/fit.md "Which total vLLM reads"), so a cap sized
+    from the parts alone would be smaller than the budget: the sized cap holds the budget + half the margin."""
+    from generator.fit.sizing import margin, size_gpu, sized
+
+    r = cat.apps["mambautil"]
+    sizing = size_gpu(r)
+    budget = 0.95 * 24463
+    assert sizing.need_mib + sizing.margin_mib < budget  # the parts alone would give a cap below the budget
+    assert sizing.cap_mib == -(-(budget + sizing.after_kv_mib + margin(sizing.need_mib) / 2) // 256) * 256
+    assert sizing.cap_mib <= 24300
+    rs = sized(r)
+    assert rs.app.gpu_memory_mib == sizing.cap_mib and rs.app.gpu_memory_utilization == 0.95
+    engine = engine_for(rs)
+    fit = estimate(rs, engine, settings_for(rs, engine))
+    assert fit.verdict == "FIT"
