@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from ruamel.yaml import YAML
 
 from generator.catalog import load_catalog
 from generator.chart.pipeline import render_apps, rendered_apps
@@ -31,7 +32,7 @@ from generator.rules import context, run_rules
 
 from support.catalogs import EMBEDDED, EMBEDDED_CHARTS, REPO
 from support.checks import findings
-from support.flags import SCRIPTS, comparable
+from support.flags import CACHE, SCRIPTS, comparable, run_script
 
 pytestmark = pytest.mark.embedded_catalog
 FLAGS = EMBEDDED / "flags"
@@ -135,11 +136,13 @@ def test_active_apps_fit(cat):
 def test_voice_apps_leave_the_room_the_maintainer_left_for_speech(cat):
     """E2B: "~12GB total with STT+TTS, leaving 12GB free on 24GB GPU" with its 4.7 GB Q8_0 model -> Kyutai STT + TTS
     take up to 12 GiB - 4.7 GB = 7,806 MiB; E4B: "gpu-memory-utilization 0.85 — leaves room for TTS alongside" ->
-    0.15 of the card's 24,463 MiB = 3,670 MiB (github.com/aamsellem/orales-one-market@6a34b5bb manifests). The GPU
-    memory the chart reserves for each leaves at least that room on the card."""
+    0.15 of the card's 24,463 MiB = 3,670 MiB; the E4B audio app: `limitedGpu: 8Gi` -> the card minus 8 GiB = 16,271 MiB
+    (github.com/aamsellem/orales-one-market@6a34b5bb manifests). The GPU memory the chart reserves for each leaves at
+    least that room on the card."""
     card = cat.devices["olares-one"].memory_mib
     assert card == 24463
-    rooms = {"gemma4e2bone": 12 * 1024 - round(4.7e9 / 2**20), "vllmgemma4e4bone": math.ceil(0.15 * card)}
+    rooms = {"gemma4e2bone": 12 * 1024 - round(4.7e9 / 2**20), "vllmgemma4e4bone": math.ceil(0.15 * card),
+             "llamacppgemma4audione": card - 8 * 1024}
     for name, room in rooms.items():
         r = cat.apps[name]
         assert r.app.gpu_room is not None and r.app.gpu_room.mib == room, name
@@ -156,8 +159,8 @@ def test_committed_llamacpp_tables_match_their_recorded_help(tmp_path):
                                  env=dict(os.environ, FLAGS_OUT=str(tmp_path), PYTHON=sys.executable))
     assert regenerated.returncode == 0, regenerated.stderr[-3000:]
     written = sorted(p.name for p in tmp_path.glob("*.yaml"))
-    assert written == ["atomic-mtp.yaml", "buun-dflash.yaml", "llamacpp-b8740.yaml", "llamacpp-master-ad27757.yaml",
-                       "llamacpp-mtp.yaml"]
+    assert written == ["atomic-mtp.yaml", "buun-dflash.yaml", "llamacpp-b8740.yaml", "llamacpp-b9101.yaml",
+                       "llamacpp-master-ad27757.yaml", "llamacpp-mtp.yaml"]
     for name in written:
         assert comparable(tmp_path / name) == comparable(FLAGS / name), f"catalog/flags/{name} is stale"
 
@@ -165,6 +168,20 @@ def test_committed_llamacpp_tables_match_their_recorded_help(tmp_path):
 @pytest.mark.slow
 def test_committed_vllm_table_matches_the_wheel(vllm_0_19_1: Path):
     assert comparable(vllm_0_19_1) == comparable(FLAGS / "vllm-0-19-1.yaml")
+
+
+@pytest.mark.slow
+def test_committed_cu130_nightly_table_matches_the_0_18_0_wheel(tmp_path):
+    """vllm-cu130-nightly stands on the vLLM 0.18.0 wheel (its provenance says why); regenerated from that wheel
+    (downloaded once into the cache, ~430 MB) it is the committed table, flags and env alike."""
+    committed = FLAGS / "vllm-cu130-nightly.yaml"
+    provenance = YAML(typ="safe").load(committed.read_text())["provenance"]
+    run_script(str(SCRIPTS / "vllm_flags.py"), "--version", "0.18.0", "--table", "vllm-cu130-nightly",
+               "--image", "vllm/vllm-openai:cu130-nightly",
+               "--image-version", "0.18 main nightly (floating cu130-nightly tag, March 2026)",
+               "--approximation", provenance["approximation"], "--cache", str(CACHE / "vllm-wheels"),
+               "--out", str(tmp_path))
+    assert comparable(tmp_path / "vllm-cu130-nightly.yaml") == comparable(committed)
 
 
 def test_every_shipped_app_round_trips_through_import(tmp_path):

@@ -83,6 +83,26 @@ def test_a_vllm_app_gets_the_utilization_that_yields_its_budget(catalog_copy):
     assert lint_chart(E4B, tree) == []
 
 
+def test_a_stated_utilization_gets_a_cap_that_holds_its_budget(catalog_copy):
+    """vLLM reserves util x the card's total whatever the parts need: an app that states 0.90 and no GPU memory
+    gets a cap that holds that budget, what comes after the KV pool and half the margin, so the fit says FIT
+    (sizing from the parts alone gave a cap below the budget, and FIT001 failed the app's own setting)."""
+    set_app(catalog_copy, E4B, gpu_memory_mib=None, gpu_memory_utilization=0.9)
+    edit_app(catalog_copy, E4B, extra_args=["--limit-mm-per-prompt", '{"image": 1, "audio": 0}', "--dtype", "auto",
+                                            "--max-num-seqs", "4"])
+    r = load_catalog(catalog_copy).apps[E4B]
+    sizing = size_gpu(r)
+    assert sizing.utilization == 0.9
+    held = 0.9 * CARD + sizing.after_kv_mib + sizing.margin_mib / 2
+    assert held <= sizing.cap_mib < held + STEP_MIB and sizing.cap_mib % STEP_MIB == 0
+    assert sizing.cap_mib > math.ceil((sizing.need_mib + sizing.margin_mib) / STEP_MIB) * STEP_MIB
+    spec, tree = planned(catalog_copy, E4B)
+    assert spec.resolved.sized == ("gpu_memory_mib",) and spec.resolved.app.gpu_memory_utilization == 0.9
+    fit = estimate(spec.resolved, spec.engine, settings_for(spec.resolved, spec.engine))
+    assert fit.verdict == "FIT", fit.verdict
+    assert the_one_number(spec, tree) == {str(sizing.cap_mib)}
+
+
 def test_never_above_the_device_cap(catalog_copy):
     """Fast at 131,072 needs more than the card: the fit gives it the device cap, and FIT001 fails it."""
     set_app(catalog_copy, FAST, gpu_memory_mib=None)

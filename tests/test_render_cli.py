@@ -171,3 +171,19 @@ def test_unchanged_charts_are_not_rewritten(catalog):
     assert after["gemmalab"] == inodes["gemmalab"] and after["qwenvisionlab"] == inodes["qwenvisionlab"]
     assert after["qwenlab"] != inodes["qwenlab"]
     assert "v2" in (charts / "qwenlab" / "OlaresManifest.yaml").read_text(encoding="utf-8")
+
+
+def test_render_repairs_a_list_of_owned_folders_a_merge_left_out_of_order(catalog, capsys):
+    """Two branches that each add an app merge into an unsorted charts/.catalog-render: `render --check` calls it
+    stale, so `render` must rewrite it even though every chart folder is already right."""
+    charts = catalog.parent / "charts"
+    assert render(catalog) == 0
+    listing = charts / ".catalog-render"
+    lines = listing.read_text().splitlines(keepends=True)
+    header = [line for line in lines if line.startswith("#")]
+    listing.write_text("".join(header + sorted(set(lines) - set(header), reverse=True)))
+    capsys.readouterr()
+    assert render(catalog, "--check") == 1
+    assert render(catalog) == 0
+    assert render(catalog, "--check") == 0
+    assert "up to date" in capsys.readouterr().out

@@ -1,25 +1,36 @@
 """The Kubernetes API (the official `kubernetes` client), the one place that imports it.
 
-`Kube` wraps a CoreV1Api: read and list Services, list Pods, open a port-forward stream to a pod (what
-`kubectl port-forward` does). Built once by the CLI from the kubeconfig (`Kube.from_kubeconfig`) and
-passed in; tests pass a stand-in CoreV1Api to `Kube(api)`. The client's errors are translated here:
-ApiException and transport errors become RemoteError (a 404 on a read is "absent", None), a bad
-kubeconfig a UsageError. Each API call has a total deadline: the client gets it as its request timeout,
-and since urllib3 applies that per socket read once the answer starts, the call also runs under
-`call_with_deadline`, which stops waiting at the deadline whatever the server does.
+`Kube` wraps a CoreV1Api: read and list Services, list Pods, read a container's log, open a port-forward
+stream to a pod (what `kubectl port-forward` does). Built once by the CLI from the kubeconfig
+(`Kube.from_kubeconfig`) and passed in; tests pass a stand-in CoreV1Api to `Kube(api)`. The client's errors
+are translated here: ApiException and transport errors become RemoteError (a 404 on a read is "absent",
+None), a bad kubeconfig a UsageError. Each API call has a total deadline: the client gets it as its request
+timeout, and since urllib3 applies that per socket read once the answer starts, the call also runs under
+`call_with_deadline`, which stops waiting at the deadline whatever the server does. A `Deadline` given to
+the adapter caps every call by the time left, so a command's several calls share one total deadline.
+
+`pods()` returns what a pod spec and status say as typed objects (`PodView`, `ContainerView`): image and
+image ID, command, args, env (literal values, and where a `valueFrom` value comes from, never its value),
+the `nvidia.com/gpumem` request and limit (HAMi, docs/domain.md#hami), restart count, state and the last
+termination (reason such as OOMKilled, exit code). `pod_log()` reads the last lines of a container's log,
+bounded in lines and bytes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from generator.adapters.deadline import call_with_deadline
+from generator.adapters.deadline import Deadline, DeadlineExceeded, call_with_deadline
 from generator.core.errors import RemoteError, UsageError, translate_os_error
 from generator.core.imports import require
 
 DEFAULT_TIMEOUT_S = 30.0
+LOG_LIMIT_BYTES = 1024 * 1024  # the most of one container log read at once (the API's limitBytes, and our read)
+GPUMEM = "nvidia.com/gpumem"  # HAMi's GPU memory resource, an integer of MiB (docs/domain.md#hami)
 
 
 def _client_errors() -> tuple[type[BaseException], ...]:
@@ -55,34 +66,201 @@ class Upstream:
         self._on_close()
 
 
+@dataclass(frozen=True)
+class EnvEntry:
+    """One `env` entry of a container spec: a literal value, or where the kubelet takes it from."""
+
+    name: str
+    value: str | None  # the literal value; None for a valueFrom entry
+    source: str = ""  # for a valueFrom entry: `secret NAME key KEY`, `configMap NAME key KEY`, `field PATH`, ...
+
+
+@dataclass(frozen=True)
+class Termination:
+    reason: str  # OOMKilled, Error, Completed, ... (empty when the kubelet gave none)
+    exit_code: int | None
+    finished_at: str  # ISO 8601, empty when unknown
+
+    def __str__(self) -> str:
+        code = f" (exit {self.exit_code})" if self.exit_code is not None else ""
+        when = f" at {self.finished_at}" if self.finished_at else ""
+        return f"{self.reason or 'terminated'}{code}{when}"
+
+
+@dataclass(frozen=True)
+class ContainerView:
+    """A container of a pod, spec and status together."""
+
+    name: str
+    image: str
+    image_id: str  # the digest the node pulled (status.imageID), empty before the first start
+    command: tuple[str, ...]
+    args: tuple[str, ...]
+    env: tuple[EnvEntry, ...]  # in spec order; with a repeated name the last one wins (Kubernetes)
+    requests: dict[str, str]  # resource name -> quantity as the spec writes it
+    limits: dict[str, str]
+    ready: bool
+    restart_count: int
+    state: str  # `running`, `waiting: CrashLoopBackOff`, `terminated: Error (exit 1)`, `unknown`
+    last_termination: Termination | None  # status.lastState.terminated: why the previous instance ended
+    init: bool = False
+
+    @property
+    def gpumem_request(self) -> str | None:
+        return self.requests.get(GPUMEM)
+
+    @property
+    def gpumem_limit(self) -> str | None:
+        return self.limits.get(GPUMEM)
+
+    def env_value(self, name: str) -> EnvEntry | None:
+        """The entry that decides `name` (the last one of that name), or None."""
+        return next((e for e in reversed(self.env) if e.name == name), None)
+
+
+@dataclass(frozen=True)
+class PodView:
+    name: str
+    namespace: str
+    phase: str
+    created: str  # ISO 8601
+    deleting: bool  # metadata.deletionTimestamp is set
+    ready: bool  # the Ready condition is True
+    node: str
+    containers: tuple[ContainerView, ...]
+    init_containers: tuple[ContainerView, ...] = ()
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def _stamp(value: Any) -> str:
+    return value.isoformat() if hasattr(value, "isoformat") else _text(value)
+
+
+def _env_entry(entry: Any) -> EnvEntry:
+    source = entry.value_from
+    if source is None:
+        return EnvEntry(entry.name, _text(entry.value))
+    for attr, kind in (("secret_key_ref", "secret"), ("config_map_key_ref", "configMap")):
+        ref = getattr(source, attr, None)
+        if ref is not None:
+            return EnvEntry(entry.name, None, f"{kind} {_text(ref.name)} key {_text(ref.key)}")
+    if getattr(source, "field_ref", None) is not None:
+        return EnvEntry(entry.name, None, f"field {_text(source.field_ref.field_path)}")
+    if getattr(source, "resource_field_ref", None) is not None:
+        return EnvEntry(entry.name, None, f"resource {_text(source.resource_field_ref.resource)}")
+    return EnvEntry(entry.name, None, "valueFrom")
+
+
+def _state(state: Any) -> str:
+    if state is None:
+        return "unknown"
+    if state.running is not None:
+        return "running"
+    if state.waiting is not None:
+        return f"waiting: {_text(state.waiting.reason) or 'waiting'}"
+    if state.terminated is not None:
+        return f"terminated: {_termination(state.terminated)}"
+    return "unknown"
+
+
+def _termination(done: Any) -> Termination:
+    code = done.exit_code
+    return Termination(_text(done.reason), int(code) if code is not None else None, _stamp(done.finished_at))
+
+
+def _quantities(values: Any) -> dict[str, str]:
+    return {str(k): str(v) for k, v in (values or {}).items()}
+
+
+def _container_view(spec: Any, status: Any, *, init: bool) -> ContainerView:
+    resources = spec.resources
+    last = status.last_state.terminated if status is not None and status.last_state is not None else None
+    return ContainerView(
+        name=_text(spec.name), image=_text(spec.image), image_id=_text(status.image_id if status else None),
+        command=tuple(_text(c) for c in spec.command or ()), args=tuple(_text(a) for a in spec.args or ()),
+        env=tuple(_env_entry(e) for e in spec.env or ()),
+        requests=_quantities(resources.requests if resources else None),
+        limits=_quantities(resources.limits if resources else None),
+        ready=bool(status.ready) if status is not None else False,
+        restart_count=int(status.restart_count or 0) if status is not None else 0,
+        state=_state(status.state) if status is not None else "unknown",
+        last_termination=_termination(last) if last is not None else None, init=init)
+
+
+def pod_view(pod: Any) -> PodView:
+    """The kubernetes client's V1Pod as a typed PodView."""
+    meta, spec, status = pod.metadata, pod.spec, pod.status
+
+    def views(specs: Any, statuses: Any, *, init: bool) -> tuple[ContainerView, ...]:
+        by_name = {s.name: s for s in statuses or ()}
+        return tuple(_container_view(c, by_name.get(c.name), init=init) for c in specs or ())
+
+    conditions = status.conditions if status is not None else None
+    return PodView(
+        name=_text(meta.name), namespace=_text(meta.namespace), phase=_text(status.phase if status else None),
+        created=_stamp(meta.creation_timestamp), deleting=meta.deletion_timestamp is not None,
+        ready=any(c.type == "Ready" and c.status == "True" for c in conditions or ()),
+        node=_text(spec.node_name if spec else None),
+        containers=views(spec.containers if spec else None, status.container_statuses if status else None,
+                         init=False),
+        init_containers=views(spec.init_containers if spec else None,
+                              status.init_container_statuses if status else None, init=True))
+
+
 class Kube:
-    def __init__(self, api: Any, *, timeout_s: float = DEFAULT_TIMEOUT_S):
-        self.api, self.timeout_s = api, timeout_s
+    def __init__(self, api: Any, *, timeout_s: float = DEFAULT_TIMEOUT_S, deadline: Deadline | None = None):
+        self.api, self.timeout_s, self.deadline = api, timeout_s, deadline
 
     @classmethod
-    def from_kubeconfig(cls, context: str | None, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> Kube:
-        """A CoreV1Api from the kubeconfig (its current context unless `context`)."""
+    def from_kubeconfig(cls, context: str | None, *, timeout_s: float = DEFAULT_TIMEOUT_S,
+                        deadline: Deadline | None = None) -> Kube:
+        """A CoreV1Api from the kubeconfig (its current context unless `context`).
+
+        The kubeconfig is `$KUBECONFIG` (a list of files, as kubectl reads it) as set now, else
+        ~/.kube/config: the client reads `$KUBECONFIG` once, when it is first imported."""
         client, config = require("kubernetes.client", "kube"), require("kubernetes.config", "kube")
         from kubernetes.config.config_exception import ConfigException
         named = f" context {context!r}" if context else ""
         try:
-            config.load_kube_config(context=context)
+            config.load_kube_config(config_file=os.environ.get("KUBECONFIG") or None, context=context)
         except ConfigException as exc:
             raise UsageError(f"cannot load the kubeconfig{named}: {exc}") from None
         except OSError as exc:
             raise translate_os_error(exc, doing="read the kubeconfig") from None
-        return cls(client.CoreV1Api(), timeout_s=timeout_s)
+        return cls(client.CoreV1Api(), timeout_s=timeout_s, deadline=deadline)
+
+    def _seconds(self, what: str) -> float:
+        """The time one call may take: the per-call timeout, capped by the shared deadline."""
+        if self.deadline is None:
+            return self.timeout_s
+        if self.deadline.expired:
+            raise DeadlineExceeded(f"the Kubernetes API ({what}): the deadline of {self.deadline.seconds:g} s "
+                                   "ran out before this call")
+        return self.deadline.cap(self.timeout_s)
 
     def _call(self, what: str, method: str, *args: Any, absent_on_404: bool = False,
               query: dict[str, str] | None = None) -> Any:
-        errors = _client_errors()
         call = getattr(self.api, method)
+        return self._run(what, lambda seconds: call(*args, _request_timeout=seconds, **(query or {})),
+                         absent_on=(404,) if absent_on_404 else ())
+
+    def _run(self, what: str, fn: Callable[[float], Any], *, absent_on: tuple[int, ...] = ()) -> Any:
+        errors = _client_errors()
+        seconds = self._seconds(what)
         try:
-            return call_with_deadline(lambda: call(*args, _request_timeout=self.timeout_s, **(query or {})),
-                                      what=f"the Kubernetes API ({what})", seconds=self.timeout_s, passes=errors)
+            return call_with_deadline(lambda: fn(seconds), what=f"the Kubernetes API ({what})", seconds=seconds,
+                                      passes=errors)
+        except DeadlineExceeded:
+            if self.deadline is None or not self.deadline.expired:
+                raise  # the call's own timeout: the message names it
+            raise DeadlineExceeded(f"the Kubernetes API ({what}) did not answer within the deadline of "
+                                   f"{self.deadline.seconds:g} s (all calls together)") from None
         except errors as exc:
             status = getattr(exc, "status", None)
-            if absent_on_404 and status == 404:
+            if status in absent_on:
                 return None
             if status is not None:
                 raise RemoteError(f"the Kubernetes API ({what}): HTTP {status} {getattr(exc, 'reason', '')}".rstrip()) \
@@ -109,6 +287,31 @@ class Kube:
                            query={"label_selector": label_selector})
         return list(found.items)
 
+    def pods(self, namespace: str, label_selector: str) -> list[PodView]:
+        """The pods `label_selector` selects in `namespace`, as typed views of their spec and status."""
+        return [pod_view(p) for p in self.list_pods(namespace, label_selector)]
+
+    def pod_log(self, pod: str, namespace: str, container: str, *, tail_lines: int,
+                limit_bytes: int = LOG_LIMIT_BYTES, previous: bool = False) -> str | None:
+        """The last `tail_lines` lines (at most `limit_bytes`) of a container's log, decoded as UTF-8 with
+        replacement; with `previous`, those of the instance that ended before the current one. None when
+        the API has none (no previous instance: HTTP 400; no such pod or container: 404)."""
+        which = "previous log" if previous else "log"
+        what = f"reading the {which} of {namespace}/{pod} container {container}"
+
+        def read(seconds: float) -> str:
+            response = self.api.read_namespaced_pod_log(
+                pod, namespace, container=container, tail_lines=tail_lines, limit_bytes=limit_bytes,
+                previous=previous, _preload_content=False, _request_timeout=seconds)
+            try:  # the raw body: the client would json.loads() a log that happens to parse as JSON
+                data = response.read(limit_bytes)
+            finally:
+                response.release_conn()
+            return bytes(data[:limit_bytes]).decode("utf-8", "replace")
+
+        found: str | None = self._run(what, read, absent_on=(400, 404))
+        return found
+
     def port_forward(self, pod: str, namespace: str, port: int) -> Upstream:
         """One fresh port-forward stream to `pod:port` (needs a real API server)."""
         from kubernetes.stream import portforward
@@ -119,10 +322,10 @@ class Kube:
 
         errors = _client_errors()
         try:
-            return call_with_deadline(opened, what=f"port-forward to {namespace}/{pod}:{port}", seconds=self.timeout_s,
-                                      passes=errors)
+            return call_with_deadline(opened, what=f"port-forward to {namespace}/{pod}:{port}",
+                                      seconds=self._seconds(f"port-forward to {namespace}/{pod}"), passes=errors)
         except errors as exc:
             raise RemoteError(f"port-forward to {namespace}/{pod}:{port}: {getattr(exc, 'reason', exc)}") from None
 
 
-__all__ = ["Kube", "Upstream"]
+__all__ = ["ContainerView", "EnvEntry", "GPUMEM", "Kube", "PodView", "Termination", "Upstream", "pod_view"]

@@ -257,7 +257,7 @@ def _write_locked(out: Path, charts: dict[str, Tree], prune_others: bool, remove
     gone = {n for n in owned if n in remove or (prune_others and n not in charts)} - set(charts)
     keep = (owned | set(charts)) - gone
     changed = {name for name, tree in charts.items() if read_tree(out / name) != tree}
-    if not changed and not gone and read_manifest(out) == keep:
+    if not changed and not gone and _manifest_is(out, keep):
         return []
     try:
         if _can_exchange(out):
@@ -267,6 +267,15 @@ def _write_locked(out: Path, charts: dict[str, Tree], prune_others: bool, remove
     except OSError as exc:
         raise translate_os_error(exc, None, "write the charts into " + str(out)) from exc
     return sorted(gone)
+
+
+def _manifest_is(out: Path, names: set[str]) -> bool:
+    """True when `out/.catalog-render` is byte for byte what a render of `names` writes (a list a merge left out of
+    order, or with a line twice, is rewritten: `render --check` compares the text)."""
+    try:
+        return (out / MANIFEST).read_text(encoding="utf-8") == manifest_text(names)
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _identical(out: Path, name: str, charts: dict[str, Tree]) -> bool:

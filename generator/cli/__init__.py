@@ -18,6 +18,7 @@ from generator.core.terminal import printable
 from generator.cli import bump
 from generator.cli import calibrate
 from generator.cli import check
+from generator.cli import doctor
 from generator.cli import explain
 from generator.cli import import_
 from generator.cli import init
@@ -30,7 +31,7 @@ from generator.cli import site
 from generator.cli import smoke
 
 # The command modules are listed so that importing them (for their registration on `app`) reads as used.
-__all__ = ["main", "bump", "calibrate", "check",
+__all__ = ["main", "bump", "calibrate", "check", "doctor",
            "explain", "import_", "init", "listing", "prune", "publish", "render", "serve",
            "site", "smoke"]
 

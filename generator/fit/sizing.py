@@ -4,13 +4,13 @@
     need = every part the fit places (vLLM: the budget's parts and what is allocated after the KV pool)
     margin = max(512 MiB, 5 % of the need)
     limit  = the device's HAMi cap, and the device total minus the app's `gpu_room` when it leaves room
-    vLLM with a stated utilization on a device that reports its own total: at least util x total + what comes
-    after the KV pool + margin / 2 (vLLM reserves that budget whatever the cap)
 
 That one number becomes `nvidia.com/gpumem`, `CUDA_DEVICE_MEMORY_LIMIT_0` and the manifest's GPU memory. A vLLM
 app that states no `gpu_memory_utilization` also gets the one that yields the budget: vLLM reserves
 util x the total it reads (generator/fit/vllm.py), so util = (cap - what comes after the KV pool - margin / 2) /
-total, floored to 3 decimals: half the margin stays inside the budget (KV headroom), half after it.
+total, floored to 3 decimals: half the margin stays inside the budget (KV headroom), half after it. A vLLM app
+that states its utilization but not its GPU memory gets a cap that holds util x total, what comes after the KV pool
+and half the margin (vLLM reserves its budget whatever it needs), within the limit.
 
 Why this margin (docs/fit.md "GPU memory sized by the fit"): 5 % covers the fit's accuracy on measured figures
 (within 3 %, docs/fit.md "Accuracy") plus the 2 % an image rebuild can move (the TIGHT threshold); 512 MiB is the
@@ -55,6 +55,7 @@ class GpuSizing:
     utilization: float | None  # vLLM: the utilization that yields the budget under `cap_mib`
     total_mib: float | None  # vLLM: the total it multiplies
     stated_mib: int | None  # the app's own gpu_memory_mib, if it states one
+    utilization_stated: bool = False  # vLLM: the app states its utilization; the cap holds that budget
 
     @property
     def fits_limit(self) -> bool:
@@ -69,7 +70,14 @@ class GpuSizing:
         out = [f"GPU memory: need {self.need_mib:,.0f} MiB + margin {self.margin_mib:,.0f} MiB "
                f"(max({MARGIN_MIN_MIB} MiB, {MARGIN_FRACTION:.0%})) -> {self.cap_mib:,} MiB in steps of {STEP_MIB}, "
                f"at most {self.limit_mib:,} MiB ({self.limited_by})"]
-        if self.utilization is not None and self.total_mib is not None:
+        if self.utilization is not None and self.total_mib is not None and self.utilization_stated:
+            held = self.utilization * self.total_mib + self.after_kv_mib + self.margin_mib / 2
+            out[0] = (f"GPU memory: the app states utilization {self.utilization}, and vLLM reserves it whatever it "
+                      f"needs: {self.utilization} x {self.total_mib:,.0f} + {self.after_kv_mib:,.0f} after the KV pool "
+                      f"+ {self.margin_mib / 2:,.0f} (half the margin) = {held:,.0f} MiB -> {self.cap_mib:,} MiB "
+                      f"in steps of {STEP_MIB}, at most {self.limit_mib:,} MiB ({self.limited_by}); the parts need "
+                      f"{self.need_mib:,.0f} MiB")
+        elif self.utilization is not None and self.total_mib is not None:
             out.append(f"vLLM utilization for that cap: ({self.cap_mib:,} - {self.after_kv_mib:,.0f} after the KV pool "
                        f"- {self.margin_mib / 2:,.0f}) / {self.total_mib:,.0f} = {self.utilization}")
         if self.stated_mib is not None:
@@ -109,21 +117,25 @@ def size_from(r: Resolved, s: AnySettings, ledger: Ledger) -> GpuSizing:
     need, after = needs(ledger)
     room = margin(need)
     ceiling, why = limit(r)
-    cap = min(ceiling, math.ceil((need + room) / STEP_MIB) * STEP_MIB)
+    wanted = need + room
     util = total = None
-    if isinstance(s, VllmSettings) and s.kv_bytes is None:
+    stated_util = None if "gpu_memory_utilization" in r.sized else r.app.gpu_memory_utilization
+    vllm_budget = isinstance(s, VllmSettings) and s.kv_bytes is None
+    if vllm_budget and stated_util is not None:
+        # vLLM reserves util x total whatever it needs: the cap holds that budget, what comes after the KV pool
+        # and half the margin (the other half is inside the budget's headroom), as for a sized utilization.
+        reserved, _ = fit_vllm.reported_total(r, ceiling)
+        wanted = max(wanted, stated_util * reserved + after + room / 2)
+    cap = min(ceiling, math.ceil(wanted / STEP_MIB) * STEP_MIB)
+    if vllm_budget:
         total, _ = fit_vllm.reported_total(r, cap)
-        util = None if "gpu_memory_utilization" in r.sized else r.app.gpu_memory_utilization
+        util = stated_util
         if util is None:
             util = min(1.0, max(0.01, _floor((cap - after - room / 2) / total, UTIL_DECIMALS)))
-        elif r.device.reported_total == "device":
-            # A stated utilization reserves util x the card's total whatever the cap (docs/fit.md "Which total vLLM
-            # reads"): the cap holds that budget, what comes after the KV pool and half the margin above it.
-            floor_cap = math.ceil((util * total + after + room / 2) / STEP_MIB) * STEP_MIB
-            cap = min(ceiling, max(cap, floor_cap))
     return GpuSizing(app=r.app.name, need_mib=need, after_kv_mib=after, margin_mib=room, cap_mib=cap,
                      limit_mib=ceiling, limited_by=why, utilization=util, total_mib=total,
-                     stated_mib=None if "gpu_memory_mib" in r.sized else r.app.gpu_memory_mib)
+                     stated_mib=None if "gpu_memory_mib" in r.sized else r.app.gpu_memory_mib,
+                     utilization_stated=vllm_budget and stated_util is not None)
 
 
 def _provisional(r: Resolved) -> Resolved:

@@ -287,6 +287,27 @@ def _speculative_llamacpp(reader: Reader, out: Mapped, stack: Stack | None) -> N
         return
 
 
+def _take_field(reader: Reader, out: Mapped, flag: str, field: str) -> None:
+    """`flag`'s value, when the argv has it, becomes the app's `field` (with where it was read)."""
+    taken = reader.value(flag)
+    if taken is not None:
+        out.fields[field] = taken[0]
+        out.origins[field] = taken[1]
+
+
+def _take_context(reader: Reader, out: Mapped, flag: str, why_not: str) -> None:
+    """The context length from `flag`; a value that is not a plain token count stays in extra_args, with a note."""
+    ctx = reader.value(flag)
+    if ctx is None:
+        return
+    if _int(ctx[0]) is not None:
+        out.fields["context_length"] = int(ctx[0])
+        out.origins["context_length"] = ctx[1]
+        return
+    reader.put_back(flag)
+    out.notes.append(Problem(str(ctx[1]), None, None, f"{flag} {ctx[0]}: {why_not}; kept in extra_args"))
+
+
 def map_llamacpp(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
     reader = Reader(tokens, spell)
     out = Mapped()
@@ -299,21 +320,10 @@ def map_llamacpp(tokens: list[Token], spell: Spelling, stack: Stack | None) -> M
             out.hf_repo = repo
             hf_file = reader.value("--hf-file")
             out.hf_file = hf_file[0] if hf_file else None
-    alias = reader.value("--alias")
-    if alias is not None:
-        out.fields["served_name"] = alias[0]
-        out.origins["served_name"] = alias[1]
+    _take_field(reader, out, "--alias", "served_name")
     _common(reader, out)
     _take_port(reader, out, stack)
-    ctx = reader.value("--ctx-size")
-    if ctx is not None:
-        if _int(ctx[0]) is not None:
-            out.fields["context_length"] = int(ctx[0])
-            out.origins["context_length"] = ctx[1]
-        else:
-            reader.put_back("--ctx-size")
-            out.notes.append(Problem(str(ctx[1]), None, None, f"--ctx-size {ctx[0]}: not a positive token count "
-                                     "(0 means the model's own length); kept in extra_args"))
+    _take_context(reader, out, "--ctx-size", "not a positive token count (0 means the model's own length)")
     k, v = reader.peek("--cache-type-k"), reader.peek("--cache-type-v")
     if k is not None and v is not None:
         kk = reader.value("--cache-type-k")
@@ -340,25 +350,11 @@ def map_vllm(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mappe
     revision = reader.value("--revision")
     if revision is not None:
         out.model_revision = revision[0]
-    served = reader.value("--served-model-name")
-    if served is not None:
-        out.fields["served_name"] = served[0]
-        out.origins["served_name"] = served[1]
+    _take_field(reader, out, "--served-model-name", "served_name")
     _common(reader, out)
     _take_port(reader, out, stack)
-    ctx = reader.value("--max-model-len")
-    if ctx is not None:
-        if _int(ctx[0]) is not None:
-            out.fields["context_length"] = int(ctx[0])
-            out.origins["context_length"] = ctx[1]
-        else:
-            reader.put_back("--max-model-len")
-            out.notes.append(Problem(str(ctx[1]), None, None, f"--max-model-len {ctx[0]}: not a plain token count; "
-                                     "kept in extra_args"))
-    kv = reader.value("--kv-cache-dtype")
-    if kv is not None:
-        out.fields["kv_cache_type"] = kv[0]
-        out.origins["kv_cache_type"] = kv[1]
+    _take_context(reader, out, "--max-model-len", "not a plain token count")
+    _take_field(reader, out, "--kv-cache-dtype", "kv_cache_type")
     util = reader.value("--gpu-memory-utilization")
     if util is not None:
         try:

@@ -46,16 +46,32 @@ class PodPort:
         return f"kube:{self.namespace}/svc/{self.service} -> pod {self.pod}:{self.port}"
 
 
-def find_target(kube: Kube, app: str, namespace: str | None) -> PodPort:
-    """The Service of `app` and a ready pod behind it, through the Kube adapter's read/list calls."""
+@dataclass(frozen=True)
+class AppService:
+    """The Service of an app and how to list the pods behind it."""
+
+    namespace: str
+    name: str
+    label_selector: str  # its spec.selector, as a label selector
+
+
+def app_service(kube: Kube, app: str, namespace: str | None) -> tuple[AppService, Any]:
+    """The Service of `app` (found as `find_target` finds it) and the client's Service object."""
     service = _service(kube, app, namespace)
     ns = str(service.metadata.namespace or namespace or "default")
-    port = _service_port(service)
     selector = service.spec.selector or {}
     if not selector:
         raise UsageError(f"Service {ns}/{service.metadata.name} has no selector; cannot find its pods")
     label_selector = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
-    pods = kube.list_pods(ns, label_selector)
+    return AppService(ns, str(service.metadata.name), label_selector), service
+
+
+def find_target(kube: Kube, app: str, namespace: str | None) -> PodPort:
+    """The Service of `app` and a ready pod behind it, through the Kube adapter's read/list calls."""
+    found, service = app_service(kube, app, namespace)
+    ns = found.namespace
+    port = _service_port(service)
+    pods = kube.list_pods(ns, found.label_selector)
     pod = next((p for p in pods if _ready(p)), None)
     if pod is None:
         states = ", ".join(f"{p.metadata.name} {p.status.phase}" for p in pods) or "no pods"

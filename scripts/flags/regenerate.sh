@@ -17,6 +17,7 @@ what="${1:-all}"
 OV=scripts/flags/overlays
 HELP_9093=scripts/flags/inputs/llama-server-9093.help.txt
 A21="vLLM 0.21.0 stands in for this main-branch image: its wheel (built 2026-05-15) is the first release cut from main after the image (2026-05-05/07) and the first that contains #39931 (TurboQuant for hybrid models) and #41745 (Gemma 4 MTP), which 0.20.x lacks. Flags added to main between the image and the 0.21.0 cut are wrongly accepted, flags removed in that window wrongly rejected."
+A18="vLLM 0.18.0 stands in for this floating nightly tag: the chart was written and run on the cu130 nightly of 2026-03-13/14 (market commits fa3a4a5, eeb212b), and 0.18.0 (wheel built 2026-03-20) is the first release cut from main after that date (0.17.1, built 2026-03-11, predates it). Flags added to main between the chart's nightly and the 0.18.0 cut are wrongly accepted, flags removed in that window wrongly rejected; a fresh pull of the floating tag today gets a later nightly that this table does not describe."
 
 vllm() {
   "$PY" scripts/flags/vllm_flags.py --out "$OUT" --version 0.19.1 --table vllm-0-19-1 --image vllm/vllm-openai:v0.19.1-cu130
@@ -28,6 +29,12 @@ vllm() {
   "$PY" scripts/flags/vllm_flags.py --out "$OUT" --version 0.21.0 --table vllm-gemma4-0505 \
     --image vllm/vllm-openai:gemma4-0505-cu130 --image-version "0.20.2.dev main 2026-05-05 (post #39931)" \
     --approximation "$A21"
+  "$PY" scripts/flags/vllm_flags.py --out "$OUT" --version 0.18.0 --table vllm-cu130-nightly \
+    --image vllm/vllm-openai:cu130-nightly --image-version "0.18 main nightly (floating cu130-nightly tag, March 2026)" \
+    --approximation "$A18"
+  "$PY" scripts/flags/vllm_flags.py --out "$OUT" --version 0.21.0 --table vllm-tokenspeed-preview \
+    --image vllm/vllm-openai:tokenspeed-preview-x86_64-ubuntu2404 --image-version "0.20.2rc1.dev67 preview 2026-05-06" \
+    --overlay "$OV/vllm-tokenspeed-preview.yaml"
   "$PY" scripts/flags/vllm_flags.py --out "$OUT" --version 0.21.0 --table vllm-cu129-nightly \
     --image vllm/vllm-openai:cu129-nightly-x86_64 --image-version "0.21.1rc1.dev169+ga6682d1d2 (nightly 2026-05-21)" \
     --approximation "vLLM 0.21.0 (the release wheel cut from main on 2026-05-15) stands in for this nightly, built from main on 2026-05-21 as v0.21.1rc1.dev169+ga6682d1d2 (the maintainer's v1.0.1 note); no release wheel matches it. Flags added to main between the 0.21.0 cut and the image are wrongly rejected, flags removed in that window wrongly accepted." \
@@ -58,6 +65,9 @@ llamacpp_recorded() {
   "$PY" scripts/flags/llamacpp_flags.py "${common[@]}" --table llamacpp-master-ad27757 \
     --image docker.io/aamsellem/llama-cpp-mtp:master-ad27757 --image-version "llama.cpp master ad27757 (post b9219, 2026-05-20)" \
     --overlay "$OV/llamacpp-master-ad27757.yaml"
+  "$PY" scripts/flags/llamacpp_flags.py "${common[@]}" --table llamacpp-b9101 \
+    --image ghcr.io/ggml-org/llama.cpp:server-cuda13-b9101 --image-version b9101 \
+    --overlay "$OV/llamacpp-b9101.yaml"
 }
 
 case "$what" in
