@@ -110,6 +110,10 @@ SHAPES: dict[str, Shape] = {
                "q_lora_rank 768, first layer dense, routed_scaling_factor 1.8; transformers Glm4MoeLiteConfig)"),
 }
 
+# Post-trained from / a width-elastic parent of Nemotron 3 Nano 30B-A3B: the same shape (catalog/models/*.yaml sources).
+for _same in ("nemotron-cascade-2-30b-a3b", "nemotron-labs-3-elastic-30b-a3b"):
+    SHAPES[_same] = SHAPES["nemotron-3-nano-30b-a3b"]
+
 
 @dataclass(frozen=True)
 class Tensor:
