@@ -200,3 +200,15 @@ def test_llama_server_allocates_the_new_shapes_as_the_fit_says(cat, app, tmp_pat
         assert "V (q4_0):    0.00 MiB" in log  # MLA: no V cache
     else:
         assert state > 40  # 23 Mamba-2 layers of f32 state
+
+
+def test_vllm_mla_caches_one_latent_per_token_and_layer(cat):
+    """vLLM's MLAAttentionSpec: one latent of kv_lora_rank + rope values per token and layer, no V; a GQA group is
+    K and V of every KV head, as before."""
+    from generator.fit.memory import vllm_group_bytes_per_token, vllm_slot_bytes
+
+    mla = cat.models["glm47-flash"].architecture.full_attention
+    assert vllm_group_bytes_per_token(mla, "bfloat16") == MLA_LATENT * 2
+    assert vllm_group_bytes_per_token(mla, "fp8") == MLA_LATENT
+    gqa = cat.models["nemotron-3-nano-30b-a3b"].architecture.full_attention
+    assert vllm_group_bytes_per_token(gqa, "bfloat16") == gqa.kv_heads * vllm_slot_bytes("bfloat16", 128) == 1024
