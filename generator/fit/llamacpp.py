@@ -2,7 +2,8 @@
 
 KV follows llama.cpp's caches: full-attention layers hold the whole context (padded to 256 cells);
 sliding-window layers hold min(context, window x slots + ubatch) cells unless `--swa-full`; layers that reuse
-another layer's KV add nothing; recurrent (GDN) layers keep fp32 r/s states per sequence.
+another layer's KV add nothing; recurrent (GDN, Mamba-2) layers keep fp32 r/s states per sequence; multi-head
+latent attention (deepseek2 GGUFs: GLM-4.7-Flash) caches one latent per token and layer in the K cache, no V.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from __future__ import annotations
 from generator.catalog import Resolved
 from generator.fit.ledger import Ledger
 from generator.fit.vllm import weights_part
-from generator.fit.memory import (GGML_BYTES, MIB, Geometry, align_up, ggml_slot_bytes, group_bytes_per_token,
-                                  recurrent_state_bytes)
+from generator.fit.memory import (GGML_BYTES, MIB, Geometry, align_up, ggml_group_bytes_per_token, ggml_slot_bytes,
+                                  group_bytes_per_token, mla_latent, recurrent_kind, recurrent_state_bytes)
 from generator.engines.settings import GgufSettings as Settings, LlamaCppSettings
 from generator.schema import Calibration
 
@@ -78,9 +79,15 @@ def kv_parts(r: Resolved, s: Settings) -> list[tuple[str, float, str]]:
     k, v = str(s.kv_k.value), str(s.kv_v.value)
     ctx = s.context.value or r.model.architecture.max_context
     cells = align_up(ctx, CELL_PAD)
-    full = group_bytes_per_token(geo.full, ggml_slot_bytes(k, v, geo.full.head_dim))
-    out = [("KV full attention", full * cells, (f"{geo.full.layers} layers x {geo.full.kv_heads} KV heads x head_dim "
-                                                f"{geo.full.head_dim} x K {k} + V {v} x {cells:,} cells"))]
+    full = ggml_group_bytes_per_token(geo.full, k, v)
+    if geo.full.mla:
+        note = (f"{geo.full.layers} MLA layers x latent {mla_latent(geo.full)} (kv_lora_rank {geo.full.kv_lora_rank} + "
+                f"rope {geo.full.rope_head_dim}) in K {k}, no V cache (src/llama-kv-cache.cpp has_v = !is_mla) x "
+                f"{cells:,} cells")
+    else:
+        note = (f"{geo.full.layers} layers x {geo.full.kv_heads} KV heads x head_dim {geo.full.head_dim} x K {k} + "
+                f"V {v} x {cells:,} cells")
+    out = [("KV full attention", full * cells, note)]
     if s.spec_method == "mtp" and not (r.app.speculative and r.app.speculative.drafter) and geo.mtp_layers:
         kd, vd = _draft_kv(s)
         per_layer = geo.full.kv_heads * ggml_slot_bytes(kd, vd, geo.full.head_dim)
@@ -96,8 +103,9 @@ def kv_parts(r: Resolved, s: Settings) -> list[tuple[str, float, str]]:
         rollback = (s.spec_tokens or RS_DRAFT_DEFAULT) if s.spec_method in RS_ROLLBACK_METHODS else 0
         state = recurrent_state_bytes(geo.recurrent, ssm_bytes=4, conv_bytes=4)
         out.append(("recurrent state", state * slots * (1 + rollback),
-                    (f"{geo.recurrent.layers} GDN layers, f32 r/s states x {slots} slot(s) x (1 + {rollback} rollback "
-                    "snapshots for the draft length) (src/llama-memory-recurrent.cpp mem_size x (1 + n_rs_seq); "
+                    (f"{geo.recurrent.layers} {recurrent_kind(geo.recurrent)} layers, f32 r/s states x {slots} slot(s) "
+                    f"x (1 + {rollback} rollback snapshots for the draft length) "
+                    "(src/llama-memory-recurrent.cpp mem_size x (1 + n_rs_seq); "
                     "measured)")))
     return out
 
@@ -216,7 +224,8 @@ def compute_formula(r: Resolved, s: Settings, *, f16_kv_copy: bool = True) -> tu
     mask = ctx * ubatch * MASK_BYTES
     quantized = f16_kv_copy and str(s.kv_k.value) not in ("f16", "bf16", "f32")
     fa = arch.full_attention
-    f16_kv = ctx * fa.kv_heads * fa.head_dim * 2 * FA_F16_BYTES if quantized else 0
+    per_token = mla_latent(fa) if fa.mla else fa.kv_heads * fa.head_dim * 2  # MLA: the one K latent
+    f16_kv = ctx * per_token * FA_F16_BYTES if quantized else 0
     act = ubatch * arch.hidden_size * 4 * ACT_F32_TENSORS
     note = (f"f16 KQ mask {ctx:,} x ubatch {ubatch}" + (" + f16 copy of one layer's quantized K,V" if quantized else "")
             + f" + ubatch x {ACT_F32_TENSORS} hidden-size f32 activations (fitted on 7 measured probes, +-60 MiB)")

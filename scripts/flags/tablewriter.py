@@ -104,6 +104,12 @@ def _change(flags: dict[str, dict], item: dict, diffs: list, path: Path) -> None
     if item.get("choices_drop"):
         flag["choices"] = [c for c in flag.get("choices", []) if c not in item["choices_drop"]]
         what.append("rejects " + ", ".join(item["choices_drop"]))
+    for key, values in item.get("field_choices_add", {}).items():
+        spec = next((f for f in flag.get("json_keys", []) if f["name"] == key), None)
+        if spec is None:
+            raise SystemExit(f"{path}: {item['name']} has no JSON key {key}")
+        spec["choices"] = list(dict.fromkeys(spec.get("choices", []) + values))
+        what.append(f"{key} accepts " + ", ".join(values))
     for old, removal in item.get("renamed_choices", {}).items():
         flag.setdefault("renamed_choices", {})[old] = removal
         what.append(f"value {old} renamed to {removal.get('replacement')}")
