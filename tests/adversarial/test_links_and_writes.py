@@ -99,13 +99,18 @@ DEPRECATED = ("dflashqwen36one", "llamacppqwen36dense27bone", "lucedflashqwen36o
 def prunable(catalog_copy: Path) -> Path:
     """The embedded catalog and charts, with passing smokes of both replacements in the ledger (the gate's
     input: rows as `catalog smoke` appends them; tests/test_prune.py records them against a real server)."""
+    from generator.catalog import load_catalog
+    from generator.smoke.identity import chart_content
     from generator.smoke.ledger import SmokeRecord, append
 
     shutil.copytree(REPO / "charts", catalog_copy.parent / "charts")
-    for app, version in ((FAST, "2.5.6"), (LONG, "1.0.4")):
-        append(catalog_copy, SmokeRecord(app=app, endpoint="http://127.0.0.1:8000", chart_version=version, image="img",
-                                         date="2026-11-29T12:00:00Z", runs=(), tokens_per_s=90.0, acceptance=0.6,
-                                         baseline_tokens_per_s=88.0, verdict="pass", reasons=()))
+    cat = load_catalog(catalog_copy)
+    for app in (FAST, LONG):  # a pass of each replacement's current chart that served the chart's model
+        r = cat.apps[app]
+        append(catalog_copy, SmokeRecord(app=app, endpoint="http://127.0.0.1:8000", chart_version=r.app.version,
+                                         image="img", date="2026-11-29T12:00:00Z", runs=(), tokens_per_s=90.0,
+                                         acceptance=0.6, baseline_tokens_per_s=88.0, verdict="pass", reasons=(),
+                                         chart_content=chart_content(r), identity_matched=("engine", "model")))
     return catalog_copy
 
 
