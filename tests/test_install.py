@@ -161,15 +161,26 @@ def test_publish_to_a_helm_repository_folder_and_an_empty_git_market(venv, store
 
 
 def test_smoke_a_llama_server(venv, store, tmp_path):
+    """The installed tool smokes a real llama-server that serves a tiny model under the store app's name and file:
+    the identity matches (engine, model file, context), and the tiny random drafter's acceptance, far under the
+    app's stack floor, makes it a measured regression (recorded), not a pass."""
+    from generator.catalog import load_catalog
+    from generator.chart.plan import plan
+
     from support.smoke import llama_server, write_models
 
-    models = write_models(tmp_path, context=32768)
-    served = re.search(r"^served_name: (\S+)$", (store / "catalog" / "apps" / f"{STORE_APP}.yaml").read_text(),
-                       re.MULTILINE).group(1)
-    with llama_server(models, aliases=[served], context=32768, log_dir=tmp_path) as server:
+    r = load_catalog(store / "catalog").apps[STORE_APP]
+    argv = list(plan(r).engine.argv)
+    model_file = Path(argv[argv.index("--model") + 1]).name
+    context = r.app.context_length
+    models = write_models(tmp_path, context=context, main_name=model_file)
+    with llama_server(models, aliases=[r.app.served_name], context=context, log_dir=tmp_path) as server:
         done = venv.catalog("smoke", STORE_APP, "--endpoint", server.url, "--runs", "2", "--max-tokens", "24",
-                            "--timeout", "120")
-    assert "PASS" in done.stdout
+                            "--timeout", "120", "--json", code=1)
+    row = json.loads(done.stdout)
+    assert row["identity_matched"][:2] == ["engine", "model"] and "context" in row["identity_matched"], row
+    assert row["verdict"] == "regression" and row["acceptance_floor"] == r.stack.acceptance_floor, row
+    assert any("below the floor" in reason for reason in row["reasons"]), row
     assert (store / "catalog" / "ledger" / f"{STORE_APP}.yaml").is_file()
 
 
