@@ -260,6 +260,9 @@ PLUMBING_LINE = re.compile(r"^(#|set\s+-[a-z]+|echo\b|mkdir\b|ls\b|cd\b|mv\b|if\
 
 # --- files a script writes from an env var (`echo "$VAR" | base64 -d > FILE`) --------------------------------
 
+# github.com/aamsellem/orales-one-market@6a34b5bb8ff60e5bbbea0ba7a030b9ef8c41bdd9
+# qwen36a3bvisionone/templates/deployment.yaml:74 `echo "$CHAT_TEMPLATE_B64" | base64 -d > /models/chat_template.jinja`
+# (the variable from the chart's ConfigMap, :16); the engine reads the file with --chat-template-file (:126)
 DECODED_CAP = 1 << 20  # the most bytes a decoded env var may hold (a chat template is a few KiB)
 # the value of one env variable, quoted: `echo "$VAR"`, `echo -n "${VAR}"`, `printf '%s' "$VAR"`, `printf '%s\n' ..`
 _WRITE_SOURCE = re.compile(r"""^(?P<cmd>echo(?:\s+-n)?|printf\s+(?P<fmt>'%s'|"%s"|%s|'%s\\n'|"%s\\n"))\s+"""
