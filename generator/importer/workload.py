@@ -393,7 +393,9 @@ def _written(line: ScriptLine, scope: dict[str, str], env: dict[str, EnvEntry], 
     if why is not None:
         problems.append(Problem(str(entry.origin), None, None,
                                 f"env {var} {why}, but {origin} writes it to {target[0]}"
-                                f"{' with base64 -d' if how == 'base64' else ''}; fix the value"))
+                                f"{' with base64 -d' if how == 'base64' else ''}; write the UTF-8 text of the file "
+                                f"{'encoded with `base64 -w0 FILE`' if how == 'base64' else 'as the value'} (1 MiB "
+                                "at most)"))
     doc, container = where
     return Written(target[0], var, entry.value, how, text, origin, entry.origin, (doc.source, doc.name),
                    str(container.get("name") or ""), _mounts(container))
