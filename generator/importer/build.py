@@ -38,6 +38,8 @@ from generator.importer.workload import (
     Origin,
     Pod,
     Token,
+    Written,
+    on_volume,
     pod_spec,
     read_pod,
 )
@@ -106,6 +108,9 @@ class _Ctx:
         self.handled_mounts: set[str] = set()  # volumes mapped to an app field (chat template, slot save)
         self.handled_maps: set[str] = set()  # ConfigMaps mapped to an app field (the chat template)
         self.handled_lines: set[int] = set()  # launcher-script lines mapped to an app field (pip install)
+        self.handled_writes: set[Written] = set()  # files init containers write, mapped to an app field
+        self.handled_env: dict[str, str] = {}  # env variables those files are written from (name: value)
+        self.pod_writes: list[Written] = []  # every such file of the chart
         self.audio_image: bool | None = None  # vLLM: the image count of an audio app's --limit-mm-per-prompt
         self.packages_launcher = False  # the launcher script is the catalog's pip launcher
 
@@ -432,6 +437,8 @@ def _env_left_out(ctx: _Ctx, name: str, entry: EnvEntry, consumed: set[str]) -> 
         return True
     if name == HAMI_ENV:
         return True
+    if ctx.handled_env.get(name) == entry.value:
+        return True  # what an init container writes the chat template from: the app's chat_template holds it
     if entry.value is None:
         ctx.unmapped(entry.origin, f"env {name} from {entry.via}: its value is not in the chart")
         return True
@@ -697,7 +704,13 @@ def _pod_other_containers(ctx: _Ctx, pod: Pod, launch: Launch) -> None:
     for doc2, container, pure in pod.fetchers:
         where = ctx.lines.origin(doc2.source, str(container.get("name")))
         if pure:
-            continue  # each file it fetches has its note (the catalog's init container fetches it)
+            # each file it fetches has its note (the catalog's init container fetches it); a file it writes
+            # from an env variable is the chat template, or not modelled
+            for write in _unmapped_writes(ctx, doc2, container):
+                ctx.unmapped(write.origin, f"init container {write.container} writes {write.path} from env "
+                                           f"{write.var}, which the engine does not read as its chat template "
+                                           "(not modelled)")
+            continue
         else:
             what = "job" if doc2.kind == "Job" else "init container"
             ctx.unmapped(where, f"{what} {container.get('name')} does more than download model files "
@@ -706,6 +719,12 @@ def _pod_other_containers(ctx: _Ctx, pod: Pod, launch: Launch) -> None:
         if other is not launch:
             ctx.unmapped(ctx.lines.origin(other.workload.source, other.name), f"container {other.name} "
                                                                               f"({other.image}) is not modelled")
+
+
+def _unmapped_writes(ctx: _Ctx, doc: Doc, container: dict[str, Any]) -> list[Written]:
+    """The files this init container writes from an env variable that no app field holds."""
+    return [w for w in ctx.pod_writes if w.workload == (doc.source, doc.name)
+            and w.container == str(container.get("name") or "") and w not in ctx.handled_writes]
 
 
 def _pod_container(ctx: _Ctx, launch: Launch, src: str, anchor: int, port: int | None, health: str | None) -> None:
@@ -902,7 +921,8 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool) -> Imported:
         draft_stack.data.setdefault("spec_methods", []).append(method)
         draft_stack.data.setdefault("speculative_args", {})[method] = []
     app["stack"] = stack.id
-    _features(ctx, launch, mapped, family, stack, pool, app)
+    ctx.pod_writes = pod.writes
+    _features(ctx, launch, mapped, family, stack, pool, app, pod.writes)
     _apply_argv(ctx, mapped, app, pool, family, pod.fetches)
     consumed = _consumed_vars(pod, launch)
     _env(ctx, launch, stack, family, consumed, cat, app)
@@ -1206,6 +1226,19 @@ def _take(tokens: list[Token], flag: str) -> tuple[str, Origin, int, int] | None
     return None
 
 
+def _written_for(launch: Launch, path: str, writes: list[Written]) -> Written | None:
+    """The file an init container of the engine's pod writes at the engine's `path`: the same file of the same
+    volume (mount paths and subPaths followed)."""
+    mounts = tuple((str(m.get("mountPath") or ""), str(m.get("name") or ""), str(m.get("subPath") or ""))
+                   for m in launch.container.get("volumeMounts") or () if isinstance(m, dict))
+    wanted = on_volume(mounts, path) if path.startswith("/") else None
+    workload = (launch.workload.source, launch.workload.name)
+    if wanted is None:
+        return None
+    found = [w for w in writes if w.workload == workload and on_volume(w.mounts, w.path) == wanted]
+    return found[-1] if found else None  # the last write wins
+
+
 def _mount_at(launch: Launch, folder: str) -> tuple[str, dict[str, Any]] | None:
     """(volume name, volume) of the engine container's mount at `folder`."""
     volumes = {v.get("name"): v for v in pod_spec(launch.workload).get("volumes") or () if isinstance(v, dict)}
@@ -1217,12 +1250,26 @@ def _mount_at(launch: Launch, folder: str) -> tuple[str, dict[str, Any]] | None:
 
 
 def _features(ctx: _Ctx, launch: Launch, mapped: Mapped, family: str, stack: Stack, pool: Pool,
-              app: dict[str, Any]) -> None:
+              app: dict[str, Any], writes: list[Written]) -> None:
     """`chat_template`, `slot_save`, `audio` and `python_packages`: each back from the spelling the catalog
     renders; what differs from it stays in `extra_args` / `unmapped` as before."""
     extra = mapped.extra
     flag = {"llamacpp": "--chat-template-file", "vllm": "--chat-template"}.get(family)
     found = _take(extra, flag) if flag else None
+    write = _written_for(launch, found[0], writes) if found is not None else None
+    if found is not None and write is not None and write.text is not None:
+        path, origin, start, count = found
+        how = "decoding it with base64 -d" if write.how == "base64" else "as is"
+        template_id = _chat_template(ctx, pool, write.text, str(write.value_origin),
+                                     str(app.get("name") or ctx.result.label))
+        app["chat_template"] = template_id
+        ctx.handled_writes.add(write)
+        ctx.handled_env[write.var] = write.value
+        del extra[start:start + count]
+        ctx.note(write.origin, f"init container {write.container} writes {write.path} from env {write.var} "
+                               f"({how}), which {flag} reads: chat_template {template_id}; the catalog mounts it "
+                               f"from a ConfigMap at {CHAT_TEMPLATE_DIR}/{CHAT_TEMPLATE_FILE}")
+        found = None
     if found is not None:
         path, origin, start, count = found
         folder, _, key = path.rpartition("/")

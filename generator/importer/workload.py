@@ -6,6 +6,8 @@ Every token and env entry keeps the chart file and line it came from, for the re
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -252,13 +254,157 @@ def _naive_expand(word: str, scope: dict[str, str]) -> str:
     return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)[^}]*\}|\$([A-Za-z_][A-Za-z0-9_]*)", sub, word)
 
 
-PLUMBING_LINE = re.compile(r"^(set\s+-[a-z]+|echo\b|mkdir\b|ls\b|cd\b|mv\b|if\b|then\b|else\b|elif\b|fi\b|done\b|"
+PLUMBING_LINE = re.compile(r"^(#|set\s+-[a-z]+|echo\b|mkdir\b|ls\b|cd\b|mv\b|if\b|then\b|else\b|elif\b|fi\b|done\b|"
                            r"while\b|do\b|true\b|:\s*$|[A-Za-z_][A-Za-z0-9_]*=)")
 
 
+# --- files a script writes from an env var (`echo "$VAR" | base64 -d > FILE`) --------------------------------
+
+# github.com/aamsellem/orales-one-market@6a34b5bb8ff60e5bbbea0ba7a030b9ef8c41bdd9
+# qwen36a3bvisionone/templates/deployment.yaml:74 `echo "$CHAT_TEMPLATE_B64" | base64 -d > /models/chat_template.jinja`
+# (the variable from the chart's ConfigMap, :16); the engine reads the file with --chat-template-file (:126)
+DECODED_CAP = 1 << 20  # the most bytes a decoded env var may hold (a chat template is a few KiB)
+# the value of one env variable, quoted: `echo "$VAR"`, `echo -n "${VAR}"`, `printf '%s' "$VAR"`, `printf '%s\n' ..`
+_WRITE_SOURCE = re.compile(r"""^(?P<cmd>echo(?:\s+-n)?|printf\s+(?P<fmt>'%s'|"%s"|%s|'%s\\n'|"%s\\n"))\s+"""
+                           r'''"\$(?:\{(?P<v1>[A-Za-z_][A-Za-z0-9_]*)\}|(?P<v2>[A-Za-z_][A-Za-z0-9_]*))"$''')
+_DECODE = re.compile(r"^base64\s+(?:-d|--decode)$")
+_REDIRECT = re.compile(r"""^(?P<body>.*?)\s*(?<![>0-9&])>\s*(?P<target>"[^"]*"|'[^']*'|[^\s"'<>|&;]+)$""")
+
+
+@dataclass(frozen=True)
+class Written:
+    """A file a container's script writes from one of its env variables, decoded or as is; parsed, never run."""
+
+    path: str  # in the writing container
+    var: str
+    value: str  # the variable's value, as the chart writes it
+    how: str  # "base64" (`| base64 -d`) or "plain"
+    text: str | None  # what the file holds; None when it cannot be known (see the problem reported)
+    origin: Origin  # the script line
+    value_origin: Origin  # where the variable's value is written
+    workload: tuple[str, str]  # (source, name) of the workload whose pod runs the container
+    container: str
+    mounts: tuple[tuple[str, str, str], ...]  # the writer's (mountPath, volume, subPath)
+
+
+def _top_split(text: str, ops: tuple[str, ...], passing: str = "") -> list[str] | None:
+    """`text` split on the operators `ops` outside quotes; None when it has other control characters (but
+    those in `passing`, left in place)."""
+    parts: list[str] = []
+    current: list[str] = []
+    quote = ""
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            current.append(c)
+            if c == "\\" and quote == '"' and i + 1 < len(text):
+                current.append(text[i + 1])
+                i += 2
+                continue
+            quote = "" if c == quote else quote
+            i += 1
+            continue
+        if c in "'\"":
+            quote = c
+        op = next((o for o in ops if text.startswith(o, i)), None)
+        if op is not None:
+            parts.append("".join(current).strip())
+            current = []
+            i += len(op)
+            continue
+        if (c in "`;&|<(" and c not in passing) or text.startswith(("$(", "||"), i):
+            return None
+        current.append(c)
+        i += 1
+    parts.append("".join(current).strip())
+    return parts
+
+
+def _mounts(container: dict[str, Any]) -> tuple[tuple[str, str, str], ...]:
+    return tuple((str(m.get("mountPath") or ""), str(m.get("name") or ""), str(m.get("subPath") or ""))
+                 for m in container.get("volumeMounts") or () if isinstance(m, dict))
+
+
+def on_volume(mounts: tuple[tuple[str, str, str], ...], path: str) -> tuple[str, str] | None:
+    """(volume, path inside it) of an absolute `path` in a container with these mounts; None off every volume."""
+    best: tuple[int, str, str] | None = None
+    for mount_path, volume, sub in mounts:
+        root = mount_path.rstrip("/")
+        if root and (path == root or path.startswith(root + "/")) and (best is None or len(root) > best[0]):
+            inner = path[len(root):].lstrip("/")
+            best = (len(root), volume, "/".join(p for p in (sub.strip("/"), inner) if p))
+    return (best[1], best[2]) if best else None
+
+
+def _decoded(value: str, how: str, newline: bool) -> tuple[str | None, str | None]:
+    """(text, None) or (None, why it cannot be read): base64 (newlines ignored, as `base64 -d` does), UTF-8,
+    at most DECODED_CAP bytes."""
+    if how == "plain":
+        data = (value + ("\n" if newline else "")).encode("utf-8")
+    else:
+        compact = value.replace("\n", "")
+        if len(compact) > (DECODED_CAP // 3 + 1) * 4:
+            return None, f"decodes to more than {DECODED_CAP} bytes (1 MiB)"
+        try:
+            data = base64.b64decode(compact, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            return None, f"is not valid base64 ({exc})"
+    if len(data) > DECODED_CAP:
+        return None, f"holds more than {DECODED_CAP} bytes (1 MiB)"
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return None, f"does not decode to UTF-8 text (byte {exc.start})"
+
+
+def _written(line: ScriptLine, scope: dict[str, str], env: dict[str, EnvEntry], origin: Origin,
+             where: tuple[Doc, dict[str, Any]], problems: list[Problem]) -> Written | None:
+    """The file one script line writes from an env variable, if the line is exactly that; a value that cannot be
+    decoded is a problem at its line."""
+    commands = _top_split(line.text, ("&&",), passing="|")
+    if not commands or len(commands) != 1:
+        return None
+    redirect = _REDIRECT.match(commands[0])
+    if redirect is None:
+        return None
+    stages = _top_split(redirect.group("body"), ("|",))
+    if not stages or len(stages) > 2 or (len(stages) == 2 and not _DECODE.match(stages[1])):
+        return None
+    source = _WRITE_SOURCE.match(stages[0])
+    if source is None:
+        return None
+    var = source.group("v1") or source.group("v2")
+    entry = env.get(var)
+    if entry is None or entry.value is None or scope.get(var) != entry.value:
+        return None  # not the container's env var (or reassigned by the script): not read
+    try:
+        target = split_words(redirect.group("target"), scope).words
+    except ShellError:
+        return None
+    if len(target) != 1 or not target[0].startswith("/"):
+        return None
+    how = "base64" if len(stages) == 2 else "plain"
+    command = source.group("cmd")
+    newline = command == "echo" or "\\n" in (source.group("fmt") or "")
+    if how == "plain" and command.startswith("echo") and "\\" in entry.value:
+        return None  # `echo` of a backslash differs between shells: not guessed at
+    text, why = _decoded(entry.value, how, newline)
+    if why is not None:
+        problems.append(Problem(str(entry.origin), None, None,
+                                f"env {var} {why}, but {origin} writes it to {target[0]}"
+                                f"{' with base64 -d' if how == 'base64' else ''}; write the UTF-8 text of the file "
+                                f"{'encoded with `base64 -w0 FILE`' if how == 'base64' else 'as the value'} (1 MiB "
+                                "at most)"))
+    doc, container = where
+    return Written(target[0], var, entry.value, how, text, origin, entry.origin, (doc.source, doc.name),
+                   str(container.get("name") or ""), _mounts(container))
+
+
 def _fetch_container(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any], by: str,
-                     problems: list[Problem]) -> tuple[list[Fetch], bool]:
-    """Files an init container (or a Job) fetches; (fetches, everything it does is a download)."""
+                     problems: list[Problem], writes: list[Written]) -> tuple[list[Fetch], bool]:
+    """Files an init container (or a Job) fetches, and (into `writes`) those it writes from an env variable;
+    (fetches, everything it does is one of these)."""
     name = str(container.get("name") or "")
     anchor = lines.container_anchor(doc, name)
     env = resolve_env(rendered, lines, doc, container, anchor, problems)
@@ -281,6 +427,7 @@ def _fetch_container(rendered: Rendered, lines: Lines, doc: Doc, container: dict
     shell = _shell_parts(full)
     scripts = [shell[0]] if shell else [" ".join(full)]
     only_downloads = True
+    before = len(writes)
     for script in scripts:
         first = script.strip().splitlines()[0].strip() if script.strip() else ""
         base = (lines.origin(doc.source, first, after=anchor, fallback=anchor) if first
@@ -288,11 +435,19 @@ def _fetch_container(rendered: Rendered, lines: Lines, doc: Doc, container: dict
         parsed = read_script(script, values, lambda word, after_exec: False)
         found, used = _download_lines(parsed.before, parsed.env, base, by)
         fetches += found
+        for line in parsed.before:
+            if line.number in used:
+                continue
+            at = Origin(base.where, base.line + line.number - 1 if base.line else None)
+            write = _written(line, parsed.env, env, at, (doc, container), problems)
+            if write is not None:
+                writes.append(write)
+                used.add(line.number)
         rest = [ln for ln in parsed.before if ln.number not in used and not PLUMBING_LINE.match(ln.text)
                 and not re.match(r"^(eval\s+)?(curl|wget)\b", ln.text)]
         if rest:
             only_downloads = False
-    return fetches, only_downloads and bool(fetches)
+    return fetches, only_downloads and bool(fetches or len(writes) > before)
 
 
 @dataclass
@@ -303,6 +458,7 @@ class Pod:
     fetches: list[Fetch]
     fetchers: list[tuple[Doc, dict[str, Any], bool]]  # (doc, init container or job container, pure download)
     problems: list[Problem]
+    writes: list[Written] = field(default_factory=list)  # files init containers write from an env variable
 
 
 def _launch(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any]) -> Launch:
@@ -419,6 +575,7 @@ def read_pod(rendered: Rendered, lines: Lines) -> Pod:
     fetches: list[Fetch] = []
     fetchers: list[tuple[Doc, dict[str, Any], bool]] = []
     problems: list[Problem] = []
+    writes: list[Written] = []
     for doc in rendered.docs:
         if doc.kind not in (*WORKLOAD_KINDS, *JOB_KINDS):
             continue
@@ -426,14 +583,15 @@ def read_pod(rendered: Rendered, lines: Lines) -> Pod:
         for init in pod.get("initContainers") or ():
             if isinstance(init, dict):
                 found, pure = _fetch_container(rendered, lines, doc, init, f"init container {init.get('name')}",
-                                               problems)
+                                               problems, writes)
                 fetches += found
                 fetchers.append((doc, init, pure))
         for container in pod.get("containers") or ():
             if not isinstance(container, dict):
                 continue
             if doc.kind in JOB_KINDS:
-                found, pure = _fetch_container(rendered, lines, doc, container, f"job {doc.name}", problems)
+                found, pure = _fetch_container(rendered, lines, doc, container, f"job {doc.name}", problems,
+                                               writes)
                 fetches += found
                 fetchers.append((doc, container, pure))
                 continue
@@ -444,7 +602,7 @@ def read_pod(rendered: Rendered, lines: Lines) -> Pod:
                                        launch.script_origin or Origin(rendered.where(launch.workload.source), None),
                                        "launcher script")
             fetches += found
-    return Pod(launches, fetches, fetchers, problems)
+    return Pod(launches, fetches, fetchers, problems, writes)
 
 
 __all__ = [
@@ -456,6 +614,8 @@ __all__ = [
     "Origin",
     "Pod",
     "Token",
+    "Written",
+    "on_volume",
     "pod_spec",
     "read_pod",
     "resolve_env",
