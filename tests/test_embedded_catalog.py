@@ -269,3 +269,52 @@ def test_the_market_source_serves_every_app_as_the_build_script_would(tmp_path):
             assert all(detail[k] != "0" for k in ("requiredCPU", "requiredMemory", "requiredDisk", "requiredGPU"))
             got = served.get(f"/api/v1/applications/{detail['name']}/chart", params={"fileName": detail["chartName"]})
             assert got.status_code == 200, detail["chartName"]
+
+
+@pytest.mark.skipif(not os.environ.get("ORALES_MARKET"),
+                    reason="set ORALES_MARKET to a checkout of github.com/aamsellem/orales-one-market (and node with "
+                           "js-yaml) to feed the embedded charts to the maintainer's real build script")
+def test_the_real_build_script_reads_every_embedded_app_with_non_zero_resources(tmp_path):
+    """The maintainer's scripts/build-catalog.js, fed the committed olares-v2 charts, lists every app and reads a
+    non-zero GPU, memory, CPU and disk for each (run by hand on 2026-12-01: 29 apps, none zero)."""
+    import shutil
+
+    from support.market import node_with_js_yaml
+
+    checkout = Path(os.environ["ORALES_MARKET"])
+    node = node_with_js_yaml(checkout)
+    if node is None or not (checkout / "scripts" / "build-catalog.js").is_file():
+        pytest.skip("node with js-yaml, or the checkout's scripts/build-catalog.js, is missing")
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "src").mkdir()
+    shutil.copy(checkout / "scripts" / "build-catalog.js", tmp_path / "scripts")
+    charts = sorted(p for p in EMBEDDED_CHARTS.iterdir() if p.is_dir())
+    for chart in charts:
+        shutil.copytree(chart, tmp_path / chart.name)
+    env = {**os.environ, "NODE_PATH": os.pathsep.join(filter(None, [str(checkout / "node_modules"),
+                                                                     os.environ.get("NODE_PATH")]))}
+    done = subprocess.run([node, "scripts/build-catalog.js"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    data = json.loads((tmp_path / "src" / "catalog.json").read_text(encoding="utf-8"))
+    assert sorted(e["name"] for e in data["summaries"].values()) == [c.name for c in charts]
+    for entry in data["details"].values():
+        spec = entry["app_info"]["app_entry"] if "app_info" in entry else entry
+        text = json.dumps(spec)
+        for key in ("requiredGPU", "requiredMemory", "requiredCPU", "requiredDisk"):
+            value = _find(spec, key)
+            assert value not in (None, "", "0", 0), f"{entry.get('name')}: {key} {value!r} in {text[:300]}"
+
+
+def _find(data: object, key: str) -> object:
+    """The first value of `key` anywhere in nested JSON data."""
+    if isinstance(data, dict):
+        if key in data:
+            return data[key]
+        data = list(data.values())
+    if isinstance(data, list):
+        for item in data:
+            found = _find(item, key)
+            if found is not None:
+                return found
+    return None

@@ -221,7 +221,8 @@ def test_the_real_build_script_writes_the_same_catalog(store, tmp_path):
         to_v2(work / chart.name)
         rel = releases.latest(chart.name)
         ours.append(Released(chart.name, rel.version, read_tree(work / chart.name), rel.date, b""))
-    env = {**os.environ, "NODE_PATH": str(checkout / "node_modules")}
+    env = {**os.environ, "NODE_PATH": os.pathsep.join(filter(None, [str(checkout / "node_modules"),
+                                                                     os.environ.get("NODE_PATH")]))}
     done = subprocess.run([node, str(work / "scripts" / "build-catalog.js")], check=False, cwd=work, env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
