@@ -24,7 +24,7 @@ pattern) is in `SHAPES`, taken from each model's public Hugging Face `config.jso
 Weight types. A GGUF's exact type mix cannot be known without the file; `quant_types()` picks it from the
 quantization's name: `*q4k*` follows llama.cpp's Q4_K_M recipe (`src/llama-quant.cpp`: Q6_K for `output`, and for
 `attn_v` / `ffn_down` on the layers `use_more_bits()` picks, Q4_K elsewhere); `*q5_k*` the Q5_K_M recipe the same
-way (Q5_K, Q6_K); `*iq4_xs*` IQ4_XS with `output` in Q6_K; `q8_0` is Q8_0 throughout; `nvfp4` NVFP4. Norms, routers, biases, the recurrent layers' small tensors and any row not a multiple of the block stay F32,
+way (Q5_K, Q6_K); `*q3_k*` Q3_K_M's (Q3_K, Q4_K on those layers, Q6_K output); `*iq4_xs*` IQ4_XS with `output` in Q6_K; `q8_0` is Q8_0 throughout; `nvfp4` NVFP4. Norms, routers, biases, the recurrent layers' small tensors and any row not a multiple of the block stay F32,
 as in real files. The weights therefore match the real file to a few percent, not exactly (docs/fit.md); the KV,
 recurrent and compute parts do not depend on the weight types.
 
@@ -48,9 +48,9 @@ ALIGNMENT = 32  # GGUF default data alignment (gguf-py GGUF_DEFAULT_ALIGNMENT)
 # ggml types: name -> (block size, bytes per block) — ggml/src/ggml.c type_traits, gguf-py GGML_QUANT_SIZES
 GGML_TYPES: dict[str, tuple[int, int]] = {
     "F32": (1, 4), "F16": (1, 2), "BF16": (1, 2), "Q8_0": (32, 34), "Q4_0": (32, 18), "Q4_K": (256, 144),
-    "Q5_K": (256, 176), "Q6_K": (256, 210), "NVFP4": (64, 36), "MXFP4": (32, 17), "IQ4_XS": (256, 136),
+    "Q5_K": (256, 176), "Q6_K": (256, 210), "NVFP4": (64, 36), "MXFP4": (32, 17), "IQ4_XS": (256, 136), "Q3_K": (256, 110),
 }
-GGML_TYPE_IDS = {"F32": 0, "F16": 1, "Q4_0": 2, "Q8_0": 8, "Q4_K": 12, "Q5_K": 13, "Q6_K": 14, "IQ4_XS": 23,
+GGML_TYPE_IDS = {"F32": 0, "F16": 1, "Q4_0": 2, "Q8_0": 8, "Q3_K": 11, "Q4_K": 12, "Q5_K": 13, "Q6_K": 14, "IQ4_XS": 23,
                  "BF16": 30, "MXFP4": 39, "NVFP4": 40}
 
 
@@ -197,6 +197,8 @@ def quant_types(quant: str) -> tuple[str, str]:
         return "Q8_0", "Q8_0"
     if "q4k" in q or "q4_k" in q:
         return "Q4_K", "Q6_K"
+    if "q3k" in q or "q3_k" in q:
+        return "Q3_K", "Q4_K"
     if "q5k" in q or "q5_k" in q:
         return "Q5_K", "Q6_K"
     if "iq4_xs" in q or "iq4xs" in q:
@@ -216,7 +218,7 @@ def _type_for(name: str, ne: tuple[int, ...], layer: int | None, n_layer: int, q
         return "F32"
     chosen = base
     if name == "output.weight":
-        chosen = "Q6_K" if base in ("Q4_K", "Q5_K", "IQ4_XS") else base
+        chosen = "Q6_K" if base in ("Q3_K", "Q4_K", "Q5_K", "IQ4_XS") else base
     elif layer is not None and (".attn_v." in name or ".ffn_down" in name) and _use_more_bits(layer, n_layer):
         chosen = more
     if ne[0] % GGML_TYPES[chosen][0]:
@@ -626,8 +628,8 @@ def spec_for(model: Any, quant: str, *, mtp: bool = False) -> Spec:
         raise UsageError(f"no real-shape facts for model {model.id!r}: add it to generator/fit/realshape.py SHAPES")
     spec = Spec(arch=arch.arch, name=f"{model.id}-{quant}-realshape")
     spec.meta("general.name", spec.name, "str")
-    # llama.h llama_ftype: MOSTLY_Q8_0 7, Q4_K_M 15, Q5_K_M 17, IQ4_XS 30; 1 (F16) otherwise
-    spec.meta("general.file_type", {"Q8_0": 7, "Q4_K": 15, "Q5_K": 17, "IQ4_XS": 30}.get(quant_types(quant)[0], 1))
+    # llama.h llama_ftype: MOSTLY_Q8_0 7, Q3_K_M 12, Q4_K_M 15, Q5_K_M 17, IQ4_XS 30; 1 (F16) otherwise
+    spec.meta("general.file_type", {"Q8_0": 7, "Q3_K": 12, "Q4_K": 15, "Q5_K": 17, "IQ4_XS": 30}.get(quant_types(quant)[0], 1))
     spec.meta("general.quantization_version", 2)
     _vocab(spec, arch.vocab_size)
     if arch.arch in ("qwen35", "qwen35moe"):
