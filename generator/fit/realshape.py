@@ -13,9 +13,10 @@ Tensor lists follow llama.cpp's loaders at the version the tests and the GPU mea
 `src/llama-model.cpp` `load_tensors` and `convert_hf_to_gguf.py` (`NemotronHModel`, `DeepseekV2Model`) at b8740
 (github.com/ggml-org/llama.cpp@e34f0421544b42cae1a03bab528f571cf49814b0); the 11434 build loads them as they are.
 Qwen3-MoE and Llama (Mistral's text models convert as `llama`) follow `src/models/qwen3moe.cpp` and
-`src/models/llama.cpp` (`load_arch_hparams` / `load_arch_tensors`, github.com/ggml-org/llama.cpp@069be0ae22f391c64e26e8da4c7da0143ede8cf3),
-metadata as `conversion/base.py` `TextModel.set_gguf_parameters` and `conversion/llama.py` `LlamaModel` (registered for
-`MistralForCausalLM`; it writes `rope.dimension_count` = `head_dim`) write it
+`src/models/llama.cpp` (`load_arch_hparams` / `load_arch_tensors`,
+github.com/ggml-org/llama.cpp@069be0ae22f391c64e26e8da4c7da0143ede8cf3), metadata as `conversion/base.py`
+`TextModel.set_gguf_parameters` and `conversion/llama.py` `LlamaModel` (registered for `MistralForCausalLM`; it
+writes `rope.dimension_count` = `head_dim`) write it
 (github.com/ggml-org/llama.cpp@0274f0fc7d7fbab69c33ccf757cf7f3d036c17aa).
 
 What llama.cpp needs beyond catalog/models (query heads, FFN sizes, experts, per-layer embeddings, the layer
@@ -24,9 +25,10 @@ pattern) is in `SHAPES`, taken from each model's public Hugging Face `config.jso
 Weight types. A GGUF's exact type mix cannot be known without the file; `quant_types()` picks it from the
 quantization's name: `*q4k*` follows llama.cpp's Q4_K_M recipe (`src/llama-quant.cpp`: Q6_K for `output`, and for
 `attn_v` / `ffn_down` on the layers `use_more_bits()` picks, Q4_K elsewhere); `*q5_k*` the Q5_K_M recipe the same
-way (Q5_K, Q6_K); `*q3_k*` Q3_K_M's (Q3_K, Q4_K on those layers, Q6_K output); `*iq4_xs*` IQ4_XS with `output` in Q6_K; `q8_0` is Q8_0 throughout; `nvfp4` NVFP4. Norms, routers, biases, the recurrent layers' small tensors and any row not a multiple of the block stay F32,
-as in real files. The weights therefore match the real file to a few percent, not exactly (docs/fit.md); the KV,
-recurrent and compute parts do not depend on the weight types.
+way (Q5_K, Q6_K); `*q3_k*` Q3_K_M's (Q3_K, Q4_K on those layers, Q6_K output); `*iq4_xs*` IQ4_XS with `output`
+in Q6_K; `q8_0` is Q8_0 throughout; `nvfp4` NVFP4. Norms, routers, biases, the recurrent layers' small tensors and
+any row not a multiple of the block stay F32, as in real files. The weights therefore match the real file to a few
+percent, not exactly (docs/fit.md); the KV, recurrent and compute parts do not depend on the weight types.
 
 Only the `gguf` package is needed (imported when a file is written), so scripts and the GPU machine can use this
 module without the catalog's other dependencies: `write_spec()` takes a plain `Spec`.
@@ -48,7 +50,8 @@ ALIGNMENT = 32  # GGUF default data alignment (gguf-py GGUF_DEFAULT_ALIGNMENT)
 # ggml types: name -> (block size, bytes per block) — ggml/src/ggml.c type_traits, gguf-py GGML_QUANT_SIZES
 GGML_TYPES: dict[str, tuple[int, int]] = {
     "F32": (1, 4), "F16": (1, 2), "BF16": (1, 2), "Q8_0": (32, 34), "Q4_0": (32, 18), "Q4_K": (256, 144),
-    "Q5_K": (256, 176), "Q6_K": (256, 210), "NVFP4": (64, 36), "MXFP4": (32, 17), "IQ4_XS": (256, 136), "Q3_K": (256, 110),
+    "Q5_K": (256, 176), "Q6_K": (256, 210), "NVFP4": (64, 36), "MXFP4": (32, 17), "IQ4_XS": (256, 136),
+    "Q3_K": (256, 110),
 }
 GGML_TYPE_IDS = {"F32": 0, "F16": 1, "Q4_0": 2, "Q8_0": 8, "Q3_K": 11, "Q4_K": 12, "Q5_K": 13, "Q6_K": 14, "IQ4_XS": 23,
                  "BF16": 30, "MXFP4": 39, "NVFP4": 40}
@@ -115,8 +118,8 @@ SHAPES: dict[str, Shape] = {
                "q_lora_rank 768, first layer dense, routed_scaling_factor 1.8; transformers Glm4MoeLiteConfig)"),
 }
 
-# Qwen3.6 reuses the Qwen3.5 architectures unchanged (catalog/models/qwen3.5-*.yaml sources); the Qwen3.5 facts are cited
-# on their own.
+# Qwen3.6 reuses the Qwen3.5 architectures unchanged (catalog/models/qwen3.5-*.yaml sources); the Qwen3.5 facts are
+# cited on their own.
 SHAPES["qwen3.5-35b-a3b"] = Shape(
     n_head=16, expert_count=256, expert_used=8, expert_ff=512, shared_expert_ff=512,
     source="huggingface.co/Qwen/Qwen3.5-35B-A3B config.json text_config (num_attention_heads 16, num_experts 256, "
@@ -629,7 +632,8 @@ def spec_for(model: Any, quant: str, *, mtp: bool = False) -> Spec:
     spec = Spec(arch=arch.arch, name=f"{model.id}-{quant}-realshape")
     spec.meta("general.name", spec.name, "str")
     # llama.h llama_ftype: MOSTLY_Q8_0 7, Q3_K_M 12, Q4_K_M 15, Q5_K_M 17, IQ4_XS 30; 1 (F16) otherwise
-    spec.meta("general.file_type", {"Q8_0": 7, "Q3_K": 12, "Q4_K": 15, "Q5_K": 17, "IQ4_XS": 30}.get(quant_types(quant)[0], 1))
+    ftype = {"Q8_0": 7, "Q3_K": 12, "Q4_K": 15, "Q5_K": 17, "IQ4_XS": 30}.get(quant_types(quant)[0], 1)
+    spec.meta("general.file_type", ftype)
     spec.meta("general.quantization_version", 2)
     _vocab(spec, arch.vocab_size)
     if arch.arch in ("qwen35", "qwen35moe"):
