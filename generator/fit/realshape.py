@@ -51,9 +51,10 @@ ALIGNMENT = 32  # GGUF default data alignment (gguf-py GGUF_DEFAULT_ALIGNMENT)
 GGML_TYPES: dict[str, tuple[int, int]] = {
     "F32": (1, 4), "F16": (1, 2), "BF16": (1, 2), "Q8_0": (32, 34), "Q4_0": (32, 18), "Q4_K": (256, 144),
     "Q5_K": (256, 176), "Q6_K": (256, 210), "NVFP4": (64, 36), "MXFP4": (32, 17), "IQ4_XS": (256, 136),
-    "Q3_K": (256, 110),
+    "Q3_K": (256, 110), "Q5_0": (32, 22), "Q5_1": (32, 24), "IQ4_NL": (32, 18),
 }
-GGML_TYPE_IDS = {"F32": 0, "F16": 1, "Q4_0": 2, "Q8_0": 8, "Q3_K": 11, "Q4_K": 12, "Q5_K": 13, "Q6_K": 14, "IQ4_XS": 23,
+GGML_TYPE_IDS = {"F32": 0, "F16": 1, "Q4_0": 2, "Q5_0": 6, "Q5_1": 7, "Q8_0": 8, "Q3_K": 11, "Q4_K": 12, "Q5_K": 13,
+                 "Q6_K": 14, "IQ4_NL": 20, "IQ4_XS": 23,
                  "BF16": 30, "MXFP4": 39, "NVFP4": 40}
 
 
@@ -225,8 +226,16 @@ def _type_for(name: str, ne: tuple[int, ...], layer: int | None, n_layer: int, q
     elif layer is not None and (".attn_v." in name or ".ffn_down" in name) and _use_more_bits(layer, n_layer):
         chosen = more
     if ne[0] % GGML_TYPES[chosen][0]:
+        fallback = _FALLBACK.get(chosen)
+        if fallback is not None:  # llama_tensor_get_type: a row not a multiple of 256 takes the fallback type
+            return fallback if ne[0] % GGML_TYPES[fallback][0] == 0 else "F16"
         return "F16" if base in ("F16", "BF16") else "F32" if ne[0] % 32 else "Q8_0"
     return chosen
+
+
+# src/llama-quant.cpp llama_tensor_get_type, `convert_incompatible_tensor` (k-quants need rows of 256; F16 if the
+# fallback's block does not divide the row either; github.com/ggml-org/llama.cpp, the same code in 11434's tree)
+_FALLBACK = {"Q3_K": "IQ4_NL", "IQ4_XS": "IQ4_NL", "Q4_K": "Q5_0", "Q5_K": "Q5_1", "Q6_K": "Q8_0"}
 
 
 # ---- vocabulary ---------------------------------------------------------------------------------------------
