@@ -212,7 +212,7 @@ def quant_types(quant: str) -> tuple[str, str]:
     return "F16", "F16"
 
 
-_F32_ALWAYS = ("norm", "ffn_gate_inp", "ssm_a", "ssm_dt", "ssm_conv1d", "rope_freqs", "ssm_beta", "ssm_alpha",
+_F32_ALWAYS = ("norm", "ffn_gate_inp", "ssm_a", "ssm_d", "ssm_dt", "ssm_conv1d", "rope_freqs", "ssm_beta", "ssm_alpha",
                "ffn_gate_inp_shexp", "layer_output_scale")
 
 

@@ -179,3 +179,12 @@ def test_more_weight_types_follow_the_quantization_name() -> None:
     assert realshape.quant_types("ud-q3kxl-mtp") == ("Q3_K", "Q4_K")
     assert realshape.Tensor("x", (256, 10), "IQ4_XS").nbytes == 10 * 136  # block_iq4_xs: 256 values in 136 bytes
     assert realshape.Tensor("x", (256, 10), "Q3_K").nbytes == 10 * 110  # block_q3_K: 256 values in 110 bytes
+
+
+def test_rows_not_a_multiple_of_256_take_llama_quants_fallback() -> None:
+    """src/llama-quant.cpp llama_tensor_get_type: Q4_K -> Q5_0, Q6_K -> Q8_0, IQ4_XS -> IQ4_NL, else F16."""
+    down = (1856, 2688, 128)  # Nemotron 3 Nano's expert down projection: 1856 = 7 x 256 + 64
+    assert realshape._type_for("blk.10.ffn_down_exps.weight", down, 10, 52, "ud-q4kxl") == "Q5_0"
+    assert realshape._type_for("blk.0.ffn_down_exps.weight", down, 0, 52, "ud-q4kxl") == "Q8_0"  # use_more_bits
+    assert realshape._type_for("blk.10.ffn_down_exps.weight", down, 10, 52, "ud-iq4_xs") == "IQ4_NL"
+    assert realshape._type_for("blk.10.ffn_up.weight", (2700, 64), 10, 52, "q4km") == "F16"  # 2700 % 32 != 0
