@@ -150,8 +150,10 @@ def host_weights_mib(r: Resolved) -> tuple[float, str]:
         return 0.0, ""
     arch = r.model.architecture
     dominant = quant_types(r.app.quantization)[0]
-    if dominant == "F16" and not any(t in r.app.quantization.lower() for t in ("f16", "bf16")):
-        # a type mix realshape.py does not model (e.g. UD-Q3_K_XL): the file's average bytes per weight
+    if dominant in ("Q3_K", "Q5_K", "IQ4_XS") or \
+            dominant == "F16" and not any(t in r.app.quantization.lower() for t in ("f16", "bf16")):
+        # a type mix realshape.py does not model, or models by name only with no H200 measurement of its host split
+        # (e.g. UD-Q3_K_XL, UD-Q5_K_XL, UD-IQ4_XS): the file's average bytes per weight
         per_weight = weight.size_gib * 1024**3 / (arch.total_params_b * 1e9)
         block, size = 1, per_weight
         how = f"at the file's average {per_weight * 8:.2f} bits per weight"

@@ -12,16 +12,23 @@ Tensor lists follow llama.cpp's loaders at the version the tests and the GPU mea
 `_Qwen35MRopeMixin`; `conversion/gemma.py` `Gemma4Model`). Nemotron-H and deepseek2 (MLA) follow
 `src/llama-model.cpp` `load_tensors` and `convert_hf_to_gguf.py` (`NemotronHModel`, `DeepseekV2Model`) at b8740
 (github.com/ggml-org/llama.cpp@e34f0421544b42cae1a03bab528f571cf49814b0); the 11434 build loads them as they are.
+Qwen3-MoE and Llama (Mistral's text models convert as `llama`) follow `src/models/qwen3moe.cpp` and
+`src/models/llama.cpp` (`load_arch_hparams` / `load_arch_tensors`,
+github.com/ggml-org/llama.cpp@069be0ae22f391c64e26e8da4c7da0143ede8cf3), metadata as `conversion/base.py`
+`TextModel.set_gguf_parameters` and `conversion/llama.py` `LlamaModel` (registered for `MistralForCausalLM`; it
+writes `rope.dimension_count` = `head_dim`) write it
+(github.com/ggml-org/llama.cpp@0274f0fc7d7fbab69c33ccf757cf7f3d036c17aa).
 
 What llama.cpp needs beyond catalog/models (query heads, FFN sizes, experts, per-layer embeddings, the layer
 pattern) is in `SHAPES`, taken from each model's public Hugging Face `config.json`.
 
 Weight types. A GGUF's exact type mix cannot be known without the file; `quant_types()` picks it from the
 quantization's name: `*q4k*` follows llama.cpp's Q4_K_M recipe (`src/llama-quant.cpp`: Q6_K for `output`, and for
-`attn_v` / `ffn_down` on the layers `use_more_bits()` picks, Q4_K elsewhere); `q8_0` is Q8_0 throughout; `nvfp4`
-NVFP4. Norms, routers, biases, the recurrent layers' small tensors and any row not a multiple of the block stay F32,
-as in real files. The weights therefore match the real file to a few percent, not exactly (docs/fit.md); the KV,
-recurrent and compute parts do not depend on the weight types.
+`attn_v` / `ffn_down` on the layers `use_more_bits()` picks, Q4_K elsewhere); `*q5_k*` the Q5_K_M recipe the same
+way (Q5_K, Q6_K); `*q3_k*` Q3_K_M's (Q3_K, Q4_K on those layers, Q6_K output); `*iq4_xs*` IQ4_XS with `output`
+in Q6_K; `q8_0` is Q8_0 throughout; `nvfp4` NVFP4. Norms, routers, biases, the recurrent layers' small tensors and
+any row not a multiple of the block stay F32, as in real files. The weights therefore match the real file to a few
+percent, not exactly (docs/fit.md); the KV, recurrent and compute parts do not depend on the weight types.
 
 Only the `gguf` package is needed (imported when a file is written), so scripts and the GPU machine can use this
 module without the catalog's other dependencies: `write_spec()` takes a plain `Spec`.
@@ -43,10 +50,12 @@ ALIGNMENT = 32  # GGUF default data alignment (gguf-py GGUF_DEFAULT_ALIGNMENT)
 # ggml types: name -> (block size, bytes per block) — ggml/src/ggml.c type_traits, gguf-py GGML_QUANT_SIZES
 GGML_TYPES: dict[str, tuple[int, int]] = {
     "F32": (1, 4), "F16": (1, 2), "BF16": (1, 2), "Q8_0": (32, 34), "Q4_0": (32, 18), "Q4_K": (256, 144),
-    "Q5_K": (256, 176), "Q6_K": (256, 210), "NVFP4": (64, 36), "MXFP4": (32, 17),
+    "Q5_K": (256, 176), "Q6_K": (256, 210), "NVFP4": (64, 36), "MXFP4": (32, 17), "IQ4_XS": (256, 136),
+    "Q3_K": (256, 110), "Q5_0": (32, 22), "Q5_1": (32, 24), "IQ4_NL": (32, 18),
 }
-GGML_TYPE_IDS = {"F32": 0, "F16": 1, "Q4_0": 2, "Q8_0": 8, "Q4_K": 12, "Q5_K": 13, "Q6_K": 14, "BF16": 30,
-                 "MXFP4": 39, "NVFP4": 40}
+GGML_TYPE_IDS = {"F32": 0, "F16": 1, "Q4_0": 2, "Q5_0": 6, "Q5_1": 7, "Q8_0": 8, "Q3_K": 11, "Q4_K": 12, "Q5_K": 13,
+                 "Q6_K": 14, "IQ4_NL": 20, "IQ4_XS": 23,
+                 "BF16": 30, "MXFP4": 39, "NVFP4": 40}
 
 
 @dataclass(frozen=True)
@@ -110,6 +119,31 @@ SHAPES: dict[str, Shape] = {
                "q_lora_rank 768, first layer dense, routed_scaling_factor 1.8; transformers Glm4MoeLiteConfig)"),
 }
 
+# Qwen3.6 reuses the Qwen3.5 architectures unchanged (catalog/models/qwen3.5-*.yaml sources); the Qwen3.5 facts are
+# cited on their own.
+SHAPES["qwen3.5-35b-a3b"] = Shape(
+    n_head=16, expert_count=256, expert_used=8, expert_ff=512, shared_expert_ff=512,
+    source="huggingface.co/Qwen/Qwen3.5-35B-A3B config.json text_config (num_attention_heads 16, num_experts 256, "
+           "num_experts_per_tok 8, moe_intermediate_size 512, shared_expert_intermediate_size 512); the same as "
+           "Qwen3_5MoeTextConfig's defaults, documented as that checkpoint (github.com/huggingface/transformers@"
+           "008e574391258935f3ecc3035c882e73bbcac419 src/transformers/models/qwen3_5_moe/configuration_qwen3_5_moe.py)")
+SHAPES["qwen3.5-27b"] = Shape(
+    n_head=24, n_ff=17408,
+    source="huggingface.co/Qwen/Qwen3.5-27B config.json text_config (num_attention_heads 24, intermediate_size 17408); "
+           "github.com/THUDM/slime scripts/models/qwen3.5-27B.sh (--num-attention-heads 24, --ffn-hidden-size 17408)")
+SHAPES["qwen3-coder-30b-a3b"] = Shape(
+    n_head=32, n_ff=6144, expert_count=128, expert_used=8, expert_ff=768,
+    source="huggingface.co/Qwen/Qwen3-Coder-30B-A3B-Instruct config.json (num_attention_heads 32, intermediate_size "
+           "6144, num_experts 128, num_experts_per_tok 8, moe_intermediate_size 768, rms_norm_eps 1e-06, rope_theta "
+           "10000000, tie_word_embeddings false); Qwen3MoeConfig's defaults are the Qwen3-30B-A3B family's "
+           "(github.com/huggingface/transformers@008e574391258935f3ecc3035c882e73bbcac419 "
+           "src/transformers/models/qwen3_moe/configuration_qwen3_moe.py)")
+SHAPES["devstral-small-2507"] = Shape(
+    n_head=32, n_ff=32768, rms_eps=1e-5,
+    source="huggingface.co/mistralai/Devstral-Small-2507 config.json (mistral: num_attention_heads 32, "
+           "intermediate_size 32768, rms_norm_eps 1e-05, rope_theta 1000000000, tie_word_embeddings false; the "
+           "Mistral-Small-3.1-24B text model it is fine-tuned from)")
+
 # Post-trained from / a width-elastic parent of Nemotron 3 Nano 30B-A3B: the same shape (catalog/models/*.yaml sources).
 for _same in ("nemotron-cascade-2-30b-a3b", "nemotron-labs-3-elastic-30b-a3b"):
     SHAPES[_same] = SHAPES["nemotron-3-nano-30b-a3b"]
@@ -167,12 +201,18 @@ def quant_types(quant: str) -> tuple[str, str]:
         return "Q8_0", "Q8_0"
     if "q4k" in q or "q4_k" in q:
         return "Q4_K", "Q6_K"
+    if "q3k" in q or "q3_k" in q:
+        return "Q3_K", "Q4_K"
+    if "q5k" in q or "q5_k" in q:
+        return "Q5_K", "Q6_K"
+    if "iq4_xs" in q or "iq4xs" in q:
+        return "IQ4_XS", "IQ4_XS"
     if "q4_0" in q:
         return "Q4_0", "Q4_0"
     return "F16", "F16"
 
 
-_F32_ALWAYS = ("norm", "ffn_gate_inp", "ssm_a", "ssm_dt", "ssm_conv1d", "rope_freqs", "ssm_beta", "ssm_alpha",
+_F32_ALWAYS = ("norm", "ffn_gate_inp", "ssm_a", "ssm_d", "ssm_dt", "ssm_conv1d", "rope_freqs", "ssm_beta", "ssm_alpha",
                "ffn_gate_inp_shexp", "layer_output_scale")
 
 
@@ -182,12 +222,20 @@ def _type_for(name: str, ne: tuple[int, ...], layer: int | None, n_layer: int, q
         return "F32"
     chosen = base
     if name == "output.weight":
-        chosen = more if base == "Q4_K" else base
+        chosen = "Q6_K" if base in ("Q3_K", "Q4_K", "Q5_K", "IQ4_XS") else base
     elif layer is not None and (".attn_v." in name or ".ffn_down" in name) and _use_more_bits(layer, n_layer):
         chosen = more
     if ne[0] % GGML_TYPES[chosen][0]:
+        fallback = _FALLBACK.get(chosen)
+        if fallback is not None:  # llama_tensor_get_type: a row not a multiple of 256 takes the fallback type
+            return fallback if ne[0] % GGML_TYPES[fallback][0] == 0 else "F16"
         return "F16" if base in ("F16", "BF16") else "F32" if ne[0] % 32 else "Q8_0"
     return chosen
+
+
+# src/llama-quant.cpp llama_tensor_get_type, `convert_incompatible_tensor` (k-quants need rows of 256; F16 if the
+# fallback's block does not divide the row either; github.com/ggml-org/llama.cpp, the same code in 11434's tree)
+_FALLBACK = {"Q3_K": "IQ4_NL", "IQ4_XS": "IQ4_NL", "Q4_K": "Q5_0", "Q5_K": "Q5_1", "Q6_K": "Q8_0"}
 
 
 # ---- vocabulary ---------------------------------------------------------------------------------------------
@@ -523,6 +571,67 @@ def _deepseek2(spec: Spec, arch: Any, shape: Shape, quant: str) -> None:
             add(f"{b}.ffn_up_shexp.weight", (e, shared), il)
 
 
+def _dense_gqa(spec: Spec, arch: Any, shape: Shape, quant: str, rope_base: float) -> None:
+    """llama.cpp's QWEN3MOE and LLAMA loaders (src/models/qwen3moe.cpp, src/models/llama.cpp load_arch_tensors at
+    069be0ae): plain GQA attention on every layer; qwen3moe adds the Q/K norms and the routed experts (no shared
+    expert), llama (n_expert 0) a dense SwiGLU FFN. Metadata as conversion/base.py TextModel.set_gguf_parameters
+    writes it (head_count_kv, key/value_length from head_dim, expert_* from Qwen2MoeModel) and LlamaModel's
+    rope.dimension_count = head_dim (the qwen3moe and llama graphs assert n_rot == head_dim)."""
+    e, v, n = arch.hidden_size, arch.vocab_size, arch.layers
+    fa = arch.full_attention
+    head = fa.head_dim
+    moe = shape.expert_count > 0
+    spec.meta("block_count", n)
+    spec.meta("context_length", arch.max_context)
+    spec.meta("embedding_length", e)
+    spec.meta("feed_forward_length", shape.n_ff)
+    spec.meta("attention.head_count", shape.n_head)
+    spec.meta("attention.head_count_kv", fa.kv_heads)
+    spec.meta("attention.key_length", head)
+    spec.meta("attention.value_length", head)
+    spec.meta("attention.layer_norm_rms_epsilon", shape.rms_eps, "f32")
+    spec.meta("rope.dimension_count", head)
+    spec.meta("rope.freq_base", rope_base, "f32")
+    if moe:
+        spec.meta("expert_count", shape.expert_count)
+        spec.meta("expert_used_count", shape.expert_used)
+        spec.meta("expert_feed_forward_length", shape.expert_ff)
+
+    def add(name: str, ne: tuple[int, ...], il: int | None = None) -> None:
+        _add(spec, name, ne, il, n, quant)
+
+    add("token_embd.weight", (e, v))
+    add("output_norm.weight", (e,))
+    if not shape.tied_embeddings:
+        add("output.weight", (e, v))
+    kv = fa.kv_heads * head
+    for il in range(n):
+        b = f"blk.{il}"
+        add(f"{b}.attn_norm.weight", (e,), il)
+        add(f"{b}.attn_q.weight", (e, head * shape.n_head), il)
+        add(f"{b}.attn_k.weight", (e, kv), il)
+        add(f"{b}.attn_v.weight", (e, kv), il)
+        add(f"{b}.attn_output.weight", (head * shape.n_head, e), il)
+        if moe:
+            add(f"{b}.attn_k_norm.weight", (head,), il)
+            add(f"{b}.attn_q_norm.weight", (head,), il)
+        add(f"{b}.ffn_norm.weight", (e,), il)
+        if moe:
+            x, f = shape.expert_count, shape.expert_ff
+            add(f"{b}.ffn_gate_inp.weight", (e, x), il)
+            add(f"{b}.ffn_gate_exps.weight", (e, f, x), il)
+            add(f"{b}.ffn_down_exps.weight", (f, e, x), il)
+            add(f"{b}.ffn_up_exps.weight", (e, f, x), il)
+        else:
+            add(f"{b}.ffn_gate.weight", (e, shape.n_ff), il)
+            add(f"{b}.ffn_down.weight", (shape.n_ff, e), il)
+            add(f"{b}.ffn_up.weight", (e, shape.n_ff), il)
+
+
+# rope_theta of each dense-GQA model (its config.json, SHAPES' source): not a memory fact, written as the file has it.
+_ROPE_BASE = {"qwen3moe": 10_000_000.0, "llama": 1_000_000_000.0}
+
+
 def spec_for(model: Any, quant: str, *, mtp: bool = False) -> Spec:
     """The real-shape GGUF of a catalog model (`generator.schema.Model`) in the weight file `quant`."""
     arch = model.architecture
@@ -531,7 +640,9 @@ def spec_for(model: Any, quant: str, *, mtp: bool = False) -> Spec:
         raise UsageError(f"no real-shape facts for model {model.id!r}: add it to generator/fit/realshape.py SHAPES")
     spec = Spec(arch=arch.arch, name=f"{model.id}-{quant}-realshape")
     spec.meta("general.name", spec.name, "str")
-    spec.meta("general.file_type", 15 if quant_types(quant)[0] == "Q4_K" else 7 if "q8" in quant else 1)
+    # llama.h llama_ftype: MOSTLY_Q8_0 7, Q3_K_M 12, Q4_K_M 15, Q5_K_M 17, IQ4_XS 30; 1 (F16) otherwise
+    ftype = {"Q8_0": 7, "Q3_K": 12, "Q4_K": 15, "Q5_K": 17, "IQ4_XS": 30}.get(quant_types(quant)[0], 1)
+    spec.meta("general.file_type", ftype)
     spec.meta("general.quantization_version", 2)
     _vocab(spec, arch.vocab_size)
     if arch.arch in ("qwen35", "qwen35moe"):
@@ -542,6 +653,8 @@ def spec_for(model: Any, quant: str, *, mtp: bool = False) -> Spec:
         _nemotron_h(spec, arch, shape, quant)
     elif arch.arch == "deepseek2":
         _deepseek2(spec, arch, shape, quant)
+    elif arch.arch in ("qwen3moe", "llama"):
+        _dense_gqa(spec, arch, shape, quant, _ROPE_BASE[arch.arch])
     else:
         raise UsageError(f"architecture {arch.arch!r} has no real-shape builder (generator/fit/realshape.py)")
     return spec

@@ -90,3 +90,101 @@ def test_weights_follow_the_quantization_name() -> None:
     assert realshape.quant_types("ud-q4kxl") == ("Q4_K", "Q6_K")
     assert realshape.quant_types("q8_0") == ("Q8_0", "Q8_0")
     assert realshape.quant_types("nvfp4") == ("NVFP4", "NVFP4")
+
+
+# ---- the loaders added for the catalog's other llama.cpp models (fixture: tests/fixtures/catalog_shapes) ----------
+
+def _shapes():
+    from generator.catalog import load_catalog
+
+    from support.catalogs import FIXTURES
+
+    return load_catalog(FIXTURES / "catalog_shapes")
+
+
+def _meta(spec: realshape.Spec) -> dict:
+    return {key: value for key, value, _ in spec.metadata}
+
+
+def _elements(spec: realshape.Spec) -> int:
+    total = 0
+    for t in spec.tensors:
+        count = 1
+        for n in t.ne:
+            count *= n
+        total += count
+    return total
+
+
+def test_qwen3moe_follows_llamacpp_qwen3moe_loader() -> None:
+    """src/models/qwen3moe.cpp: per layer attn_norm, Q/K/V/O, Q/K norms, ffn_norm, router and three expert tensors
+    (12), plus token_embd, output_norm, output: 3 + 48 x 12 = 579 tensors, 30.5 B parameters."""
+    model = _shapes().models["qwen3-coder-30b-a3b"]
+    spec = realshape.spec_for(model, "ud-q4_k_xl")
+    meta = _meta(spec)
+    assert spec.arch == "qwen3moe" and len(spec.tensors) == 3 + 48 * 12 == 579
+    assert meta["qwen3moe.block_count"] == 48 and meta["qwen3moe.attention.head_count"] == 32
+    assert meta["qwen3moe.attention.head_count_kv"] == 4 and meta["qwen3moe.attention.key_length"] == 128
+    assert meta["qwen3moe.rope.dimension_count"] == 128  # the graph asserts n_rot == head_dim (2048 / 32 = 64)
+    assert (meta["qwen3moe.expert_count"], meta["qwen3moe.expert_used_count"],
+            meta["qwen3moe.expert_feed_forward_length"]) == (128, 8, 768)
+    shapes = {t.name: t.ne for t in spec.tensors}
+    assert shapes["blk.0.attn_q.weight"] == (2048, 32 * 128)  # Q wider than the hidden size
+    assert shapes["blk.0.attn_k.weight"] == (2048, 4 * 128)
+    assert shapes["blk.47.ffn_down_exps.weight"] == (768, 2048, 128)
+    assert "blk.0.ffn_gate_inp_shexp.weight" not in shapes  # no shared expert
+    assert _elements(spec) / 1e9 == pytest.approx(model.architecture.total_params_b, rel=0.01)
+
+
+def test_llama_follows_mistral_as_llamacpp_converts_it() -> None:
+    """src/models/llama.cpp with n_expert 0: 9 tensors a layer, 3 + 40 x 9 = 363; head_dim 128 (not 5120 / 32)."""
+    model = _shapes().models["devstral-small-2507"]
+    spec = realshape.spec_for(model, "ud-q5_k_xl")
+    meta = _meta(spec)
+    assert spec.arch == "llama" and len(spec.tensors) == 3 + 40 * 9 == 363
+    assert meta["llama.attention.key_length"] == meta["llama.rope.dimension_count"] == 128
+    assert meta["llama.attention.head_count_kv"] == 8 and meta["llama.feed_forward_length"] == 32768
+    shapes = {t.name: t for t in spec.tensors}
+    assert shapes["blk.0.attn_output.weight"].ne == (32 * 128, 5120)
+    assert shapes["blk.39.ffn_down.weight"].ne == (32768, 5120)
+    assert shapes["output.weight"].type == "Q6_K" and shapes["blk.1.attn_q.weight"].type == "Q5_K"
+    assert not any(t.name.startswith("blk.0.attn_k_norm") for t in spec.tensors)
+    assert _elements(spec) / 1e9 == pytest.approx(model.architecture.total_params_b, rel=0.02)  # 23.6 of "24B"
+
+
+def test_qwen35moe_trunk_of_qwen35_35b_a3b() -> None:
+    """qwen35moe without MTP: 3 + 30 Gated-DeltaNet layers x (2 norms + 9 + 8 MoE) + 10 attention layers x
+    (2 norms + 6 + 8 MoE) = 733 tensors; the KV of the 10 attention layers only."""
+    model = _shapes().models["qwen3.5-35b-a3b"]
+    spec = realshape.spec_for(model, "ud-iq4_xs")
+    meta = _meta(spec)
+    assert spec.arch == "qwen35moe" and len(spec.tensors) == 3 + 30 * 19 + 10 * 16 == 733
+    assert meta["qwen35moe.block_count"] == 40 and "qwen35moe.nextn_predict_layers" not in meta
+    assert sum(1 for t in spec.tensors if t.name.endswith(".attn_k.weight")) == 10
+    assert {t.type for t in spec.tensors if "_exps" in t.name} == {"IQ4_XS"}
+    assert _elements(spec) / 1e9 == pytest.approx(model.architecture.total_params_b, rel=0.02)
+
+
+def test_qwen35_dense_27b_has_the_qwen36_27b_shape() -> None:
+    model = _shapes().models["qwen3.5-27b"]
+    spec = realshape.spec_for(model, "q4km", mtp=True)
+    assert realshape.SHAPES["qwen3.5-27b"].n_ff == realshape.SHAPES["qwen36-27b"].n_ff
+    assert len(spec.tensors) == len(realshape.spec_for(market().models["qwen36-27b"], "q4km", mtp=True).tensors)
+    assert _elements(spec) / 1e9 == pytest.approx(model.architecture.total_params_b, rel=0.03)
+
+
+def test_more_weight_types_follow_the_quantization_name() -> None:
+    assert realshape.quant_types("ud-q5_k_xl") == ("Q5_K", "Q6_K")
+    assert realshape.quant_types("ud-iq4_xs") == ("IQ4_XS", "IQ4_XS")
+    assert realshape.quant_types("ud-q3kxl-mtp") == ("Q3_K", "Q4_K")
+    assert realshape.Tensor("x", (256, 10), "IQ4_XS").nbytes == 10 * 136  # block_iq4_xs: 256 values in 136 bytes
+    assert realshape.Tensor("x", (256, 10), "Q3_K").nbytes == 10 * 110  # block_q3_K: 256 values in 110 bytes
+
+
+def test_rows_not_a_multiple_of_256_take_llama_quants_fallback() -> None:
+    """src/llama-quant.cpp llama_tensor_get_type: Q4_K -> Q5_0, Q6_K -> Q8_0, IQ4_XS -> IQ4_NL, else F16."""
+    down = (1856, 2688, 128)  # Nemotron 3 Nano's expert down projection: 1856 = 7 x 256 + 64
+    assert realshape._type_for("blk.10.ffn_down_exps.weight", down, 10, 52, "ud-q4kxl") == "Q5_0"
+    assert realshape._type_for("blk.0.ffn_down_exps.weight", down, 0, 52, "ud-q4kxl") == "Q8_0"  # use_more_bits
+    assert realshape._type_for("blk.10.ffn_down_exps.weight", down, 10, 52, "ud-iq4_xs") == "IQ4_NL"
+    assert realshape._type_for("blk.10.ffn_up.weight", (2700, 64), 10, 52, "q4km") == "F16"  # 2700 % 32 != 0

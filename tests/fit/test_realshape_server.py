@@ -72,3 +72,29 @@ def test_llama_server_allocates_what_the_fit_says(app: str, models: Path, tmp_pa
         draft = [x.value for x in parsed.all("compute_buffer") if x.scope == 1 and x.device == "CPU"]
         expected = mtp_compute_formula(r, settings_for(replace(r), engine_for(r)))
         assert len(draft) == 1 and abs(draft[0] - expected) <= COMPUTE_TOLERANCE_MIB, (draft, expected)
+
+
+@pytest.mark.parametrize("model_id,quant,kv_mib", [
+    ("qwen3-coder-30b-a3b", "ud-q4_k_xl", 48 * 2 * 4 * 128 * 4096 * 2 / MIB),  # 48 layers x K,V x 4 x 128 f16
+    ("devstral-small-2507", "ud-q5_k_xl", 40 * 2 * 8 * 128 * 4096 * 2 / MIB),  # 40 layers x K,V x 8 x 128 f16
+])
+def test_llama_server_loads_the_qwen3moe_and_llama_shapes(model_id: str, quant: str, kv_mib: float,
+                                                          tmp_path: Path) -> None:
+    """The qwen3moe and llama (Mistral) real-shape files (models of tests/fixtures/catalog_shapes) boot at a 4k f16
+    context: llama.cpp maps exactly their tensors and sizes the KV as the hand count above."""
+    from generator.catalog import load_catalog
+    from generator.fit import realshape
+
+    from support.catalogs import FIXTURES
+
+    model = load_catalog(FIXTURES / "catalog_shapes").models[model_id]
+    spec = realshape.spec_for(model, quant)
+    path = realshape.write_spec(spec, tmp_path / f"{model_id}.gguf")
+    log_path = tmp_path / "boot.log"
+    facts = fit_probe().run_one(llama_server(), str(path), ["-c", "4096", "-np", "1"], log_path, gpu=False,
+                                timeout=420, threads=2, request=False)
+    log = log_path.read_text(errors="replace")
+    assert facts["listening"], log[-4000:]
+    parsed = parse(log)
+    assert sum(r.value for r in parsed.all("model_buffer")) == pytest.approx(spec.tensor_bytes / MIB, rel=1e-3)
+    assert sum(r.value for r in parsed.all("kv_buffer")) == pytest.approx(kv_mib, rel=1e-3)
