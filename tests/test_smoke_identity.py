@@ -182,3 +182,33 @@ def test_a_hostile_identity_is_not_said_never_a_crash():
     assert served.engine == "llamacpp" and served.model_path is None and served.context is None
     assert served.engine_version == "b8740-\\x1b[31mred" and served.model_id == "x"
     assert served.speculative == () and served.said_by == ("/props", "/v1/models")
+
+
+def test_a_resolver_that_never_answers_is_an_error_within_the_timeout(catalog_copy, capsys, monkeypatch):
+    """Name resolution is inside the deadline. The resolver is a STAND-IN (no DNS server can run here): the
+    process's getaddrinfo blocks for a minute, as a resolver that never answers does; the smoke still ends, as an
+    `error`, within its --timeout."""
+    import socket
+    import time
+
+    real = socket.getaddrinfo
+
+    def silent(host, *args, **kw):
+        if host == "model.example.internal":
+            time.sleep(60)
+        return real(host, *args, **kw)
+
+    monkeypatch.setattr(socket, "getaddrinfo", silent)
+    started = time.monotonic()
+    code, out = smoke(catalog_copy, LONG, "http://model.example.internal:8000", capsys, "--timeout", "1.5")
+    assert time.monotonic() - started < 15
+    assert code == 1 and out["verdict"] == "error", out
+    assert "resolving model.example.internal" in out["reasons"][0] or "timed out" in out["reasons"][0], out
+
+
+def test_a_host_name_is_resolved_and_reached(catalog_copy, capsys):
+    """`localhost` (the real resolver, /etc/hosts) reaches a REAL closed loopback port: an error that says the
+    connection was refused, not a resolution failure."""
+    code, out = smoke(catalog_copy, LONG, f"http://localhost:{free_port()}", capsys, "--timeout", "1.5")
+    assert code == 1 and out["verdict"] == "error"
+    assert "resolving" not in out["reasons"][0] and "ConnectError" in out["reasons"][0], out

@@ -166,9 +166,21 @@ class _Backend(httpcore.NetworkBackend):
 
     def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                     socket_options: Any = None) -> httpcore.NetworkStream:
-        stream = self._inner.connect_tcp(host, port, self._clock.cap(timeout, httpcore.ConnectTimeout),
-                                         local_address, socket_options)
-        return _Stream(stream, self._clock)
+        # The name is resolved here, within the deadline: socket.create_connection (httpcore's SyncBackend) calls
+        # getaddrinfo, which no socket timeout bounds (a resolver that never answers would hang the smoke).
+        # Then each address is tried in the order the resolver gave, with what is left of the deadline; TLS
+        # still verifies and sends the request's host name (httpcore passes it to start_tls).
+        addresses = resolve(host, port, self._clock.cap(timeout, httpcore.ConnectTimeout))
+        failure: Exception | None = None
+        for address in addresses:
+            try:
+                stream = self._inner.connect_tcp(address, port, self._clock.cap(timeout, httpcore.ConnectTimeout),
+                                                 local_address, socket_options)
+            except httpcore.ConnectError as exc:
+                failure = exc
+                continue
+            return _Stream(stream, self._clock)
+        raise failure or httpcore.ConnectError(f"{host}: no address to connect to")
 
     def connect_unix_socket(self, path: str, timeout: float | None = None,
                             socket_options: Any = None) -> httpcore.NetworkStream:
@@ -178,6 +190,40 @@ class _Backend(httpcore.NetworkBackend):
 
     def sleep(self, seconds: float) -> None:
         self._inner.sleep(seconds)
+
+
+def resolve(host: str, port: int, timeout: float | None) -> list[str]:
+    """The addresses of `host` (an IP literal as it is), resolved in a daemon thread bounded by `timeout`:
+    httpcore.ConnectTimeout when the resolver has not answered in time (the thread is left to finish on its own),
+    httpcore.ConnectError when it says the name does not exist."""
+    import ipaddress
+    import socket
+    import threading
+
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return [host.strip("[]")]
+    except ValueError:
+        pass
+    found: list[str] = []
+    failed: list[OSError] = []
+
+    def lookup() -> None:
+        try:
+            for *_, sockaddr in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM):
+                if str(sockaddr[0]) not in found:
+                    found.append(str(sockaddr[0]))
+        except OSError as exc:
+            failed.append(exc)
+
+    worker = threading.Thread(target=lookup, name=f"resolve {host}", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise httpcore.ConnectTimeout(f"resolving {host}: no answer from the resolver in {timeout or 0:.1f} s")
+    if failed or not found:
+        raise httpcore.ConnectError(f"resolving {host}: {failed[0] if failed else 'no address'}")
+    return found
 
 
 def _transport(clock: _Clock) -> Any:
