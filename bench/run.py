@@ -34,7 +34,7 @@ CONTEXTS = (16384, 32768, 65536, 131072)
 def synthetic_catalog(root: Path, n: int) -> Path:
     """A catalog of `n` apps derived from the embedded ones (deprecated/removed bases excluded)."""
     cat = root / "catalog"
-    for kind in ("devices", "models", "stacks", "genesis", "flags"):
+    for kind in ("devices", "models", "stacks", "genesis", "flags", "chat_templates"):
         if (CATALOG / kind).is_dir():
             shutil.copytree(CATALOG / kind, cat / kind)
     (cat / "apps").mkdir(parents=True)
@@ -65,11 +65,15 @@ def run(args: list[str], cwd: Path) -> tuple[float, int, int]:
     return time.perf_counter() - start, os.waitstatus_to_exitcode(status), usage.ru_maxrss
 
 
-def median_of(args: list[str], cwd: Path, runs: int, peaks: list[int]) -> float:
+def median_of(args: list[str], cwd: Path, runs: int, peaks: list[int], ok: tuple[int, ...] = (0,)) -> float:
+    """Median wall seconds of `runs` runs after a warm-up; a run that exits outside `ok` stops the benchmark (a
+    command that fails early would time nothing)."""
     run(args, cwd)  # warm-up (page cache, .pyc)
     times = []
     for _ in range(runs):
-        seconds, _code, rss = run(args, cwd)
+        seconds, code, rss = run(args, cwd)
+        if code not in ok:
+            raise SystemExit(f"bench: {' '.join(args)} exited {code}")
         times.append(seconds)
         peaks.append(rss)
     return statistics.median(times)
@@ -107,8 +111,8 @@ def measure(n: int, runs: int) -> dict:
         render_s = median_of(CATALOG_BIN + ["render", *common, "--out", str(out)], REPO, runs, peaks)
         subprocess.run(CATALOG_BIN + ["bump", "--record", *common], cwd=REPO, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        check_s = median_of(CATALOG_BIN + ["check", *common, "--no-lint"], REPO, runs, peaks)
-        lint_s = median_of(CATALOG_BIN + ["check", *common], REPO, runs, peaks)
+        check_s = median_of(CATALOG_BIN + ["check", *common, "--no-lint"], REPO, runs, peaks, ok=(0, 1))
+        lint_s = median_of(CATALOG_BIN + ["check", *common], REPO, runs, peaks, ok=(0, 1))
         bump_s = median_of(CATALOG_BIN + ["bump", "--check", *common], REPO, runs, peaks)
         helm_s = helm_own(out, runs, [])
     per = lambda s: round(1000 * s / n, 3)  # noqa: E731
