@@ -259,6 +259,13 @@ def _vocab(spec: Spec, n_vocab: int) -> None:
 
 # ---- architectures ------------------------------------------------------------------------------------------
 
+
+def _expert_meta(spec: Spec, shape: Shape) -> None:
+    """The MoE keys every llama.cpp MoE loader reads: experts, experts used a token, an expert's FFN width."""
+    spec.meta("expert_count", shape.expert_count)
+    spec.meta("expert_used_count", shape.expert_used)
+    spec.meta("expert_feed_forward_length", shape.expert_ff)
+
 def _add(spec: Spec, name: str, ne: tuple[int, ...], layer: int | None, n_layer: int, quant: str) -> None:
     spec.tensors.append(Tensor(name, ne, _type_for(name, ne, layer, n_layer, quant)))
 
@@ -293,9 +300,7 @@ def _qwen35(spec: Spec, arch: Any, shape: Shape, quant: str, mtp: bool) -> None:
     if nextn:
         spec.meta("nextn_predict_layers", nextn)
     if moe:
-        spec.meta("expert_count", shape.expert_count)
-        spec.meta("expert_used_count", shape.expert_used)
-        spec.meta("expert_feed_forward_length", shape.expert_ff)
+        _expert_meta(spec, shape)
         spec.meta("expert_shared_feed_forward_length", shape.shared_expert_ff)
     def add(name: str, ne: tuple[int, ...], il: int | None = None) -> None:
         _add(spec, name, ne, il, n_trunk, quant)
@@ -384,9 +389,7 @@ def _gemma4(spec: Spec, arch: Any, shape: Shape, quant: str) -> None:
     spec.meta("rope.freq_base_swa", 10_000.0, "f32")
     spec.meta("final_logit_softcapping", 30.0, "f32")
     if shape.expert_count:
-        spec.meta("expert_count", shape.expert_count)
-        spec.meta("expert_used_count", shape.expert_used)
-        spec.meta("expert_feed_forward_length", shape.expert_ff)
+        _expert_meta(spec, shape)
     def add(name: str, ne: tuple[int, ...], il: int | None = None) -> None:
         _add(spec, name, ne, il, n, quant)
 
@@ -460,9 +463,7 @@ def _nemotron_h(spec: Spec, arch: Any, shape: Shape, quant: str) -> None:
     spec.meta("ssm.time_step_rank", nh)
     spec.meta("ssm.group_count", g)
     if moe:
-        spec.meta("expert_count", shape.expert_count)
-        spec.meta("expert_used_count", shape.expert_used)
-        spec.meta("expert_feed_forward_length", shape.expert_ff)
+        _expert_meta(spec, shape)
         spec.meta("expert_shared_feed_forward_length", shape.shared_expert_ff)
         spec.meta("expert_shared_count", 1)
         spec.meta("expert_weights_norm", True, "bool")
@@ -529,9 +530,7 @@ def _deepseek2(spec: Spec, arch: Any, shape: Shape, quant: str) -> None:
     spec.meta("rope.dimension_count", rope)
     spec.meta("rope.freq_base", 1_000_000.0, "f32")
     spec.meta("leading_dense_block_count", shape.dense_lead)
-    spec.meta("expert_count", shape.expert_count)
-    spec.meta("expert_used_count", shape.expert_used)
-    spec.meta("expert_feed_forward_length", shape.expert_ff)
+    _expert_meta(spec, shape)
     spec.meta("expert_shared_count", shape.shared_experts)
     spec.meta("expert_weights_scale", shape.expert_scale, "f32")
     spec.meta("expert_weights_norm", True, "bool")
@@ -593,9 +592,7 @@ def _dense_gqa(spec: Spec, arch: Any, shape: Shape, quant: str, rope_base: float
     spec.meta("rope.dimension_count", head)
     spec.meta("rope.freq_base", rope_base, "f32")
     if moe:
-        spec.meta("expert_count", shape.expert_count)
-        spec.meta("expert_used_count", shape.expert_used)
-        spec.meta("expert_feed_forward_length", shape.expert_ff)
+        _expert_meta(spec, shape)
 
     def add(name: str, ne: tuple[int, ...], il: int | None = None) -> None:
         _add(spec, name, ne, il, n, quant)
