@@ -184,6 +184,10 @@ DOCUMENTED = {
     ("RuntimeError", "generator/versions/bump.py"): "a bug (the CLI says `internal error ... please report it`)",
     ("OSError", "generator/chart/writer.py"): "renameat2's errno, raised inside the writer; write_charts translates "
                                               "every OSError into a FileSystemError naming the path",
+    ("ConnectTimeout", "generator/smoke/http.py"): "httpcore's own exceptions, raised inside its network backend "
+                                                   "(name resolution within the deadline); smoke/http.py turns "
+                                                   "httpcore's errors into SmokeFailure",
+    ("ConnectError", "generator/smoke/http.py"): "as ConnectTimeout",
     ("Exception", "generator/smoke/http.py"): "`expired` is the httpcore timeout class the caller passes in; "
                                             "smoke/http.py turns httpcore's timeouts into SmokeFailure",
     ("Exit", "generator/cli/"): "typer.Exit: a command ends with its exit code",

@@ -180,7 +180,9 @@ class _Backend(httpcore.NetworkBackend):
                 failure = exc
                 continue
             return _Stream(stream, self._clock)
-        raise failure or httpcore.ConnectError(f"{host}: no address to connect to")
+        if failure is not None:
+            raise failure
+        raise httpcore.ConnectError(f"{host}: no address to connect to")
 
     def connect_unix_socket(self, path: str, timeout: float | None = None,
                             socket_options: Any = None) -> httpcore.NetworkStream:
