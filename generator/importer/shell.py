@@ -247,9 +247,12 @@ class Script:
     before: list[ScriptLine]  # lines before `exec` (downloads, pip installs, ...)
 
 
-def simple_commands(text: str) -> list[str]:
-    """The simple commands of one line: split on `&&`, `||`, `;` and `|` outside quotes."""
-    out: list[str] = []
+def split_outside_quotes(text: str, ops: tuple[str, ...], keep: tuple[str, ...] = (),
+                         refuse: Callable[[str, int], bool] | None = None) -> list[str] | None:
+    """`text` split on the operators `ops` (the first that matches, in order) where they stand outside quotes and
+    backslash escapes, each part stripped; `keep` are operators copied as they are (`&>` is not `&`). None when
+    `refuse(text, i)` is true at an unquoted position: a construct the caller does not read."""
+    parts: list[str] = []
     current: list[str] = []
     quote = ""
     i = 0
@@ -274,20 +277,29 @@ def simple_commands(text: str) -> list[str]:
             current.append(text[i:i + 2])
             i += 2
             continue
-        if text.startswith("&&", i) or text.startswith("||", i):
-            out.append("".join(current).strip())
-            current = []
-            i += 2
+        kept = next((k for k in keep if text.startswith(k, i)), None)
+        if kept is not None:
+            current.append(kept)
+            i += len(kept)
             continue
-        if c in ";|" or (c == "&" and not text.startswith("&>", i)):
-            out.append("".join(current).strip())
+        op = next((o for o in ops if text.startswith(o, i)), None)
+        if op is not None:
+            parts.append("".join(current).strip())
             current = []
-            i += 1
+            i += len(op)
             continue
+        if refuse is not None and refuse(text, i):
+            return None
         current.append(c)
         i += 1
-    out.append("".join(current).strip())
-    return [c for c in out if c]
+    parts.append("".join(current).strip())
+    return parts
+
+
+def simple_commands(text: str) -> list[str]:
+    """The simple commands of one line: split on `&&`, `||`, `;`, `|` and `&` outside quotes."""
+    parts = split_outside_quotes(text, ("&&", "||", ";", "|", "&"), keep=("&>",))
+    return [c for c in parts or () if c]
 
 
 def read_script(script: str, env: dict[str, str], launches: Callable[[str, bool], bool]) -> Script:
@@ -322,4 +334,4 @@ def read_script(script: str, env: dict[str, str], launches: Callable[[str, bool]
 
 
 __all__ = ["Script", "ScriptLine", "ShellError", "Words", "k8s_expand", "logical_lines", "read_script",
-           "simple_commands", "split_words"]
+           "simple_commands", "split_outside_quotes", "split_words"]

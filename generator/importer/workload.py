@@ -22,6 +22,7 @@ from generator.importer.shell import (
     k8s_expand,
     read_script,
     simple_commands,
+    split_outside_quotes,
     split_words,
 )
 from generator.lint.helm import Doc
@@ -290,35 +291,10 @@ class Written:
 def _top_split(text: str, ops: tuple[str, ...], passing: str = "") -> list[str] | None:
     """`text` split on the operators `ops` outside quotes; None when it has other control characters (but
     those in `passing`, left in place)."""
-    parts: list[str] = []
-    current: list[str] = []
-    quote = ""
-    i = 0
-    while i < len(text):
-        c = text[i]
-        if quote:
-            current.append(c)
-            if c == "\\" and quote == '"' and i + 1 < len(text):
-                current.append(text[i + 1])
-                i += 2
-                continue
-            quote = "" if c == quote else quote
-            i += 1
-            continue
-        if c in "'\"":
-            quote = c
-        op = next((o for o in ops if text.startswith(o, i)), None)
-        if op is not None:
-            parts.append("".join(current).strip())
-            current = []
-            i += len(op)
-            continue
-        if (c in "`;&|<(" and c not in passing) or text.startswith(("$(", "||"), i):
-            return None
-        current.append(c)
-        i += 1
-    parts.append("".join(current).strip())
-    return parts
+    def control(line: str, i: int) -> bool:
+        return (line[i] in "`;&|<(" and line[i] not in passing) or line.startswith(("$(", "||"), i)
+
+    return split_outside_quotes(text, ops, refuse=control)
 
 
 def _mounts(container: dict[str, Any]) -> tuple[tuple[str, str, str], ...]:
