@@ -175,24 +175,16 @@ def test_llama_server_allocates_the_new_shapes_as_the_fit_says(cat, app, tmp_pat
     recurrent state are the fit's to 1 % (measured: Nemotron 216.00 MiB KV + 47.62 MiB state at 131,072 q4_0 cells;
     GLM-4.7-Flash K 475.88 MiB and V 0.00 MiB at 32,768, docs/fit.md)."""
     from generator.fit import realshape
-    from generator.fit.calibrate import parse
     from generator.fit.probe import probe_for
 
-    from support.realshape import fit_probe
-    from support.tiers import llama_server
+    from support.realshape import boot_log
 
     r = cat.apps[app]
     probe = probe_for(r)
     assert probe is not None
     path = realshape.write_spec(realshape.spec_for(r.model, probe.quant), tmp_path / f"{app}.gguf")
-    log_path = tmp_path / "boot.log"
-    facts = fit_probe().run_one(llama_server(), str(path), list(probe.args), log_path, gpu=False, timeout=420,
-                                threads=2, request=False)
-    log = log_path.read_text(errors="replace")
-    assert facts["listening"], log[-4000:]
-    parsed = parse(log)
+    parsed, log = boot_log(path, list(probe.args), tmp_path)
     caches = parsed.all("kv_buffer")
-    assert caches, log[-3000:]
     assert sum(c.value for c in caches) == pytest.approx(probe.parts("KV "), rel=0.01)
     state = sum(x.value for x in parsed.all("recurrent_state"))
     assert state == pytest.approx(probe.part("recurrent state"), rel=0.01, abs=0.01)

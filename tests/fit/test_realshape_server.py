@@ -18,11 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.fit.calibrate import parse
 from generator.fit.llamacpp import mtp_compute_formula
 
-from support.realshape import LLAMA_APPS, fit_probe, gguf_for, market
-from support.tiers import llama_server
+from support.realshape import LLAMA_APPS, boot_log, gguf_for, market
 
 pytestmark = pytest.mark.needs_llama_server
 MIB = 2**20
@@ -37,19 +35,13 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("app", LLAMA_APPS)
 def test_llama_server_allocates_what_the_fit_says(app: str, models: Path, tmp_path: Path) -> None:
     path, probe, spec = gguf_for(models, app)
-    log_path = tmp_path / "boot.log"
-    facts = fit_probe().run_one(llama_server(), str(path), list(probe.args), log_path, gpu=False, timeout=420,
-                                threads=2, request=False)
-    log = log_path.read_text(errors="replace")
-    assert facts["listening"], log[-4000:]
-    parsed = parse(log)
+    parsed, log = boot_log(path, list(probe.args), tmp_path)
 
     mapped = sum(r.value for r in parsed.all("model_buffer"))
     assert mapped == pytest.approx(spec.tensor_bytes / MIB, rel=1e-3)
     assert abs(mapped - probe.part("weights")) <= 0.15 * probe.part("weights"), (mapped, probe.part("weights"))
 
     caches = parsed.all("kv_buffer")
-    assert caches, log[-3000:]
     assert sum(r.value for r in caches) == pytest.approx(probe.parts("KV "), rel=0.01)
     if probe.part("KV sliding window"):
         assert min(r.value for r in caches if r.scope == 0) == pytest.approx(probe.part("KV sliding window"), rel=0.01)
@@ -90,11 +82,6 @@ def test_llama_server_loads_the_qwen3moe_and_llama_shapes(model_id: str, quant: 
     model = load_catalog(FIXTURES / "catalog_shapes").models[model_id]
     spec = realshape.spec_for(model, quant)
     path = realshape.write_spec(spec, tmp_path / f"{model_id}.gguf")
-    log_path = tmp_path / "boot.log"
-    facts = fit_probe().run_one(llama_server(), str(path), ["-c", "4096", "-np", "1"], log_path, gpu=False,
-                                timeout=420, threads=2, request=False)
-    log = log_path.read_text(errors="replace")
-    assert facts["listening"], log[-4000:]
-    parsed = parse(log)
+    parsed, _ = boot_log(path, ["-c", "4096", "-np", "1"], tmp_path)
     assert sum(r.value for r in parsed.all("model_buffer")) == pytest.approx(spec.tensor_bytes / MIB, rel=1e-3)
     assert sum(r.value for r in parsed.all("kv_buffer")) == pytest.approx(kv_mib, rel=1e-3)
