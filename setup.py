@@ -13,6 +13,7 @@ DATA = {"generator._data.catalog": "catalog", "generator._data.templates": "temp
 setup(
     packages=find_packages(include=["generator", "generator.*"]) + sorted(DATA),
     package_dir=DATA,
-    package_data={"generator._data.catalog": ["**/*"], "generator._data.templates": ["**/*"]},  # every file: templates, chat templates
+    # every file of both: the templates and the chat-template files shipped with charts
+    package_data={"generator._data.catalog": ["**/*"], "generator._data.templates": ["**/*"]},
     include_package_data=False,
 )
