@@ -35,6 +35,12 @@ def test_no_catalog_file_cites_a_file_outside_the_repository():
     assert _private_mentions(files) == []
 
 
+def test_no_test_or_fixture_cites_a_file_outside_the_repository():
+    files = [p for p in _texts("tests/**/*.py", "tests/**/*.yaml", "tests/**/*.md") if p.name != "test_citations.py"]
+    assert len(files) > 100
+    assert _private_mentions(files) == []
+
+
 def test_docs_cite_public_origins():
     docs = [p for p in _texts("docs/*.md", "README.md") if p.name != "rules.md"]
     assert (REPO / "docs" / "domain.md") in docs

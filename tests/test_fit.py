@@ -11,7 +11,7 @@ Measured figures (sources in catalog/apps/vllmqwen36turbo27bone.yaml `calibratio
 - Fast v2.5.5 (88K): P5B + P38 on 24300m -> OOM "512 MiB requested when only 646 MiB free" (PyTorch's free counts
   the 24463 MiB card; the HAMi cap is 163 MiB lower, so 483 MiB were free under the cap).
 - gemma426ba4bone v1.0.10: "128K KV ~4 GB with turbo3 ... 17 GB target + 0.3 GB MTP drafter".
-- vLLM loading unsloth/Qwen3.6-27B-NVFP4: 24.18 GiB (vllm issue #43357, stacks.md §6.2).
+- vLLM loading unsloth/Qwen3.6-27B-NVFP4: 24.18 GiB (vllm issue #43357, docs/domain.md).
 - vLLM Gemma 4 E4B under a 24 GiB limit, util 0.85, max-model-len 4096: weights 16.38 GiB, 2.74 GiB KV available
   (github.com/saienduri/hipflex README).
 """
@@ -56,7 +56,7 @@ def close(value: float, expected: float, tolerance: float) -> bool:
     return abs(value / expected - 1) <= tolerance
 
 
-# ---- stacks.md §6 tables: the arithmetic ---------------------------------------------------------------
+# ---- docs/domain.md tables: the arithmetic ---------------------------------------------------------------
 
 def test_qwen27b_kv_per_token_matches_stacks_tables(cat):
     full = cat.models["qwen36-27b"].architecture.full_attention
@@ -145,10 +145,10 @@ def test_nvfp4_27b_measured_load_does_not_fit_24gb(catalog_copy):
     model = yaml.load(path.read_text(encoding="utf-8"))
     model["weights"].append({"quant": "nvfp4-vllm", "format": "nvfp4", "repo": "unsloth/Qwen3.6-27B-NVFP4",
                              "size_gib": 17.0, "mtp_weights": True,
-                             "sources": [{"ref": "shared/domain/stacks.md §6.2", "note": "~17 GB ideal"}]})
+                             "sources": [{"ref": "docs/domain.md", "note": "~17 GB ideal"}]})
     model["calibration"] = [{"measure": "weights_loaded", "quant": "nvfp4-vllm", "value_gib": 24.18,
                              "what": "vLLM 0.21.0 loading unsloth/Qwen3.6-27B-NVFP4 on a 32 GB RTX 5090",
-                             "source": "vllm issue #43357 (stacks.md §6.2)"}]
+                             "source": "vllm issue #43357 (docs/domain.md)"}]
     with path.open("w", encoding="utf-8") as fh:
         yaml.dump(model, fh)
     set_app(catalog_copy, FAST, quantization="nvfp4-vllm", calibration=None)

@@ -78,7 +78,7 @@ def test_stray_positional_argument(catalog_copy):
 def test_prefix_caching_hash_algo_outside_choices(catalog_copy):
     found = only(with_extra(catalog_copy, "vllmqwen36turbo27bone", "--prefix-caching-hash-algo", "bogus"), "FLAG002")
     assert "`--prefix-caching-hash-algo bogus`" in found.message
-    assert found.fix == "use one of: sha256, sha256_cbor"  # the Genesis image lacks xxhash (field-notes 2.5.3)
+    assert found.fix == "use one of: sha256, sha256_cbor"  # the Genesis image lacks xxhash (docs/domain.md crash rule 4)
 
 
 def test_xxhash_rejected_on_genesis_only(catalog_copy):

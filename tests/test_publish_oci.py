@@ -1,4 +1,4 @@
-"""`catalog publish --to oci://...` against Debian's docker-registry started by the test (machines.md §7)."""
+"""`catalog publish --to oci://...` against Debian's docker-registry started by the test (docs/testing.md)."""
 
 from __future__ import annotations
 

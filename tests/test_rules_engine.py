@@ -1,4 +1,4 @@
-"""Engine/stack rules: field-notes.md crashes 2 (TurboQuant + CUDA graphs + spec decode on upstream vLLM),
+"""Engine/stack rules: docs/domain.md crash rules 2 (TurboQuant + CUDA graphs + spec decode on upstream vLLM),
 4 (xxhash) and 6 (vision + MTP on the atomic fork), plus the stack capabilities each app needs.
 Each crash is applied through the app's `extra_args`, `env` or typed field on a copy of the embedded catalog."""
 

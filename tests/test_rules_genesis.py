@@ -1,4 +1,4 @@
-"""Genesis rules: field-notes.md crashes 3 (P65 without P22 + P38) and 5 (P5B), names, conflicts, retired
+"""Genesis rules: docs/domain.md crash rules 3 (P65 without P22 + P38) and 5 (P5B), names, conflicts, retired
 patches, Genesis env where Genesis does not run. Settings go through the app's `env` or `genesis_patches`."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def test_p65_with_p22_disabled_through_the_sndr_opt_out(catalog_copy, capsys):
 
 
 def test_sndr_name_wins_over_the_genesis_alias(catalog_copy, capsys):
-    """SNDR_LEGACY_P38=1 keeps P38 on even though GENESIS_LEGACY_P38=0 (stacks.md §4.1)."""
+    """SNDR_LEGACY_P38=1 keeps P38 on even though GENESIS_LEGACY_P38=0 (docs/domain.md)."""
     add_env(catalog_copy, FAST, GENESIS_LEGACY_P38="0", SNDR_LEGACY_P38="1")
     code, data = check(capsys, catalog_copy, FAST)
     assert not findings(data, "GEN004")

@@ -1,4 +1,4 @@
-"""HAMi rules: field-notes.md crash 1 (the `0m` limit) and every malformed or inconsistent limit.
+"""HAMi rules: docs/domain.md crash rule 1 (the `0m` limit) and every malformed or inconsistent limit.
 
 Each test copies the embedded catalog, applies the setting through the app's `env` (the resolved env is what
 is judged), and runs `catalog check` through the CLI entry point.
@@ -53,7 +53,7 @@ def test_limit_above_the_card(catalog_copy, capsys):
 
 
 def test_limit_differs_from_gpumem_and_manifest(catalog_copy, capsys):
-    """The maintainer's vLLM workaround used 24000m; DECISIONS.md wants one figure everywhere."""
+    """The maintainer's vLLM workaround used 24000m; the catalog states one cap everywhere (docs/domain.md, HAMi)."""
     add_env(catalog_copy, FAST, CUDA_DEVICE_MEMORY_LIMIT_0="24000m")
     code, data = check(capsys, catalog_copy, FAST)
     places = {f["message"].split(" but ")[1] for f in findings(data, "HAMI005")}

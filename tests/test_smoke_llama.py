@@ -87,7 +87,7 @@ def test_lucebox_88_5_to_69_is_a_regression_end_to_end(catalog_copy, tmp_path, c
     The engine is the real llama-server behind a pacing proxy that releases 69 tokens/s."""
     edit_app(catalog_copy, "lucedflashqwen36one", benchmarks=[{
         "tokens_per_s": 88.5, "runs": [87.05, 89.54, 88.88], "date": dt.date(2026, 5, 4), "image": "Lucebox v1.4.4",
-        "method": "3 runs x ~800 tokens", "source": "shared/domain/field-notes.md"}])
+        "method": "3 runs x ~800 tokens", "source": "docs/domain.md"}])
     models = write_models(tmp_path, context=32768, main_name="Qwen3.6-27B-Q4_K_M.gguf")
     with llama_server(models, aliases=["qwen3.6-27b-dflash"], context=32768, log_dir=tmp_path) as server, \
             pacing_proxy(server.url, 69.0) as rebuilt:

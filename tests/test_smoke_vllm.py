@@ -1,7 +1,7 @@
 """The vLLM path of `catalog smoke`: `max_model_len` on the model card and acceptance from /metrics deltas.
 
-vLLM cannot run on our machines (machines.md §9), so the server here is a STAND-IN for vLLM: a tiny
-local HTTP server speaking the few endpoints the smoke calls, the way vLLM answers them (stacks.md §2:
+vLLM cannot run on the test machines (no NVIDIA GPU), so the server here is a STAND-IN for vLLM: a tiny
+local HTTP server speaking the few endpoints the smoke calls, the way vLLM answers them (docs/domain.md:
 `/health` 200 with an empty body, model cards with `max_model_len`, SSE chunks without `timings`, a
 final usage chunk). Its `/metrics` is a REAL vLLM capture (tests/fixtures/vllm_spec_decode_metrics.prom,
 origin in its header) whose two `_total` counters the stand-in advances after each completion, as

@@ -70,7 +70,7 @@ class Registry:
 
 @contextmanager
 def docker_registry(root: Path, *, user: str | None = None, password: str | None = None) -> Iterator[Registry]:
-    """Debian's docker-registry on a free loopback port (machines.md §7), optionally behind htpasswd."""
+    """Debian's docker-registry on a free loopback port (docs/testing.md), optionally behind htpasswd."""
     binary = need("docker-registry")
     root.mkdir(parents=True, exist_ok=True)
     port = free_port()

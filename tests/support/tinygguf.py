@@ -1,6 +1,6 @@
-"""Write a tiny random-weight llama GGUF that a real `llama-server` can serve (machines.md §4).
+"""Write a tiny random-weight llama GGUF that a real `llama-server` can serve (docs/testing.md).
 
-The defaults follow the recipe measured in machines.md §4 exactly: architecture `llama`, n_embd 128,
+The defaults are a recipe measured to boot a real llama-server: architecture `llama`, n_embd 128,
 4 blocks, 4 heads / 2 KV heads, head_dim 32, n_ff 256, context 512, F32 weights drawn from
 `numpy.random.default_rng(seed)` with sigma 0.02 and norms of ones, a 404-token byte-fallback
 SentencePiece vocabulary and a tiny chat template. `draft()` gives the matching 1-block draft model
@@ -50,7 +50,7 @@ DRAFT = Dims(n_embd=64, n_layer=1)
 
 
 def vocabulary() -> tuple[list[str], list[float], list[int]]:
-    """Tokens, scores and token types (machines.md §4.3): 3 specials + 256 bytes + 145 pieces = 404."""
+    """Tokens, scores and token types: 3 specials + 256 bytes + 145 pieces = 404."""
     tokens, scores, types = ["<unk>", "<s>", "</s>"], [0.0, 0.0, 0.0], [2, 3, 3]
     for b in range(256):
         tokens.append(f"<0x{b:02X}>")
