@@ -29,11 +29,12 @@ from generator.cli import render
 from generator.cli import serve
 from generator.cli import site
 from generator.cli import smoke
+from generator.cli import sync
 
 # The command modules are listed so that importing them (for their registration on `app`) reads as used.
 __all__ = ["main", "bump", "calibrate", "check", "doctor",
            "explain", "import_", "init", "listing", "prune", "publish", "render", "serve",
-           "site", "smoke"]
+           "site", "smoke", "sync"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -41,13 +41,14 @@ def _summary(results: list[Result], as_json: bool) -> None:
     Console(width=max(Console().width, 120)).print(table)
 
 
-def _run_with_progress(target: Target, items: list[Item], dry_run: bool) -> list[Result]:
+def _run_with_progress(target: Target, items: list[Item], dry_run: bool, catalog: Path) -> list[Result]:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from generator.core.redact import redact
     from generator.core.terminal import markup
     from generator.publish.core import run
+    from generator.rules.versions_upstream import load_sync
 
     def escape(text: str) -> str:
         return markup(redact(text))
@@ -59,7 +60,7 @@ def _run_with_progress(target: Target, items: list[Item], dry_run: bool) -> list
         def step(result: Result) -> None:
             progress.update(task, advance=1, description=escape(f"{result.app} {result.version}: {result.action}"))
 
-        return run(target, items, dry_run=dry_run, step=step)
+        return run(target, items, dry_run=dry_run, step=step, upstream=load_sync(catalog))
 
 
 @app.command()
@@ -108,7 +109,7 @@ def publish(
                          "add --yes to confirm")
     catalog = use_catalog(catalog, command="publish", writes=not dry_run, into_catalog=False, quiet=as_json)
     items, refused = items_for(catalog, apps, target.label, with_removed=remove and to.startswith("git:"))
-    results = refused + (_run_with_progress(target, items, dry_run) if items else [])
+    results = refused + (_run_with_progress(target, items, dry_run, catalog) if items else [])
     _summary(results, as_json)
     bad = [r for r in results if not r.ok]
     if bad:

@@ -21,6 +21,8 @@ from generator.adapters.deadline import DeadlineExceeded
 from generator.chart.writer import Tree
 from generator.core.errors import CatalogError
 from generator.publish.secrets import PublishError, Redactor
+from generator.rules.versions_upstream import chart_digest, version_refusal
+from generator.schema.upstream import SyncFile
 
 # What a target may raise for one app: the error tree, and secrets.PublishError (raised for the credentials
 # found in the environment) until it joins the tree.
@@ -88,8 +90,22 @@ def refuse_other_content(item: Item, where: str, theirs: str) -> Decision:
                     f"but the catalog renders {item.content}; run `catalog bump {item.app}`")
 
 
-def _one(target: Target, item: Item, dry_run: bool) -> tuple[Result, bool]:
+def upstream_refusal(item: Item, upstream: SyncFile | None) -> str | None:
+    """Why the upstream market forbids publishing `item` (one content per version, never below upstream's
+    newest, never an app upstream removed: docs/sync.md), or None."""
+    record = upstream.apps.get(item.app) if upstream else None
+    if record is None or item.status == "removed":
+        return None
+    if record.status == "removed":
+        return f"upstream removed {item.app} (last seen at {record.version}): it is not listed again"
+    return version_refusal(item.app, item.version, chart_digest(item.tree), record)
+
+
+def _one(target: Target, item: Item, dry_run: bool, upstream: SyncFile | None = None) -> tuple[Result, bool]:
     """One app's result; a DeadlineExceeded goes up to `run` (the target stopped answering)."""
+    why = upstream_refusal(item, upstream)
+    if why:
+        return Result(item.app, item.version, target.label, "refused", why), False
     try:
         decision = target.decide(item)
         if decision.action != "publish":
@@ -105,15 +121,16 @@ def _one(target: Target, item: Item, dry_run: bool) -> tuple[Result, bool]:
 
 
 def run(target: Target, items: list[Item], *, dry_run: bool = False,
-        step: Callable[[Result], None] = lambda _r: None) -> list[Result]:
-    """Publish `items` to `target` in order; one result per item (plus one if opening or finishing fails)."""
+        step: Callable[[Result], None] = lambda _r: None, upstream: SyncFile | None = None) -> list[Result]:
+    """Publish `items` to `target` in order; one result per item (plus one if opening or finishing fails).
+    `upstream` (catalog/sync.yaml) refuses what the market the catalog follows forbids (`upstream_refusal`)."""
     results: list[Result] = []
     published: list[Item] = []
     try:
         target.open()
         for index, item in enumerate(items):
             try:
-                result, done = _one(target, item, dry_run)
+                result, done = _one(target, item, dry_run, upstream)
             except DeadlineExceeded as exc:
                 results.append(Result(item.app, item.version, target.label, "failed", target.redact(str(exc))))
                 step(results[-1])

@@ -25,6 +25,7 @@ from generator.schema.common import (
 )
 from generator.schema.calibration import Calibration
 from generator.schema.stack import SpecMethod
+from generator.schema.upstream import Measured
 
 Quantity = Annotated[str, StringConstraints(pattern=r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti)?$", max_length=24)]
 HttpsUrl = Annotated[str, StringConstraints(pattern=r"^https?://[^\s]+$", max_length=2000)]
@@ -123,6 +124,8 @@ class App(Strict):
     benchmarks: Annotated[tuple[Benchmark, ...], Field(max_length=MAX_ITEMS)] = ()
     # measured memory figures for this app (generator/fit/estimate.py)
     calibration: Annotated[tuple[Calibration, ...], Field(max_length=MAX_ITEMS)] = ()
+    # values upstream set on a measured ground, kept over the fit (docs/fit.md "Measured beats modeled")
+    measured: Annotated[tuple[Measured, ...], Field(max_length=MAX_ITEMS)] = ()
     # facts of an imported chart the catalog cannot express (`file:line: what`); not rendered
     unmapped: Annotated[tuple[str, ...], Field(max_length=MAX_ITEMS)] = ()
 

@@ -1,0 +1,77 @@
+"""The upstream market a catalog follows (docs/sync.md): what `catalog sync` recorded, the catalog's deliberate
+corrections, and the values upstream set on a measured ground. Pure models, no I/O.
+
+- `catalog/sync.yaml` (`SyncFile`): per app, the upstream version, commit (or the folder/package content hash)
+  and chart hash the last sync saw, and whether upstream still lists the app.
+- `catalog/corrections.yaml` (`Corrections`): rows derived from docs/fidelity.md "Deliberate corrections" (a
+  difference the catalog keeps over upstream's value, with its reason and source), and the `measured` grounds:
+  upstream values a measurement stands behind, which beat a modeled correction.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+
+from generator.schema.common import MAX_ITEMS, AppName, Name, Note, SemVer, Strict
+
+# An app name, or a shell-style pattern of names (`*`, `*qwen35[ai]*`) as docs/fidelity.md writes them.
+AppPattern = Annotated[str, StringConstraints(pattern=r"^[a-z0-9*?\[\]]{1,60}$")]
+# The fields the sync compares, grouped into facets (generator/sync/compare.py FACETS); `env.NAME` and
+# `args.--flag` name one variable or one option.
+FieldPath = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.*-]{1,120}$")]
+Hash = Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")]
+Commit = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,64}$")]
+Value = Annotated[str, StringConstraints(max_length=2000)]
+UpstreamName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]{0,62}$")]  # upstream checks no length
+
+
+class Measured(Strict):
+    """A value set on a measured ground: what was measured says why it stays (docs/fit.md "Measured beats
+    modeled"). `field` is an app field, `env.NAME` or `args.--flag`; `value` as the chart writes it."""
+
+    field: FieldPath
+    value: Value
+    note: Note  # what was measured
+    source: Note  # where the measurement is written down
+
+
+class MeasuredGround(Measured):
+    app: AppPattern
+
+
+class Correction(Strict):
+    """A deliberate local correction: the catalog keeps `ours` over upstream's value, for `reason`."""
+
+    app: AppPattern
+    field: FieldPath
+    ours: Value  # the catalog's value, in words where it is computed (`sized by the fit`)
+    reason: Annotated[str, StringConstraints(min_length=3, max_length=4000)]
+    source: Note
+
+
+class Corrections(Strict):
+    # upstream app name -> the catalog's name (a name Olares refuses, renamed: docs/fidelity.md)
+    renamed: dict[UpstreamName, AppName] = Field(default_factory=dict)
+    corrections: Annotated[tuple[Correction, ...], Field(max_length=MAX_ITEMS)] = ()
+    measured: Annotated[tuple[MeasuredGround, ...], Field(max_length=MAX_ITEMS)] = ()
+
+
+class SyncRecord(Strict):
+    """What the last sync saw of one upstream app."""
+
+    upstream_name: UpstreamName | None = None  # the app's name upstream, where the catalog renamed it
+    version: SemVer  # upstream's version (OlaresManifest metadata.version)
+    chart: Hash | None = None  # chart_digest of upstream's chart files at that version
+    commit: Commit | None = None  # the upstream repository's commit (a git source)
+    status: Literal["listed", "removed"] = "listed"
+
+
+class SyncFile(Strict):
+    upstream: Name  # the source of the last sync: a git URL, a folder or packages, as given
+    commit: Commit | None = None
+    apps: dict[AppName, SyncRecord] = Field(default_factory=dict)
+
+
+__all__ = ["Correction", "Corrections", "Measured", "MeasuredGround", "SyncFile", "SyncRecord"]

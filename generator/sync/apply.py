@@ -1,0 +1,115 @@
+"""Writing a sync: the merged app files, the new apps and their drafts, the removed marks, catalog/sync.yaml.
+
+Every text is computed (and each edited app file read back and compared) before the first write; then each
+file is written atomically (generator/core/fileio.py). An app file is edited in place, only its changed
+fields (generator/importer/appyaml.py `update_text`: comments and order kept).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.catalog import Catalog, display_path
+from generator.core.errors import InputError, Problem
+from generator.core.fileio import atomic_write_text, writable
+from generator.importer.appyaml import read_back, update_text
+from generator.importer.build import APP_KEYS
+from generator.rules.versions_upstream import SYNC_FILE
+from generator.schema.upstream import SyncFile, SyncRecord
+from generator.sync.plan import AppPlan, SyncPlan, _defaults, plain
+from generator.yamlio import yamlout
+
+HEADER = ("# Written by `catalog sync` (docs/sync.md): what the last sync saw of each upstream app. Review it like\n"
+          "# code; MKT002 and MKT003 read it (one content per version, apps upstream removed stay removed).\n")
+
+
+@dataclass(frozen=True)
+class Write:
+    path: Path
+    text: str
+    what: str
+
+
+def _edit(path: Path, target: dict[str, object]) -> str:
+    text = path.read_text(encoding="utf-8")
+    current = read_back(path, text)
+    if not isinstance(current, dict):
+        raise InputError([Problem(display_path(path), 1, None, "not a YAML mapping; edit it by hand")])
+    defaults = _defaults()
+    changes = {k: v for k, v in target.items() if plain(current.get(k, defaults.get(k))) != v
+               and not (k not in current and v == defaults.get(k))}
+    removals = [k for k in changes if k in current and k in defaults and changes[k] == defaults[k]]
+    for key in removals:
+        changes.pop(key)
+    expected = {**current, **changes}
+    for key in removals:
+        expected.pop(key, None)
+    ordered = {k: expected[k] for k in list(current) + [k for k in APP_KEYS if k not in current] if k in expected}
+    return update_text(Path(display_path(path)), text, changes, removals, APP_KEYS, ordered)
+
+
+def _merged_target(app: AppPlan) -> dict[str, object]:
+    assert app.merged is not None
+    target = dict(app.merged)
+    measured = list(target.get("measured") or [])
+    for ground in app.measured:
+        entry = {"field": ground.field, "value": ground.value, "note": ground.note, "source": ground.source}
+        if entry not in measured:
+            measured.append(entry)
+    target["measured"] = measured
+    return target
+
+
+def _removed_target(app: AppPlan, data: dict[str, object], label: str, today: dt.date) -> dict[str, object]:
+    before = f"{data['reason']}; " if data.get("reason") else ""
+    return {**data, "status": "removed", "removed_on": today,
+            "reason": f"{before}upstream removed it: not in {label} (catalog sync)"}
+
+
+def _record(plan: SyncPlan, previous: SyncFile | None) -> SyncFile:
+    apps = dict(previous.apps) if previous else {}
+    for app in plan.apps:
+        old = apps.get(app.app)
+        if app.status == "removed":
+            if old is not None:
+                apps[app.app] = old.model_copy(update={"status": "removed"})
+            elif app.catalog_version:
+                apps[app.app] = SyncRecord(version=app.catalog_version, status="removed")
+        elif app.status not in ("skipped", "error") and app.upstream_version:
+            apps[app.app] = SyncRecord(upstream_name=app.upstream_name, version=app.upstream_version,
+                                       chart=app.digest, commit=plan.commit)
+    return SyncFile(upstream=plan.upstream, commit=plan.commit, apps=dict(sorted(apps.items())))
+
+
+def planned_writes(plan: SyncPlan, cat: Catalog, previous: SyncFile | None,
+                   today: dt.date | None = None) -> list[Write]:
+    """Every file the sync writes, with its full new text (nothing written yet)."""
+    today = today or dt.date.today()
+    writes: list[Write] = []
+    new = {a.app for a in plan.apps if a.status == "new"}
+    for app in plan.apps:
+        path = cat.file_of(app.app)
+        if app.status in ("bumped", "changed") and app.merged is not None and app.imported is not None \
+                and app.imported.status == "ok":
+            writes.append(Write(path, _edit(path, _merged_target(app)), f"{app.status} {app.new_version}"))
+        elif app.status == "removed":
+            data = plain(cat.apps[app.app].app)
+            writes.append(Write(path, _edit(path, _removed_target(app, data, plan.upstream, today)), "removed"))
+    for write in plan.report.plan.writes if plan.report else ():
+        rel = write.path.relative_to(cat.root) if write.path.is_relative_to(cat.root) else None
+        if write.text is None or rel is None:
+            continue
+        if rel.parts[0] == "drafts" or (rel.parts[0] == "apps" and rel.stem in new):
+            writes.append(Write(write.path, write.text, write.action))
+    plan.record = _record(plan, previous)
+    writes.append(Write(cat.root / SYNC_FILE, HEADER + yamlout.dump(plain(plan.record)), "sync record"))
+    return writes
+
+
+def write_all(writes: list[Write]) -> None:
+    for w in writes:  # refuse a link or a non-file target before anything is written
+        writable(w.path)
+    for w in writes:
+        atomic_write_text(w.path, w.text)

@@ -1,0 +1,361 @@
+"""What upstream changed since the last sync, app by app, and the merge into the catalog (docs/sync.md).
+
+Each upstream chart is imported with the importer's public entry point (`import_paths`, a dry run: nothing is
+written by it) and compared, field by field, with the catalog's app. A field upstream changed lands unless a
+deliberate correction (catalog/corrections.yaml) covers it: then the catalog's value is kept and the field is
+reported as a conflict with both values and the reason. A correction yields to a measured ground: a value
+upstream set on a measurement (catalog/corrections.yaml `measured`) lands, and the app records the ground in its
+`measured` entries (docs/fit.md "Measured beats modeled").
+
+An app whose merged chart differs from upstream's is given a version above upstream's newest (one content per
+version: generator/rules/versions_upstream.py); an app upstream no longer lists is marked `removed`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import semver
+
+from generator.catalog import Catalog, Resolved
+from generator.importer import Imported, Report, import_paths
+from generator.schema import App
+from generator.schema.upstream import Corrections, MeasuredGround, SyncFile, SyncRecord
+from generator.sync.source import Upstream, UpstreamChart
+from generator.yamlio.loader import parse_document
+
+# The fields compared, by facet (the issue's words: image, args, context, env, resources, metadata). `stack`
+# carries the image; the flag-like fields are the engine's args.
+FACETS: dict[str, tuple[str, ...]] = {
+    "image": ("stack",),
+    "args": ("model", "quantization", "served_name", "kv_cache_type", "kv_cache_type_v", "speculative", "vision",
+             "audio", "chat_template", "slot_save", "gpu_memory_utilization", "extra_args"),
+    "context": ("context_length",),
+    "env": ("env", "python_packages", "genesis_patches"),
+    "resources": ("resources", "gpu_memory_mib", "gpu_room"),
+    "metadata": ("title", "description", "full_description", "icon", "owners", "upgrade_description"),
+}
+FACET_OF = {f: facet for facet, fields in FACETS.items() for f in fields}
+# Written with the merged fields but not reported: what the import recorded of upstream's chart.
+CARRIED = ("unmapped",)
+
+Plain = Any  # JSON-shaped data (the app file's values)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One field that differs: `kind` is `lands` (upstream's value is taken), `conflict` (a correction keeps
+    ours) or `measured` (upstream's measured value lands over a correction)."""
+
+    field: str  # an app field, `env.NAME` or `args.--flag`
+    facet: str
+    ours: Plain
+    theirs: Plain
+    kind: str
+    reason: str = ""
+    source: str = ""
+
+    def as_dict(self) -> dict[str, Plain]:
+        return {"field": self.field, "facet": self.facet, "ours": self.ours, "theirs": self.theirs,
+                "kind": self.kind, "reason": self.reason, "source": self.source}
+
+
+@dataclass
+class AppPlan:
+    app: str  # the catalog's name
+    upstream_name: str | None
+    status: str  # new, bumped, changed, unchanged, removed, skipped, error
+    upstream_version: str | None = None
+    catalog_version: str | None = None
+    new_version: str | None = None  # the version the merged app gets
+    changes: list[Change] = field(default_factory=list)
+    detail: str = ""  # why skipped / the import's error
+    digest: str | None = None
+    merged: dict[str, Plain] | None = None  # the app file's data after the merge (bumped, changed)
+    measured: list[MeasuredGround] = field(default_factory=list)  # grounds to record on the app
+    imported: Imported | None = None
+
+    @property
+    def conflicts(self) -> list[Change]:
+        return [c for c in self.changes if c.kind == "conflict"]
+
+    def as_dict(self) -> dict[str, Plain]:
+        return {"app": self.app, "upstream_name": self.upstream_name, "status": self.status,
+                "upstream_version": self.upstream_version, "catalog_version": self.catalog_version,
+                "new_version": self.new_version, "detail": self.detail,
+                "changes": [c.as_dict() for c in self.changes]}
+
+
+@dataclass
+class SyncPlan:
+    upstream: str
+    commit: str | None
+    apps: list[AppPlan]
+    report: Report | None = None  # the import's report (drafts for new apps)
+    record: SyncFile | None = None  # catalog/sync.yaml after the sync
+    images: dict[str, str] = field(default_factory=dict)  # stack id -> image (catalog stacks and import drafts)
+
+    def count(self, status: str) -> int:
+        return sum(1 for a in self.apps if a.status == status)
+
+    @property
+    def conflicts(self) -> int:
+        return sum(len(a.conflicts) for a in self.apps)
+
+    def summary(self) -> dict[str, int]:
+        keys = ("new", "bumped", "changed", "unchanged", "removed", "skipped", "error")
+        return {**{k: self.count(k) for k in keys}, "conflicts": self.conflicts}
+
+    def as_dict(self) -> dict[str, Plain]:
+        return {"upstream": self.upstream, "commit": self.commit, "summary": self.summary(),
+                "apps": [a.as_dict() for a in self.apps]}
+
+
+def plain(value: Any) -> Plain:
+    """JSON-shaped data: models dumped, tuples as lists."""
+    if hasattr(value, "model_dump"):
+        value = value.model_dump(mode="json")
+    return json.loads(json.dumps(value, default=_encode))
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    return list(value)
+
+
+def _defaults() -> dict[str, Plain]:
+    return {k: plain(f.get_default(call_default_factory=True)) for k, f in App.model_fields.items()
+            if not f.is_required()}
+
+
+def _groups(argv: list[str]) -> dict[str, list[str]]:
+    """Option groups of an argv: `--flag` -> its values (a repeated flag keeps every value, in order)."""
+    out: dict[str, list[str]] = {}
+    flag = ""
+    for token in argv:
+        if token.startswith("-") and not _is_number(token):
+            flag = token
+            out.setdefault(flag, [])
+        else:
+            out.setdefault(flag, []).append(token)
+    return out
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def _flatten(groups: dict[str, list[str]], order: list[str]) -> list[str]:
+    out: list[str] = []
+    for flag in order:
+        if flag in groups:
+            out += ([flag] if flag else []) + groups[flag]
+    return out
+
+
+def _match(rows: Any, app: str, field_path: str) -> Any:
+    return next((r for r in rows if fnmatch.fnmatchcase(app, r.app) and fnmatch.fnmatchcase(field_path, r.field)),
+                None)
+
+
+def _fields(ours: dict[str, Plain], theirs: dict[str, Plain]) -> list[tuple[str, Plain, Plain]]:
+    """(field path, ours, theirs) for every compared field that differs; env and extra_args per name."""
+    out: list[tuple[str, Plain, Plain]] = []
+    for facet_fields in FACETS.values():
+        for name in facet_fields:
+            a, b = ours.get(name), theirs.get(name)
+            if a == b:
+                continue
+            if name == "env":
+                a, b = a or {}, b or {}
+                out += [(f"env.{k}", a.get(k), b.get(k)) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+            elif name == "extra_args":
+                ga, gb = _groups(list(a or [])), _groups(list(b or []))
+                out += [(f"args.{k}", ga.get(k), gb.get(k)) for k in sorted(set(ga) | set(gb))
+                        if ga.get(k) != gb.get(k)]
+            else:
+                out.append((name, a, b))
+    return out
+
+
+def _facet(field_path: str) -> str:
+    if field_path.startswith(("env.", "args.")):
+        return field_path.split(".", 1)[0]
+    return FACET_OF[field_path]
+
+
+def _same_value(measured: str, value: Plain) -> bool:
+    if value is None:
+        return False
+    try:
+        return abs(float(measured.rstrip("m")) - float(str(value).rstrip("m"))) < 1e-9
+    except ValueError:
+        return measured == str(value)
+
+
+def _classify(name: str, ours: dict[str, Plain], theirs: dict[str, Plain], fixes: Corrections,
+              plan: AppPlan) -> set[str]:
+    """Record each differing field on `plan`; the field paths a correction keeps."""
+    keep: set[str] = set()
+    for path, a, b in _fields(ours, theirs):
+        ground = _match(fixes.measured, name, path)
+        row = _match(fixes.corrections, name, path)
+        if ground is not None and _same_value(ground.value, b):
+            plan.changes.append(Change(path, _facet(path), a, b, "measured", ground.note, ground.source))
+            plan.measured.append(ground)
+        elif row is not None:
+            plan.changes.append(Change(path, _facet(path), a, b, "conflict", row.reason, row.source))
+            keep.add(path)
+        else:
+            plan.changes.append(Change(path, _facet(path), a, b, "lands"))
+    return keep
+
+
+def _merged_env(ours: dict[str, str], theirs: dict[str, str], keep: set[str]) -> dict[str, str]:
+    env = {k: v for k, v in theirs.items() if f"env.{k}" not in keep}
+    env.update({k: v for k, v in ours.items() if f"env.{k}" in keep})
+    return env
+
+
+def _merged_args(ours: list[str], theirs: list[str], keep: set[str]) -> list[str]:
+    ga, gb = _groups(ours), _groups(theirs)
+    order = list(gb) + [k for k in ga if k not in gb]
+    for flag in order:
+        if f"args.{flag}" in keep:
+            if flag in ga:
+                gb[flag] = ga[flag]
+            else:
+                gb.pop(flag, None)
+    return _flatten(gb, order)
+
+
+def _merge(name: str, ours: dict[str, Plain], theirs: dict[str, Plain], fixes: Corrections,
+           plan: AppPlan) -> dict[str, Plain]:
+    """The app's data with upstream's changes, but for the fields a correction keeps."""
+    keep = _classify(name, ours, theirs, fixes, plan)
+    merged = dict(ours)
+    for key in FACET_OF:
+        if key == "env":
+            merged[key] = _merged_env(ours.get(key) or {}, theirs.get(key) or {}, keep)
+        elif key == "extra_args":
+            merged[key] = _merged_args(list(ours.get(key) or []), list(theirs.get(key) or []), keep)
+        elif key not in keep:
+            merged[key] = theirs.get(key)
+    for key in CARRIED:
+        merged[key] = theirs.get(key)
+    return merged
+
+
+def _above(*versions: str | None) -> str:
+    """The next patch version above every given version."""
+    top = max(semver.Version.parse(v) for v in versions if v)
+    return str(top.bump_patch())
+
+
+def _app_data(resolved: Resolved) -> dict[str, Plain]:
+    data: dict[str, Plain] = plain(resolved.app)
+    return data
+
+
+def _theirs(result: Imported) -> dict[str, Plain]:
+    return {**_defaults(), **plain(result.app or {})}
+
+
+def _renamed(cat: Catalog, fixes: Corrections, previous: SyncFile | None) -> dict[str, str]:
+    """upstream name -> catalog name: the corrections' renames, then what the last sync recorded."""
+    names = dict(fixes.renamed)
+    for app, rec in (previous.apps.items() if previous else ()):
+        if rec.upstream_name:
+            names.setdefault(rec.upstream_name, app)
+    return names
+
+
+def _status(plan: AppPlan, previous: SyncRecord | None, digest: str) -> str:
+    if previous is not None and previous.chart == digest and previous.version == plan.upstream_version:
+        return "unchanged"
+    if not plan.changes:
+        return "unchanged"
+    last = previous.version if previous else plan.catalog_version
+    if last and plan.upstream_version and semver.Version.parse(plan.upstream_version) > semver.Version.parse(last):
+        return "bumped"
+    return "changed"
+
+
+def build_plan(upstream: Upstream, cat: Catalog, fixes: Corrections, previous: SyncFile | None) -> SyncPlan:
+    """The plan of one sync (nothing written)."""
+    renamed = _renamed(cat, fixes, previous)
+    charts: list[UpstreamChart] = list(upstream.charts)
+    report = import_paths([c.path for c in charts], cat, update=True, dry_run=True, labels=[c.label for c in charts])
+    by_label = {r.label: r for r in report.results}
+    failed = {r.label for r in report.results if r.status == "error"}
+    if failed:  # one chart's error empties the import's plan: plan the others' writes (drafts, new apps) again
+        rest = [c for c in charts if c.label not in failed]
+        report = import_paths([c.path for c in rest], cat, update=True, dry_run=True, labels=[c.label for c in rest])
+        by_label.update({r.label: r for r in report.results})
+    apps: list[AppPlan] = []
+    seen: set[str] = set()
+    for chart in charts:
+        result = by_label[chart.label]
+        name = renamed.get(chart.name, result.name or chart.name)
+        seen.add(name)
+        plan = AppPlan(name, chart.name if name != chart.name else None, "new", upstream_version=chart.version,
+                       digest=chart.digest, imported=result)
+        current = cat.apps.get(name)
+        plan.catalog_version = current.app.version if current else None
+        if result.status == "unsupported":
+            plan.status, plan.detail = "skipped", result.unsupported or "unsupported engine"
+        elif result.status == "error" or result.app is None:
+            plan.status, plan.detail = "error", "; ".join(str(p) for p in result.problems) or "not imported"
+        elif current is None:
+            plan.status = "new"
+            plan.detail = "draft: " + "; ".join(result.missing) if result.status == "draft" else ""
+        else:
+            ours, theirs = _app_data(current), _theirs(result)
+            plan.merged = _merge(name, ours, theirs, fixes, plan)
+            plan.status = _status(plan, previous.apps.get(name) if previous else None, chart.digest)
+            if result.status == "draft":
+                plan.detail = "upstream's chart needs drafts: " + "; ".join(result.missing)
+            if plan.status != "unchanged":
+                plan.new_version = _above(chart.version, current.app.version)
+                plan.merged["version"] = plan.new_version
+        apps.append(plan)
+    for name, resolved in sorted(cat.apps.items()):
+        if name in seen or resolved.app.status == "removed":
+            continue
+        rec = previous.apps.get(name) if previous else None
+        upstream_name = rec.upstream_name if rec else None
+        apps.append(AppPlan(name, upstream_name, "removed", upstream_version=rec.version if rec else None,
+                            catalog_version=resolved.app.version,
+                            detail=f"not in {upstream.label}: marked removed"))
+    return SyncPlan(upstream.label, upstream.commit, sorted(apps, key=lambda a: a.app), report)
+
+
+def parse_image(text: str | None, where: str) -> str | None:
+    """The `image:` of a stack draft's text (the import's planned write)."""
+    if not text:
+        return None
+    data = parse_document(text, where).data
+    return str(data.get("image")) if isinstance(data, dict) and data.get("image") else None
+
+
+def stack_images(plan: SyncPlan, cat: Catalog) -> dict[str, str]:
+    """stack id -> image, for the catalog's stacks and the import's stack drafts."""
+    images = {sid: s.image for sid, s in cat.stacks.items()}
+    for write in plan.report.plan.writes if plan.report else ():
+        if write.path.parent.name == "stacks" and write.path.parent.parent.name == "drafts":
+            image = parse_image(write.text, str(write.path))
+            if image:
+                images[Path(write.path).stem] = image
+    return images

@@ -1,0 +1,101 @@
+"""Where the upstream charts come from: a folder of charts (or one chart), `.tgz` packages, or a git URL.
+
+A git URL is cloned (`--depth 1`) through the git adapter into a temporary folder, under the adapter's network
+deadline; the commit it checked out is recorded. Each chart is read with the importer's safe reader
+(generator/importer/source.py: regular files only, size budgets, no links), and hashed with `chart_digest`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.adapters.git import Git
+from generator.core.errors import InputError, Problem, UsageError
+from generator.importer.source import read_chart
+from generator.rules.versions_upstream import chart_digest
+from generator.yamlio.loader import parse_document
+
+GIT_PREFIXES = ("https://", "http://", "ssh://", "git://", "file://", "git@")
+
+
+@dataclass(frozen=True)
+class UpstreamChart:
+    name: str  # the chart's app name upstream (its folder)
+    path: Path  # the folder or package, readable until the source closes
+    label: str  # how messages name it: `<name>/` relative to the upstream root
+    version: str | None  # OlaresManifest metadata.version (Chart.yaml version when the manifest has none)
+    digest: str  # chart_digest of its files
+
+
+@dataclass(frozen=True)
+class Upstream:
+    label: str  # as the user gave it
+    commit: str | None  # the git commit, for a git source
+    charts: tuple[UpstreamChart, ...]
+
+
+def is_git_url(text: str) -> bool:
+    return text.startswith(GIT_PREFIXES) or text.endswith(".git")
+
+
+def _version(files: dict[str, bytes], label: str) -> str | None:
+    for rel, keys in (("OlaresManifest.yaml", ("metadata", "version")), ("Chart.yaml", ("version",))):
+        if rel not in files:
+            continue
+        data = parse_document(files[rel], f"{label}{rel}").data
+        for key in keys:
+            data = data.get(key) if isinstance(data, dict) else None
+        if data is not None:
+            return str(data)
+    return None
+
+
+def _chart(path: Path, label: str) -> UpstreamChart:
+    files = read_chart(path, label)
+    text = {rel: raw.decode("utf-8", errors="replace") for rel, raw in files.files.items()}
+    return UpstreamChart(files.name, path, label, _version(files.files, label), chart_digest(text))
+
+
+def _charts_in(folder: Path, shown: str) -> list[UpstreamChart]:
+    if (folder / "Chart.yaml").is_file():
+        return [_chart(folder, f"{folder.name}/")]
+    found = [_chart(sub, f"{sub.name}/") for sub in sorted(folder.iterdir())
+             if sub.is_dir() and not sub.is_symlink() and (sub / "Chart.yaml").is_file()]
+    found += [_chart(p, p.name) for p in sorted(folder.glob("*.tgz")) if p.is_file()]
+    if not found:
+        raise InputError([Problem(shown, None, None, "no chart here (no Chart.yaml in it or its folders, no .tgz)")])
+    return found
+
+
+@contextlib.contextmanager
+def open_upstream(sources: list[str], git: Git) -> Iterator[Upstream]:
+    """The upstream charts of `sources` (one folder or git URL, or several `.tgz`), readable inside the block."""
+    if not sources:
+        raise UsageError("give the upstream: a folder of charts, a git URL or .tgz packages")
+    if len(sources) == 1 and is_git_url(sources[0]):
+        with tempfile.TemporaryDirectory(prefix="catalog-sync-") as tmp:
+            checkout = Path(tmp) / "upstream"
+            git.run(tmp, "clone", "--quiet", "--depth", "1", "--", sources[0], str(checkout))
+            commit = git.text(checkout, "rev-parse", "HEAD").strip()
+            yield Upstream(sources[0], commit, tuple(_charts_in(checkout, sources[0])))
+        return
+    charts: list[UpstreamChart] = []
+    for source in sources:
+        path = Path(source)
+        if is_git_url(source):
+            raise UsageError(f"{source}: a git URL is the only upstream of a sync; give it alone")
+        if path.is_dir():
+            charts += _charts_in(path, source)
+        elif path.is_file() and path.name.endswith(".tgz"):
+            charts.append(_chart(path, path.name))
+        else:
+            raise UsageError(f"{source}: not a folder, a .tgz package or a git URL")
+    names = [c.name for c in charts]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise InputError([Problem(sources[0], None, None, f"chart(s) {', '.join(twice)} given twice; give each once")])
+    yield Upstream(" ".join(sources), None, tuple(charts))
