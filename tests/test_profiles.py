@@ -206,11 +206,13 @@ def test_v2_chart_matches_golden_and_lints_clean(v2_trees, app):
 
 
 def test_v2_and_v3_differ_only_in_the_manifest_and_the_weights_folder(v2_trees):
-    """The profile changes OlaresManifest.yaml and where the weights live on the host; nothing else."""
+    """The profile changes OlaresManifest.yaml (v3 adds its i18n/<locale>/ manifests) and where the weights live
+    on the host; nothing else."""
     golden_v3 = TESTS / "golden"
     for app in SMALL_APPS:
         v3 = read_tree(golden_v3 / app)
         changed = {rel for rel in set(v3) | set(v2_trees[app]) if v3.get(rel) != v2_trees[app].get(rel)}
-        assert changed == {"OlaresManifest.yaml", "templates/deployment.yaml"}, app
+        assert changed == {"OlaresManifest.yaml", "i18n/en-US/OlaresManifest.yaml", "templates/deployment.yaml"}, app
+        assert "i18n/en-US/OlaresManifest.yaml" not in v2_trees[app]
         lines = [line for line in diff_tree(app, v3, v2_trees[app]) if line.startswith(("+{{", "-{{"))]
         assert len(lines) == 2 and all("$models :=" in line for line in lines), lines
