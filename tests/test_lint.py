@@ -297,6 +297,11 @@ def test_olares018_v2_cpu_in_millicores(v2tree):
     assert "spec.requiredCpu '4000m' is not a whole number of cores" in found[0].message
 
 
+def test_olares018_v3_cpu_in_millicores(tree):
+    swap(tree, "OlaresManifest.yaml", "    requiredCpu: '4'\n", "    requiredCpu: 4000m\n")
+    assert "spec.accelerator[0].requiredCpu '4000m'" in only(lint_chart(APP, tree), "OLARES018")[0].message
+
+
 def test_olares014_v2_gpumem_differs_from_required_gpu(v2tree):
     swap(v2tree, "OlaresManifest.yaml", "requiredGpu: 24300Mi", "requiredGpu: 23Gi")
     found = only(lint_chart(APP, v2tree), "OLARES014")

@@ -53,7 +53,7 @@ class Profile:
 OLARES_V3 = Profile(
     name="olares-v3", manifest_version="0.12.0", api_version="v3",
     olares_dependency=">=1.12.6-0",  # v3, appCommon and accelerator need 1.12.6
-    flat_resources=False, integer_cpu=False, workload_replicas=True,
+    flat_resources=False, integer_cpu=True, workload_replicas=True,  # CLAUDE.md@b41af142: integer cores (v3 too)
     permission=(("appCommon", True), ("appCache", True)),
     models_path='printf "%s/huggingface" ($us.appCommon | default $us.appCache | default "/tmp/catalog")',
     # the Hugging Face endpoint and token are *user* variables: the platform lists no OLARES_SYSTEM_HUGGINGFACE_*

@@ -203,21 +203,26 @@ def one_profile(view: ChartView) -> Iterator[Issue]:
                     "render the olares-v2 profile for older Olares", MANIFEST, _at(view, MANIFEST, "version: '>="))
 
 
-@chart_rule("OLARES018", "olares-v2: spec.requiredCpu and spec.limitedCpu are whole cores",
-            "the maintainer's market (0.10.0, beclab/apps format) writes CPU in integer cores, not millicores",
-            "github.com/aamsellem/orales-one-market CLAUDE.md 'CPU values in integer cores (e.g., 4), NOT millicores'")
+@chart_rule("OLARES018", "the manifest's requiredCpu and limitedCpu (olares-v2: flat spec fields; olares-v3: each "
+            "accelerator entry) are whole cores",
+            "the maintainer's market writes CPU in integer cores, not millicores, in both formats",
+            "github.com/aamsellem/orales-one-market CLAUDE.md 'CPU values in integer cores (e.g., 4), NOT millicores'; "
+            "github.com/aamsellem/olares-one-market CLAUDE.md@b41af142d2f6a087e1a36d659b15c3664c8f4823 (same line)")
 def whole_cores(view: ChartView) -> Iterator[Issue]:
-    if MANIFEST in view.parse_errors or profile_of(view) != V2:
+    if MANIFEST in view.parse_errors:
         return
-    spec = _spec(view)
-    for key in ("requiredCpu", "limitedCpu"):
-        value = spec.get(key)
-        if value is None:
-            continue
-        cores = _quantity(value)
-        if cores is None or cores != int(cores) or str(value).strip().endswith("m"):
-            yield Issue(f"spec.{key} {value!r} is not a whole number of cores", f"write {key} as an integer, e.g. '4'",
-                        MANIFEST, _at(view, MANIFEST, f"{key}:"))
+    v2 = profile_of(view) == V2
+    places = [("spec", _spec(view))] if v2 else [(f"spec.accelerator[{i}]", e)
+                                                 for i, e in enumerate(view.accelerators())]
+    for where, node in places:
+        for key in ("requiredCpu", "limitedCpu"):
+            value = node.get(key)
+            if value is None:
+                continue
+            cores = _quantity(value)
+            if cores is None or cores != int(cores) or str(value).strip().endswith("m"):
+                yield Issue(f"{where}.{key} {value!r} is not a whole number of cores",
+                            f"write {key} as an integer, e.g. '4'", MANIFEST, _at(view, MANIFEST, f"{key}:"))
 
 
 # --- workloads ----------------------------------------------------------------------------------------
