@@ -271,39 +271,78 @@ def test_the_market_source_serves_every_app_as_the_build_script_would(tmp_path):
             assert got.status_code == 200, detail["chartName"]
 
 
-@pytest.mark.skipif(not os.environ.get("ORALES_MARKET"),
-                    reason="set ORALES_MARKET to a checkout of github.com/aamsellem/orales-one-market (and node with "
-                           "js-yaml) to feed the embedded charts to the maintainer's real build script")
-def test_the_real_build_script_reads_every_embedded_app_with_non_zero_resources(tmp_path):
-    """The maintainer's scripts/build-catalog.js, fed the committed olares-v2 charts, lists every app and reads a
-    non-zero GPU, memory, CPU and disk for each (run by hand on 2026-12-01: 29 apps, none zero)."""
-    import shutil
-
+def _opt_in_node(script: str) -> tuple[Path, str, dict[str, str]]:
+    """The ORALES_MARKET checkout, node with js-yaml, and the env that finds it; skips when one is missing."""
     from support.market import node_with_js_yaml
 
     checkout = Path(os.environ["ORALES_MARKET"])
     node = node_with_js_yaml(checkout)
-    if node is None or not (checkout / "scripts" / "build-catalog.js").is_file():
-        pytest.skip("node with js-yaml, or the checkout's scripts/build-catalog.js, is missing")
+    if node is None or not (checkout / "scripts" / script).is_file():
+        pytest.skip(f"node with js-yaml, or the checkout's scripts/{script}, is missing")
+    env = {**os.environ, "NODE_PATH": os.pathsep.join(filter(None, [str(checkout / "node_modules"),
+                                                                     os.environ.get("NODE_PATH")]))}
+    return checkout, node, env
+
+
+def _write_trees(folder: Path, trees: dict[str, dict[str, str]]) -> None:
+    for name, tree in trees.items():
+        for rel, text in tree.items():
+            (folder / name / rel).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name / rel).write_text(text, encoding="utf-8")
+
+
+@pytest.mark.skipif(not os.environ.get("ORALES_MARKET"),
+                    reason="set ORALES_MARKET to a checkout of github.com/aamsellem/orales-one-market (and node with "
+                           "js-yaml) to feed the embedded charts to the maintainer's real build script")
+def test_the_real_build_script_reads_every_embedded_app_with_non_zero_resources(cat, tmp_path):
+    """The maintainer's olares-v2 scripts/build-catalog.js (@6a34b5bb), fed the embedded catalog rendered in the
+    olares-v2 profile (what Olares <= 1.12.5 is served), lists every app and reads a non-zero GPU, memory, CPU and
+    disk for each (run by hand on 2026-12-01: 29 apps, none zero)."""
+    import shutil
+
+    from generator.chart.render import render
+
+    checkout, node, env = _opt_in_node("build-catalog.js")
     (tmp_path / "scripts").mkdir()
     (tmp_path / "src").mkdir()
     shutil.copy(checkout / "scripts" / "build-catalog.js", tmp_path / "scripts")
-    charts = sorted(p for p in EMBEDDED_CHARTS.iterdir() if p.is_dir())
-    for chart in charts:
-        shutil.copytree(chart, tmp_path / chart.name)
-    env = {**os.environ, "NODE_PATH": os.pathsep.join(filter(None, [str(checkout / "node_modules"),
-                                                                     os.environ.get("NODE_PATH")]))}
+    v2 = {r.app.name: render(plan(r, profile="olares-v2")) for r in rendered_apps(cat)}
+    _write_trees(tmp_path, v2)
     done = subprocess.run([node, "scripts/build-catalog.js"], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     data = json.loads((tmp_path / "src" / "catalog.json").read_text(encoding="utf-8"))
-    assert sorted(e["name"] for e in data["summaries"].values()) == [c.name for c in charts]
+    assert sorted(e["name"] for e in data["summaries"].values()) == sorted(v2)
     for entry in data["details"].values():
         spec = entry["app_info"]["app_entry"] if "app_info" in entry else entry
         text = json.dumps(spec)
         for key in ("requiredGPU", "requiredMemory", "requiredCPU", "requiredDisk"):
             value = _find(spec, key)
             assert value not in (None, "", "0", 0), f"{entry.get('name')}: {key} {value!r} in {text[:300]}"
+
+
+@pytest.mark.skipif(not os.environ.get("ORALES_MARKET"),
+                    reason="set ORALES_MARKET to a checkout of github.com/aamsellem/olares-one-market (with "
+                           "scripts/validate-manifests-v3.js, and node with js-yaml) to run the maintainer's v3 "
+                           "validator over the committed charts")
+def test_the_maintainers_v3_validator_accepts_every_committed_chart(cat, tmp_path):
+    """The maintainer's scripts/validate-manifests-v3.js (@b41af142) over the committed charts/ (olares-v3): it
+    passes and counts every chart. His market-taxonomy.json lists his apps' worker categories; the test writes its
+    own from the catalog's `categories`, for the catalog's apps (the validator requires one per chart)."""
+    import shutil
+
+    checkout, node, env = _opt_in_node("validate-manifests-v3.js")
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(checkout / "scripts" / "validate-manifests-v3.js", tmp_path / "scripts")
+    names = sorted(r.app.name for r in rendered_apps(cat))
+    taxonomy = {name: list(cat.apps[name].app.categories) for name in names}
+    (tmp_path / "scripts" / "market-taxonomy.json").write_text(json.dumps(taxonomy, indent=2), encoding="utf-8")
+    for name in names:
+        shutil.copytree(EMBEDDED_CHARTS / name, tmp_path / name)
+    done = subprocess.run([node, "scripts/validate-manifests-v3.js"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip() == f"Validated {len(names)} Olares v3 charts.", done.stdout
 
 
 def _find(data: object, key: str) -> object:

@@ -165,10 +165,11 @@ def test_olares004_pre_release_version(tree):
 
 
 def test_olares005_no_workload_named_after_the_app(tree):
-    swap(tree, "templates/deployment.yaml", "metadata:\n  name: {{ .Release.Name }}\n",
-         "metadata:\n  name: {{ .Release.Name }}-engine\n")
+    swap(tree, "templates/deployment.yaml", f"metadata:\n  name: {APP}\n", f"metadata:\n  name: {APP}-engine\n")
     swap(tree, "OlaresManifest.yaml", f"workloadReplicas:\n  {APP}: 1\n", f"workloadReplicas:\n  {APP}-engine: 1\n")
-    assert "no Deployment or StatefulSet named 'gemma4e2bone'" in only(lint_chart(APP, tree), "OLARES005")[0].message
+    found = lint_chart(APP, tree)
+    assert "OLARES005" in ids(found) <= {"OLARES005", "OLARES026"}  # the v3 wiring rule sees the rename too
+    assert "no Deployment or StatefulSet named 'gemma4e2bone'" in [f for f in found if f.rule == "OLARES005"][0].message
 
 
 def test_olares006_unknown_workload_replicas_entry(tree):
@@ -181,8 +182,8 @@ def test_olares006_unknown_workload_replicas_entry(tree):
 def test_olares007_replicas_ignore_replica_count(tree, replicas):
     swap(tree, "templates/deployment.yaml", "replicas: {{ .Values.workloads.gemma4e2bone.replicaCount }}",
          f"replicas: {replicas}")
-    found = only(lint_chart(APP, tree), "OLARES007")
-    assert "replicaCount was 0" in found[0].message
+    found = [f for f in lint_chart(APP, tree) if f.rule != "OLARES026"]  # OLARES026 reads the template's text
+    assert ids(found) == {"OLARES007"} and "replicaCount was 0" in found[0].message
 
 
 def test_olares008_hostpath_with_rolling_update(tree):
@@ -285,13 +286,20 @@ def test_olares017_mixed_version_and_api_version(tree):
 
 def test_olares017_v3_manifest_that_admits_old_olares(tree):
     swap(tree, "OlaresManifest.yaml", "version: '>=1.12.6-0'", "version: '>=1.12.3-0'")
-    assert "admits Olares 1.12.3, which cannot install it" in only(lint_chart(APP, tree), "OLARES017")[0].message
+    found = lint_chart(APP, tree)
+    assert ids(found) == {"OLARES017", "OLARES027"}  # OLARES027: the market's text check of the same line
+    assert "admits Olares 1.12.3, which cannot install it" in [f for f in found if f.rule == "OLARES017"][0].message
 
 
 def test_olares018_v2_cpu_in_millicores(v2tree):
     swap(v2tree, "OlaresManifest.yaml", "  requiredCpu: '4'\n", "  requiredCpu: 4000m\n")
     found = only(lint_chart(APP, v2tree), "OLARES018")
     assert "spec.requiredCpu '4000m' is not a whole number of cores" in found[0].message
+
+
+def test_olares018_v3_cpu_in_millicores(tree):
+    swap(tree, "OlaresManifest.yaml", "    requiredCpu: '4'\n", "    requiredCpu: 4000m\n")
+    assert "spec.accelerator[0].requiredCpu '4000m'" in only(lint_chart(APP, tree), "OLARES018")[0].message
 
 
 def test_olares014_v2_gpumem_differs_from_required_gpu(v2tree):
@@ -351,3 +359,132 @@ def test_helm001_chart_without_chart_yaml(tree):
     found = lint_chart(APP, tree)
     assert ids(found) == {"HELM001", "OLARES001"}
     assert any("Chart.yaml" in f.message for f in found if f.rule == "HELM001")
+
+
+# --- olares-v3: the platform's 0.12.0 rules and the maintainer's validator, written as rules ------------------
+
+MAN = "OlaresManifest.yaml"
+I18N = "i18n/en-US/OlaresManifest.yaml"
+
+
+def test_olares019_deprecated_appid(tree):
+    swap(tree, MAN, "metadata:\n  name: gemma4e2bone\n", "metadata:\n  name: gemma4e2bone\n  appid: gemma4e2bone\n")
+    found = only(lint_chart(APP, tree), "OLARES019")
+    assert "metadata.appid is deprecated" in found[0].message and found[0].line is not None
+
+
+def test_olares019_flat_resources_beside_the_accelerator(tree):
+    swap(tree, MAN, "  accelerator:\n", "  requiredGpu: 1Gi\n  accelerator:\n")
+    assert "spec.requiredGpu is deprecated" in only(lint_chart(APP, tree), "OLARES019")[0].message
+
+
+def test_olares019_olares_111_category(tree):
+    swap(tree, MAN, "  categories:\n  - AI\n", "  categories:\n  - AI\n  - Utilities\n")
+    found = lint_chart(APP, tree)
+    assert ids(found) == {"OLARES019", "OLARES024"}
+    assert any("Olares 1.11 category" in f.message for f in found if f.rule == "OLARES019")
+
+
+def test_olares020_nvidia_needs_amd64(tree):
+    swap(tree, MAN, "  supportArch:\n  - amd64\n", "  supportArch:\n  - arm64\n")
+    assert "mode nvidia requires spec.supportArch to contain 'amd64'" in only(lint_chart(APP, tree),
+                                                                             "OLARES020")[0].message
+
+
+def test_olares020_unknown_mode_and_gb10_without_gpu_memory(tree):
+    swap(tree, MAN, "  - mode: nvidia\n", "  - mode: nvidia-gb10\n")
+    found = [f.message for f in lint_chart(APP, tree) if f.rule == "OLARES020"]
+    assert any("mode nvidia-gb10 requires spec.supportArch to contain 'arm64'" in m for m in found)
+    assert any("requiredGPUMemory must be empty for mode nvidia-gb10" in m for m in found)
+
+
+def test_olares020_incomplete_envelope(tree):
+    swap(tree, MAN, "    requiredDisk: 15Gi\n", "")
+    found = lint_chart(APP, tree)
+    assert {"OLARES020", "OLARES025"} <= ids(found) <= {"OLARES010", "OLARES020", "OLARES025"}
+    assert any("requiredDisk is required" in f.message for f in found if f.rule == "OLARES020")
+
+
+def test_olares021_entrance_title_with_a_dot(tree):
+    tree[MAN] = tree[MAN].replace("title: Gemma 4 E2B One", "title: Gemma 4.0 E2B One")
+    found = only(lint_chart(APP, tree), "OLARES021")
+    assert len(found) == 1 and "entrances[0].title 'Gemma 4.0 E2B One' holds '.'" in found[0].message
+
+
+def test_olares021_title_too_long(tree):
+    tree[MAN] = tree[MAN].replace("title: Gemma 4 E2B One", "title: " + "G" * 31)
+    found = only(lint_chart(APP, tree), "OLARES021")
+    assert {f.message.split(" ")[0] for f in found} == {"metadata.title", "entrances[0].title"}
+
+
+def test_olares022_no_i18n(tree):
+    del tree[I18N]
+    assert "no i18n/<locale>/OlaresManifest.yaml" in only(lint_chart(APP, tree), "OLARES022")[0].message
+
+
+def test_olares022_v2_locale_manifest_and_untranslated_fields(tree):
+    tree["i18n/zh-CN/OlaresManifest.yaml"] = "olaresManifest.version: '0.10.0'\napiVersion: v2\nmetadata:\n" \
+                                             "  title: x\n  icon: y\n"
+    tree["i18n/fr-FR/README"] = "no manifest here\n"
+    found = [f.message for f in only(lint_chart(APP, tree), "OLARES022")]
+    assert any("is a v2 manifest" in m for m in found)
+    assert any("metadata holds fields the Market does not translate" in m for m in found)
+    assert any("i18n/fr-FR/ has no OlaresManifest.yaml" in m for m in found)
+
+
+def test_olares023_only_admin(tree):
+    swap(tree, MAN, "  supportArch:\n", "  onlyAdmin: true\n  supportArch:\n")
+    assert "spec.onlyAdmin is true" in only(lint_chart(APP, tree), "OLARES023")[0].message
+
+
+def test_olares023_shared(tree):
+    swap(tree, MAN, "  LLMGatewaySupported: true\n", "  LLMGatewaySupported: true\n  shared: true\n")
+    assert "options.shared is true" in only(lint_chart(APP, tree), "OLARES023")[0].message
+
+
+def test_olares024_categories_other_than_ai(tree):
+    swap(tree, MAN, "  categories:\n  - AI\n", "  categories:\n  - Developer Tools\n")
+    assert "metadata.categories is ['Developer Tools']" in only(lint_chart(APP, tree), "OLARES024")[0].message
+
+
+def test_olares025_not_an_nvidia_envelope(tree):
+    swap(tree, MAN, "  - mode: nvidia\n", "  - mode: amd-gpu\n")
+    found = [f for f in lint_chart(APP, tree) if f.rule == "OLARES025"]
+    assert found and "1 entries (amd-gpu)" in found[0].message
+
+
+def test_olares026_templated_deployment_name(tree):
+    swap(tree, "templates/deployment.yaml", "metadata:\n  name: gemma4e2bone\n", "metadata:\n  name: {{ .Release.Name }}\n")
+    assert "metadata.name is not written literally" in only(lint_chart(APP, tree), "OLARES026")[0].message
+
+
+def test_olares026_two_deployments(tree):
+    tree["templates/extra.yaml"] = tree["templates/deployment.yaml"].replace("name: gemma4e2bone\n", "name: other\n", 1)
+    found = [f.message for f in lint_chart(APP, tree) if f.rule == "OLARES026"]
+    assert any("2 Deployment templates" in m for m in found)
+
+
+def test_olares027_dependency_double_quoted(tree):
+    swap(tree, MAN, "version: '>=1.12.6-0'", 'version: ">=1.12.6-0"')
+    assert "no line `version: '>=1.12.6-0'`" in only(lint_chart(APP, tree), "OLARES027")[0].message
+
+
+def test_olares028_unknown_capability(tree):
+    swap(tree, MAN, "  default: tools\n", "  default: tools,wings\n")
+    assert "MODEL_SUPPORTS 'tools,wings'" in only(lint_chart(APP, tree), "OLARES028")[0].message
+
+
+def test_olares028_flag_not_a_boolean(tree):
+    swap(tree, MAN, "  LLMGatewaySupported: true\n", "  LLMGatewaySupported: 'yes'\n")
+    assert "is not a boolean" in only(lint_chart(APP, tree), "OLARES028")[0].message
+
+
+def test_v2_chart_skips_the_v3_rules():
+    """The olares-v3 rules read the chart's own profile: a v2 render of the same app raises none of them."""
+    from generator.chart.plan import plan
+    from generator.chart.render import render
+
+    resolved = next(r for r in load_catalog(MARKET_CATALOG).select() if r.app.name == APP)
+    v2 = render(plan(resolved, profile="olares-v2"))
+    assert I18N not in v2 and "apiVersion: v2" in v2[MAN]
+    assert lint_chart(APP, v2) == []

@@ -136,8 +136,97 @@ def test_v2_cpu_is_whole_cores(catalog_copy):
     assert (manifest(v2)["spec"]["requiredCpu"], manifest(v2)["spec"]["limitedCpu"]) == ("2", "8")
     assert "cpu: 1500m" in v2["values.yaml"]
     assert lint_chart("gemma4e2bone", v2) == []
-    v3 = render(plan(r, profile="olares-v3"))
-    assert manifest(v3)["spec"]["accelerator"][0]["requiredCpu"] == "1500m"
+    v3 = render(plan(r, profile="olares-v3"))  # the maintainer's CLAUDE.md @b41af142 keeps integer cores in v3
+    assert manifest(v3)["spec"]["accelerator"][0]["requiredCpu"] == "2" and "cpu: 1500m" in v3["values.yaml"]
+    assert lint_chart("gemma4e2bone", v3) == []
+
+
+@pytest.mark.parametrize("app", ["vllmqwen36turbo27bone", "gemma4e2bone"])
+def test_v3_manifest_is_the_0120_format(market, app):
+    """Olares >= 1.12.6 and the maintainer's validator: no appid, no onlyAdmin, one nvidia accelerator entry,
+    user HF envs with required false, i18n/en-US, the dependency '>=1.12.6-0', apiTimeout 0, Router's flag."""
+    r = market.apps[app]
+    tree = render(plan(r, profile="olares-v3"))
+    data = manifest(tree)
+    spec, meta, options = data["spec"], data["metadata"], data["options"]
+    assert data["olaresManifest.version"] == "0.12.0" and data["apiVersion"] == "v3"
+    assert "appid" not in meta and meta["categories"] == ["AI"] and "onlyAdmin" not in spec
+    assert data["workloadReplicas"] == {app: 1} and yaml.safe_load(tree["values.yaml"])["workloads"] == \
+        {app: {"replicaCount": 1}}
+    assert f"replicas: {{{{ .Values.workloads.{app}.replicaCount }}}}" in tree["templates/deployment.yaml"]
+    assert f"kind: Deployment\nmetadata:\n  name: {app}\n" in tree["templates/deployment.yaml"]
+    [entry] = spec["accelerator"]
+    assert entry["mode"] == "nvidia" and entry["requiredGPUMemory"] == entry["limitedGPUMemory"] == \
+        f"{r.app.gpu_memory_mib}Mi"
+    assert not {"requiredCpu", "requiredGpu", "limitedGpu"} & set(spec)
+    hf = [e for e in data["envs"] if e["envName"] in ("HF_ENDPOINT", "HF_TOKEN")]
+    assert [(e["valueFrom"]["envName"], e["required"], e["applyOnChange"]) for e in hf] == \
+        [("OLARES_USER_HUGGINGFACE_SERVICE", False, True), ("OLARES_USER_HUGGINGFACE_TOKEN", False, True)]
+    assert options["apiTimeout"] == 0 and options["LLMGatewaySupported"] is True
+    assert "version: '>=1.12.6-0'" in tree["OlaresManifest.yaml"] and "{{" not in tree["OlaresManifest.yaml"]
+    locale = yaml.safe_load(tree["i18n/en-US/OlaresManifest.yaml"])
+    assert locale["metadata"] == {"title": r.app.title, "description": r.app.description}
+    assert spec["locale"] == ["en-US"]
+    assert lint_chart(app, tree) == []
+
+
+def _envs(tree: dict[str, str]) -> dict[str, str]:
+    return {e["envName"]: e.get("default") for e in manifest(tree)["envs"]}
+
+
+def test_router_card_comes_from_the_catalog(market):
+    """MODEL_SUPPORTS is read off facts the chart already holds: vLLM's tool and reasoning parsers, llama.cpp's
+    --jinja, the app's vision; MODEL_NAME is the name the server answers to."""
+    turbo = market.apps["vllmqwen36turbo27bone"]  # vLLM, --reasoning-parser qwen3, --tool-call-parser qwen3_coder
+    envs = _envs(render(plan(turbo, profile="olares-v3")))
+    assert envs["MODEL_MODE"] == "chat" and envs["MODEL_NAME"] == turbo.app.model_alias
+    assert envs["MODEL_SUPPORTS"] == "tools,thinking"
+    e2b = market.apps["gemma4e2bone"]  # llama.cpp fork with --jinja, no vision
+    assert _envs(render(plan(e2b, profile="olares-v3")))["MODEL_SUPPORTS"] == "tools"
+    vision = market.apps["qwen36a3bvisionone"]
+    assert _envs(render(plan(vision, profile="olares-v3")))["MODEL_SUPPORTS"].split(",")[0] == "vision"
+    v2 = manifest(render(plan(turbo, profile="olares-v2")))
+    assert "LLMGatewaySupported" not in v2["options"] and "MODEL_MODE" not in {e["envName"] for e in v2["envs"]}
+
+
+def test_no_capability_reads_none(catalog_copy):
+    from support.checks import set_app
+
+    set_app(catalog_copy, "vllmqwen36turbo27bone", extra_args=["--language-model-only"])
+    r = load_catalog(catalog_copy).apps["vllmqwen36turbo27bone"]
+    assert _envs(render(plan(r, profile="olares-v3")))["MODEL_SUPPORTS"] == "none"
+
+
+def test_translations_become_i18n_manifests(catalog_copy):
+    from support.checks import set_app
+
+    set_app(catalog_copy, "gemma4e2bone", i18n={"zh-CN": {"title": "Gemma 4 E2B", "description": "zh"}})
+    r = load_catalog(catalog_copy).apps["gemma4e2bone"]
+    tree = render(plan(r, profile="olares-v3"))
+    assert manifest(tree)["spec"]["locale"] == ["en-US", "zh-CN"]
+    zh = yaml.safe_load(tree["i18n/zh-CN/OlaresManifest.yaml"])
+    assert zh["metadata"] == {"title": "Gemma 4 E2B", "description": "zh"}
+    assert zh["spec"]["fullDescription"] == (r.app.full_description or r.app.description)
+    assert lint_chart("gemma4e2bone", tree) == []
+    set_app(catalog_copy, "gemma4e2bone", i18n={"en-US": {"title": "x", "description": "y"}})
+    with pytest.raises(InputError, match="i18n.en-US"):
+        load_catalog(catalog_copy)
+
+
+def test_mkt002_an_app_without_market_categories(catalog_copy):
+    """MKT004 when catalog/market.yaml says the market shows its own taxonomy."""
+    from generator.rules import context, run_rules
+    from support.checks import set_app
+
+    def mkt002() -> list[str]:
+        catalog = load_catalog(catalog_copy)
+        return [f.message for f in run_rules(context(catalog.apps["gemma4e2bone"], catalog)) if f.rule == "MKT004"]
+
+    assert mkt002() == []  # no market.yaml: nothing asks for categories
+    (catalog_copy / "market.yaml").write_text("categories: true\n", encoding="utf-8")
+    assert mkt002() and "names no market categories" in mkt002()[0]
+    set_app(catalog_copy, "gemma4e2bone", categories=["LLM Chat"])
+    assert mkt002() == []
 
 
 # ---- who chooses: the catalog's market settings, or the caller (a publish target) ---------------------------------
@@ -206,11 +295,13 @@ def test_v2_chart_matches_golden_and_lints_clean(v2_trees, app):
 
 
 def test_v2_and_v3_differ_only_in_the_manifest_and_the_weights_folder(v2_trees):
-    """The profile changes OlaresManifest.yaml and where the weights live on the host; nothing else."""
+    """The profile changes OlaresManifest.yaml (v3 adds its i18n/<locale>/ manifests) and where the weights live
+    on the host; nothing else."""
     golden_v3 = TESTS / "golden"
     for app in SMALL_APPS:
         v3 = read_tree(golden_v3 / app)
         changed = {rel for rel in set(v3) | set(v2_trees[app]) if v3.get(rel) != v2_trees[app].get(rel)}
-        assert changed == {"OlaresManifest.yaml", "templates/deployment.yaml"}, app
+        assert changed == {"OlaresManifest.yaml", "i18n/en-US/OlaresManifest.yaml", "templates/deployment.yaml"}, app
+        assert "i18n/en-US/OlaresManifest.yaml" not in v2_trees[app]
         lines = [line for line in diff_tree(app, v3, v2_trees[app]) if line.startswith(("+{{", "-{{"))]
         assert len(lines) == 2 and all("$models :=" in line for line in lines), lines

@@ -64,7 +64,7 @@ CASES = [
          "does not match ^[a-z][a-z0-9]{0,29}$"),
     Case("name-reserved", GEMMA, _sub(GEMMA, "name: gemmalab", "name: kube"), None, "name: kube",
          "'kube' is reserved"),
-    Case("title-too-long", QWEN, _sub(QWEN, "title: Qwen3.6 35B-A3B Lab", "title: " + "T" * 31), None, "title:",
+    Case("title-too-long", QWEN, _sub(QWEN, "title: Qwen36 35B-A3B Lab", "title: " + "T" * 31), None, "title:",
          "title: String should have at most 30 characters"),
     Case("bad-semver", QWEN, _sub(QWEN, "version: 1.0.0", "version: '1.0'"), None, "version:",
          "'1.0' is not a semantic version X.Y.Z"),

@@ -187,3 +187,20 @@ def test_render_repairs_a_list_of_owned_folders_a_merge_left_out_of_order(catalo
     assert render(catalog) == 0
     assert render(catalog, "--check") == 0
     assert "up to date" in capsys.readouterr().out
+
+
+def test_profile_picks_the_format_for_one_render(catalog, capsys):
+    """Default olares-v3 (0.12.0, i18n/en-US); --profile olares-v2 writes 0.10.0 without i18n; a v3 --check
+    against the v2 render is stale; an unknown profile is a usage error (exit 2) that names the known ones."""
+    charts = catalog.parent / "charts"
+    assert render(catalog) == 0
+    assert "olaresManifest.version: 0.12.0" in (charts / "qwenlab" / "OlaresManifest.yaml").read_text()
+    assert (charts / "qwenlab" / "i18n" / "en-US" / "OlaresManifest.yaml").is_file()
+    assert render(catalog, "--profile", "olares-v2") == 0
+    assert "olaresManifest.version: 0.10.0" in (charts / "qwenlab" / "OlaresManifest.yaml").read_text()
+    assert not (charts / "qwenlab" / "i18n").exists()
+    assert render(catalog, "--check", "--profile", "olares-v2") == 0
+    assert render(catalog, "--check") == 1
+    capsys.readouterr()
+    assert render(catalog, "--profile", "olares-v9") == 2
+    assert "known: olares-v2, olares-v3" in capsys.readouterr().err

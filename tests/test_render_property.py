@@ -102,4 +102,6 @@ def test_helm_renders_catalog_text_verbatim(catalog, data):
     assert container["args"][len(container["args"]) - len(args):] == args
     env = {e["name"]: e.get("value") for e in container["env"]}
     assert all(env[k] == k8s_literal(v) for k, v in data["env"].items())
-    assert lint_chart(name, tree) == []
+    # any schema-valid title stays inert; OLARES021 refuses the ones an entrance title may not hold (a rule, not a
+    # rendering defect)
+    assert [f for f in lint_chart(name, tree) if f.rule != "OLARES021"] == []

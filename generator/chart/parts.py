@@ -45,11 +45,15 @@ class Metadata:
     description: str
     icon: str
     version: str
-    categories: tuple[str, ...] = ("AI",)
+    categories: tuple[str, ...] = ("AI",)  # Olares 1.12 Market categories (manifest.md "categories")
 
-    def to_data(self) -> dict[str, Data]:
-        return {"name": self.name, "appid": self.name, "title": self.title, "description": self.description,
-                "icon": self.icon, "version": self.version, "categories": list(self.categories)}
+    def to_data(self, profile: Profile = OLARES_V3) -> dict[str, Data]:
+        out: dict[str, Data] = {"name": self.name}
+        if profile.appid:  # 0.12.0 deprecates metadata.appid ("created automatically from metadata.name")
+            out["appid"] = self.name
+        out.update({"title": self.title, "description": self.description, "icon": self.icon,
+                    "version": self.version, "categories": list(self.categories)})
+        return out
 
 
 @dataclass(frozen=True)
@@ -115,7 +119,9 @@ class ManifestSpec:
         if self.upgrade_description:
             out["upgradeDescription"] = self.upgrade_description
         out.update({"developer": self.developer, "submitter": self.submitter, "locale": list(self.locale),
-                    "supportArch": list(self.support_arch), "onlyAdmin": self.only_admin})
+                    "supportArch": list(self.support_arch)})
+        if profile.only_admin:  # v3: an individual app leaves onlyAdmin out (the spec's default, false)
+            out["onlyAdmin"] = self.only_admin
         if profile.flat_resources:
             out.update(self.accelerator[0].flat_data())  # v2 has one envelope: the nvidia one
         else:
@@ -135,13 +141,66 @@ class Dependency:
 
 @dataclass(frozen=True)
 class SystemEnv:
-    """An app env var Olares fills from a system env var (`valueFrom.envName`)."""
+    """An app env var Olares fills from a system or user env var (`valueFrom.envName`). `flags`: also write
+    `required: false, applyOnChange: true` (the official v3 charts; the token is optional, a changed one
+    redeploys the app: docs/profiles.md)."""
 
     name: str
     system_name: str
+    flags: bool = False
 
     def to_data(self) -> dict[str, Data]:
-        return {"envName": self.name, "valueFrom": {"envName": self.system_name}}
+        out: dict[str, Data] = {"envName": self.name}
+        if self.flags:
+            out.update({"required": False, "applyOnChange": True})
+        out["valueFrom"] = {"envName": self.system_name}
+        return out
+
+
+@dataclass(frozen=True)
+class FixedEnv:
+    """An app env var with a fixed value the user cannot edit (the MODEL_* envs of beclab/apps' v3 LLM charts)."""
+
+    name: str
+    value: str
+
+    def to_data(self) -> dict[str, Data]:
+        return {"envName": self.name, "required": True, "type": "string", "editable": False,
+                "applyOnChange": False, "default": self.value}
+
+
+MODEL_SUPPORTS = ("vision", "tools", "thinking")  # the MODEL_SUPPORTS vocabulary of beclab/apps' v3 charts
+
+
+@dataclass(frozen=True)
+class ModelCard:
+    """What Olares Router reads of a chat app from its manifest (docs/profiles.md "Router"):
+    options.LLMGatewaySupported, and the MODEL_MODE / MODEL_NAME / MODEL_SUPPORTS envs of beclab/apps'
+    v3 LLM charts (`none` when the model has none of vision, tools, thinking)."""
+
+    name: str  # the model name the server answers to (/v1/models)
+    supports: tuple[str, ...]  # a subset of MODEL_SUPPORTS, in its order
+    mode: str = "chat"
+
+    def envs(self) -> tuple[FixedEnv, ...]:
+        return (FixedEnv("MODEL_MODE", self.mode), FixedEnv("MODEL_NAME", self.name),
+                FixedEnv("MODEL_SUPPORTS", ",".join(self.supports) or "none"))
+
+
+@dataclass(frozen=True)
+class I18nManifest:
+    """i18n/<locale>/OlaresManifest.yaml: the fields the Market translates (manifest.md "i18n")."""
+
+    title: str
+    description: str
+    full_description: str
+    upgrade_description: str | None
+
+    def to_data(self) -> dict[str, Data]:
+        spec: dict[str, Data] = {"fullDescription": self.full_description}
+        if self.upgrade_description:
+            spec["upgradeDescription"] = self.upgrade_description
+        return {"metadata": {"title": self.title, "description": self.description}, "spec": spec}
 
 
 @dataclass(frozen=True)
@@ -154,6 +213,7 @@ class OlaresManifest:
     dependencies: tuple[Dependency, ...]
     envs: tuple[SystemEnv, ...]
     api_timeout: int = 0
+    model_card: ModelCard | None = None  # a chat app Router lists (olares-v3 only)
     manifest_type: str = "app"
     profile: Profile = OLARES_V3  # which manifest format to_data() writes (generator/chart/profiles.py)
 
@@ -166,17 +226,32 @@ class OlaresManifest:
             "olaresManifest.version": self.manifest_version,
             "olaresManifest.type": self.manifest_type,
             "apiVersion": self.api_version,
-            "metadata": self.metadata.to_data(),
+            "metadata": self.metadata.to_data(self.profile),
             "entrances": [e.to_data() for e in self.entrances],
         }
         if self.profile.workload_replicas:
             out["workloadReplicas"] = dict(self.workload_replicas)
+        envs: list[Data] = [e.to_data() for e in self.envs]
+        envs += [e.to_data() for e in self._card_envs()]
         out.update({
             "spec": self.spec.to_data(self.profile),
             "permission": dict(self.profile.permission),
-            "options": {"apiTimeout": self.api_timeout, "dependencies": [d.to_data() for d in self.dependencies]},
-            "envs": [e.to_data() for e in self.envs],
+            "options": self._options(),
+            "envs": envs,
         })
+        return out
+
+    def _gateway(self) -> bool:
+        return self.model_card is not None and self.profile.llm_gateway
+
+    def _card_envs(self) -> tuple[FixedEnv, ...]:
+        return self.model_card.envs() if self.model_card is not None and self._gateway() else ()
+
+    def _options(self) -> dict[str, Data]:
+        out: dict[str, Data] = {"apiTimeout": self.api_timeout}
+        if self._gateway():
+            out["LLMGatewaySupported"] = True
+        out["dependencies"] = [d.to_data() for d in self.dependencies]
         return out
 
 
@@ -285,5 +360,6 @@ def key_paths(node: Data, prefix: str = "") -> list[str]:
 
 
 __all__ = ["Accelerator", "ChartYaml", "ContainerResources", "Data", "Dependency", "EngineValues", "EnvValue",
-           "Entrance", "FetchFile", "GPU_RESOURCE", "ManifestSpec", "Metadata", "ModelFetch", "OlaresManifest",
+           "Entrance", "FetchFile", "FixedEnv", "GPU_RESOURCE", "I18nManifest", "MODEL_SUPPORTS", "ManifestSpec",
+           "Metadata", "ModelCard", "ModelFetch", "OlaresManifest",
            "Owners", "ResourceList", "SystemEnv", "Values", "key_paths"]

@@ -8,12 +8,13 @@ from generator.chart.render import render
 from generator.chart.writer import Tree
 
 
-def render_app(resolved: Resolved) -> Tree:
-    return render(plan(resolved))
+def render_app(resolved: Resolved, profile: str | None = None) -> Tree:
+    """The app's chart; `profile` (olares-v2 | olares-v3) overrides the catalog's (docs/profiles.md)."""
+    return render(plan(resolved, profile=profile))
 
 
-def render_apps(selected: list[Resolved]) -> dict[str, Tree]:
-    return {r.app.name: render_app(r) for r in selected}
+def render_apps(selected: list[Resolved], profile: str | None = None) -> dict[str, Tree]:
+    return {r.app.name: render_app(r, profile) for r in selected}
 
 
 def rendered_apps(cat: Catalog) -> list[Resolved]:

@@ -6,13 +6,14 @@ import math
 from dataclasses import dataclass, field
 
 from generator.catalog import Resolved
-from generator.chart.parts import (Accelerator, ChartYaml, ContainerResources, Dependency, EngineValues, Entrance,
-                                   EnvValue, FetchFile, ManifestSpec, Metadata, ModelFetch, OlaresManifest, Owners,
-                                   ResourceList, SystemEnv, Values)
+from generator.chart.parts import (MODEL_SUPPORTS, Accelerator, ChartYaml, ContainerResources, Dependency,
+                                   EngineValues, Entrance, EnvValue, FetchFile, I18nManifest, ManifestSpec, Metadata,
+                                   ModelCard, ModelFetch, OlaresManifest, Owners, ResourceList, SystemEnv, Values)
 from generator.chart.profiles import PROFILES, Profile, get_profile
 from generator.engines import EngineSpec, engine_for
 from generator.engines.base import CHAT_TEMPLATE_FILE
 from generator.fit.sizing import sized
+from generator.schema.app import SOURCE_LOCALE
 
 STARTUP_BUDGET_S = 3600  # first boot downloads the weights (docs/domain.md)
 INIT_IMAGE = "docker.io/alpine:3.20"  # the maintainer's charts fetch GGUF files with it
@@ -32,6 +33,7 @@ class ChartSpec:
     resolved: Resolved  # the app as planned: GPU memory (and vLLM utilization) filled in by the fit when left out
     profile: Profile
     files: dict[str, str] = field(default_factory=dict)  # chart files shipped verbatim (the chat template)
+    i18n: dict[str, I18nManifest] = field(default_factory=dict)  # locale -> i18n/<locale>/OlaresManifest.yaml
 
 
 def k8s_literal(text: str) -> str:
@@ -77,8 +79,40 @@ def _accelerator(r: Resolved, profile: Profile) -> Accelerator:
                        required_gpu_memory=gpu, limited_gpu_memory=gpu)
 
 
+def _supports(r: Resolved, spec: EngineSpec) -> tuple[str, ...]:
+    """MODEL_SUPPORTS from facts the chart already holds (docs/profiles.md "Router"):
+    - vision: the app serves images (`vision: true`: the engine gets the mmproj / the multimodal limit);
+    - tools: vLLM runs with `--enable-auto-tool-choice` and a `--tool-call-parser` (vLLM docs, tool calling);
+      llama.cpp with `--jinja` (its docs/function-calling.md: tool calls need --jinja, a generic format
+      serves any template);
+    - thinking: vLLM runs a `--reasoning-parser` (vLLM docs, reasoning outputs). The catalog holds no
+      reasoning fact for llama.cpp models, so a llama.cpp app declares none."""
+    argv = spec.argv
+    engine = r.stack.engine
+    found = {
+        "vision": r.app.vision,
+        "tools": (engine == "vllm" and "--enable-auto-tool-choice" in argv and "--tool-call-parser" in argv)
+        or (engine == "llamacpp" and "--jinja" in argv),
+        "thinking": engine == "vllm" and "--reasoning-parser" in argv,
+    }
+    return tuple(s for s in MODEL_SUPPORTS if found[s])
+
+
+def _i18n(r: Resolved, profile: Profile) -> dict[str, I18nManifest]:
+    """i18n/<locale>/OlaresManifest.yaml for en-US (the app's own text) and each translation (olares-v3)."""
+    if not profile.i18n:
+        return {}
+    app = r.app
+    full = app.full_description or app.description
+    out = {SOURCE_LOCALE: I18nManifest(app.title, app.description, full, app.upgrade_description)}
+    for locale, t in sorted(app.i18n.items()):
+        out[locale] = I18nManifest(t.title, t.description, t.full_description or full, None)
+    return out
+
+
 def _manifest(r: Resolved, spec: EngineSpec, profile: Profile) -> OlaresManifest:
     app = r.app
+    locales = (SOURCE_LOCALE, *sorted(app.i18n)) if profile.i18n else (SOURCE_LOCALE,)
     return OlaresManifest(
         manifest_version=profile.manifest_version,
         metadata=Metadata(name=app.name, title=app.title, description=app.description, icon=app.icon,
@@ -87,9 +121,11 @@ def _manifest(r: Resolved, spec: EngineSpec, profile: Profile) -> OlaresManifest
         workload_replicas={app.name: 1},
         spec=ManifestSpec(version_name=r.stack.image_tag, full_description=app.full_description or app.description,
                           upgrade_description=app.upgrade_description, developer=app.owners[0],
-                          submitter=app.owners[0], accelerator=(_accelerator(r, profile),)),
+                          submitter=app.owners[0], accelerator=(_accelerator(r, profile),), locale=locales),
         dependencies=(Dependency("olares", profile.olares_dependency, "system"),),
-        envs=(SystemEnv("HF_ENDPOINT", profile.hf_endpoint_from), SystemEnv("HF_TOKEN", profile.hf_token_from)),
+        envs=(SystemEnv("HF_ENDPOINT", profile.hf_endpoint_from, profile.env_flags),
+              SystemEnv("HF_TOKEN", profile.hf_token_from, profile.env_flags)),
+        model_card=ModelCard(app.model_alias, _supports(r, spec)),
         profile=profile,
     )
 
@@ -106,7 +142,8 @@ def plan(r: Resolved, profile: Profile | str | None = None) -> ChartSpec:
                       app_version=r.stack.image_tag)
     files = {CHAT_TEMPLATE_FILE: r.chat_template.text} if r.chat_template is not None else {}
     return ChartSpec(name=app.name, chart=chart, manifest=_manifest(r, spec, chosen), values=_values(r, spec),
-                     owners=Owners(tuple(app.owners)), engine=spec, resolved=r, profile=chosen, files=files)
+                     owners=Owners(tuple(app.owners)), engine=spec, resolved=r, profile=chosen, files=files,
+                     i18n=_i18n(r, chosen))
 
 
 __all__ = ["CONTAINER", "ChartSpec", "k8s_literal", "plan", "whole_cores"]

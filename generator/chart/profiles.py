@@ -1,8 +1,10 @@
 """Olares manifest profiles: what differs between the two manifest formats a market can ask for (docs/profiles.md).
 
 - `olares-v3`: olaresManifest 0.12.0, apiVersion v3, one `spec.accelerator` entry per GPU mode, `workloadReplicas`,
-  `appCommon`/`appCache` permissions; Olares >= 1.12.6 (the first release that reads v3, appCommon and
-  accelerator entries). The tool's output before profiles existed.
+  `appCommon`/`appCache` permissions, no `metadata.appid`, no `onlyAdmin`, `i18n/<locale>/OlaresManifest.yaml`,
+  `options.LLMGatewaySupported` (Router), the Hugging Face envs from the user's OLARES_USER_HUGGINGFACE_*;
+  Olares >= 1.12.6 (the first release that reads v3 and the only format it installs) and the maintainer's v3
+  market (aamsellem/olares-one-market scripts/validate-manifests-v3.js @b41af142). The default.
 - `olares-v2`: olaresManifest 0.10.0, apiVersion v2, the flat `spec.requiredCpu/limitedCpu/requiredMemory/
   limitedMemory/requiredDisk/limitedDisk/requiredGpu/limitedGpu` fields with CPU in integer cores, the `appData`
   permission, Olares >= 1.12.3: the format of the maintainer's market (github.com/aamsellem/orales-one-market
@@ -10,6 +12,7 @@
   NOT 0.11.0)", "Top-level apiVersion: 'v2'", "CPU values in integer cores", "Olares dependency: >=1.12.3-0";
   every app's OlaresManifest.yaml at 6a34b5bb8ff60e5bbbea0ba7a030b9ef8c41bdd9), and the fields its market build
   script reads (scripts/build-catalog.js: spec.requiredGpu, requiredCpu, requiredMemory, requiredDisk).
+  Served to Olares <= 1.12.5 only: 1.12.6 no longer shows or installs apiVersion v2 apps.
 
 A catalog picks its profile in catalog/market.yaml (`profile:`); a publish target may pass another one to
 `generator.chart.plan.plan(r, profile=...)`.
@@ -23,6 +26,7 @@ from generator.core.errors import UsageError
 from generator.schema.market import DEFAULT_PROFILE, ProfileName
 
 MARKET_SOURCE = "github.com/aamsellem/orales-one-market@6a34b5bb8ff60e5bbbea0ba7a030b9ef8c41bdd9"
+V3_MARKET_SOURCE = "github.com/aamsellem/olares-one-market@b41af142d2f6a087e1a36d659b15c3664c8f4823"
 
 
 @dataclass(frozen=True)
@@ -39,16 +43,25 @@ class Profile:
     hf_endpoint_from: str  # the Olares env HF_ENDPOINT is filled from
     hf_token_from: str  # the Olares env HF_TOKEN is filled from
     source: str
+    appid: bool = True  # metadata.appid (deprecated in 0.12.0: "created automatically from metadata.name")
+    only_admin: bool = True  # spec.onlyAdmin: true (v3: the app is individual, not shared; the spec's default false)
+    i18n: bool = False  # i18n/<locale>/OlaresManifest.yaml per locale of spec.locale
+    llm_gateway: bool = False  # options.LLMGatewaySupported and the MODEL_* envs Router reads (0.12.0)
+    env_flags: bool = False  # HF envs declared `required: false, applyOnChange: true` (the official v3 charts)
 
 
 OLARES_V3 = Profile(
     name="olares-v3", manifest_version="0.12.0", api_version="v3",
     olares_dependency=">=1.12.6-0",  # v3, appCommon and accelerator need 1.12.6
-    flat_resources=False, integer_cpu=False, workload_replicas=True,
+    flat_resources=False, integer_cpu=True, workload_replicas=True,  # CLAUDE.md@b41af142: integer cores (v3 too)
     permission=(("appCommon", True), ("appCache", True)),
     models_path='printf "%s/huggingface" ($us.appCommon | default $us.appCache | default "/tmp/catalog")',
-    hf_endpoint_from="OLARES_SYSTEM_HUGGINGFACE_SERVICE", hf_token_from="OLARES_SYSTEM_HUGGINGFACE_TOKEN",
-    source="Olares OlaresManifest reference (https://docs.olares.com/developer/develop/package/manifest.html)",
+    # the Hugging Face endpoint and token are *user* variables: the platform lists no OLARES_SYSTEM_HUGGINGFACE_*
+    # (docs.olares.com developer/develop/package/environment-variables "Variable references"; docs/profiles.md)
+    hf_endpoint_from="OLARES_USER_HUGGINGFACE_SERVICE", hf_token_from="OLARES_USER_HUGGINGFACE_TOKEN",
+    source="Olares OlaresManifest reference 0.12.0 (https://docs.olares.com/developer/develop/package/manifest.html); "
+           f"{V3_MARKET_SOURCE} scripts/validate-manifests-v3.js",
+    appid=False, only_admin=False, i18n=True, llm_gateway=True, env_flags=True,
 )
 
 OLARES_V2 = Profile(
@@ -73,4 +86,4 @@ def get_profile(name: str) -> Profile:
     return found
 
 
-__all__ = ["DEFAULT", "OLARES_V2", "OLARES_V3", "PROFILES", "Profile", "get_profile"]
+__all__ = ["DEFAULT", "V3_MARKET_SOURCE", "OLARES_V2", "OLARES_V3", "PROFILES", "Profile", "get_profile"]

@@ -22,6 +22,7 @@ from generator.engines.base import CHAT_TEMPLATE_FILE
 TEMPLATES = templates_dir()  # top-level templates/ in a checkout, package data in a wheel (core/locate.py)
 ROOT_FILES = {"Chart.yaml": "Chart.yaml.j2", "OlaresManifest.yaml": "OlaresManifest.yaml.j2",
               "values.yaml": "values.yaml.j2", "owners": "owners.j2"}
+I18N_TEMPLATE = "I18nManifest.yaml.j2"
 _IDENT = re.compile(r"^[a-z][a-z0-9]*$")
 
 
@@ -85,5 +86,8 @@ def render(spec: ChartSpec) -> dict[str, str]:
                "chat_template": CHAT_TEMPLATE_FILE if CHAT_TEMPLATE_FILE in spec.files else None,
                "mounts": [{"name": m.name, "path": m.path, "kind": m.kind} for m in spec.engine.mounts]}
     out = {path: text for path, template in _templates() if (text := template.render(context)).strip()}
+    i18n = environment().get_template(I18N_TEMPLATE)
+    for locale, part in spec.i18n.items():  # olares-v3: i18n/<locale>/OlaresManifest.yaml (manifest.md "i18n")
+        out[f"i18n/{locale}/OlaresManifest.yaml"] = i18n.render({"name": spec.name, "i18n": part.to_data()})
     out.update(spec.files)
     return dict(sorted(out.items()))

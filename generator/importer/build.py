@@ -53,6 +53,7 @@ from generator.schema.app import PipPackage
 PIP_PACKAGE = TypeAdapter(PipPackage)  # the App schema's package spelling
 
 HF_PLUMBING = ("HF_TOKEN", "HF_ENDPOINT", "HUGGING_FACE_HUB_TOKEN")
+ROUTER_ENVS = ("MODEL_MODE", "MODEL_NAME", "MODEL_SUPPORTS")  # olares-v3's Router card (docs/profiles.md "Router")
 HAMI_ENV = "CUDA_DEVICE_MEMORY_LIMIT_0"
 # a literal secret is never copied into the catalog nor shown: env names like these, and the engines' own flags
 # (`--api-key` of llama-server and vLLM, `--hf-token`: catalog/flags/llamacpp-b8740.yaml, vllm-nightly.yaml)
@@ -614,7 +615,8 @@ def _manifest_options(ctx: _Ctx, manifest: dict[str, Any]) -> None:
         ctx.unmapped(ctx.manifest_origin("permission:"), f"permission {permission} (the {ctx.profile.name} profile "
                                                          f"asks for {_perm(ctx.profile)})")
     options = manifest.get("options") or {}
-    for key in sorted(set(options) - {"apiTimeout", "dependencies"}):
+    derived = {"LLMGatewaySupported"} if ctx.profile.llm_gateway else set()  # the Router card: the plan derives it
+    for key in sorted(set(options) - {"apiTimeout", "dependencies"} - derived):
         ctx.unmapped(ctx.manifest_origin(f"{key}:"), f"options.{key} is not modelled")
     if options.get("apiTimeout") not in (None, 0):
         ctx.unmapped(ctx.manifest_origin("apiTimeout:"), f"options.apiTimeout {options.get('apiTimeout')} (the catalog "
@@ -633,6 +635,8 @@ def _manifest_envs(ctx: _Ctx, manifest: dict[str, Any]) -> None:
             continue
         env_name = str(env.get("envName", ""))
         source = (env.get("valueFrom") or {}).get("envName") if isinstance(env.get("valueFrom"), dict) else None
+        if ctx.profile.llm_gateway and env_name in ROUTER_ENVS:
+            continue  # the Router card (generator/chart/plan.py): derived from the app's own facts
         if not any(h in env_name for h in ("HUGGINGFACE", "HF_")):
             ctx.unmapped(ctx.manifest_origin(env_name), f"manifest env {env_name} is not modelled")
         elif env_name in hf_from and source is not None and source != hf_from[env_name]:
@@ -1168,7 +1172,16 @@ def _argv_mmproj(ctx: _Ctx, mapped: Mapped, pool: Pool, fetches: list[Fetch], na
 
 def _argv_vllm_vision(ctx: _Ctx, mapped: Mapped, pool: Pool, family: str, model_id: str | None,
                       app: dict[str, Any]) -> None:
-    """vLLM: vision from the audio image's flags or the model's architecture; audio needs an audio encoder."""
+    """vLLM: vision from the audio image's flags or the model's architecture, or the olares-v3 Router card's
+    MODEL_SUPPORTS (generator/chart/plan.py writes `vision` from the app's own flag); audio needs an audio encoder."""
+    card = _card_vision(ctx.r.manifest) if family == "vllm" else None
+    if card is not None:  # the card says it outright; the heuristics below only guess
+        if card:
+            app["vision"] = True
+        model = pool.cat.models.get(model_id or "")
+        if ctx.audio_image is not None and model is not None and not model.architecture.audio:
+            ctx.result.missing.append(f"audio: model {model_id} has no audio encoder (architecture.audio)")
+        return
     if family == "vllm" and ctx.audio_image is not None:
         if ctx.audio_image:
             app["vision"] = True
@@ -1181,6 +1194,15 @@ def _argv_vllm_vision(ctx: _Ctx, mapped: Mapped, pool: Pool, family: str, model_
         text = " ".join(t.text for t in mapped.extra)
         if arch_vision and "--language-model-only" not in text and not re.search(r'"image"\s*:\s*0', text):
             app["vision"] = True
+
+
+def _card_vision(manifest: Any) -> bool | None:
+    """Whether the manifest's MODEL_SUPPORTS lists vision; None without one."""
+    envs = manifest.get("envs") if isinstance(manifest, dict) else None
+    for env in envs if isinstance(envs, list) else ():
+        if isinstance(env, dict) and env.get("envName") == "MODEL_SUPPORTS":
+            return "vision" in str(env.get("default", "")).split(",")
+    return None
 
 
 def _without_secrets(ctx: _Ctx, tokens: list[Token]) -> list[Token]:

@@ -203,21 +203,26 @@ def one_profile(view: ChartView) -> Iterator[Issue]:
                     "render the olares-v2 profile for older Olares", MANIFEST, _at(view, MANIFEST, "version: '>="))
 
 
-@chart_rule("OLARES018", "olares-v2: spec.requiredCpu and spec.limitedCpu are whole cores",
-            "the maintainer's market (0.10.0, beclab/apps format) writes CPU in integer cores, not millicores",
-            "github.com/aamsellem/orales-one-market CLAUDE.md 'CPU values in integer cores (e.g., 4), NOT millicores'")
+@chart_rule("OLARES018", "the manifest's requiredCpu and limitedCpu (olares-v2: flat spec fields; olares-v3: each "
+            "accelerator entry) are whole cores",
+            "the maintainer's market writes CPU in integer cores, not millicores, in both formats",
+            "github.com/aamsellem/orales-one-market CLAUDE.md 'CPU values in integer cores (e.g., 4), NOT millicores'; "
+            "github.com/aamsellem/olares-one-market CLAUDE.md@b41af142d2f6a087e1a36d659b15c3664c8f4823 (same line)")
 def whole_cores(view: ChartView) -> Iterator[Issue]:
-    if MANIFEST in view.parse_errors or profile_of(view) != V2:
+    if MANIFEST in view.parse_errors:
         return
-    spec = _spec(view)
-    for key in ("requiredCpu", "limitedCpu"):
-        value = spec.get(key)
-        if value is None:
-            continue
-        cores = _quantity(value)
-        if cores is None or cores != int(cores) or str(value).strip().endswith("m"):
-            yield Issue(f"spec.{key} {value!r} is not a whole number of cores", f"write {key} as an integer, e.g. '4'",
-                        MANIFEST, _at(view, MANIFEST, f"{key}:"))
+    v2 = profile_of(view) == V2
+    places = [("spec", _spec(view))] if v2 else [(f"spec.accelerator[{i}]", e)
+                                                 for i, e in enumerate(view.accelerators())]
+    for where, node in places:
+        for key in ("requiredCpu", "limitedCpu"):
+            value = node.get(key)
+            if value is None:
+                continue
+            cores = _quantity(value)
+            if cores is None or cores != int(cores) or str(value).strip().endswith("m"):
+                yield Issue(f"{where}.{key} {value!r} is not a whole number of cores",
+                            f"write {key} as an integer, e.g. '4'", MANIFEST, _at(view, MANIFEST, f"{key}:"))
 
 
 # --- workloads ----------------------------------------------------------------------------------------
@@ -533,3 +538,317 @@ def gpu_inject(view: ChartView) -> Iterator[Issue]:
             for name in [n for n in gpu_names if n not in named] + [n for n in named if n not in all_names]:
                 yield Issue(f"{w.label}: {GPU_INJECT} {raw!r} and container {name!r} disagree",
                             f"name the GPU container(s): {', '.join(gpu_names)}", w.source)
+
+
+# --- olares-v3 (0.12.0): the platform's rules and the maintainer's market validator ----------------------------
+#
+# Platform: beclab/Olares docs/developer/develop/package/manifest.md, the 0.12.0 page ("Deprecated Fields
+# (0.12.0)", "accelerator", "i18n", "LLMGatewaySupported"; https://docs.olares.com/developer/develop/package/
+# manifest.html) and OAC's manifest validator (beclab/Olares framework/oac/internal/manifest/resources.go
+# @e0a30de0bc32f5be7f1f2d7c1414b42d0efac24c). The maintainer's market: aamsellem/olares-one-market
+# scripts/validate-manifests-v3.js @b41af142d2f6a087e1a36d659b15c3664c8f4823 (each of its checks is a rule below,
+# written anew from what it checks) and CLAUDE.md @b41af142 "Olares Manifest Constraints".
+
+OAC_RESOURCES = ("beclab/Olares framework/oac/internal/manifest/resources.go@e0a30de0bc32f5be7f1f2d7c1414b42d0efac24c")
+SPEC_012 = "beclab/Olares docs/developer/develop/package/manifest.md (0.12.0)"
+V3_VALIDATOR = ("github.com/aamsellem/olares-one-market scripts/validate-manifests-v3.js"
+                "@b41af142d2f6a087e1a36d659b15c3664c8f4823")
+# OAC validResourceModes, and the modes the 0.12.0 page names besides (strix-halo, intel, amd, intel-gpu)
+MODES = ("cpu", "amd-apu", "amd-gpu", "apple-m", "nvidia", "nvidia-gb10", "mthreads-m1000", "strix-halo", "intel",
+         "amd", "intel-gpu")
+MODE_ARCH = {"amd-gpu": "amd64", "nvidia": "amd64", "nvidia-gb10": "arm64", "mthreads-m1000": "arm64"}  # OAC
+GPU_MEMORY_MODES = ("nvidia", "amd-gpu")  # OAC gpuMemoryModes: only these declare requiredGPUMemory
+ENVELOPE_KEYS = ("requiredCpu", "limitedCpu", "requiredMemory", "limitedMemory", "requiredDisk", "limitedDisk")
+GPU_KEYS = ("requiredGPUMemory", "limitedGPUMemory")
+OS_111_CATEGORIES = ("Blockchain", "Utilities", "Social Network", "Entertainment", "Productivity")
+TITLE_MAX = 30
+ENTRANCE_TITLE = re.compile(r"^[A-Za-z0-9 -]+$")
+I18N_FIELDS = {"metadata": {"title", "description"}, "spec": {"fullDescription", "upgradeDescription"}}
+MODEL_MODES = ("chat", "embedding", "audio", "tts", "translate", "image_generation", "music_generation")
+MODEL_SUPPORTS = ("vision", "tools", "thinking", "none")
+
+
+def _v3(view: ChartView) -> bool:
+    return MANIFEST not in view.parse_errors and profile_of(view) == V3
+
+
+def _map(node: Any, key: str) -> dict[str, Any]:
+    value = node.get(key) if isinstance(node, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+@chart_rule("OLARES019", "olares-v3: no field 0.12.0 deprecates (metadata.appid, provider, permission.provider/"
+            "sysData, options.appScope, spec.subCharts, flat spec.required*/limited*, OS 1.11 categories)",
+            "'Apps containing these fields may be rejected during installation'; flat resources and accelerator "
+            "entries are two shapes of one envelope and may not coexist",
+            f"{SPEC_012} 'Deprecated Fields (0.12.0)'; {OAC_RESOURCES} ensureLegacyAndResourcesAreMutuallyExclusive")
+def v3_deprecated(view: ChartView) -> Iterator[Issue]:
+    if not _v3(view):
+        return
+    meta, spec, perm, opts = _meta(view), _spec(view), _map(view.manifest, "permission"), \
+        _map(view.manifest, "options")
+    found = [("metadata.appid", "appid" in meta, "remove it; Olares derives it from metadata.name"),
+             ("provider", "provider" in view.manifest,
+              "remove it; give other apps an entrance with authLevel internal"),
+             ("permission.provider", "provider" in perm, "remove it"),
+             ("permission.sysData", "sysData" in perm, "remove it"),
+             ("options.appScope", "appScope" in opts, "remove it; declare a shared app with options.shared"),
+             ("spec.subCharts", "subCharts" in spec, "remove it; declare a shared app with options.shared")]
+    found += [(f"spec.{key}", key in spec, "declare it in the spec.accelerator entry") for key in FLAT_KEYS]
+    for field, present, fix in found:
+        if present:
+            yield Issue(f"{field} is deprecated in olaresManifest 0.12.0", fix, MANIFEST,
+                        _at(view, MANIFEST, f"{field.rsplit('.', 1)[-1]}:"))
+    for category in meta.get("categories") or ():
+        if category in OS_111_CATEGORIES:
+            yield Issue(f"metadata.categories {category!r} is an Olares 1.11 category",
+                        "use an Olares 1.12 category (AI, Creativity, Developer Tools, Fun, Lifestyle, "
+                        "Productivity_v112, Utilities_v112)", MANIFEST, _at(view, MANIFEST, f"- {category}"))
+
+
+def _entry_issues(index: int, entry: dict[str, Any], arch: set[str]) -> Iterator[str]:
+    mode = entry.get("mode")
+    where = f"spec.accelerator[{index}]"
+    if mode not in MODES:
+        yield f"{where}.mode {mode!r} is not an accelerator mode ({', '.join(MODES)})"
+        return
+    need = MODE_ARCH.get(str(mode))
+    if need is not None and need not in arch:
+        yield f"{where}: mode {mode} requires spec.supportArch to contain {need!r}"
+    keys = ENVELOPE_KEYS + (GPU_KEYS if mode in GPU_MEMORY_MODES else ())
+    for key in keys:
+        if entry.get(key) in (None, ""):
+            yield f"{where}: {key} is required to declare a complete resource envelope (mode {mode})"
+    if mode not in GPU_MEMORY_MODES:
+        for key in GPU_KEYS:
+            if key in entry:
+                yield f"{where}: {key} must be empty for mode {mode} (only {', '.join(GPU_MEMORY_MODES)} declare it)"
+
+
+@chart_rule("OLARES020", "olares-v3: each spec.accelerator entry names a known mode, its architecture is in "
+            "supportArch (nvidia amd64, nvidia-gb10 arm64, ...), and it declares a complete envelope (GPU memory "
+            "for nvidia and amd-gpu only)",
+            "OAC refuses an unknown mode, a mode whose architecture the app does not support, a partial envelope, "
+            "and GPU memory on a mode that has none of its own",
+            f"{OAC_RESOURCES} validResourceModes, modeArchRequirement, gpuMemoryModes, ensureSectionComplete; "
+            f"{SPEC_012} 'accelerator' (supported modes)")
+def v3_accelerator_modes(view: ChartView) -> Iterator[Issue]:
+    if not _v3(view):
+        return
+    arch = {str(a) for a in _spec(view).get("supportArch") or ()}
+    for index, entry in enumerate(view.accelerators()):
+        for message in _entry_issues(index, entry, arch):
+            yield Issue(message, "fix the accelerator entry (mode, supportArch, the eight quantities)", MANIFEST,
+                        _at(view, MANIFEST, f"mode: {entry.get('mode')}"))
+
+
+@chart_rule("OLARES021", "metadata.title and every entrance title are 1-30 characters; an entrance title is only "
+            "letters, digits, spaces and hyphens (no dots or parentheses)",
+            "the Market and the desktop cut or refuse a longer title; the maintainer's market refuses any other "
+            "character in an entrance title",
+            f"{SPEC_012} metadata.title, entrances.title ('up to 30 characters'); "
+            "github.com/aamsellem/olares-one-market CLAUDE.md@b41af142d2f6a087e1a36d659b15c3664c8f4823 "
+            "'Entrance title: max 30 chars, only [a-z0-9A-Z-\\s]'")
+def titles(view: ChartView) -> Iterator[Issue]:
+    if MANIFEST in view.parse_errors:
+        return
+    found = [("metadata.title", _meta(view).get("title"), False)]
+    found += [(f"entrances[{i}].title", e.get("title"), True)
+              for i, e in enumerate(view.manifest.get("entrances") or ()) if isinstance(e, dict)]
+    for field, title, entrance in found:
+        text = title if isinstance(title, str) else ""
+        if not text or len(text) > TITLE_MAX:
+            yield Issue(f"{field} {title!r} is {len(text)} characters (1-{TITLE_MAX})", "shorten the app's title",
+                        MANIFEST, _at(view, MANIFEST, "title:"))
+        elif entrance and not ENTRANCE_TITLE.match(text):
+            bad = "".join(sorted({c for c in text if not ENTRANCE_TITLE.match(c)}))
+            yield Issue(f"{field} {title!r} holds {bad!r}: only letters, digits, spaces and hyphens",
+                        "rename the app's title (e.g. Qwen3.6 -> Qwen36, drop parentheses)", MANIFEST,
+                        _at(view, MANIFEST, f"title: {text}"))
+
+
+def _i18n_locales(view: ChartView) -> dict[str, list[str]]:
+    """Each folder under i18n/ -> the files it holds."""
+    out: dict[str, list[str]] = {}
+    for rel in view.tree:
+        parts = rel.split("/")
+        if parts[0] == "i18n" and len(parts) >= 3:
+            out.setdefault(parts[1], []).append("/".join(parts[2:]))
+    return out
+
+
+def _i18n_issues(rel: str, text: str) -> Iterator[str]:
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        yield f"{rel} is not YAML"
+        return
+    if not isinstance(data, dict):
+        yield f"{rel} is not a mapping"
+        return
+    if str(data.get("apiVersion", "")) == "v2" or str(data.get("olaresManifest.version", "")) == "0.10.0":
+        yield f"{rel} is a v2 manifest"
+    for section, node in data.items():
+        allowed = I18N_FIELDS.get(str(section))
+        if str(section) in ("olaresManifest.version", "olaresManifest.type", "apiVersion"):
+            continue
+        if allowed is None or not isinstance(node, dict) or set(node) - allowed:
+            yield f"{rel}: {section} holds fields the Market does not translate"
+    title = _map(data, "metadata").get("title")
+    if title is not None and (not isinstance(title, str) or not 0 < len(title) <= TITLE_MAX):
+        yield f"{rel}: metadata.title {title!r} is not 1-{TITLE_MAX} characters"
+
+
+@chart_rule("OLARES022", "olares-v3: an i18n/ folder whose every <locale>/ holds an OlaresManifest.yaml of "
+            "translated fields only (metadata.title, description, spec.fullDescription, upgradeDescription), "
+            "not a v2 manifest",
+            "the Market shows each locale's manifest; the maintainer's market refuses a v3 chart without i18n/ or "
+            "with a locale that is missing its manifest or still v2",
+            f"{SPEC_012} 'i18n'; {V3_VALIDATOR} (i18n checks)")
+def v3_i18n(view: ChartView) -> Iterator[Issue]:
+    if not _v3(view):
+        return
+    locales = _i18n_locales(view)
+    if not locales:
+        yield Issue("no i18n/<locale>/OlaresManifest.yaml", "write i18n/en-US/OlaresManifest.yaml (the app's title "
+                    "and descriptions)", "i18n/")
+    for locale, files in sorted(locales.items()):
+        rel = f"i18n/{locale}/{MANIFEST}"
+        if MANIFEST not in files:
+            yield Issue(f"i18n/{locale}/ has no {MANIFEST}", f"write {rel}", f"i18n/{locale}/")
+            continue
+        for message in _i18n_issues(rel, view.tree[rel]):
+            yield Issue(message, "keep only the translated fields, in 0.12.0 form", rel)
+
+
+@chart_rule("OLARES023", "olares-v3: an individual app (no options.shared: true, no spec.onlyAdmin: true)",
+            "a shared app installs once for the cluster under the admin; a model cache is not a reason for it, and "
+            "the maintainer's market refuses either flag",
+            f"{V3_VALIDATOR} 'must remain an individual (non-shared) application'; {SPEC_012} options.shared")
+def v3_individual(view: ChartView) -> Iterator[Issue]:
+    if not _v3(view):
+        return
+    if _map(view.manifest, "options").get("shared") is True:
+        yield Issue("options.shared is true", "remove it: the app is installed per user", MANIFEST,
+                    _at(view, MANIFEST, "shared:"))
+    if _spec(view).get("onlyAdmin") is True:
+        yield Issue("spec.onlyAdmin is true", "remove it (the default is false)", MANIFEST,
+                    _at(view, MANIFEST, "onlyAdmin:"))
+
+
+@chart_rule("OLARES024", "olares-v3: metadata.categories is exactly [AI]",
+            "the maintainer's market shows its own taxonomy from its worker and accepts only the Olares 1.12 "
+            "category AI in the manifest",
+            f"{V3_VALIDATOR} 'must use only the supported AI category'; {SPEC_012} categories (OS 1.12)")
+def v3_categories(view: ChartView) -> Iterator[Issue]:
+    if _v3(view) and _meta(view).get("categories") != ["AI"]:
+        yield Issue(f"metadata.categories is {_meta(view).get('categories')!r}", "write categories: [AI]", MANIFEST,
+                    _at(view, MANIFEST, "categories:"))
+
+
+@chart_rule("OLARES025", "olares-v3: exactly one spec.accelerator entry, mode nvidia, with all eight quantities",
+            "the maintainer's market serves NVIDIA-only CUDA apps and reads the one nvidia envelope",
+            f"{V3_VALIDATOR} 'must declare one nvidia accelerator envelope', 'accelerator is missing <key>'")
+def v3_one_nvidia(view: ChartView) -> Iterator[Issue]:
+    if not _v3(view):
+        return
+    entries = view.accelerators()
+    if len(entries) != 1 or entries[0].get("mode") != "nvidia":
+        yield Issue(f"spec.accelerator has {len(entries)} entries ({', '.join(str(e.get('mode')) for e in entries)})",
+                    "declare one entry, mode nvidia", MANIFEST, _at(view, MANIFEST, "accelerator:"))
+        return
+    for key in ENVELOPE_KEYS + GPU_KEYS:
+        if entries[0].get(key) is None:
+            yield Issue(f"spec.accelerator[0] has no {key}", f"declare {key}", MANIFEST,
+                        _at(view, MANIFEST, "mode: nvidia"))
+
+
+DEPLOYMENT_HEAD = re.compile(r"^kind: Deployment\nmetadata:\n(?:  [^\n]+\n)*?  name: ([^\s]+)$", re.M)
+
+
+def _deployment_templates(view: ChartView) -> list[tuple[str, str]]:
+    return [(rel, text) for rel, text in sorted(view.tree.items())
+            if rel.startswith("templates/") and rel.endswith(".yaml") and re.search(r"^kind: Deployment$", text, re.M)]
+
+
+def _workload_issues(view: ChartView, rel: str, text: str) -> Iterator[str]:
+    match = DEPLOYMENT_HEAD.search(text)
+    if match is None:
+        yield f"{rel}: the Deployment's metadata.name is not written literally under metadata:"
+        return
+    name = match.group(1)
+    declared = view.manifest.get("workloadReplicas")
+    if not isinstance(declared, dict) or declared.get(name) != 1:
+        yield f"workloadReplicas does not declare {name}: 1"
+    if f"replicas: {{{{ .Values.workloads.{name}.replicaCount }}}}" not in text:
+        yield f"{rel}: replicas is not {{{{ .Values.workloads.{name}.replicaCount }}}}"
+    workload = _map(_map(view.values, "workloads"), name)
+    if workload.get("replicaCount") != 1:
+        yield f"values.yaml does not declare workloads.{name}.replicaCount: 1"
+
+
+@chart_rule("OLARES026", "olares-v3: one Deployment template, its metadata.name written literally, declared "
+            "`<name>: 1` in workloadReplicas and values.yaml workloads.<name>.replicaCount: 1, its replicas "
+            "`{{ .Values.workloads.<name>.replicaCount }}`",
+            "the maintainer's market reads the workload name from the template text and refuses a chart whose "
+            "replica count is not wired through workloadReplicas and values.yaml",
+            f"{V3_VALIDATOR} (Deployment checks); {SPEC_012} workloadReplicas")
+def v3_workload(view: ChartView) -> Iterator[Issue]:
+    if not _v3(view):
+        return
+    found = _deployment_templates(view)
+    if len(found) != 1:
+        yield Issue(f"{len(found)} Deployment templates ({', '.join(rel for rel, _ in found) or 'none'})",
+                    "render exactly one Deployment", "templates/")
+    for rel, text in found:
+        for message in _workload_issues(view, rel, text):
+            yield Issue(message, "name the Deployment after the app and wire its replicas through values.yaml", rel)
+
+
+@chart_rule("OLARES027", "olares-v3: the olares dependency is written `version: '>=1.12.6-0'`",
+            "the maintainer's market checks the manifest text for exactly this line",
+            f"{V3_VALIDATOR} 'must require Olares >=1.12.6-0'")
+def v3_dependency_text(view: ChartView) -> Iterator[Issue]:
+    if _v3(view) and "version: '>=1.12.6-0'" not in view.tree.get(MANIFEST, ""):
+        yield Issue("the manifest has no line `version: '>=1.12.6-0'`", "require olares '>=1.12.6-0' (single-quoted)",
+                    MANIFEST, _at(view, MANIFEST, "name: olares"))
+
+
+def _envs(view: ChartView) -> dict[str, dict[str, Any]]:
+    envs = view.manifest.get("envs")
+    return {str(e.get("envName")): e for e in envs or () if isinstance(e, dict)} if isinstance(envs, list) else {}
+
+
+@chart_rule("OLARES028", "olares-v3: options.LLMGatewaySupported is a boolean; when true, MODEL_MODE is a known "
+            "mode and MODEL_SUPPORTS a comma list of vision, tools, thinking (or none)",
+            "Router lists the apps whose manifest sets LLMGatewaySupported and types them by MODEL_MODE; an unknown "
+            "capability is carried as unknown rather than served",
+            f"{SPEC_012} options.LLMGatewaySupported; beclab/apps llamacppqwen3627bmtpq4kxlv3/OlaresManifest.yaml"
+            "@885118d6b46089d9906a2717aefb073c7f75be08 (envs MODEL_MODE, MODEL_SUPPORTS); beclab/apps "
+            "llamacppqwen3627bmtpq4kxlv3/templates/llm-init.yaml@4926490e407f6ee292602da06a29a9a75f1291e4 "
+            "(the MODEL_SUPPORTS groups)")
+def v3_llm_gateway(view: ChartView) -> Iterator[Issue]:
+    if not _v3(view):
+        return
+    flag = _map(view.manifest, "options").get("LLMGatewaySupported")
+    if flag is None:
+        return
+    if not isinstance(flag, bool):
+        yield Issue(f"options.LLMGatewaySupported {flag!r} is not a boolean", "write true or false", MANIFEST,
+                    _at(view, MANIFEST, "LLMGatewaySupported:"))
+        return
+    if not flag:
+        return
+    envs = _envs(view)
+    mode = envs.get("MODEL_MODE", {}).get("default")
+    if mode not in MODEL_MODES:
+        yield Issue(f"MODEL_MODE {mode!r} is not a Router mode ({', '.join(MODEL_MODES)})",
+                    "declare envs MODEL_MODE with default chat", MANIFEST, _at(view, MANIFEST, "MODEL_MODE"))
+    supports = str(envs.get("MODEL_SUPPORTS", {}).get("default", ""))
+    tokens = [t.strip() for t in supports.split(",") if t.strip()]
+    if not tokens or any(t not in MODEL_SUPPORTS for t in tokens) or ("none" in tokens and len(tokens) > 1):
+        yield Issue(f"MODEL_SUPPORTS {supports!r} is not a list of {', '.join(MODEL_SUPPORTS[:3])} (or none)",
+                    "declare envs MODEL_SUPPORTS from the app's capabilities", MANIFEST,
+                    _at(view, MANIFEST, "MODEL_SUPPORTS"))

@@ -21,3 +21,16 @@ def icon_served(ctx: AppContext) -> Iterable[Finding]:
     yield ctx.finding("MKT001", "warning", f"icon {ctx.app.icon} {where} ({len(icons.served)} listed in "
                       "catalog/market.yaml)", f"use one of {icons.base_url}<name>{icons.suffix} for a served name, or "
                       "upload the icon and add its name to icons.served", "icon")
+
+
+@rule("MKT004", "error", "the app names its market categories (when catalog/market.yaml sets `categories: true`)",
+      "the market's worker lists an app under its own taxonomy; the maintainer's validator refuses a chart that has "
+      "none ('must retain Worker-only market taxonomy')",
+      "github.com/aamsellem/olares-one-market "
+      "scripts/validate-manifests-v3.js@b41af142d2f6a087e1a36d659b15c3664c8f4823, "
+      "scripts/market-taxonomy.json@59296d35fa0e86b4ee099332ac4937eb9e0f0f1c")
+def categories_named(ctx: AppContext) -> Iterable[Finding]:
+    if ctx.resolved.market.categories and not ctx.app.categories:
+        yield ctx.finding("MKT004", "error", "the app names no market categories (catalog/market.yaml "
+                          "`categories: true`)", "add `categories: [LLM Chat]` (the market's labels: LLM Chat, "
+                          "AI Agents, Vision, Coding, Audio, ...)", "categories")

@@ -33,6 +33,12 @@ HttpsUrl = Annotated[str, StringConstraints(pattern=r"^https?://[^\s]+$", max_le
 LongText = Annotated[str, StringConstraints(max_length=32000)]
 Status = Literal["active", "deprecated", "removed"]
 PipPackage = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}(==[A-Za-z0-9.+!-]{1,40})?$")]
+# A label of the market's own taxonomy ("LLM Chat", "AI Agents", "Vision": the maintainer's market keeps them in
+# scripts/market-taxonomy.json @59296d35 for its worker, apart from the manifest's Olares 1.12 category "AI").
+MarketCategory = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9 -]{0,39}$")]
+# A Market locale of i18n/<locale>/OlaresManifest.yaml (manifest.md "i18n": en-US, zh-CN, ...).
+Locale = Annotated[str, StringConstraints(pattern=r"^[a-z]{2}-[A-Z]{2}$")]
+SOURCE_LOCALE = "en-US"  # the locale of the app's own title and descriptions
 
 
 class Speculative(Strict):
@@ -84,6 +90,15 @@ class Probe(Strict):
     expect: Note | None = None
 
 
+class Translation(Strict):
+    """The fields the Market translates for one locale (manifest.md "i18n": metadata.title, description,
+    spec.fullDescription); left out, the app's own text."""
+
+    title: Title
+    description: Text
+    full_description: Text | None = None
+
+
 class App(Strict):
     name: AppName
     title: Title
@@ -126,6 +141,10 @@ class App(Strict):
     calibration: Annotated[tuple[Calibration, ...], Field(max_length=MAX_ITEMS)] = ()
     # values upstream set on a measured ground, kept over the fit (docs/fit.md "Measured beats modeled")
     measured: Annotated[tuple[Measured, ...], Field(max_length=MAX_ITEMS)] = ()
+    # the market's own taxonomy (not written in the manifest, whose category is Olares 1.12's "AI")
+    categories: Annotated[tuple[MarketCategory, ...], Field(max_length=8)] = ()
+    # translations by locale, written as i18n/<locale>/OlaresManifest.yaml (olares-v3); en-US is the app's own text
+    i18n: Annotated[dict[Locale, Translation], Field(max_length=32)] = Field(default_factory=dict)
     # facts of an imported chart the catalog cannot express (`file:line: what`); not rendered
     unmapped: Annotated[tuple[str, ...], Field(max_length=MAX_ITEMS)] = ()
 
@@ -150,6 +169,11 @@ class App(Strict):
             raise ValueError("`removed_on` is only for status: removed")
         if len(set(self.genesis_patches)) != len(self.genesis_patches):
             raise ValueError("genesis_patches lists a patch twice")
+        if len(set(self.categories)) != len(self.categories):
+            raise ValueError("categories lists a label twice")
+        if SOURCE_LOCALE in self.i18n:
+            raise ValueError(f"i18n.{SOURCE_LOCALE}: the app's own title and descriptions are its {SOURCE_LOCALE} "
+                             "text; translate into other locales only")
         return self
 
     @property

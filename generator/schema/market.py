@@ -33,6 +33,9 @@ class Icons(Strict):
 class Market(Strict):
     profile: ProfileName = DEFAULT_PROFILE
     icons: Icons | None = None
+    # the market shows its own taxonomy (the maintainer's worker: scripts/market-taxonomy.json @59296d35, which his
+    # validate-manifests-v3.js requires for every chart): each app then names its `categories` (MKT004)
+    categories: bool = False
     sources: tuple[Source, ...] = ()
 
     @model_validator(mode="after")
