@@ -17,7 +17,7 @@ from generator.core.errors import InputError, Problem
 from generator.importer.build import Imported, import_chart
 from generator.importer.drafts import Pool
 from generator.importer.source import read_chart
-from generator.importer.write import Plan, apply, plan_writes
+from generator.importer.write import Plan, apply, plan_writes, recorded_label
 
 
 @dataclass
@@ -46,7 +46,8 @@ def import_paths(paths: list[Path], cat: Catalog, *, update: bool = False, dry_r
             result = Imported(label, status="error", problems=list(exc.problems))
             problems += exc.problems
         results.append(result)
-    plan = plan_writes(results, pool, cat, update) if not problems else Plan()
+    recorded = {labels[i] if labels else str(p): recorded_label(p, cat.root) for i, p in enumerate(paths)}
+    plan = plan_writes(results, pool, cat, update, recorded) if not problems else Plan()
     problems += plan.problems
     report = Report(results, plan, dry_run, problems)
     if report.ok and not dry_run:

@@ -1,27 +1,59 @@
-"""Output of `catalog import`: plain text for people, JSON for machines. No logic."""
+"""Output of `catalog import`: plain text for people, JSON for machines. No logic.
+
+Everything here comes from a stranger's chart (member names, env values, arguments, messages quoting them), so
+every string leaves through the one redactor (generator/core/redact.py: `?token=hf_...`, `HF_TOKEN=...`, a
+bearer header) and the one escaper (generator/core/text.py `safe_line`: an ESC sequence or a newline that would
+start a `::error` workflow command in a CI log is shown as `\\x1b`, `\\n`). The JSON keeps its strings' text
+(redacted) and writes every control, bidi and separator character as a `\\uXXXX` escape.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import TextIO
+import re
+from typing import Any, TextIO
 
+from generator.core.redact import MASK, redact, secret_name
+from generator.core.text import safe_line
 from generator.importer import Report
 
 MARK = {"ok": "ok", "draft": "draft", "unsupported": "unsupported", "error": "ERROR"}
+# what json.dumps(ensure_ascii=False) leaves raw that a terminal or a log viewer acts on (C0 is escaped already)
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+
+
+def _clean(value: Any) -> Any:
+    """Plain data with every string redacted, and the value of a secret-named key (an env `HF_TOKEN`) masked."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact(str(k)): MASK if secret_name(str(k)) and isinstance(v, str) and v else _clean(v)
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _line(text: object) -> str:
+    return safe_line(redact(str(text)))
 
 
 def report_json(report: Report) -> str:
-    return json.dumps({
+    text = json.dumps(_clean({
         "dry_run": report.dry_run,
         "ok": report.ok,
         "apps": [r.as_dict() for r in report.results],
         "drafts": report.plan.drafts,
         "writes": [w.as_dict() for w in report.plan.writes],
         "problems": [str(p) for p in report.problems],
-    }, indent=2, ensure_ascii=False)
+    }), indent=2, ensure_ascii=False)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def print_report(report: Report, out: TextIO) -> None:
+    def say(text: str) -> None:
+        out.write(_line(text) + "\n")
+
     for r in report.results:
         bits = [f"{MARK.get(r.status, r.status):<11} {r.name or r.label}"]
         if r.engine:
@@ -32,30 +64,29 @@ def print_report(report: Report, out: TextIO) -> None:
             bits.append(f"model {r.model}{' (draft)' if r.model_draft else ''}")
         if r.profile and r.status in ("ok", "draft"):
             bits.append(r.profile)
-        out.write("  ".join(bits) + "\n")
+        say("  ".join(bits))
         if r.unsupported:
-            out.write(f"    unsupported, left out: {r.unsupported}\n")
-        out.writelines(f"    error     {problem}\n" for problem in r.problems)
-        out.writelines(f"    missing   {what}\n" for what in r.missing)
-        out.writelines(f"    unmapped  {what}\n" for what in r.unmapped)
-        out.writelines(f"    kept      {what}\n" for what in r.kept)
-        out.writelines(f"    note      {what}\n" for what in r.notes)
-    out.writelines(f"draft {draft['kind']} {draft['path']}: missing {', '.join(draft['missing']) or 'nothing'}\n"
-                   for draft in report.plan.drafts)
+            say(f"    unsupported, left out: {r.unsupported}")
+        for kind, items in (("error", r.problems), ("missing", r.missing), ("unmapped", r.unmapped),
+                            ("kept", r.kept), ("note", r.notes)):
+            for what in items:
+                say(f"    {kind:<9} {what}")
+    for draft in report.plan.drafts:
+        say(f"draft {draft['kind']} {draft['path']}: missing {', '.join(draft['missing']) or 'nothing'}")
     verb = "would write" if report.dry_run or not report.ok else "wrote"
     for write in report.plan.writes:
         if write.text is None:
-            out.write(f"unchanged {write.as_dict()['path']}\n")
+            say(f"unchanged {write.as_dict()['path']}")
         else:
-            out.write(f"{verb} {write.as_dict()['path']} ({write.action})\n")
+            say(f"{verb} {write.as_dict()['path']} ({write.action})")
     counts = {s: sum(1 for r in report.results if r.status == s) for s in ("ok", "draft", "unsupported", "error")}
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     if not report.ok:
-        out.write(f"{summary}; nothing was written\n")
+        say(f"{summary}; nothing was written")
     elif report.dry_run:
-        out.write(f"{summary}; dry run, nothing was written\n")
+        say(f"{summary}; dry run, nothing was written")
     else:
-        out.write(f"{summary}\n")
+        say(summary)
 
 
 __all__ = ["print_report", "report_json"]
