@@ -50,43 +50,35 @@ def report_json(report: Report) -> str:
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def print_report(report: Report, out: TextIO) -> None:
-    def say(text: str) -> None:
-        out.write(_line(text) + "\n")
+def _result_lines(r: Any) -> list[str]:
+    bits = [f"{MARK.get(r.status, r.status):<11} {r.name or r.label}"]
+    bits += [b for b in (r.engine, r.stack and f"stack {r.stack}{' (draft)' if r.stack_draft else ''}",
+                         r.model and f"model {r.model}{' (draft)' if r.model_draft else ''}",
+                         r.profile if r.profile and r.status in ("ok", "draft") else "") if b]
+    lines = ["  ".join(bits)]
+    if r.unsupported:
+        lines.append(f"    unsupported, left out: {r.unsupported}")
+    for kind, items in (("error", r.problems), ("missing", r.missing), ("unmapped", r.unmapped),
+                        ("kept", r.kept), ("note", r.notes)):
+        lines += [f"    {kind:<9} {what}" for what in items]
+    return lines
 
-    for r in report.results:
-        bits = [f"{MARK.get(r.status, r.status):<11} {r.name or r.label}"]
-        if r.engine:
-            bits.append(f"{r.engine}")
-        if r.stack:
-            bits.append(f"stack {r.stack}{' (draft)' if r.stack_draft else ''}")
-        if r.model:
-            bits.append(f"model {r.model}{' (draft)' if r.model_draft else ''}")
-        if r.profile and r.status in ("ok", "draft"):
-            bits.append(r.profile)
-        say("  ".join(bits))
-        if r.unsupported:
-            say(f"    unsupported, left out: {r.unsupported}")
-        for kind, items in (("error", r.problems), ("missing", r.missing), ("unmapped", r.unmapped),
-                            ("kept", r.kept), ("note", r.notes)):
-            for what in items:
-                say(f"    {kind:<9} {what}")
-    for draft in report.plan.drafts:
-        say(f"draft {draft['kind']} {draft['path']}: missing {', '.join(draft['missing']) or 'nothing'}")
+
+def print_report(report: Report, out: TextIO) -> None:
+    lines = [line for r in report.results for line in _result_lines(r)]
+    lines += [f"draft {d['kind']} {d['path']}: missing {', '.join(d['missing']) or 'nothing'}"
+              for d in report.plan.drafts]
     verb = "would write" if report.dry_run or not report.ok else "wrote"
-    for write in report.plan.writes:
-        if write.text is None:
-            say(f"unchanged {write.as_dict()['path']}")
-        else:
-            say(f"{verb} {write.as_dict()['path']} ({write.action})")
+    lines += [f"unchanged {w.as_dict()['path']}" if w.text is None else f"{verb} {w.as_dict()['path']} ({w.action})"
+              for w in report.plan.writes]
     counts = {s: sum(1 for r in report.results if r.status == s) for s in ("ok", "draft", "unsupported", "error")}
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     if not report.ok:
-        say(f"{summary}; nothing was written")
+        summary += "; nothing was written"
     elif report.dry_run:
-        say(f"{summary}; dry run, nothing was written")
-    else:
-        say(summary)
+        summary += "; dry run, nothing was written"
+    lines.append(summary)
+    out.writelines(_line(line) + "\n" for line in lines)
 
 
 __all__ = ["print_report", "report_json"]
