@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from generator.adapters.helm import CappedRenderer
 from generator.catalog import Catalog, ChatTemplateFile, Resolved
 from generator.chart.plan import whole_cores
 from generator.chart.profiles import PROFILES, Profile
@@ -897,11 +898,11 @@ def _no_engine(result: Imported, pod: Pod, files: ChartFiles) -> Imported:
                               "(`llama-server`) and Lucebox (`dflash_server`) apps")])
 
 
-def import_chart(files: ChartFiles, cat: Catalog, pool: Pool) -> Imported:
+def import_chart(files: ChartFiles, cat: Catalog, pool: Pool, renderer: CappedRenderer | None = None) -> Imported:
     """Read one chart into an app of `cat` (drafts go to `pool`). Raises InputError for what must stop the
     run (not a chart, unknown engine, missing value); an unsupported engine is a result, not an error."""
     result = Imported(files.label)
-    rendered = render_chart(files)
+    rendered = render_chart(files, renderer)
     ctx = _Ctx(rendered, result)
     for note in rendered.notes:
         result.notes.append(str(note))

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.adapters.helm import Helm, HelmFailure
+from generator.adapters.helm import CappedRenderer, Helm, HelmFailure
 from generator.core.errors import InputError, Problem
 from generator.importer.source import ChartFiles
 from generator.lint.helm import Doc, documents, yaml_loader
@@ -202,8 +202,9 @@ def _helm_problems(files: ChartFiles, message: str, chart_dir: str) -> list[Prob
     return [Problem(files.label, None, None, f"Helm cannot render the chart: {first}")]
 
 
-def _render(folder: Path, values: dict[str, Any], name: str) -> dict[str, str]:
-    out = Helm().render(folder, values, name=name, namespace=f"{name}-{OWNER}")  # HelmFailure when Helm refuses
+def _render(renderer: CappedRenderer, folder: Path, values: dict[str, Any], name: str) -> dict[str, str]:
+    # a stranger's templates: rendered in a capped worker (memory, time, output), HelmFailure past a cap
+    out = renderer.render(folder, values, name=name, namespace=f"{name}-{OWNER}")
     prefix = f"{folder.name}/"
     return {(k.removeprefix(prefix)): v for k, v in sorted(out.items())}
 
@@ -216,8 +217,12 @@ def _declared_env(manifest: dict[str, Any]) -> tuple[str, ...]:
     return tuple(names)
 
 
-def render_chart(files: ChartFiles) -> Rendered:
-    """Parse and render `files`; InputError (file:line) when Helm or YAML refuses it or a value is missing."""
+def render_chart(files: ChartFiles, renderer: CappedRenderer | None = None) -> Rendered:
+    """Parse and render `files`; InputError (file:line) when Helm or YAML refuses it or a value is missing.
+    `renderer` is the import run's capped Helm worker (one is started for this chart when None)."""
+    if renderer is None:
+        with Helm().capped_renderer() as own:
+            return render_chart(files, own)
     chart = _mapping(files, "Chart.yaml")
     values = _mapping(files, "values.yaml", optional=True)
     name = str(chart.get("name") or files.name)
@@ -245,7 +250,7 @@ def render_chart(files: ChartFiles) -> Rendered:
         if problems:
             raise InputError(problems)
         try:
-            out = _render(first, base_values, name)
+            out = _render(renderer, first, base_values, name)
         except HelmFailure as exc:
             raise InputError(_helm_problems(files, exc.detail, chart_dir)) from exc
         manifest = _yaml(files, MANIFEST, out.get(MANIFEST_TEMPLATE, ""))
@@ -270,7 +275,7 @@ def render_chart(files: ChartFiles) -> Rendered:
         second = root / "templates" / chart_dir
         _write(second, files.files)
         try:
-            rendered = _render(second, injected, name)
+            rendered = _render(renderer, second, injected, name)
         except HelmFailure as exc:
             raise InputError(_helm_problems(files, exc.detail, chart_dir)) from exc
     finally:
