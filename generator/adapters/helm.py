@@ -2,10 +2,10 @@
 
 `Helm` lints, renders and packages chart folders and writes repository indexes, in-process (a chart
 lint takes ~20 ms); `capped_renderer()` renders a stranger's chart in a capped, killable worker process
-(`helm_render_worker.py`: memory, time, output). `Helm.registry(...)` is the OCI registry client; its calls run in a worker process
-(`helm_registry_worker.py`) that is killed at each call's deadline, because the SDK's registry calls
-cannot be cancelled. Like chart-testing's `pkg/tool` (github.com/helm/chart-testing), it is built once
-by the CLI and passed in.
+(`helm_render_worker.py`: memory, time, output). `Helm.registry(...)` is the OCI registry client; its calls
+run in a worker process (`helm_registry_worker.py`) that is killed at each call's deadline, because the
+SDK's registry calls cannot be cancelled. Like chart-testing's `pkg/tool` (github.com/helm/chart-testing), it
+is built once by the CLI and passed in.
 
 Errors: helm_python.HelmError is translated here into `HelmFailure` (a ToolError) carrying the engine's
 own message in `detail`; lint problems are data (`LintReport`), not errors. helm_python missing is a
@@ -173,7 +173,7 @@ class CappedRenderer:
         handle.seek(0)
         head = handle.read(4096)  # Go's `fatal error: ...` comes first, then every goroutine's stack
         handle.seek(max(handle.seek(0, os.SEEK_END) - 1024, len(head)))
-        return (head + b"\n" + handle.read(1024)).decode("utf-8", "replace")
+        return str((head + b"\n" + handle.read(1024)).decode("utf-8", "replace"))
 
     def close(self) -> None:
         proc = self._proc

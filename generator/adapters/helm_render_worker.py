@@ -1,5 +1,5 @@
 """The Helm engine's chart rendering in a process of its own, under caps: `python -m
-generator.adapters.helm_render_worker AS_BYTES CPU_SECONDS`.
+generator.adapters.helm_render_worker DATA_BYTES CPU_SECONDS`.
 
 A chart from a stranger is a Go template, and a template can ask for anything: `{{ repeat 400000000 "x" }}` made
 4.4 GB, `range until 30000000` 3.7 GB, in-process. helm_python calls Helm's Go SDK through ctypes and cannot be
@@ -8,9 +8,11 @@ segment (RLIMIT_DATA, setrlimit(2): since Linux 4.7 every private writable mappi
 CPU time (RLIMIT_CPU) before it loads the engine, and the parent kills it at its wall-clock deadline and reads at
 most a capped number of bytes of its answer. Not RLIMIT_AS: Go's runtime reserves ~1.7 GB of address space
 (PROT_NONE, never touched) when the library loads, and under an address-space cap its later arena reservations
-fail at random ("out of memory: cannot allocate 4194304-byte block (7897088 in use)" on a one-line chart). Protocol: one JSON request per line
-on stdin (`folder`, `values`, `name`, `namespace`), one JSON answer per line on stdout (`{"ok": {path: text}}` or
-`{"error": class, "code": n, "message": text}`); one worker renders the charts of one `catalog import` run. Only the standard library and helm_python are imported here.
+fail at random ("out of memory: cannot allocate 4194304-byte block (7897088 in use)" on a one-line chart).
+
+Protocol: one JSON request per line on stdin (`folder`, `values`, `name`, `namespace`), one JSON answer per line
+on stdout (`{"ok": {path: text}}` or `{"error": class, "code": n, "message": text}`); one worker renders the
+charts of one `catalog import` run. Only the standard library and helm_python are imported here.
 """
 
 from __future__ import annotations

@@ -222,7 +222,11 @@ def render_chart(files: ChartFiles, renderer: CappedRenderer | None = None) -> R
     `renderer` is the import run's capped Helm worker (one is started for this chart when None)."""
     if renderer is None:
         with Helm().capped_renderer() as own:
-            return render_chart(files, own)
+            return _render_chart(files, own)
+    return _render_chart(files, renderer)
+
+
+def _render_chart(files: ChartFiles, renderer: CappedRenderer) -> Rendered:
     chart = _mapping(files, "Chart.yaml")
     values = _mapping(files, "values.yaml", optional=True)
     name = str(chart.get("name") or files.name)

@@ -130,7 +130,7 @@ class _Capped(tarfile.TarInfo):
         elif self.type == tarfile.GNUTYPE_SPARSE:
             raise _bad(self.label,
                        f"member {safe_line(self.name, 200)!r} is a GNU sparse file; refused in a chart package")
-        return super()._proc_member(tarfile_)  # type: ignore[misc]
+        return super()._proc_member(tarfile_)  # type: ignore[misc,no-any-return]
 
 
 class _CappedStream(io.RawIOBase):
