@@ -169,7 +169,7 @@ def _one_model(r: Any, parsed: Any, where: str, names: set[str], realshape_name:
 
 def weight_label(r: Any) -> str:
     weight = r.model.weight(r.app.quantization)
-    return weight.repo + (f"/{weight.file}" if weight.file else "")
+    return str(weight.repo) + (f"/{weight.file}" if weight.file else "")
 
 
 def _app_budget(r: Any) -> tuple[float | None, int]:
