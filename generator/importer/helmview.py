@@ -25,8 +25,9 @@ from typing import Any
 from generator.adapters.helm import CappedRenderer, Helm, HelmFailure
 from generator.core.errors import InputError, Problem
 from generator.importer.source import ChartFiles
-from generator.lint.helm import Doc, documents, yaml_loader
+from generator.lint.helm import Doc, documents
 from generator.lint.values import OWNER, olares_values
+from generator.yamlio.loader import load_untrusted
 
 MANIFEST = "OlaresManifest.yaml"
 MANIFEST_TEMPLATE = "templates/zz-catalog-import-manifest.yaml"  # not `_*`: Helm does not render partials
@@ -87,15 +88,9 @@ class Rendered:
 
 
 def _yaml(files: ChartFiles, rel: str, text: str) -> Any:
-    import yaml
-
-    try:
-        return yaml.load(text, Loader=yaml_loader())
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise InputError([Problem(files.where(rel), line, None, f"not YAML: {problem}")]) from exc
+    """A chart file's YAML, read as the catalog reads its own (yamlio/loader.py `load_untrusted`): a duplicate key
+    (a second `metadata:` that would silently win), an alias or deep nesting is an error at its line."""
+    return load_untrusted(text, files.where(rel))
 
 
 def _mapping(files: ChartFiles, rel: str, *, optional: bool = False) -> dict[str, Any]:
