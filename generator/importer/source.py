@@ -33,7 +33,10 @@ MAX_STREAM_BYTES = MAX_TOTAL_BYTES + MAX_MEMBERS * 2 * 512 + 8 * 2**20
 # before it looks at it (CPython Lib/tarfile.py `TarInfo._proc_gnulong`, `_proc_pax`): a 512 MB long name in a
 # 509 KiB package took 1.1-1.6 GB. Refused above this, before it is read.
 MAX_EXTENDED_HEADER_BYTES = 64 * 2**10
-MAX_EXTENDED_HEADERS = 2 * MAX_MEMBERS  # each is read recursively with the header it extends
+MAX_EXTENDED_HEADERS = 2 * MAX_MEMBERS
+# Each extended header reads the header it extends recursively: a chain of 20,000 long names is a RecursionError.
+# A member has at most a long name, a long link and a PAX header (plus a global PAX header before it).
+MAX_HEADER_CHAIN = 8
 SKIPPED_DIRS = (".git", "__pycache__")
 ROOT_TEXT = ("Chart.yaml", "values.yaml", "OlaresManifest.yaml", "owners")
 
@@ -119,7 +122,11 @@ class _Capped(tarfile.TarInfo):
         if self.type in (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE, tarfile.XGLTYPE,
                          tarfile.SOLARIS_XHDTYPE):
             seen = getattr(tarfile_, "catalog_extended", 0) + 1
-            tarfile_.catalog_extended = seen  # type: ignore[attr-defined]
+            chain = getattr(tarfile_, "catalog_chain", 0) + 1
+            tarfile_.catalog_extended, tarfile_.catalog_chain = seen, chain  # type: ignore[attr-defined]
+            if chain > MAX_HEADER_CHAIN:
+                raise _bad(self.label, f"a member with more than {MAX_HEADER_CHAIN} extended tar headers; a damaged "
+                                       "or hostile package")
             if self.size > MAX_EXTENDED_HEADER_BYTES:
                 raise _bad(self.label,
                            f"an extended tar header (a long name or PAX header) of {self.size:,} bytes, over the "
@@ -127,7 +134,9 @@ class _Capped(tarfile.TarInfo):
             if seen > MAX_EXTENDED_HEADERS:
                 raise _bad(self.label,
                            f"more than {MAX_EXTENDED_HEADERS:,} extended tar headers; a damaged or hostile package")
-        elif self.type == tarfile.GNUTYPE_SPARSE:
+        else:
+            tarfile_.catalog_chain = 0  # type: ignore[attr-defined]
+        if self.type == tarfile.GNUTYPE_SPARSE:
             raise _bad(self.label,
                        f"member {safe_line(self.name, 200)!r} is a GNU sparse file; refused in a chart package")
         return super()._proc_member(tarfile_)  # type: ignore[misc,no-any-return]
