@@ -68,7 +68,7 @@ def calibrate(name: AppArg, log: LogOpt, write: WriteOpt = False, catalog: Catal
     if gpu_mib is not None and engine == "llamacpp":
         rows += _gpu_rows(parsed, prov, gpu_mib)
     if note:
-        rows = [cal.Row(x.target, x.row.model_copy(update={"what": f"{x.row.what}; {note}"})) for x in rows]
+        rows = cal.noted(rows, note, prov)
     skipped = [row for row in rows if row.target == "model"] if realshape else []
     rows = [row for row in rows if row not in skipped]
     if not rows:

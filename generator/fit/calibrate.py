@@ -270,6 +270,16 @@ def _cal(measure: str, value_mib: float | None, what: str, p: Provenance, **extr
                                   "; check the log and the options given")]) from None
 
 
+def noted(rows: list[Row], note: str, p: Provenance) -> list[Row]:
+    """The rows with `note` appended to each `what`, validated again (a note can make a `what` too long)."""
+    out = []
+    for x in rows:
+        fields = {k: v for k, v in x.row.model_dump(exclude_none=True).items() if k not in ("what", "measure")}
+        value = fields.pop("value_mib", None)
+        out.append(Row(x.target, _cal(x.row.measure, value, f"{x.row.what}; {note}", p, **fields)))
+    return out
+
+
 def vllm_rows(parsed: Parsed, p: Provenance) -> list[Row]:
     """vLLM readings -> kv_available, kv_needed, weights_loaded, cuda_graphs rows."""
     rows: list[Row] = []
