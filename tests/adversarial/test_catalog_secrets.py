@@ -43,7 +43,7 @@ def test_catalog_literal_secret_is_an_error_at_its_line(small_catalog, tmp_path,
         assert secret not in captured.out + captured.err
     line = next(n for n, text in enumerate(app_file.read_text().splitlines(), 1)
                 if field.split(".")[0] + ":" in text)
-    assert f"qwenlab.yaml:" in captured.err and f": {field}: " in captured.err
+    assert "qwenlab.yaml:" in captured.err and f": {field}: " in captured.err
     assert "OLARES_USER_HUGGINGFACE_TOKEN" in captured.err and "Kubernetes Secret" in captured.err
     assert int(captured.err.split("qwenlab.yaml:")[1].split(":")[0]) >= line
     assert snapshot(tmp_path) == before  # no chart, no values.yaml with the token
