@@ -234,34 +234,35 @@ def _body(response: Any, what: str) -> bytes:
                               "the cap; narrow the query (--namespace)")
 
 
+def _bad_answer(what: str, why: str) -> RemoteError:
+    return RemoteError(f"the Kubernetes API ({what}): the answer is {why}; is the kubeconfig's server a "
+                       "Kubernetes API server?")
+
+
 def _answer(api_client: Any, body: bytes, response_type: str, what: str) -> Any:
     """The client's object (V1PodList, V1Service ...) of an answer that is UTF-8 JSON, an object, nested at most
     the JSON decoder's recursion limit, of the shape the type says; anything else is a RemoteError naming what
     was wrong (an HTML login page, a proxy's error text, 200,000 nested arrays, a string where a number goes)."""
-    def bad(why: str) -> RemoteError:
-        return RemoteError(f"the Kubernetes API ({what}): the answer is {why}; is the kubeconfig's server a "
-                           "Kubernetes API server?")
-
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise bad(f"not UTF-8 (byte {exc.start})") from None
+        raise _bad_answer(what, f"not UTF-8 (byte {exc.start})") from None
     try:
         data = json.loads(text)
     except RecursionError:
-        raise bad("JSON nested too deeply") from None
+        raise _bad_answer(what, "JSON nested too deeply") from None
     except ValueError:
-        raise bad(f"not JSON ({safe_line(text[:60])!r}...)") from None
+        raise _bad_answer(what, f"not JSON ({safe_line(text[:60])!r}...)") from None
     if not isinstance(data, dict):
-        raise bad(f"a JSON {type(data).__name__}, not an object")
+        raise _bad_answer(what, f"a JSON {type(data).__name__}, not an object")
     if response_type.endswith("List") and not isinstance(data.get("items", []), list):
-        raise bad("a list whose `items` is not a list")
+        raise _bad_answer(what, "a list whose `items` is not a list")
     try:
         return api_client.deserialize(text, response_type, "application/json")
     except RecursionError:
-        raise bad("JSON nested too deeply") from None
+        raise _bad_answer(what, "JSON nested too deeply") from None
     except (TypeError, ValueError, AttributeError, KeyError) as exc:  # pydantic's ValidationError is a ValueError
-        raise bad(f"not a {response_type} ({safe_line(type(exc).__name__)}: "
+        raise _bad_answer(what, f"not a {response_type} ({safe_line(type(exc).__name__)}: "
                   f"{safe_line(' '.join(str(exc).split()), 160)})") from None
 
 

@@ -123,8 +123,13 @@ MAX_FIGURE = 2.0**40
 _MAX_DIGITS = 40  # of one number: `float()` of 309 digits is inf, `int()` of 4301 digits raises
 
 
-class _BadFigure(ValueError):
-    """A number of the log that is not a figure (too long, not finite, above MAX_FIGURE): parse() reports its line."""
+class _BadFigure(InputError):
+    """A number of the log that is not a figure (too long, not finite, above MAX_FIGURE): parse() catches it and
+    reports the line it is on."""
+
+    def __init__(self, text: str):
+        super().__init__(f"{safe_line(text, 60)} is not a figure")
+        self.text = text
 
 
 def _f(text: str) -> float:
@@ -162,7 +167,7 @@ def parse(text: str | Iterable[str], where: str = "the log") -> Parsed:
                 if match := pattern.search(line):
                     _add_llama(out, replace(_llama_reading(kind, match, number, line), scope=max(scope, 0)))
         except _BadFigure as exc:
-            raise InputError([Problem(where, number, None, f"{safe_line(str(exc), 60)} is not a memory or token "
+            raise InputError([Problem(where, number, None, f"{safe_line(exc.text, 60)} is not a memory or token "
                                       f"figure (more than {_MAX_DIGITS} digits, or above 2^40); give the engine's "
                                       "own boot log")]) from None
     return out
