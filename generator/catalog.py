@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from generator.core.errors import InputError, Problem, UsageError, translate_os_error
 from generator.core.locate import embedded_catalog
+from generator.core.redact import secrets_in
 from generator.yamlio.loader import Document, load_model, read_document
 from generator.schema import App, ChatTemplate, Device, GenesisRegistry, Market, Model, Stack, WeightFile
 
@@ -126,10 +127,26 @@ def _load_all(folder: Path, cls: type[T], problems: list[Problem]) -> list[tuple
         name = display_path(path)
         try:
             doc = read_document(path, name, max_bytes=MAX_CATALOG_FILE_BYTES)
+            secret_problems(doc, name)
             out.append((load_model(cls, doc, name), doc, name))
         except InputError as exc:  # a FileSystemError (an unreadable file) is no catalog problem: it propagates
             problems.extend(exc.problems)
     return out
+
+
+SECRET_FIX = ("a committed catalog holds no secret: remove it (rule SEC001, docs/security.md). The chart gives the "
+              "engine HF_TOKEN from the Olares env the manifest declares under `envs` (OLARES_USER_HUGGINGFACE_TOKEN "
+              "in olares-v2, OLARES_SYSTEM_HUGGINGFACE_TOKEN in olares-v3), which each user sets in Olares; any other "
+              "secret belongs in a Kubernetes Secret of the cluster, never in the catalog")
+
+
+def secret_problems(doc: Document, name: str) -> None:
+    """InputError at each literal secret of a catalog file (core/redact.py `secrets_in`): it would be printed by
+    `explain` and published in values.yaml. The value itself is never shown."""
+    found = secrets_in(doc.data)
+    if found:
+        raise InputError([Problem(name, doc.line_of(loc), ".".join(str(p) for p in loc) or None,
+                                  f"{what} in the open; {SECRET_FIX}") for loc, what in found])
 
 
 def _index(items: list[tuple[Identified, Document, str]], kind: str,

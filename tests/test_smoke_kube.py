@@ -10,10 +10,11 @@ forwarder and the whole smoke HTTP path run for real through it.
 
 from __future__ import annotations
 
+import json
 import socket
 
 import pytest
-from kubernetes.client import (V1Container, V1ContainerPort, V1ObjectMeta, V1Pod, V1PodCondition, V1PodList,
+from kubernetes.client import (ApiClient, V1Container, V1ContainerPort, V1ObjectMeta, V1Pod, V1PodCondition, V1PodList,
                                V1PodSpec, V1PodStatus, V1Service, V1ServiceList, V1ServicePort, V1ServiceSpec)
 from kubernetes.client.exceptions import ApiException
 
@@ -42,34 +43,55 @@ def pod(name: str, *, ready: bool = True, phase: str = "Running", image: str | N
                  status=V1PodStatus(phase=phase, conditions=[V1PodCondition(type="Ready", status=str(ready))]))
 
 
+class _Raw:
+    """The raw answer a CoreV1Api call gives with `_preload_content=False` (what the Kube adapter asks for: it
+    checks the answer before the client builds objects): the object's JSON, as the API server would send it."""
+
+    def __init__(self, obj):
+        self.body, self.headers = json.dumps(ApiClient().sanitize_for_serialization(obj)).encode(), {}
+
+    def read(self, amount=-1):
+        out, self.body = (self.body, b"") if amount < 0 else (self.body[:amount], self.body[amount:])
+        return out
+
+    def release_conn(self):
+        pass
+
+
+def _answer(obj, preload):
+    return obj if preload else _Raw(obj)
+
+
 class FakeCoreV1Api:
     """Stand-in for kubernetes.client.CoreV1Api: the calls discovery makes, over in-memory objects."""
+
+    api_client = ApiClient()
 
     def __init__(self, services: list[V1Service], pods: list[V1Pod]):
         self.services, self.pods, self.calls = services, pods, []
 
-    def read_namespaced_service(self, name, namespace, _request_timeout=None):
+    def read_namespaced_service(self, name, namespace, _request_timeout=None, _preload_content=True):
         self.calls.append(("read_namespaced_service", name, namespace))
         for s in self.services:
             if (s.metadata.name, s.metadata.namespace) == (name, namespace):
-                return s
+                return _answer(s, _preload_content)
         raise ApiException(status=404, reason="Not Found")
 
-    def list_namespaced_service(self, namespace, label_selector=None, _request_timeout=None):
+    def list_namespaced_service(self, namespace, label_selector=None, _request_timeout=None, _preload_content=True):
         self.calls.append(("list_namespaced_service", namespace, label_selector))
-        return V1ServiceList(items=[s for s in self.services if s.metadata.namespace == namespace
-                                    and _match(s.metadata.labels, label_selector)])
+        return _answer(V1ServiceList(items=[s for s in self.services if s.metadata.namespace == namespace
+                                            and _match(s.metadata.labels, label_selector)]), _preload_content)
 
-    def list_service_for_all_namespaces(self, field_selector=None, label_selector=None, _request_timeout=None):
+    def list_service_for_all_namespaces(self, field_selector=None, label_selector=None, _request_timeout=None, _preload_content=True):
         self.calls.append(("list_service_for_all_namespaces", field_selector, label_selector))
         name = field_selector.split("=", 1)[1] if field_selector else None
-        return V1ServiceList(items=[s for s in self.services if (name is None or s.metadata.name == name)
-                                    and _match(s.metadata.labels, label_selector)])
+        return _answer(V1ServiceList(items=[s for s in self.services if (name is None or s.metadata.name == name)
+                                            and _match(s.metadata.labels, label_selector)]), _preload_content)
 
-    def list_namespaced_pod(self, namespace, label_selector=None, _request_timeout=None):
+    def list_namespaced_pod(self, namespace, label_selector=None, _request_timeout=None, _preload_content=True):
         self.calls.append(("list_namespaced_pod", namespace, label_selector))
-        return V1PodList(items=[p for p in self.pods if p.metadata.namespace == namespace
-                                and _match(p.metadata.labels, label_selector)])
+        return _answer(V1PodList(items=[p for p in self.pods if p.metadata.namespace == namespace
+                                        and _match(p.metadata.labels, label_selector)]), _preload_content)
 
 
 def _match(labels: dict | None, selector: str | None) -> bool:

@@ -1,10 +1,11 @@
 """The Helm engine (helm-python-sdk: Helm's v4 Go SDK through ctypes), the one place that imports helm_python.
 
 `Helm` lints, renders and packages chart folders and writes repository indexes, in-process (a chart
-lint takes ~20 ms). `Helm.registry(...)` is the OCI registry client; its calls run in a worker process
-(`helm_registry_worker.py`) that is killed at each call's deadline, because the SDK's registry calls
-cannot be cancelled. Like chart-testing's `pkg/tool` (github.com/helm/chart-testing), it is built once
-by the CLI and passed in.
+lint takes ~20 ms); `capped_renderer()` renders a stranger's chart in a capped, killable worker process
+(`helm_render_worker.py`: memory, time, output). `Helm.registry(...)` is the OCI registry client; its calls
+run in a worker process (`helm_registry_worker.py`) that is killed at each call's deadline, because the
+SDK's registry calls cannot be cancelled. Like chart-testing's `pkg/tool` (github.com/helm/chart-testing), it
+is built once by the CLI and passed in.
 
 Errors: helm_python.HelmError is translated here into `HelmFailure` (a ToolError) carrying the engine's
 own message in `detail`; lint problems are data (`LintReport`), not errors. helm_python missing is a
@@ -84,6 +85,11 @@ class Helm:
         with _translated(f"render {folder.name}") as helm, helm.Chart.load(str(folder)) as chart:
             return dict(chart.render(values=values, name=name, namespace=namespace))
 
+    def capped_renderer(self, limits: RenderLimits | None = None) -> CappedRenderer:
+        """The renderer of charts nobody vouches for (`catalog import`): see `CappedRenderer`."""
+        _engine()  # a missing helm_python is reported here, not as a dead worker
+        return CappedRenderer(limits or RenderLimits())
+
     def package(self, folder: Path, destination: Path) -> Path:
         """`destination/<name>-<version>.tgz` packaged from the chart folder."""
         with _translated(f"package {folder.name}", "publish") as helm:
@@ -100,6 +106,150 @@ class Helm:
         _engine("publish")  # a missing helm_python is reported here, not as a dead worker
         return HelmRegistry(plain_http=plain_http, credentials_file=credentials_file, timeout_s=timeout_s,
                             redact=redact)
+
+
+@dataclass(frozen=True)
+class RenderLimits:
+    """The caps of `Helm.capped_renderer` (docs/security.md, "Import"). A real chart renders in well under a second,
+    in the worker's ~0.3 GB, into a few hundred KiB."""
+
+    # The worker's data segment (RLIMIT_DATA: Go's heap and Python's). A render of a real chart takes ~70 MB; the
+    # `{{ repeat 400000000 "x" }}` that took 4.4 GB in-process stops at ~0.5 GB.
+    memory_bytes: int = 512 * 2**20
+    seconds: float = 60.0  # wall clock, start of the worker to its answer (and its CPU time, RLIMIT_CPU)
+    output_bytes: int = 16 * 2**20  # the rendered manifests, as the worker's JSON answer
+
+
+class CappedRenderer:
+    """`Helm.render()` for a stranger's chart, in a worker process (helm_render_worker.py) whose memory (RLIMIT_DATA)
+    and CPU time are capped, killed when one render passes its wall-clock deadline, its answer read up to a byte
+    cap. A chart over a cap is a HelmFailure naming the cap, never a gigabyte-sized process or a hang. One worker
+    serves a whole import run (a render costs ~10 ms, the worker's start ~0.3 s); a killed one is started again for
+    the next chart. Use as a context manager, or `close()` it."""
+
+    def __init__(self, limits: RenderLimits):
+        self.limits = limits
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._stderr: Any = None
+
+    def __enter__(self) -> CappedRenderer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        if self._proc is not None and self._proc.poll() is None:
+            return self._proc
+        self.close()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115  (lives as long as the worker; closed in close())
+        self._proc = subprocess.Popen([sys.executable, "-m", "generator.adapters.helm_render_worker",
+                                       str(self.limits.memory_bytes), str(max(1, int(self.limits.seconds)))],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+                                      env={**_worker_env(), "GOMAXPROCS": "2"}, start_new_session=True)
+        return self._proc
+
+    def render(self, folder: Path, values: dict[str, Any], *, name: str, namespace: str) -> dict[str, str]:
+        """{template path as Helm names it: text}, as `Helm.render`; HelmFailure when Helm refuses or a cap is hit."""
+        try:
+            request = json.dumps({"folder": str(folder), "values": values, "name": name, "namespace": namespace})
+        except (TypeError, ValueError) as exc:
+            raise HelmFailure(f"Helm engine: render {folder.name}: the values are not JSON ({exc})",
+                              f"the values are not JSON: {exc}") from None
+        proc = self._start()
+        answer, over = _capped_exchange(proc, request.encode() + b"\n", Deadline(self.limits.seconds),
+                                        self.limits.output_bytes)
+        if answer is None:  # a cap was hit or the worker died: it is not reused
+            if proc.poll() is None:
+                kill_group(proc)
+            proc.wait()
+        return _render_answer(folder, answer, over, proc.poll(), self._stderr_text() if answer is None else "",
+                              self.limits)
+
+    def _stderr_text(self) -> str:
+        handle = self._stderr
+        if handle is None:
+            return ""
+        handle.seek(0)
+        head = handle.read(4096)  # Go's `fatal error: ...` comes first, then every goroutine's stack
+        handle.seek(max(handle.seek(0, os.SEEK_END) - 1024, len(head)))
+        return str((head + b"\n" + handle.read(1024)).decode("utf-8", "replace"))
+
+    def close(self) -> None:
+        proc = self._proc
+        if proc is not None:
+            if proc.poll() is None and proc.stdin is not None:
+                with contextlib.suppress(OSError):
+                    proc.stdin.close()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=5)
+            if proc.poll() is None:
+                kill_group(proc)
+                proc.wait()
+            for pipe in (proc.stdin, proc.stdout):
+                if pipe is not None:
+                    with contextlib.suppress(OSError):
+                        pipe.close()
+            self._proc = None
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+
+def _capped_exchange(proc: subprocess.Popen[bytes], request: bytes, deadline: Deadline,
+                     limit: int) -> tuple[bytes | None, str]:
+    """Send one request, read its one-line answer: (answer or None, "" or the cap it crossed: `time`, `output`,
+    or `exit` when the worker ended without an answer)."""
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(request)
+        proc.stdin.flush()
+    except BrokenPipeError:  # a worker that died: its exit code and stderr say why
+        return None, "exit"
+    fd, parts, got = proc.stdout.fileno(), [], 0
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while True:
+            if deadline.expired or not selector.select(deadline.left):
+                return None, "time"
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return None, "exit"
+            parts.append(chunk)
+            got += len(chunk)
+            if chunk.endswith(b"\n"):
+                return b"".join(parts), ""
+            if got > limit:
+                return None, "output"
+
+
+def _render_answer(folder: Path, answer: bytes | None, over: str, code: int | None, tail: str,
+                   limits: RenderLimits) -> dict[str, str]:
+    doing = f"Helm engine: render {folder.name}"
+    if over == "time":
+        detail = f"rendering took longer than {limits.seconds:g} s (the cap for one chart); stopped"
+    elif over == "output":
+        detail = f"the rendered manifests are larger than {limits.output_bytes:,} bytes (the cap for one chart)"
+    elif any(sign in tail for sign in ("out of memory", "MemoryError", "annot allocate memory", "failed to reserve")):
+        detail = f"rendering needs more than {limits.memory_bytes // 2**20} MiB of memory (the cap for one chart)"
+    elif code == -9 or code == 137 or (code is not None and code < 0):
+        detail = f"the renderer was stopped by signal {-code if code < 0 else 9} (its CPU time or memory cap)"
+    elif answer is None:
+        raise ToolError(f"{doing}: the renderer exited (code {code}) without an answer: "
+                        f"{' '.join(tail.split())[-300:]}")
+    else:
+        detail = ""
+    if detail:
+        raise HelmFailure(f"{doing}: {detail}", detail)
+    try:
+        data = json.loads(answer or b"")
+    except ValueError:
+        raise ToolError(f"{doing}: the renderer answered something that is not JSON") from None
+    if isinstance(data, dict) and isinstance(data.get("ok"), dict):
+        return {str(k): str(v) for k, v in data["ok"].items()}
+    message = str(data.get("message", "")) if isinstance(data, dict) else repr(data)[:300]
+    code_ = data.get("code") if isinstance(data, dict) else None
+    raise HelmFailure(f"{doing}: {' '.join(message.split())}", message, code_ if isinstance(code_, int) else None)
 
 
 def _worker_env() -> dict[str, str]:
@@ -225,4 +375,4 @@ class HelmRegistry:
         self._stop()
 
 
-__all__ = ["Helm", "HelmFailure", "HelmRegistry", "LintMessage", "LintReport"]
+__all__ = ["CappedRenderer", "Helm", "HelmFailure", "HelmRegistry", "LintMessage", "LintReport", "RenderLimits"]

@@ -19,6 +19,7 @@ bounded in lines and bytes.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,9 +28,13 @@ from typing import Any
 from generator.adapters.deadline import Deadline, DeadlineExceeded, call_with_deadline
 from generator.core.errors import RemoteError, UsageError, translate_os_error
 from generator.core.imports import require
+from generator.core.text import safe_line
 
 DEFAULT_TIMEOUT_S = 30.0
 LOG_LIMIT_BYTES = 1024 * 1024  # the most of one container log read at once (the API's limitBytes, and our read)
+# The largest answer of a read or list the tool makes: a Service or the pods behind one app's Service are a few KiB
+# each; a list of every Service of a big cluster (thousands) stays under a few MiB. A 400 MB answer peaked at 1.25 GB.
+MAX_ANSWER_BYTES = 16 * 2**20
 GPUMEM = "nvidia.com/gpumem"  # HAMi's GPU memory resource, an integer of MiB (docs/domain.md#hami)
 
 
@@ -210,6 +215,57 @@ def pod_view(pod: Any) -> PodView:
                               status.init_container_statuses if status else None, init=True))
 
 
+def _body(response: Any, what: str) -> bytes:
+    """The raw answer, at most MAX_ANSWER_BYTES (a Content-Length above it is refused before reading)."""
+    length = (getattr(response, "headers", None) or {}).get("Content-Length")
+    if length is not None and str(length).isdigit() and int(length) > MAX_ANSWER_BYTES:
+        raise RemoteError(f"the Kubernetes API ({what}): an answer of {int(length):,} bytes, over the cap of "
+                          f"{MAX_ANSWER_BYTES:,}; narrow the query (--namespace)")
+    parts: list[bytes] = []
+    got = 0
+    while True:
+        chunk = response.read(min(1 << 16, MAX_ANSWER_BYTES + 1 - got))
+        if not chunk:
+            return b"".join(parts)
+        parts.append(bytes(chunk))
+        got += len(chunk)
+        if got > MAX_ANSWER_BYTES:
+            raise RemoteError(f"the Kubernetes API ({what}): an answer larger than {MAX_ANSWER_BYTES:,} bytes, "
+                              "the cap; narrow the query (--namespace)")
+
+
+def _bad_answer(what: str, why: str) -> RemoteError:
+    return RemoteError(f"the Kubernetes API ({what}): the answer is {why}; is the kubeconfig's server a "
+                       "Kubernetes API server?")
+
+
+def _answer(api_client: Any, body: bytes, response_type: str, what: str) -> Any:
+    """The client's object (V1PodList, V1Service ...) of an answer that is UTF-8 JSON, an object, nested at most
+    the JSON decoder's recursion limit, of the shape the type says; anything else is a RemoteError naming what
+    was wrong (an HTML login page, a proxy's error text, 200,000 nested arrays, a string where a number goes)."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _bad_answer(what, f"not UTF-8 (byte {exc.start})") from None
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise _bad_answer(what, "JSON nested too deeply") from None
+    except ValueError:
+        raise _bad_answer(what, f"not JSON ({safe_line(text[:60])!r}...)") from None
+    if not isinstance(data, dict):
+        raise _bad_answer(what, f"a JSON {type(data).__name__}, not an object")
+    if response_type.endswith("List") and not isinstance(data.get("items", []), list):
+        raise _bad_answer(what, "a list whose `items` is not a list")
+    try:
+        return api_client.deserialize(text, response_type, "application/json")
+    except RecursionError:
+        raise _bad_answer(what, "JSON nested too deeply") from None
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:  # pydantic's ValidationError is a ValueError
+        raise _bad_answer(what, f"not a {response_type} ({safe_line(type(exc).__name__)}: "
+                  f"{safe_line(' '.join(str(exc).split()), 160)})") from None
+
+
 class Kube:
     def __init__(self, api: Any, *, timeout_s: float = DEFAULT_TIMEOUT_S, deadline: Deadline | None = None):
         self.api, self.timeout_s, self.deadline = api, timeout_s, deadline
@@ -241,11 +297,20 @@ class Kube:
                                    "ran out before this call")
         return self.deadline.cap(self.timeout_s)
 
-    def _call(self, what: str, method: str, *args: Any, absent_on_404: bool = False,
+    def _call(self, what: str, method: str, *args: Any, response_type: str, absent_on_404: bool = False,
               query: dict[str, str] | None = None) -> Any:
+        """One API read whose answer is checked before the client builds objects from it (`_answer`)."""
         call = getattr(self.api, method)
-        return self._run(what, lambda seconds: call(*args, _request_timeout=seconds, **(query or {})),
-                         absent_on=(404,) if absent_on_404 else ())
+
+        def read(seconds: float) -> Any:
+            response = call(*args, _request_timeout=seconds, _preload_content=False, **(query or {}))
+            try:
+                body = _body(response, what)
+            finally:
+                response.release_conn()
+            return _answer(self.api.api_client, body, response_type, what)
+
+        return self._run(what, read, absent_on=(404,) if absent_on_404 else ())
 
     def _run(self, what: str, fn: Callable[[float], Any], *, absent_on: tuple[int, ...] = ()) -> Any:
         errors = _client_errors()
@@ -270,26 +335,32 @@ class Kube:
     def read_service(self, name: str, namespace: str) -> Any | None:
         """The Service, or None when there is none of that name."""
         return self._call(f"reading Service {namespace}/{name}", "read_namespaced_service", name, namespace,
-                          absent_on_404=True)
+                          response_type="V1Service", absent_on_404=True)
 
     def list_services(self, *, namespace: str | None = None, field_selector: str | None = None,
                       label_selector: str | None = None) -> list[Any]:
         selectors = {k: v for k, v in (("field_selector", field_selector), ("label_selector", label_selector)) if v}
         if namespace is None:
-            found = self._call("listing Services", "list_service_for_all_namespaces", query=selectors)
+            found = self._call("listing Services", "list_service_for_all_namespaces", query=selectors,
+                               response_type="V1ServiceList")
         else:
             found = self._call(f"listing Services in {namespace}", "list_namespaced_service", namespace,
-                               query=selectors)
+                               query=selectors, response_type="V1ServiceList")
         return list(found.items)
 
     def list_pods(self, namespace: str, label_selector: str) -> list[Any]:
         found = self._call(f"listing pods in {namespace}", "list_namespaced_pod", namespace,
-                           query={"label_selector": label_selector})
+                           query={"label_selector": label_selector}, response_type="V1PodList")
         return list(found.items)
 
     def pods(self, namespace: str, label_selector: str) -> list[PodView]:
         """The pods `label_selector` selects in `namespace`, as typed views of their spec and status."""
-        return [pod_view(p) for p in self.list_pods(namespace, label_selector)]
+        pods = self.list_pods(namespace, label_selector)
+        try:
+            return [pod_view(p) for p in pods]
+        except (TypeError, ValueError, AttributeError) as exc:  # a field of an impossible type or shape
+            raise RemoteError(f"the Kubernetes API (listing pods in {namespace}): a pod the answer describes is not "
+                              f"a pod ({type(exc).__name__}); is the API server a Kubernetes API?") from None
 
     def pod_log(self, pod: str, namespace: str, container: str, *, tail_lines: int,
                 limit_bytes: int = LOG_LIMIT_BYTES, previous: bool = False) -> str | None:

@@ -8,8 +8,11 @@ stays byte-identical, and the result is validated before it replaces the file.
 
 from __future__ import annotations
 
+import io
 import json
+import math
 import sys
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
@@ -18,7 +21,9 @@ from typing import Annotated, Any
 import typer
 
 from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog, use_catalog
-from generator.core.errors import CatalogError, InputError, Problem, translate_os_error
+from generator.core.errors import CatalogError, InputError, Problem, UsageError
+from generator.core.redact import redact
+from generator.core.text import safe_line
 
 AppArg = Annotated[str, typer.Argument(help="The app the log belongs to.", show_default=False)]
 LogOpt = Annotated[str, typer.Option("--log", help="The engine's boot log: a file, or - for standard input.")]
@@ -41,10 +46,11 @@ def calibrate(name: AppArg, log: LogOpt, write: WriteOpt = False, catalog: Catal
     """Read a vLLM or llama.cpp boot log into calibration rows; show the fit before and after (--write: keep them)."""
     from generator.fit import calibrate as cal
 
+    when_date = _options(when, gpu_mib, cap_mib, util)
     cat = load_catalog(use_catalog(catalog, command="calibrate", writes=write, quiet=as_json))
     r = cat.select([name], include_removed=True)[0]
-    text, where = _read(log)
-    parsed = cal.parse(text)
+    lines, where = _read(log)
+    parsed = cal.parse(lines, where)
     engine = "vllm" if r.stack.engine == "vllm" else "llamacpp" if r.stack.fork != "lucebox" else "lucebox"
 
     if parsed.engine is None:
@@ -57,12 +63,12 @@ def calibrate(name: AppArg, log: LogOpt, write: WriteOpt = False, catalog: Catal
     settings_util, settings_cap = _app_budget(r)
     prov = cal.Provenance(source=source or where, image=image or r.stack.image, device=device,
                           cap_mib=cap_mib or settings_cap, util=util or settings_util, quant=r.app.quantization,
-                          when=date.fromisoformat(when) if when else date.today())
+                          when=when_date)
     rows = cal.rows_of(parsed, prov)
     if gpu_mib is not None and engine == "llamacpp":
         rows += _gpu_rows(parsed, prov, gpu_mib)
     if note:
-        rows = [cal.Row(x.target, x.row.model_copy(update={"what": f"{x.row.what}; {note}"})) for x in rows]
+        rows = cal.noted(rows, note, prov)
     skipped = [row for row in rows if row.target == "model"] if realshape else []
     rows = [row for row in rows if row not in skipped]
     if not rows:
@@ -81,14 +87,38 @@ def refuse(where: str, message: str) -> InputError:
     return InputError([Problem(where, None, None, message)])
 
 
-def _read(log: str) -> tuple[str, str]:
+# A boot log's memory lines come in its first few thousand lines; a vLLM boot at debug level is a few MB. A log
+# larger than this is not one boot (`kubectl logs -f` never ends; /dev/zero neither): refused, never held whole.
+MAX_LOG_BYTES = 16 * 2**20
+MAX_LOG_LINE = 64 * 2**10  # the longest line kept (vLLM's config line is ~3 KB); the rest of a line is skipped
+
+
+def _read(log: str) -> tuple[Iterator[str], str]:
+    """The log's lines, read within MAX_LOG_BYTES (core/bounded.py): a file must be a regular file (no FIFO, device
+    or link), standard input is read line by line and refused past the cap."""
+    from generator.core.bounded import iter_lines, read_regular_file
+
     if log == "-":
-        return sys.stdin.read(), "stdin"
-    path = Path(log)
+        raw = getattr(sys.stdin, "buffer", None)  # a text stream without one (a test's StringIO): read within the cap
+        source = raw if raw is not None else io.BytesIO(sys.stdin.read(MAX_LOG_BYTES + 1).encode("utf-8"))
+        stream = iter_lines(source, MAX_LOG_BYTES, "stdin", "the boot log", max_line=MAX_LOG_LINE)
+        return (line.decode("utf-8", "replace") for line in stream), "stdin"
+    data = read_regular_file(Path(log), MAX_LOG_BYTES, "the boot log")
+    return iter(data.decode("utf-8", "replace").splitlines()), log
+
+
+def _options(when: str | None, gpu_mib: float | None, cap_mib: int | None, util: float | None) -> date:
+    """The options' values checked before anything is read: a date that is one, finite figures in range."""
+    for flag, value, top in (("--gpu-mib", gpu_mib, 2**20), ("--cap-mib", cap_mib, 2**20), ("--util", util, 1.0)):
+        if value is not None and not (math.isfinite(value) and 0 < value <= top):
+            raise UsageError(f"{flag} {value!r}: give a number above 0 and at most {top:,}"
+                             + (" MiB (1 TiB)" if flag != "--util" else " (a fraction of the GPU)"))
+    if not when:
+        return date.today()
     try:
-        return path.read_text(encoding="utf-8", errors="replace"), str(path)
-    except OSError as exc:
-        raise translate_os_error(exc) from exc
+        return date.fromisoformat(when)
+    except ValueError:
+        raise UsageError(f"--date {safe_line(when, 40)!r}: not a date; give YYYY-MM-DD") from None
 
 
 def _check_model(r: Any, parsed: Any, where: str) -> bool:
@@ -96,6 +126,7 @@ def _check_model(r: Any, parsed: Any, where: str) -> bool:
     weight = r.model.weight(r.app.quantization)
     names = {r.model.id, weight.repo, weight.file or "", weight.repo.split("/")[-1]} - {""}
     realshape_name = f"{r.model.id}-{r.app.quantization}"
+    _one_model(r, parsed, where, names | _drafter_names(r), realshape_name)
     said = [n for n in (parsed.model, Path(parsed.model_file).name if parsed.model_file else "") if n]
     if not said:
         return False
@@ -107,6 +138,38 @@ def _check_model(r: Any, parsed: Any, where: str) -> bool:
         return False
     raise refuse(where, f"belongs to another model ({' / '.join(said)}); {r.app.name} serves {weight.repo}"
                f"{'/' + weight.file if weight.file else ''}")
+
+
+def _drafter_names(r: Any) -> set[str]:
+    """The files of the model's drafters: a llama-server with a draft model loads it in the same boot."""
+    out: set[str] = set()
+    for drafter in r.model.drafters:
+        for w in drafter.weights:
+            out |= {w.repo, w.file or "", w.repo.split("/")[-1]}
+    return out - {""}
+
+
+def _one_model(r: Any, parsed: Any, where: str, names: set[str], realshape_name: str) -> None:
+    """A log that loads a second model (two boots pasted together, another app's boot after this one's) would give
+    this app the other model's rows: refused, naming both, unless the second is the model's own drafter."""
+    named = parsed.named()
+    if len(named) < 2:
+        return
+
+    def ours(name: str) -> bool:
+        base = Path(name).name
+        return any(name.endswith(n) or base.endswith(n) for n in names) or base.startswith(realshape_name)
+
+    first_line, first = named[0]
+    for line, other in named[1:]:
+        if not ours(other) or not ours(first):
+            raise refuse(where, f"loads two models: {first} (line {first_line}) and {other} (line {line}); give "
+                                f"one boot of {r.app.name} ({weight_label(r)})")
+
+
+def weight_label(r: Any) -> str:
+    weight = r.model.weight(r.app.quantization)
+    return str(weight.repo) + (f"/{weight.file}" if weight.file else "")
 
 
 def _app_budget(r: Any) -> tuple[float | None, int]:
@@ -213,13 +276,15 @@ def _report(name: str, rows: list[Any], skipped: list[Any], before: dict[str, An
                "before": before, "after": after, "written": written}
         sys.stdout.write(json.dumps(out, indent=1) + "\n")
         return
-    print(f"{name}: {len(rows)} calibration row(s) from the log")
+    lines = [f"{name}: {len(rows)} calibration row(s) from the log"]
     for x in rows:
         value = f"{x.row.value_gib} GiB" if x.row.value_gib is not None else f"{x.row.value_mib} MiB"
         extra = f" @ {x.row.context:,} tokens" if x.row.context else ""
-        print(f"  {x.target:5s} {x.row.measure:16s} {value:>14s}{extra}  {x.row.what}")
-    for x in skipped:
-        print(f"  skipped: {x.row.measure} {x.row.what} (a real-shape file's weights are not the real file's)")
-    print(f"before: {before['summary']}; largest context {before['largest_context']:,} tokens")
-    print(f"after:  {after['summary']}; largest context {after['largest_context']:,} tokens")
-    print("written: " + ", ".join(written) if written else "nothing written (--write keeps the rows)")
+        lines.append(f"  {x.target:5s} {x.row.measure:16s} {value:>14s}{extra}  {x.row.what}")
+    lines += [f"  skipped: {x.row.measure} {x.row.what} (a real-shape file's weights are not the real file's)"
+              for x in skipped]
+    lines.append(f"before: {before['summary']}; largest context {before['largest_context']:,} tokens")
+    lines.append(f"after:  {after['summary']}; largest context {after['largest_context']:,} tokens")
+    lines.append("written: " + ", ".join(written) if written else "nothing written (--write keeps the rows)")
+    # the rows quote the log and --note/--source/--device: shown escaped and redacted, one line each
+    sys.stdout.writelines(safe_line(redact(line)) + "\n" for line in lines)

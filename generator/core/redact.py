@@ -63,6 +63,74 @@ _TOKENS = re.compile(
     r"|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})")
 
 
+# ---- literal secrets in files that are committed or published ----------------------------------------------
+# A name that holds a secret: an env variable (`HF_TOKEN`, `VLLM_API_KEY`), a flag without its dashes (`--api-key`,
+# `--hf-token`: llama-server's and vLLM's own, catalog/flags/llamacpp-b8740.yaml, vllm-nightly.yaml), a JSON key.
+# `MAX_TOKENS` or `--tokenizer` are not: the word must end the name.
+_SECRET_NAME = re.compile(r"(?i)(?:^|[_-])(?:token|secret|password|passwd|api[_-]?key|access[_-]key|secret[_-]key|"
+                          r"private[_-]key|credentials?)$")
+# a secret in a URL's query (`...resolve/main/x.gguf?token=hf_...`, a pre-signed `X-Amz-Signature=`)
+_URL_SECRET = re.compile(r"(?i)[?&](?:access_token|token|api[_-]?key|apikey|key|sig|signature|password|secret|"
+                         r"x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature)=(?!\*\*\*)[^&#\s]+")
+_TOKEN_KIND = (("hf_", "a Hugging Face token"), ("gh", "a GitHub token"), ("github_pat_", "a GitHub token"),
+               ("glpat-", "a GitLab token"), ("sk-", "an API key (sk-...)"), ("xox", "a Slack token"),
+               ("AKIA", "an AWS access key id"), ("eyJ", "a JSON Web Token"))
+
+
+def secret_name(name: str) -> bool:
+    """Whether `name` (an env variable, a flag, a key) names a secret: `HF_TOKEN`, `--api-key`, `client_secret`."""
+    return bool(_SECRET_NAME.search(name.lstrip("-")))
+
+
+def literal_secret(text: str) -> str | None:
+    """What secret `text` holds in the open (`a Hugging Face token`, `a secret URL query parameter`), or None:
+    a token in one of the published formats the redactor masks, or a secret query parameter of a URL."""
+    found = _TOKENS.search(text)
+    if found:
+        return next((kind for prefix, kind in _TOKEN_KIND if found.group().startswith(prefix)), "a token")
+    if _URL_SECRET.search(text):
+        return "a secret URL query parameter"
+    return None
+
+
+def _is_seq(value: object) -> bool:
+    return isinstance(value, (list, tuple))
+
+
+def secrets_in(data: object, loc: tuple[str | int, ...] = ()) -> list[tuple[tuple[str | int, ...], str]]:
+    """(where, what) of every literal secret in plain data (a catalog file): any string holding a token or a secret
+    URL parameter; a non-empty value of a secret-named key of a mapping (an `env:` entry `HF_TOKEN: hf_...`); the
+    value of a secret-named flag in a list (`args: [--api-key, s3cret]`, `--hf-token=...`). Nothing is echoed."""
+    found: list[tuple[tuple[str | int, ...], str]] = []
+    if isinstance(data, str):
+        kind = literal_secret(data)
+        if kind:
+            found.append((loc, kind))
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            here = (*loc, str(key))
+            if isinstance(value, (str, int, float)) and not isinstance(value, bool) and secret_name(str(key)) \
+                    and str(value).strip() and str(value) != MASK:
+                found.append((here, f"a literal value for {key}"))
+            else:
+                found += secrets_in(value, here)
+    elif _is_seq(data):
+        items = list(data)  # type: ignore[call-overload]
+        for index, item in enumerate(items):
+            here = (*loc, index)
+            if isinstance(item, str) and item.startswith("-") and secret_name(item.split("=", 1)[0]):
+                flag, eq, value = item.partition("=")
+                nxt = items[index + 1] if index + 1 < len(items) else None
+                if eq and value.strip():
+                    found.append((here, f"a literal value for {flag}"))
+                    continue
+                if not eq and isinstance(nxt, str) and nxt.strip() and not nxt.startswith("-"):
+                    found.append(((*loc, index + 1), f"a literal value for {flag}"))
+                    continue
+            found += secrets_in(item, here)
+    return found
+
+
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
     """`text` with every credential this module knows how to find masked, and each string of `secrets`
     (pass `secret_forms(...)` of a raw secret to catch its encoded forms too)."""
@@ -197,4 +265,5 @@ def _key_value(match: re.Match[str]) -> str:
     return f"{quote_char}{key}{quote_char}{sep}{inner}"
 
 
-__all__ = ["MASK", "credentials", "redact", "safe_url", "secret_forms", "split_userinfo"]
+__all__ = ["MASK", "credentials", "literal_secret", "redact", "safe_url", "secret_forms", "secret_name", "secrets_in",
+           "split_userinfo"]

@@ -24,12 +24,18 @@ Line formats, from the engines' sources at the pinned versions:
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import Literal, Protocol
 
+from pydantic import ValidationError
+
 from generator.catalog import Resolved
+from generator.core.errors import InputError, Problem
+from generator.core.text import safe_line
 from generator.fit.ledger import Pool
 from generator.schema.calibration import Calibration
 
@@ -61,6 +67,14 @@ class Parsed:
     n_ctx: int | None = None
     ubatch: int | None = None
     kv_type: str = ""
+    models: list[tuple[int, str]] | None = None  # every model the log loads, (line, name): one boot has one
+
+    def named(self) -> list[tuple[int, str]]:
+        """The models the log names, each once, in order."""
+        seen: dict[str, int] = {}
+        for line, name in self.models or []:
+            seen.setdefault(name, line)
+        return [(line, name) for name, line in seen.items()]
 
     def all(self, kind: str) -> list[Reading]:
         return [r for r in self.readings or [] if r.kind == kind]
@@ -103,43 +117,85 @@ _LLAMA_NEW_CONTEXT = re.compile(r"llama_context: constructing llama_context")
 _LLAMA_FILE = re.compile(r"llama_model_loader: loaded meta data with \d+ key-value pairs and \d+ tensors from (\S+)")
 
 
+# The largest figure a boot log can print: memory in MiB or GiB, token counts. 1 TiB of MiB (2^20) and 2^24 tokens
+# are the schema's own caps (generator/schema/common.py); a figure above 2^40 is no figure of a real boot.
+MAX_FIGURE = 2.0**40
+_MAX_DIGITS = 40  # of one number: `float()` of 309 digits is inf, `int()` of 4301 digits raises
+
+
+class _BadFigure(InputError):
+    """A number of the log that is not a figure (too long, not finite, above MAX_FIGURE): parse() catches it and
+    reports the line it is on."""
+
+    def __init__(self, text: str):
+        super().__init__(f"{safe_line(text, 60)} is not a figure")
+        self.text = text
+
+
 def _f(text: str) -> float:
-    return float(text.replace(",", ""))
+    digits = text.replace(",", "")
+    if len(digits) > _MAX_DIGITS:
+        raise _BadFigure(text)
+    value = float(digits)
+    if not math.isfinite(value) or value > MAX_FIGURE:
+        raise _BadFigure(text)
+    return value
 
 
-def parse(text: str) -> Parsed:
-    """Every memory figure `text` (a boot log) holds, with the engine it came from."""
-    out = Parsed(readings=[])
+def _i(text: str) -> int:
+    return int(_f(text))
+
+
+def parse(text: str | Iterable[str], where: str = "the log") -> Parsed:
+    """Every memory figure a boot log (its text, or its lines) holds, with the engine it came from. A number that is
+    no figure (309 digits, above 2^40) is an InputError at its line; a figure of 0 records nothing and is skipped."""
+    out = Parsed(readings=[], models=[])
     assert out.readings is not None
     scope = -1
-    for number, raw in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines() if isinstance(text, str) else text
+    for number, raw in enumerate(lines, start=1):
         line = raw.strip()
         if _LLAMA_NEW_CONTEXT.search(line):
             scope += 1
-        _identity(out, line)
-        for kind, pattern in _VLLM:
-            if match := pattern.search(line):
-                out.engine = "vllm"
-                out.readings.append(_vllm_reading(kind, match, number, line))
-        for kind, pattern in _LLAMA:
-            if match := pattern.search(line):
-                _add_llama(out, replace(_llama_reading(kind, match, number, line), scope=max(scope, 0)))
+        try:
+            _identity(out, line, number)
+            for kind, pattern in _VLLM:
+                if match := pattern.search(line):
+                    out.engine = "vllm"
+                    _add(out, _vllm_reading(kind, match, number, line))
+            for kind, pattern in _LLAMA:
+                if match := pattern.search(line):
+                    _add_llama(out, replace(_llama_reading(kind, match, number, line), scope=max(scope, 0)))
+        except _BadFigure as exc:
+            raise InputError([Problem(where, number, None, f"{safe_line(exc.text, 60)} is not a memory or token "
+                                      f"figure (more than {_MAX_DIGITS} digits, or above 2^40); give the engine's "
+                                      "own boot log")]) from None
     return out
 
 
-def _identity(out: Parsed, line: str) -> None:
+def _add(out: Parsed, reading: Reading) -> None:
+    assert out.readings is not None
+    if reading.value > 0:  # `0.00 MiB`: nothing measured
+        out.readings.append(reading)
+
+
+def _identity(out: Parsed, line: str, number: int = 0) -> None:
     """The engine, its version, the model and the llama.cpp context settings a line names."""
+    assert out.models is not None
     if match := _VLLM_MODEL.search(line):
-        out.engine, out.version, out.model = "vllm", match.group(1), match.group(2)
+        out.engine, out.version, out.model = "vllm", match.group(1), out.model or match.group(2)
+        out.models.append((number, match.group(2)))
     elif (match := _VLLM_ARGS_MODEL.search(line)) and not out.model:
         out.engine, out.model = "vllm", match.group(1)
-    if (match := _LLAMA_FILE.search(line)) and not out.model_file:
-        out.model_file = match.group(1)
+        out.models.append((number, match.group(1)))
+    if match := _LLAMA_FILE.search(line):
+        out.model_file = out.model_file or match.group(1)
+        out.models.append((number, match.group(1)))
     if match := _LLAMA_NAME.search(line):
         out.model = out.model or match.group(1).strip()
     for key, pattern in _LLAMA_CTX.items():
         if match := pattern.search(line):
-            value = int(match.group(1))
+            value = _i(match.group(1))
             if key == "n_ctx":
                 out.n_ctx = out.n_ctx or value
             elif key == "n_ubatch":
@@ -150,6 +206,8 @@ def _add_llama(out: Parsed, reading: Reading) -> None:
     """A llama.cpp reading; a re-reserve of the same context's compute buffer replaces the earlier one."""
     assert out.readings is not None
     out.engine = out.engine or "llamacpp"
+    if reading.value <= 0:  # `0.00 MiB`: nothing measured
+        return
     if reading.kind == "compute_buffer":
         out.readings[:] = [r for r in out.readings if not (r.kind == reading.kind and r.scope == reading.scope
                                                            and r.device == reading.device)]
@@ -160,13 +218,13 @@ def _add_llama(out: Parsed, reading: Reading) -> None:
 
 def _vllm_reading(kind: str, m: re.Match[str], number: int, line: str) -> Reading:
     if kind == "concurrency":
-        return Reading(kind, _f(m.group(2)), number, line, context=int(_f(m.group(1))))
+        return Reading(kind, _f(m.group(2)), number, line, context=_i(m.group(1)))
     if kind == "graphs_gib":
         return Reading(kind, _f(m.group(2)), number, line)
     if kind == "needed":
-        return Reading(kind, _f(m.group(2)), number, line, context=int(_f(m.group(1))), detail=m.group(3))
+        return Reading(kind, _f(m.group(2)), number, line, context=_i(m.group(1)), detail=str(_f(m.group(3))))
     if kind == "requested":
-        return Reading(kind, _f(m.group(2)), number, line, detail=m.group(1))
+        return Reading(kind, _f(m.group(2)), number, line, detail=str(_f(m.group(1))))
     return Reading(kind, _f(m.group(1)), number, line)
 
 
@@ -174,9 +232,9 @@ def _llama_reading(kind: str, m: re.Match[str], number: int, line: str) -> Readi
     if kind in ("model_buffer", "compute_buffer"):
         return Reading(kind, _f(m.group(2)), number, line, device=m.group(1))
     if kind == "kv_buffer":
-        return Reading(kind, _f(m.group(1)), number, line, context=int(m.group(2)),
+        return Reading(kind, _f(m.group(1)), number, line, context=_i(m.group(2)),
                        detail=f"{m.group(6)}/{m.group(8)} {m.group(3)} layers {m.group(4)} seqs")
-    return Reading(kind, _f(m.group(1)), number, line, context=int(m.group(2)),
+    return Reading(kind, _f(m.group(1)), number, line, context=_i(m.group(2)),
                    detail=f"{m.group(3)} layers {m.group(4)} seqs")
 
 
@@ -202,12 +260,29 @@ class Row:
 
 
 def _cal(measure: str, value_mib: float | None, what: str, p: Provenance, **extra: object) -> Calibration:
+    """One row; a figure or a provenance the schema refuses (a negative CUDA context, a 3000-character note) is an
+    InputError naming the row's measure and field, never a traceback."""
     fields: dict[str, object] = {"measure": measure, "what": what, "source": p.source, "image": p.image,
                                  "date": p.when}
     if value_mib is not None:
         fields["value_mib"] = round(value_mib, 2)
     fields.update({k: v for k, v in extra.items() if v is not None})
-    return Calibration.model_validate(fields)
+    try:
+        return Calibration.model_validate(fields)
+    except ValidationError as exc:
+        why = "; ".join(f"{'.'.join(str(x) for x in e['loc']) or 'row'}: {e['msg']}" for e in exc.errors())
+        raise InputError([Problem(p.source, None, None, f"the {measure} row cannot be recorded ({safe_line(why, 300)})"
+                                  "; check the log and the options given")]) from None
+
+
+def noted(rows: list[Row], note: str, p: Provenance) -> list[Row]:
+    """The rows with `note` appended to each `what`, validated again (a note can make a `what` too long)."""
+    out = []
+    for x in rows:
+        fields = {k: v for k, v in x.row.model_dump(exclude_none=True).items() if k not in ("what", "measure")}
+        value = fields.pop("value_mib", None)
+        out.append(Row(x.target, _cal(x.row.measure, value, f"{x.row.what}; {note}", p, **fields)))
+    return out
 
 
 def vllm_rows(parsed: Parsed, p: Provenance) -> list[Row]:

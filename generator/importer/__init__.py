@@ -12,12 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator.adapters.helm import Helm
 from generator.catalog import Catalog
 from generator.core.errors import InputError, Problem
 from generator.importer.build import Imported, import_chart
 from generator.importer.drafts import Pool
 from generator.importer.source import read_chart
-from generator.importer.write import Plan, apply, plan_writes
+from generator.importer.write import Plan, apply, plan_writes, recorded_label
 
 
 @dataclass
@@ -38,15 +39,17 @@ def import_paths(paths: list[Path], cat: Catalog, *, update: bool = False, dry_r
     pool = Pool(cat)
     results: list[Imported] = []
     problems: list[Problem] = []
-    for index, path in enumerate(paths):
-        label = labels[index] if labels else str(path)
-        try:
-            result = import_chart(read_chart(path, label), cat, pool)
-        except InputError as exc:
-            result = Imported(label, status="error", problems=list(exc.problems))
-            problems += exc.problems
-        results.append(result)
-    plan = plan_writes(results, pool, cat, update) if not problems else Plan()
+    with Helm().capped_renderer() as renderer:  # one capped Helm worker for the run (adapters/helm.py)
+        for index, path in enumerate(paths):
+            label = labels[index] if labels else str(path)
+            try:
+                result = import_chart(read_chart(path, label), cat, pool, renderer)
+            except InputError as exc:
+                result = Imported(label, status="error", problems=list(exc.problems))
+                problems += exc.problems
+            results.append(result)
+    recorded = {labels[i] if labels else str(p): recorded_label(p, cat.root) for i, p in enumerate(paths)}
+    plan = plan_writes(results, pool, cat, update, recorded) if not problems else Plan()
     problems += plan.problems
     report = Report(results, plan, dry_run, problems)
     if report.ok and not dry_run:

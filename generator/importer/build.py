@@ -18,10 +18,13 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from generator.adapters.helm import CappedRenderer
 from generator.catalog import Catalog, ChatTemplateFile, Resolved
 from generator.chart.plan import whole_cores
 from generator.chart.profiles import PROFILES, Profile
 from generator.core.errors import CatalogError, InputError, Problem
+from generator.core.redact import literal_secret, secret_name
+from generator.core.text import safe_line
 from generator.engines.base import CHAT_TEMPLATE_DIR, CHAT_TEMPLATE_FILE, SLOT_DIR
 from generator.fit.sizing import sized
 from generator.flags.tables import FlagTable, FlagTables
@@ -49,16 +52,16 @@ from generator.yamlio.loader import Document
 from generator.lint.values import olares_values
 from generator.schema import App, GenesisRegistry, Stack
 from generator.schema.app import PipPackage
+from generator.schema.common import AppName
 
 PIP_PACKAGE = TypeAdapter(PipPackage)  # the App schema's package spelling
+APP_NAME = TypeAdapter(AppName)  # the App schema's name rule (generator/schema/common.py), the one name validator
 
 HF_PLUMBING = ("HF_TOKEN", "HF_ENDPOINT", "HUGGING_FACE_HUB_TOKEN")
 ROUTER_ENVS = ("MODEL_MODE", "MODEL_NAME", "MODEL_SUPPORTS")  # olares-v3's Router card (docs/profiles.md "Router")
 HAMI_ENV = "CUDA_DEVICE_MEMORY_LIMIT_0"
-# a literal secret is never copied into the catalog nor shown: env names like these, and the engines' own flags
-# (`--api-key` of llama-server and vLLM, `--hf-token`: catalog/flags/llamacpp-b8740.yaml, vllm-nightly.yaml)
-SECRET_ENV = re.compile(r"(?i)(^|_)(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|CREDENTIALS?)$")
-SECRET_FLAGS = ("--api-key", "--hf-token")
+# a literal secret is never copied into the catalog nor shown: secret-named env variables and flags (`--api-key` of
+# llama-server and vLLM, `--hf-token`) and any value holding a token (core/redact.py `secret_name`, `literal_secret`)
 CHART_HF_HOME = "/models"  # generator/engines/*.py: HF_HOME of every rendered chart
 CHART_MODELS = "/models"  # generator/engines/base.py MODELS_DIR: where the rendered chart's files are
 GPUMEM = "nvidia.com/gpumem"
@@ -451,8 +454,9 @@ def _env_left_out(ctx: _Ctx, name: str, entry: EnvEntry, consumed: set[str]) -> 
         return True
     if name in consumed and entry.via.startswith("configMap"):
         return True  # read by $(VAR) or the launcher script: its value is in the fields and args already
-    if SECRET_ENV.search(name) and entry.value:
-        ctx.unmapped(entry.origin, f"env {name}: a literal secret is not imported (set it in the cluster)")
+    secret = literal_secret(entry.value) or ("a literal secret" if secret_name(name) and entry.value else None)
+    if secret:
+        ctx.unmapped(entry.origin, f"env {name}: {secret} is not imported (set it in the cluster)")
         return True
     return False
 
@@ -504,6 +508,7 @@ def _meta_names(ctx: _Ctx, app: dict[str, Any], meta: dict[str, Any], spec: dict
                 chart: dict[str, Any]) -> None:
     """The app's name, title, description and icon from the manifest (and Chart.yaml's agreement)."""
     name = str(meta.get("name") or chart.get("name") or "")
+    _check_name(ctx, name)  # before anything is built from it: the import writes apps/<name>.yaml
     app["name"] = name
     ctx.result.name = name
     if chart.get("name") != name:
@@ -517,6 +522,22 @@ def _meta_names(ctx: _Ctx, app: dict[str, Any], meta: dict[str, Any], spec: dict
     full = spec.get("fullDescription")
     if full is not None and str(full) != app.get("description"):
         app["full_description"] = str(full)
+
+
+def _check_name(ctx: _Ctx, name: str) -> None:
+    """The app name is the file name the import writes (`apps/<name>.yaml`, `drafts/apps/<name>.yaml`): it must be
+    an Olares app name (the schema's `AppName`: lowercase letters and digits, a letter first, at most 30, not
+    reserved) before any path is built from it, so `../../releases` or `/abs/path/X` never becomes a path."""
+    try:
+        APP_NAME.validate_python(name)
+    except ValidationError as exc:
+        why = "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
+        origin = ctx.manifest_origin("name:") if ctx.r.manifest.get("metadata") else ctx.lines.origin("Chart.yaml",
+                                                                                                     "name:")
+        raise InputError([Problem(origin.where, origin.line, "metadata.name",
+                                  f"{safe_line(repr(name), 80)} is not an Olares app name ({why}); the import names "
+                                  "the app's file by it: give the chart a lowercase name of letters and digits, "
+                                  "a letter first, at most 30 characters")]) from None
 
 
 def _meta_owners(ctx: _Ctx, app: dict[str, Any], spec: dict[str, Any]) -> None:
@@ -881,11 +902,11 @@ def _no_engine(result: Imported, pod: Pod, files: ChartFiles) -> Imported:
                               "(`llama-server`) and Lucebox (`dflash_server`) apps")])
 
 
-def import_chart(files: ChartFiles, cat: Catalog, pool: Pool) -> Imported:
+def import_chart(files: ChartFiles, cat: Catalog, pool: Pool, renderer: CappedRenderer | None = None) -> Imported:
     """Read one chart into an app of `cat` (drafts go to `pool`). Raises InputError for what must stop the
     run (not a chart, unknown engine, missing value); an unsupported engine is a result, not an error."""
     result = Imported(files.label)
-    rendered = render_chart(files)
+    rendered = render_chart(files, renderer)
     ctx = _Ctx(rendered, result)
     for note in rendered.notes:
         result.notes.append(str(note))
@@ -1214,10 +1235,15 @@ def _without_secrets(ctx: _Ctx, tokens: list[Token]) -> list[Token]:
         if skip:
             skip = False
             continue
-        if head in SECRET_FLAGS:
+        if is_flag(head) and secret_name(head):
             ctx.unmapped(token.origin, f"{head}: a literal secret is not imported (set it in the cluster)")
             nxt = tokens[index + 1].text if index + 1 < len(tokens) else None
             skip = "=" not in token.text and nxt is not None and not is_flag(nxt)
+            continue
+        secret = literal_secret(token.text)
+        if secret:  # a URL with `?token=hf_...`: the value goes, and the flag it belongs to
+            flag = kept.pop().text if kept and is_flag(kept[-1].text) and not is_flag(token.text) else None
+            ctx.unmapped(token.origin, f"{flag or 'an argument'}: {secret} is not imported (set it in the cluster)")
             continue
         kept.append(token)
     return kept

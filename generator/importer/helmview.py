@@ -22,11 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.adapters.helm import Helm, HelmFailure
+from generator.adapters.helm import CappedRenderer, Helm, HelmFailure
 from generator.core.errors import InputError, Problem
 from generator.importer.source import ChartFiles
-from generator.lint.helm import Doc, documents, yaml_loader
+from generator.lint.helm import Doc, documents
 from generator.lint.values import OWNER, olares_values
+from generator.yamlio.loader import load_untrusted
 
 MANIFEST = "OlaresManifest.yaml"
 MANIFEST_TEMPLATE = "templates/zz-catalog-import-manifest.yaml"  # not `_*`: Helm does not render partials
@@ -87,15 +88,9 @@ class Rendered:
 
 
 def _yaml(files: ChartFiles, rel: str, text: str) -> Any:
-    import yaml
-
-    try:
-        return yaml.load(text, Loader=yaml_loader())
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise InputError([Problem(files.where(rel), line, None, f"not YAML: {problem}")]) from exc
+    """A chart file's YAML, read as the catalog reads its own (yamlio/loader.py `load_untrusted`): a duplicate key
+    (a second `metadata:` that would silently win), an alias or deep nesting is an error at its line."""
+    return load_untrusted(text, files.where(rel))
 
 
 def _mapping(files: ChartFiles, rel: str, *, optional: bool = False) -> dict[str, Any]:
@@ -202,8 +197,9 @@ def _helm_problems(files: ChartFiles, message: str, chart_dir: str) -> list[Prob
     return [Problem(files.label, None, None, f"Helm cannot render the chart: {first}")]
 
 
-def _render(folder: Path, values: dict[str, Any], name: str) -> dict[str, str]:
-    out = Helm().render(folder, values, name=name, namespace=f"{name}-{OWNER}")  # HelmFailure when Helm refuses
+def _render(renderer: CappedRenderer, folder: Path, values: dict[str, Any], name: str) -> dict[str, str]:
+    # a stranger's templates: rendered in a capped worker (memory, time, output), HelmFailure past a cap
+    out = renderer.render(folder, values, name=name, namespace=f"{name}-{OWNER}")
     prefix = f"{folder.name}/"
     return {(k.removeprefix(prefix)): v for k, v in sorted(out.items())}
 
@@ -216,8 +212,16 @@ def _declared_env(manifest: dict[str, Any]) -> tuple[str, ...]:
     return tuple(names)
 
 
-def render_chart(files: ChartFiles) -> Rendered:
-    """Parse and render `files`; InputError (file:line) when Helm or YAML refuses it or a value is missing."""
+def render_chart(files: ChartFiles, renderer: CappedRenderer | None = None) -> Rendered:
+    """Parse and render `files`; InputError (file:line) when Helm or YAML refuses it or a value is missing.
+    `renderer` is the import run's capped Helm worker (one is started for this chart when None)."""
+    if renderer is None:
+        with Helm().capped_renderer() as own:
+            return _render_chart(files, own)
+    return _render_chart(files, renderer)
+
+
+def _render_chart(files: ChartFiles, renderer: CappedRenderer) -> Rendered:
     chart = _mapping(files, "Chart.yaml")
     values = _mapping(files, "values.yaml", optional=True)
     name = str(chart.get("name") or files.name)
@@ -245,7 +249,7 @@ def render_chart(files: ChartFiles) -> Rendered:
         if problems:
             raise InputError(problems)
         try:
-            out = _render(first, base_values, name)
+            out = _render(renderer, first, base_values, name)
         except HelmFailure as exc:
             raise InputError(_helm_problems(files, exc.detail, chart_dir)) from exc
         manifest = _yaml(files, MANIFEST, out.get(MANIFEST_TEMPLATE, ""))
@@ -270,7 +274,7 @@ def render_chart(files: ChartFiles) -> Rendered:
         second = root / "templates" / chart_dir
         _write(second, files.files)
         try:
-            rendered = _render(second, injected, name)
+            rendered = _render(renderer, second, injected, name)
         except HelmFailure as exc:
             raise InputError(_helm_problems(files, exc.detail, chart_dir)) from exc
     finally:

@@ -8,6 +8,7 @@ a hostile archive (a gzip bomb, a million members) fails with a message instead 
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import posixpath
 import re
@@ -17,10 +18,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.core.errors import InputError, Problem, translate_os_error
+from generator.core.text import safe_line
 
 MAX_FILES = 2000
 MAX_FILE_BYTES = 4 * 2**20  # a chart's largest text file is tens of KiB; a subchart package a few hundred
 MAX_TOTAL_BYTES = 32 * 2**20
+# Every member counts, folders too: a chart has a few dozen entries, and 2,000,000 empty folders took 119 s.
+MAX_MEMBERS = 4000
+# The whole uncompressed tar stream: the files' bytes plus headers and padding (512 bytes a member at most, and
+# the extended headers below), so a gzip bomb of padding or skipped data stops here.
+MAX_STREAM_BYTES = MAX_TOTAL_BYTES + MAX_MEMBERS * 2 * 512 + 8 * 2**20
+# One GNU long name / long link or PAX extended header: a path is at most PATH_MAX (4096) bytes on Linux, and a PAX
+# header holds a few records (path, linkpath, mtime, uid ...). Python's tarfile reads the whole header into memory
+# before it looks at it (CPython Lib/tarfile.py `TarInfo._proc_gnulong`, `_proc_pax`): a 512 MB long name in a
+# 509 KiB package took 1.1-1.6 GB. Refused above this, before it is read.
+MAX_EXTENDED_HEADER_BYTES = 64 * 2**10
+MAX_EXTENDED_HEADERS = 2 * MAX_MEMBERS
+# Each extended header reads the header it extends recursively: a chain of 20,000 long names is a RecursionError.
+# A member has at most a long name, a long link and a PAX header (plus a global PAX header before it).
+MAX_HEADER_CHAIN = 8
 SKIPPED_DIRS = (".git", "__pycache__")
 ROOT_TEXT = ("Chart.yaml", "values.yaml", "OlaresManifest.yaml", "owners")
 
@@ -52,14 +68,19 @@ def _bad(where: str, message: str, line: int | None = None) -> InputError:
 
 
 def _safe_rel(name: str, where: str) -> str:
-    """A member name as a chart-relative path; refuses absolute paths and `..` components."""
+    """A member name as a chart-relative path; refuses absolute paths, `..` components, and control or bidi
+    characters (an ESC sequence or a newline in a name would reach the terminal and the CI log, where
+    `::error` starts a workflow command). Names are shown escaped (core/text.py `safe_line`)."""
+    shown = safe_line(repr(name), 200)
     if "\\" in name or "\x00" in name:
-        raise _bad(where, f"member {name!r}: a path with a backslash or NUL is refused")
+        raise _bad(where, f"member {shown}: a path with a backslash or NUL is refused")
+    if safe_line(name) != name:
+        raise _bad(where, f"member {shown}: a name with a control character is refused")
     if name.startswith("/"):
-        raise _bad(where, f"member {name!r}: an absolute path is refused (no member may leave the chart)")
+        raise _bad(where, f"member {shown}: an absolute path is refused (no member may leave the chart)")
     parts = [p for p in name.split("/") if p not in ("", ".")]
     if any(p == ".." for p in parts):
-        raise _bad(where, f"member {name!r}: a `..` path is refused (no member may leave the chart)")
+        raise _bad(where, f"member {shown}: a `..` path is refused (no member may leave the chart)")
     return "/".join(parts)
 
 
@@ -68,6 +89,13 @@ class _Budget:
         self.where = where
         self.count = 0
         self.total = 0
+        self.members = 0
+
+    def member(self) -> None:
+        """One entry of any kind (a folder too)."""
+        self.members += 1
+        if self.members > MAX_MEMBERS:
+            raise _bad(self.where, f"more than {MAX_MEMBERS} entries (files and folders); a chart holds a few dozen")
 
     def take(self, rel: str, size: int) -> None:
         self.count += 1
@@ -80,12 +108,69 @@ class _Budget:
             raise _bad(self.where, f"more than {MAX_TOTAL_BYTES} bytes in all, over the cap for one chart")
 
 
+class _Capped(tarfile.TarInfo):
+    """A tar header that refuses an oversized or endless extended header before tarfile reads it.
+
+    tarfile builds each member through `TarInfo._proc_member` (CPython Lib/tarfile.py, 3.8-3.13): GNU long
+    names/links and PAX headers are read whole, then the header they extend is read recursively; GNU sparse
+    members read further headers in a loop. Their size is checked here first; sparse members are refused (a chart
+    holds none). `label` names the package in messages (set on a subclass per package)."""
+
+    label = ""
+
+    def _proc_member(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
+        if self.type in (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE, tarfile.XGLTYPE,
+                         tarfile.SOLARIS_XHDTYPE):
+            seen = getattr(tarfile_, "catalog_extended", 0) + 1
+            chain = getattr(tarfile_, "catalog_chain", 0) + 1
+            tarfile_.catalog_extended, tarfile_.catalog_chain = seen, chain  # type: ignore[attr-defined]
+            if chain > MAX_HEADER_CHAIN:
+                raise _bad(self.label, f"a member with more than {MAX_HEADER_CHAIN} extended tar headers; a damaged "
+                                       "or hostile package")
+            if self.size > MAX_EXTENDED_HEADER_BYTES:
+                raise _bad(self.label,
+                           f"an extended tar header (a long name or PAX header) of {self.size:,} bytes, over the "
+                           f"cap of {MAX_EXTENDED_HEADER_BYTES:,}; a damaged or hostile package")
+            if seen > MAX_EXTENDED_HEADERS:
+                raise _bad(self.label,
+                           f"more than {MAX_EXTENDED_HEADERS:,} extended tar headers; a damaged or hostile package")
+        else:
+            tarfile_.catalog_chain = 0  # type: ignore[attr-defined]
+        if self.type == tarfile.GNUTYPE_SPARSE:
+            raise _bad(self.label,
+                       f"member {safe_line(self.name, 200)!r} is a GNU sparse file; refused in a chart package")
+        return super()._proc_member(tarfile_)  # type: ignore[misc,no-any-return]
+
+
+class _CappedStream(io.RawIOBase):
+    """The uncompressed bytes of a `.tgz`, read forward only, at most MAX_STREAM_BYTES in all."""
+
+    def __init__(self, gz: gzip.GzipFile, label: str):
+        self.gz, self.label, self.count = gz, label, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        want = MAX_STREAM_BYTES + 1 - self.count if size is None or size < 0 else min(size, MAX_STREAM_BYTES + 1)
+        data = self.gz.read(want)
+        self.count += len(data)
+        if self.count > MAX_STREAM_BYTES:
+            raise _bad(self.label, f"more than {MAX_STREAM_BYTES:,} bytes uncompressed, over the cap for one chart "
+                                   "package")
+        return data
+
+
 def _read_package(path: Path, label: str) -> ChartFiles:
     budget = _Budget(label)
     members: dict[str, bytes] = {}
     try:
-        with tarfile.open(path, mode="r:gz") as archive:
+        # `r|`: one forward pass over the capped stream; the gzip layer is ours, so every byte counts
+        with open(path, "rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz, \
+                tarfile.open(fileobj=_CappedStream(gz, label), mode="r|",
+                             tarinfo=type("_CappedHeader", (_Capped,), {"label": label})) as archive:
             for member in archive:  # streamed: a bomb stops at the first cap it crosses
+                budget.member()
                 rel = _safe_rel(member.name, label)
                 if member.isdir():
                     continue
@@ -120,10 +205,12 @@ def _read_folder(path: Path, label: str) -> ChartFiles:
     for folder, dirs, names in os.walk(path, followlinks=False):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
         for d in dirs:
+            budget.member()
             if os.path.islink(os.path.join(folder, d)):
                 rel = posixpath.normpath(os.path.relpath(os.path.join(folder, d), path).replace(os.sep, "/"))
                 raise _bad(label, f"{rel} is a symbolic link; links are not followed in a chart folder")
         for name in sorted(names):
+            budget.member()
             full = os.path.join(folder, name)
             rel = os.path.relpath(full, path).replace(os.sep, "/")
             if os.path.islink(full):
@@ -158,4 +245,5 @@ def read_chart(path: Path, label: str | None = None) -> ChartFiles:
     return chart
 
 
-__all__ = ["MAX_FILES", "MAX_FILE_BYTES", "MAX_TOTAL_BYTES", "ChartFiles", "read_chart"]
+__all__ = ["MAX_EXTENDED_HEADER_BYTES", "MAX_FILES", "MAX_FILE_BYTES", "MAX_MEMBERS", "MAX_STREAM_BYTES",
+           "MAX_TOTAL_BYTES", "ChartFiles", "read_chart"]

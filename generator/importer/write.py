@@ -4,6 +4,7 @@ written only when the whole run is free of errors.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,8 @@ from ruamel.yaml import YAML
 
 from generator.catalog import Catalog, display_path
 from generator.core.errors import InputError, Problem, translate_os_error
-from generator.core.fileio import atomic_write_text
+from generator.core.fileio import atomic_write_text, writable
+from generator.core.text import safe_line
 from generator.importer.appyaml import _plain, emit, read_back, update_text
 from generator.importer.build import APP_KEYS, CHART_FIELDS, Imported
 from generator.importer.drafts import ModelDraft, Pool, StackDraft
@@ -47,8 +49,8 @@ def _tuples(value: Any) -> Any:
     return value
 
 
-def _header(result: Imported) -> list[str]:
-    lines = [f"Imported by `catalog import` from {result.label} ({result.profile} chart)."]
+def _header(result: Imported, label: str) -> list[str]:
+    lines = [f"Imported by `catalog import` from {label} ({result.profile} chart)."]
     if result.unmapped:
         lines.append("`unmapped` lists what the chart does that the catalog cannot express (not rendered).")
     return lines
@@ -131,7 +133,7 @@ def _compare_fields(current: dict[str, Any], new: dict[str, Any]) -> tuple[dict[
     return changes, removals
 
 
-def _plan_app(result: Imported, name: str, root: Path, update: bool, plan: Plan) -> None:
+def _plan_app(result: Imported, name: str, root: Path, update: bool, plan: Plan, label: str) -> None:
     """The write of one imported app: a new app or draft, an --update of a live app, or the problem that stops it."""
     assert result.app is not None, "plan_writes() passes only imported apps"
     live = root / "apps" / f"{name}.yaml"
@@ -152,18 +154,64 @@ def _plan_app(result: Imported, name: str, root: Path, update: bool, plan: Plan)
         plan.problems.append(Problem(display_path(target), None, None, f"{name!r} was imported before; pass "
                                                                        "--update to write it again"))
         return
-    header = _header(result)
+    header = _header(result, label)
     if result.status == "draft":
-        first = f"{DRAFT_MARK} app written by `catalog import` from {result.label}; move it to apps/ once complete."
+        first = f"{DRAFT_MARK} app written by `catalog import` from {label}; move it to apps/ once complete."
         header = [first, *(f"{DRAFT_MARK} missing: {m}" for m in result.missing), *header[1:]]
     text = emit(result.app, header)
     _check_readback(target, text, result.app, plan)
     plan.writes.append(FileWrite(target, text, "new app" if result.status == "ok" else "draft app"))
 
 
-def plan_writes(results: list[Imported], pool: Pool, cat: Catalog, update: bool) -> Plan:
+def recorded_label(path: Path, root: Path) -> str:
+    """How the files an import writes name a chart: relative to the catalog when the chart lies in the catalog's
+    repository (the catalog's parent folder), else by its own name only. Never a path of this machine: the app
+    file is committed, and `/home/alice/Downloads/x.tgz` says nothing to the next reader (issue 24)."""
+    real, real_root = os.path.realpath(path), os.path.realpath(root)
+    if os.path.commonpath([real, os.path.dirname(real_root)]) == os.path.dirname(real_root):
+        return Path(os.path.relpath(real, real_root)).as_posix()
+    return os.path.basename(real) or "chart"
+
+
+def _relabel(value: Any, labels: dict[str, str]) -> Any:
+    """`value` with every string that starts with a chart's label (an origin `label/templates/x.yaml:12: ...`, a
+    draft's source ref) starting with its recorded label instead."""
+    if isinstance(value, str):
+        for old, new in labels.items():
+            if value.startswith(old) and (len(value) == len(old) or value[len(old)] in "/: "):
+                return new + value[len(old):]
+        return value
+    if isinstance(value, dict):
+        return {k: _relabel(v, labels) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_relabel(v, labels) for v in value)
+    return value
+
+
+def _relabel_all(results: list[Imported], pool: Pool, labels: dict[str, str]) -> None:
+    """What the import writes, relabelled (`recorded_label`); the report keeps the paths the user gave."""
+    labels = {old: new for old, new in sorted(labels.items(), key=lambda kv: -len(kv[0])) if old != new}
+    if not labels:
+        return
+    for result in results:
+        if result.app is not None:
+            result.app = _relabel(result.app, labels)
+    for draft in pool.models.values():
+        draft.data, draft.additions = _relabel(draft.data, labels), _relabel(draft.additions, labels)
+        draft.apps = _relabel(draft.apps, labels)
+    for sdraft in pool.stacks.values():
+        sdraft.data, sdraft.apps = _relabel(sdraft.data, labels), _relabel(sdraft.apps, labels)
+    for tdraft in pool.chat_templates.values():
+        tdraft.data, tdraft.apps = _relabel(tdraft.data, labels), _relabel(tdraft.apps, labels)
+
+
+def plan_writes(results: list[Imported], pool: Pool, cat: Catalog, update: bool,
+                recorded: dict[str, str] | None = None) -> Plan:
+    """The writes of an import; `recorded` maps each chart's label to the name the written files give it."""
     plan = Plan()
     root = cat.root
+    recorded = recorded or {}
+    _relabel_all(results, pool, recorded)
     seen: dict[str, str] = {}
     for result in results:
         if result.status not in ("ok", "draft") or result.app is None or not result.name:
@@ -174,12 +222,19 @@ def plan_writes(results: list[Imported], pool: Pool, cat: Catalog, update: bool)
                                                                   "import one chart per app"))
             continue
         seen[name] = result.label
-        _plan_app(result, name, root, update, plan)
+        _plan_app(result, name, root, update, plan, recorded.get(result.label, result.label))
+    _plan_drafts(results, pool, root, plan, recorded)
+    contained(plan, root)
+    return plan
+
+
+def _plan_drafts(results: list[Imported], pool: Pool, root: Path, plan: Plan, recorded: dict[str, str]) -> None:
     for draft in pool.models.values():
         if not draft.touched:
             continue
         path = root / "drafts" / "models" / f"{draft.id}.yaml"
-        labels = [r.label for r in results if r.model == draft.id and r.model_draft] or draft.apps
+        labels = [recorded.get(r.label, r.label) for r in results if r.model == draft.id and r.model_draft] \
+            or draft.apps
         missing, other = draft.missing()
         plan.writes.append(FileWrite(path, _model_text(draft, labels), "draft model"))
         plan.drafts.append({"path": display_path(path), "kind": "model", "id": draft.id, "apps": draft.apps,
@@ -189,7 +244,7 @@ def plan_writes(results: list[Imported], pool: Pool, cat: Catalog, update: bool)
         if not sdraft.touched:
             continue
         path = root / "drafts" / "stacks" / f"{sdraft.id}.yaml"
-        labels = [r.label for r in results if r.stack == sdraft.id] or sdraft.apps
+        labels = [recorded.get(r.label, r.label) for r in results if r.stack == sdraft.id] or sdraft.apps
         missing, other = sdraft.missing()
         plan.writes.append(FileWrite(path, _stack_text(sdraft, labels), "draft stack"))
         plan.drafts.append({"path": display_path(path), "kind": "stack", "id": sdraft.id, "apps": sdraft.apps,
@@ -203,7 +258,6 @@ def plan_writes(results: list[Imported], pool: Pool, cat: Catalog, update: bool)
         plan.writes.append(FileWrite(path.with_name(tdraft.data["file"]), tdraft.text, "draft chat template file"))
         plan.drafts.append({"path": display_path(path), "kind": "chat template", "id": tdraft.id, "apps": tdraft.apps,
                             "missing": missing, "to_fix": other, "guessed": []})
-    return plan
 
 
 def _check_readback(path: Path, text: str, data: dict[str, Any], plan: Plan) -> None:
@@ -232,7 +286,21 @@ def _update(path: Path, result: Imported) -> FileWrite:
     return FileWrite(path, new_text, "updated app: " + ", ".join([*changes, *(f"-{k}" for k in removals)]))
 
 
+def contained(plan: Plan, root: Path) -> None:
+    """Every planned write must land inside the catalog folder, through no link that leads out of it: a write
+    that would not is a problem of the plan (so nothing at all is written). The app name is validated before any
+    path is built (build.py `_check_name`); this is the second line, for every file the import writes."""
+    real_root = os.path.realpath(root)
+    for write in plan.writes:
+        real = os.path.realpath(write.path)
+        if os.path.commonpath([real, real_root]) != real_root or real == real_root:
+            plan.problems.append(Problem(safe_line(write.path), None, None, "outside the catalog folder "
+                                         f"{safe_line(display_path(root))}; the import writes only inside it"))
+
+
 def apply(plan: Plan) -> None:
+    for write in plan.writes:
+        writable(write.path)  # a link at any target refuses the run before the first write
     for write in plan.writes:
         if write.text is None:
             continue
@@ -242,4 +310,4 @@ def apply(plan: Plan) -> None:
             raise translate_os_error(exc, write.path, "write") from exc
 
 
-__all__ = ["FileWrite", "Plan", "apply", "plan_writes"]
+__all__ = ["FileWrite", "Plan", "apply", "contained", "plan_writes", "recorded_label"]

@@ -14,7 +14,6 @@ from __future__ import annotations
 import datetime as dt
 import fcntl
 import os
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Literal
@@ -27,7 +26,9 @@ from generator.catalog import display_path
 from generator.core.errors import CatalogError, InputError, Problem
 from generator.core.redact import redact as redact_text
 from generator.core.redact import split_userinfo
-from generator.yamlio.loader import Document, read_document, validation_problems
+from generator.core.bounded import read_regular_file
+from generator.core.fileio import atomic_write_text, writable
+from generator.yamlio.loader import MAX_FILE_BYTES, Document, read_document, validation_problems
 from generator.schema.common import AppName, SemVer, Strict
 from generator.smoke.identity import ServedIdentity
 from generator.yamlio.yamlout import dump, load
@@ -112,6 +113,9 @@ def path_of(catalog_root: Path, app: str) -> Path:
 def history(catalog_root: Path, app: str) -> list[SmokeRecord]:
     """Every recorded smoke of `app`, oldest first; [] when it has none. Bad rows raise CatalogError."""
     path = path_of(catalog_root, app)
+    if path.is_symlink():
+        raise InputError([Problem(display_path(path), None, None, "a symbolic link; a ledger is a regular file of "
+                                  "the catalog, never read or written through a link (put the file in its place)")])
     if not path.is_file():
         return []
     name = display_path(path)
@@ -169,7 +173,9 @@ def append(catalog_root: Path, record: SmokeRecord) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = path_of(catalog_root, record.app)
     with _locked(folder):
-        before = path.read_text(encoding="utf-8") if path.exists() else HEADER.format(app=record.app)
+        # never through a link, never replacing one (docs/security.md): a symlinked ledger is refused, unread
+        before = (read_regular_file(path, MAX_FILE_BYTES, "the ledger").decode("utf-8", "replace")
+                  if writable(path) is not None else HEADER.format(app=record.app))
         if before and not before.endswith("\n"):
             before += "\n"
         text = before + dump([record.model_dump(mode="json")])
@@ -191,15 +197,6 @@ def _locked(folder: Path) -> Iterator[None]:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` through a synced temp file and a rename: readers see old or new, never half."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write `text` to `path` through a synced temp file and a rename (core/fileio.py): readers see old or new, never
+    half; a target that is a symbolic link is refused, not replaced."""
+    atomic_write_text(path, text)

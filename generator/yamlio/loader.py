@@ -101,11 +101,14 @@ def _plain(node: Node, loc: Path_, lines: dict[Path_, int]) -> Any:
                        node.start_mark)
     if isinstance(node, MappingNode):
         out: dict[Any, Any] = {}
+        first: dict[Any, int] = {}
         for key_node, value_node in node.value:
             key = _scalar(key_node) if isinstance(key_node, ScalarNode) else str(key_node.value)
             key = key if isinstance(key, (int, bool)) else str(key)
-            if key in out:
-                raise _Refused(None, None, f"duplicate key {key!r}", key_node.start_mark)
+            if key in out:  # YAML 1.2 §3.2.1.1: keys are unique; never "the last one wins"
+                raise _Refused(None, None, f"duplicate key {key!r} (line {first[key]} and line "
+                                           f"{key_node.start_mark.line + 1}): keep one", key_node.start_mark)
+            first[key] = key_node.start_mark.line + 1
             child = (*loc, str(key))
             lines[child] = key_node.start_mark.line + 1
             out[key] = _plain(value_node, child, lines)
@@ -214,6 +217,51 @@ def _parsed(text: str) -> tuple[Any, dict[Path_, int]]:
         _refuse_aliases(text)
     node = yaml.compose(text, Loader=_Loader)
     return (None if node is None else _plain(node, (), lines)), lines
+
+
+def load_untrusted(text: str, display: str) -> Any:
+    """YAML from outside the catalog (a chart's Chart.yaml, values.yaml, OlaresManifest.yaml in `catalog import`)
+    as plain data (mappings as dicts, sequences as lists), with the catalog's own refusals: a duplicate key (both
+    lines named: the last one would win silently, where Go's YAML errors), an alias (billion laughs), nesting past
+    MAX_DEPTH. YAML 1.1 scalars (`yes` is true), as Go's YAML reads charts. InputError `file:line:`."""
+    if "*" in text:
+        refuse_aliases(text, display)
+    try:
+        node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        return None if node is None else _plain11(node, 0)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        what = (exc.problem or exc.context or "invalid YAML").strip()
+        raise InputError([Problem(display, mark.line + 1 if mark else None, None, f"not YAML: {what}")]) from exc
+    except YAMLError as exc:
+        raise InputError([Problem(display, None, None, f"not YAML: {_first_line(exc)}")]) from exc
+    except RecursionError as exc:
+        raise InputError([Problem(display, None, None, "YAML nested too deeply")]) from exc
+
+
+_SAFE11 = yaml.SafeLoader("")  # PyYAML's YAML 1.1 scalar constructor, used node by node
+
+
+def _plain11(node: Node, depth: int) -> Any:
+    if depth >= MAX_DEPTH and isinstance(node, (MappingNode, SequenceNode)):
+        raise _Refused(None, None, f"nested more than {MAX_DEPTH} levels deep", node.start_mark)
+    if isinstance(node, MappingNode):
+        out: dict[Any, Any] = {}
+        first: dict[Any, int] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE:
+                raise _Refused(None, None, "merge key `<<` is not supported (write its keys out)", key_node.start_mark)
+            key = _plain11(key_node, depth + 1)
+            key = key if isinstance(key, (str, int, float, bool)) or key is None else str(key)
+            if key in out:
+                raise _Refused(None, None, f"duplicate key {key!r} (line {first[key]} and line "
+                                           f"{key_node.start_mark.line + 1}): keep one", key_node.start_mark)
+            first[key] = key_node.start_mark.line + 1
+            out[key] = _plain11(value_node, depth + 1)
+        return out
+    if isinstance(node, SequenceNode):
+        return [_plain11(item, depth + 1) for item in node.value]
+    return _SAFE11.construct_object(node, deep=True)
 
 
 def refuse_aliases(text: str, display: str) -> None:

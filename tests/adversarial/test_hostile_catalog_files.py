@@ -71,7 +71,7 @@ def test_yaml_oversized_catalog_file_refused(small_catalog: Path):
 def test_yaml_nul_byte_reported_with_file_line(small_catalog: Path):
     """Failure 18: a NUL byte gave `YAML error: unacceptable character` with no line."""
     path = _app(small_catalog)
-    text = path.read_text(encoding="utf-8").replace("title: Qwen3.6", "title: Qwen\x003.6")
+    text = path.read_text(encoding="utf-8").replace("title: Qwen36", "title: Qwen\x0036")
     path.write_text(text, encoding="utf-8")
     line = next(i for i, row in enumerate(text.splitlines(), 1) if "\x00" in row)
     proc = cli("check", "--no-lint", "--catalog", small_catalog)

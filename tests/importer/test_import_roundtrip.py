@@ -27,6 +27,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from generator.adapters.helm import CappedRenderer, Helm
 from generator.catalog import Resolved, load_catalog
 from generator.chart.pipeline import render_app
 from generator.cli import main
@@ -150,13 +151,24 @@ def varied(catalog, data: dict) -> Resolved:
     return dataclasses.replace(base, app=App.model_validate(fields), chat_template=template)
 
 
+_RENDERER: list[CappedRenderer] = []  # one capped Helm worker for the module, as one import run has one
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _renderer():
+    with Helm().capped_renderer() as renderer:
+        _RENDERER.append(renderer)
+        yield renderer
+        _RENDERER.clear()
+
+
 def import_tree(root: Path, name: str, tree: dict[str, str], catalog):
     folder = root / name
     shutil.rmtree(folder, ignore_errors=True)
     for rel, text in tree.items():
         (folder / rel).parent.mkdir(parents=True, exist_ok=True)
         (folder / rel).write_text(text, encoding="utf-8")
-    return import_chart(read_chart(folder), catalog, Pool(catalog))
+    return import_chart(read_chart(folder), catalog, Pool(catalog), _RENDERER[0] if _RENDERER else None)
 
 
 def assert_same_app(resolved: Resolved, result, *, exact_gpu: bool = True) -> App:

@@ -54,7 +54,8 @@ class StandInKubeApi:
                 query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
                 stand_in.requests.append((parts.path, query))
                 status, body, kind = stand_in.answer(parts.path.strip("/").split("/"), query)
-                data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+                data = body if isinstance(body, bytes) else body.encode() if isinstance(body, str) \
+                    else json.dumps(body).encode()  # bytes: a hostile answer sent as it is
                 self.send_response(status)
                 self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(data)))
