@@ -70,7 +70,8 @@ class AppContext:
 REGISTRY = RULES.of("catalog")  # the catalog rules, a live view of the one registry
 
 # Modules that define rules; each is imported once by `all_rules()`.
-RULE_MODULES: tuple[str, ...] = ("flags", "hami", "genesis", "engine", "fit", "consistency", "status", "market")
+RULE_MODULES: tuple[str, ...] = ("flags", "hami", "genesis", "engine", "fit", "batch", "consistency", "status",
+                                 "market")
 
 
 RuleFn = Callable[[AppContext], Iterable[Finding]]
