@@ -1,7 +1,9 @@
 """llama.cpp (and the atomic, buun, Lucebox forks): everything sits in one pool, the HAMi cap.
 
-KV follows llama.cpp's caches: full-attention layers hold the whole context (padded to 256 cells);
-sliding-window layers hold min(context, window x slots + ubatch) cells unless `--swa-full`; layers that reuse
+KV follows llama.cpp's caches: full-attention layers hold the whole context (padded to 256 cells), split into one
+stream of pad(n_ctx / N, 256) cells per explicit slot; sliding-window layers hold per stream min(n_ctx_seq,
+window + ubatch) cells (window x slots + ubatch when unified) unless `--swa-full`; the ubatch is `-ub` clamped to
+`-b`; layers that reuse
 another layer's KV add nothing; recurrent (GDN, Mamba-2) layers keep fp32 r/s states per sequence; multi-head
 latent attention (deepseek2 GGUFs: GLM-4.7-Flash) caches one latent per token and layer in the K cache, no V.
 """
