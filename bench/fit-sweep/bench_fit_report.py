@@ -1,0 +1,171 @@
+"""The sweep's comparison: the fit of today's code for each configuration against llama.cpp's own lines and NVML.
+
+`fit_of(cat, row)` evaluates generator/fit/llamacpp.py at exactly the configuration (the base app's settings with
+the swept flags replaced; the app's calibration rows left out, so the formula alone answers). `report` parses the
+logs (generator/fit/calibrate.py) and prints, for the fit half and the test half apart, p50 / p95 / max of the
+total's error and of each part's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+PARTS = ("weights on the GPU", "KV", "recurrent state", "compute buffer", "MTP draft", "CUDA context")
+
+
+def settings_of(r: Any, row: dict) -> Any:
+    from generator.engines import engine_for
+    from generator.engines.settings import Value, llama_settings
+
+    s = llama_settings(r, engine_for(r))
+    update: dict[str, Any] = {
+        "context": Value(row["context"], None, "sweep"), "kv_k": Value(row["kv"], None, "sweep"),
+        "kv_v": Value(row["kv"], None, "sweep"), "ubatch": Value(row["ubatch"], None, "sweep"),
+        "parallel": Value(row["parallel"], None, "sweep"), "flash_attn": Value("on", None, "sweep"),
+        "swa_full": Value(row["swa_full"], None, "sweep"),
+        "spec_method": "mtp" if row["mtp"] else None, "spec_tokens": 3 if row["mtp"] else None,
+    }
+    if hasattr(s, "batch"):
+        update["batch"] = Value(row["batch"] or 2048, None, "sweep")
+    if hasattr(s, "parallel_explicit"):
+        update["parallel_explicit"] = True
+    return replace(s, **update)
+
+
+def resolved_of(cat: Any, row: dict) -> Any:
+    from generator.fit.sizing import sized
+
+    r = cat.apps[row["base"]]
+    r = replace(r, app=r.app.model_copy(update={"calibration": (), "speculative": None, "vision": False}))
+    return sized(r)
+
+
+def fit_of(cat: Any, row: dict) -> dict[str, float]:
+    """The fit's parts (component -> MiB) at the configuration."""
+    from generator.fit.ledger import Ledger
+    from generator.fit import llamacpp
+
+    r = resolved_of(cat, row)
+    ledger = Ledger()
+    llamacpp.build(r, settings_of(r, row), ledger)
+    out: dict[str, float] = {}
+    for p in ledger.parts:
+        out[p.component] = out.get(p.component, 0.0) + p.mib
+    return out
+
+
+def measured_of(log_text: str, nvml: float | None) -> dict[str, float]:
+    from generator.fit.calibrate import parse
+
+    parsed = parse(log_text)
+
+    def cuda(kind: str, scope: int | None = None) -> float:
+        return sum(x.value for x in parsed.all(kind) if (scope is None or x.scope == scope) and (
+            not x.device or x.device.startswith("CUDA") and not x.device.startswith("CUDA_Host")))
+
+    m = {"weights on the GPU": cuda("model_buffer"),
+         "KV": sum(x.value for x in parsed.all("kv_buffer") if x.scope == 0),
+         "recurrent state": cuda("recurrent_state"),
+         "compute buffer": cuda("compute_buffer", 0),
+         "MTP draft": sum(x.value for x in parsed.all("kv_buffer") if x.scope) + cuda("compute_buffer", 1)}
+    if nvml:
+        m["CUDA context"] = nvml - sum(m.values())
+    return m
+
+
+def expected_parts(fit: dict[str, float], tensor_mib: float) -> dict[str, float]:
+    host = -fit.get("weights kept in host memory", 0.0)
+    kv = sum(v for k, v in fit.items() if k.startswith("KV ") and k != "KV MTP layer")
+    return {"weights on the GPU": tensor_mib - host, "KV": kv, "recurrent state": fit.get("recurrent state", 0.0),
+            "compute buffer": fit.get("compute buffer", 0.0),
+            "MTP draft": fit.get("KV MTP layer", 0.0) + fit.get("MTP draft compute buffer", 0.0),
+            "CUDA context": fit.get("CUDA context", 0.0)}
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return math.nan
+    v = sorted(values)
+    k = (len(v) - 1) * q
+    lo, hi = math.floor(k), math.ceil(k)
+    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+
+
+def rows_of(runs_dir: Path) -> list[dict]:
+    from generator.catalog import load_catalog
+
+    cat = load_catalog("catalog")
+    design = {r["id"].replace("#", "@"): r for r in json.loads((HERE / "design.json").read_text())["configurations"]}
+    plan_file = runs_dir / "plan.json"
+    plan = {e["app"]: e for e in json.loads(plan_file.read_text())} if plan_file.exists() else {}
+    out = []
+    for line in (runs_dir / "runs.jsonl").read_text().splitlines():
+        run = json.loads(line)
+        row = design.get(run["app"])
+        nvml = run.get("gpu_mib_after_long") or run.get("gpu_mib_after_request")
+        if row is None or not run.get("listening") or not nvml:
+            continue
+        log = (runs_dir / f"{run['app']}.log").read_text(errors="replace")
+        tensor = plan[run["app"]]["tensor_mib"] if run["app"] in plan else _tensor_mib(cat, row)
+        exp = expected_parts(fit_of(cat, row), tensor)
+        meas = measured_of(log, nvml)
+        out.append({"id": run["app"], "half": row["half"], "row": row, "expected": exp, "measured": meas,
+                    "boot_mib": run.get("gpu_mib_boot"), "short_mib": run.get("gpu_mib_after_request"),
+                    "nvml": nvml})
+    return out
+
+
+def _tensor_mib(cat: Any, row: dict) -> float:
+    from generator.fit import realshape
+
+    r = cat.apps[row["base"]]
+    return realshape.spec_for(r.model, r.app.quantization, mtp=row["gguf"].endswith("-mtp")).tensor_bytes / 2**20
+
+
+def stats(rows: list[dict]) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    tot = [abs(sum(r["expected"].values()) - r["nvml"]) / r["nvml"] * 100 for r in rows]
+    out["total %"] = {"p50": pct(tot, .5), "p95": pct(tot, .95), "max": max(tot, default=math.nan), "n": len(tot)}
+    for part in PARTS:
+        err = [abs(r["expected"][part] - r["measured"].get(part, 0.0)) for r in rows
+               if r["expected"][part] or r["measured"].get(part)]
+        out[f"{part} MiB"] = {"p50": pct(err, .5), "p95": pct(err, .95), "max": max(err, default=math.nan),
+                             "n": len(err)}
+    return out
+
+
+def report(ns: argparse.Namespace) -> int:
+    rows = rows_of(Path(ns.runs))
+    lines = []
+    for half in ("fit", "test"):
+        sub = [r for r in rows if r["half"] == half]
+        lines.append(f"## {half} half ({len(sub)} configurations)")
+        lines.append("| quantity | p50 | p95 | max | n |")
+        lines.append("| --- | ---: | ---: | ---: | ---: |")
+        for name, st in stats(sub).items():
+            lines.append(f"| {name} | {st['p50']:.1f} | {st['p95']:.1f} | {st['max']:.1f} | {st['n']} |")
+        lines.append("")
+    lines.append("| configuration | half | flags | total est / meas (err) | " + " | ".join(PARTS) + " |")
+    lines.append("| --- | --- | --- | ---: | " + " | ".join("---:" for _ in PARTS) + " |")
+    for r in rows:
+        est = sum(r["expected"].values())
+        err = (est - r["nvml"]) / r["nvml"] * 100
+        cells = [f"{r['expected'][p]:,.0f} / {r['measured'].get(p, 0.0):,.0f}" for p in PARTS]
+        row = r["row"]
+        flags = (f"c {row['context']} kv {row['kv']} ub {row['ubatch']} b {row['batch'] or '-'} np {row['parallel']}"
+                 + (" mtp" if row["mtp"] else "") + (" swa-full" if row["swa_full"] else ""))
+        lines.append(f"| {r['id']} | {r['half']} | {flags} | {est:,.0f} / {r['nvml']:,.0f} ({err:+.1f} %) | "
+                     + " | ".join(cells) + " |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if ns.markdown:
+        Path(ns.markdown).write_text(text)
+    if ns.json:
+        Path(ns.json).write_text(json.dumps(rows, indent=1, default=str) + "\n")
+    return 0

@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""The designed sweep of the llama.cpp memory fit (issue 25): configurations the fit was never calibrated on.
+
+  design (repo venv)  python bench/fit-sweep/sweep.py design [--seed 25]
+          chooses the configurations with a seeded generator and splits them into a fit half and a test half
+          BEFORE anything is measured; writes bench/fit-sweep/design.json
+  plan   (repo venv)  python bench/fit-sweep/sweep.py plan --out DIR
+          writes the real-shape GGUFs the design needs (generator/fit/realshape.py) and DIR/plan.json, one entry
+          per configuration in the format scripts/fit_probe.py reads (app = the configuration's id)
+  run    (stdlib only: runs where the GPU is)  python3 bench/fit-sweep/sweep.py run --server BIN --plan DIR/plan.json
+          --out OUTDIR [--budget-mib N] [--jobs N]: boots the configurations several at a time (each llama-server
+          is its own process; NVML reads each process's own memory) and reads NVML at boot, after "hello world"
+          and after a ~640-token request
+  report (repo venv)  python bench/fit-sweep/sweep.py report --runs DIR [--markdown FILE]
+          the fit of today's code against the logs, part by part, and the error distribution of each half
+
+Every configuration is one of the catalog's llama.cpp models (every architecture the catalog holds) at a context
+(4K-262K), a KV type (f16 / q8_0 / q4_0), a ubatch (256-2048) with or without `-b` (smaller than, equal to or
+larger than the ubatch), 1-4 explicit slots (`-np`), and, for files with MTP layers, MTP drafting on or off.
+The vision projector cannot be measured (no real-shape mmproj), so every configuration runs text-only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DESIGN = HERE / "design.json"
+
+# one base app per real-shape file: its model, weight file and stack (the flags the sweep varies are overridden)
+BASES = {
+    "qwen36-27b-q4km": "dflashqwen36one",  # qwen35 (dense, Gated-DeltaNet hybrid)
+    "qwen36-27b-ud-q3kxl-mtp": "llamacppqwen36mtpone",  # qwen35 + NextN (MTP)
+    "qwen36-35b-a3b-ud-q3kxl-mtp": "llamacppqwen36a3bone",  # qwen35moe + NextN (MTP)
+    "qwen3.5-35b-a3b-ud-q4_k_xl": "llamacppqwen35a3bone",  # qwen35moe
+    "gemma4-26b-a4b-ud-q4kxl": "gemma426ba4bone",  # gemma4 MoE, sliding window
+    "gemma4-e2b-q8_0": "gemma4e2bone",  # gemma4, per-layer embeddings, KV-shared layers
+    "gemma4-e4b-q4km": "llamacppgemma4audione",  # gemma4
+    "glm47-flash-ud-q4kxl": "llamacppglm47flash",  # deepseek2 (MLA)
+    "nemotron-3-nano-30b-a3b-ud-q4kxl": "llamacppnemotron30a3bone",  # nemotron_h_moe (Mamba-2 hybrid)
+    "nemotron-3-nano-4b-q8_0": "nemotron3nano4bone",  # nemotron_h (dense Mamba-2 hybrid)
+    "qwen3-coder-30b-a3b-ud-q4_k_xl": "qwen3coder30a3bone",  # qwen3moe
+    "devstral-small-2507-ud-q5_k_xl": "devstralsmallone",  # llama (dense GQA)
+}
+CONTEXTS = (4096, 8192, 16384, 32768, 65536, 131072, 262144)
+KV_TYPES = ("f16", "q8_0", "q4_0")
+UBATCHES = (256, 512, 1024, 2048)
+PER_FILE = 6  # 12 files x 6 = 72 configurations, 36 in each half
+
+
+def design(seed: int) -> list[dict]:
+    """The configurations, chosen by `random.Random(seed)`; within each file a seeded shuffle gives half of them
+    to the fit and half to the test, so every architecture is in both halves."""
+    from generator.catalog import load_catalog
+
+    cat = load_catalog("catalog")
+    rng = random.Random(seed)
+    out: list[dict] = []
+    for gguf, app in BASES.items():
+        r = cat.apps[app]
+        arch = r.model.architecture
+        mtp_file = gguf.endswith("-mtp")
+        contexts = [c for c in CONTEXTS if c <= arch.max_context]
+        rows = []
+        for i in range(PER_FILE):
+            ub = rng.choice(UBATCHES)
+            batch_kind = rng.choice(("none", "equal", "double", "smaller"))
+            batch = {"none": None, "equal": ub, "double": min(2 * ub, 4096), "smaller": ub // 2}[batch_kind]
+            row = {"id": f"{gguf}#{i}", "gguf": gguf, "base": app, "model": r.model.id,
+                   "context": rng.choice(contexts), "kv": rng.choice(KV_TYPES), "ubatch": ub, "batch": batch,
+                   "parallel": rng.choice((1, 1, 2, 3, 4)),
+                   "mtp": bool(mtp_file and rng.random() < 0.6),
+                   "swa_full": bool(arch.sliding_attention is not None and rng.random() < 0.25)}
+            rows.append(row)
+        halves = ["fit"] * (PER_FILE // 2) + ["test"] * (PER_FILE - PER_FILE // 2)
+        rng.shuffle(halves)
+        for row, half in zip(rows, halves, strict=True):
+            row["half"] = half
+        out += rows
+    return out
+
+
+def args_of(row: dict) -> list[str]:
+    """The llama-server flags of one configuration (no -m / --host / --port / -ngl)."""
+    args = ["-c", str(row["context"]), "-ctk", row["kv"], "-ctv", row["kv"], "-ub", str(row["ubatch"])]
+    if row["batch"] is not None:
+        args += ["-b", str(row["batch"])]
+    args += ["-np", str(row["parallel"]), "-fa", "on"]
+    if row["swa_full"]:
+        args.append("--swa-full")
+    if row["mtp"]:
+        args += ["--spec-type", "draft-mtp", "--spec-draft-n-max", "3"]
+    return args
+
+
+def cmd_design(ns: argparse.Namespace) -> int:
+    rows = design(ns.seed)
+    DESIGN.write_text(json.dumps({"seed": ns.seed, "configurations": rows}, indent=1) + "\n")
+    fit = sum(r["half"] == "fit" for r in rows)
+    print(f"{len(rows)} configurations: {fit} fit, {len(rows) - fit} test -> {DESIGN}")
+    return 0
+
+
+def cmd_plan(ns: argparse.Namespace) -> int:
+    from bench_fit_report import fit_of  # type: ignore[import-not-found]
+    from generator.catalog import load_catalog
+    from generator.fit import realshape
+
+    cat = load_catalog("catalog")
+    rows = json.loads(DESIGN.read_text())["configurations"]
+    out = Path(ns.out)
+    out.mkdir(parents=True, exist_ok=True)
+    plan = []
+    for row in rows:
+        r = cat.apps[row["base"]]
+        quant = r.app.quantization
+        mtp = row["gguf"].endswith("-mtp")
+        name = f"{row['gguf']}.gguf"
+        spec = realshape.spec_for(r.model, quant, mtp=mtp)
+        if not (out / name).exists():
+            realshape.write(r.model, quant, out / name, mtp=mtp)
+        plan.append({"app": row["id"].replace("#", "@"), "gguf": name, "args": args_of(row),
+                     "tensor_mib": spec.tensor_bytes / 2**20,
+                     "budget_mib": spec.tensor_bytes / 2**20 + sum(v for k, v in fit_of(cat, row).items()
+                                                                   if not k.startswith("weights")) + 1500})
+    (out / "plan.json").write_text(json.dumps(plan, indent=1) + "\n")
+    print(f"{len(plan)} entries, {len({p['gguf'] for p in plan})} files -> {out}")
+    return 0
+
+
+def boot_and_ask(server: str, gguf: str, args: list[str], log: Path, *, gpu: bool, timeout: float, threads: int,
+                 long_words: int) -> dict:
+    """Boot llama-server (scripts/fit_probe.py's flags), read the process's GPU memory at boot, after a short request
+    (8 tokens for "hello world", as the earlier probes) and after a long one (`long_words` x "hello world ", a
+    prompt of several hundred tokens: the matmuls of a real prompt, not only the <= 16-token kernels), then stop."""
+    import os
+    import signal
+    import subprocess
+    import urllib.request
+
+    sys.path.insert(0, str(HERE.parent.parent / "scripts"))
+    from fit_probe import _free_port, _gpu_mib  # type: ignore[import-not-found]
+
+    port = _free_port()
+    argv = [server, "-m", gguf, "--host", "127.0.0.1", "--port", str(port), "--no-warmup", "--fit", "off",
+            "-lv", "4", "-t", str(threads), *args, "-ngl", "99"]
+    result: dict = {"argv": argv[1:], "listening": False}
+    start = time.monotonic()
+
+    def ask(prompt: str, key: str) -> None:
+        body = json.dumps({"prompt": prompt, "n_predict": 8}).encode()
+        try:
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/completion", data=body,
+                                         headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(req, timeout=120) as resp:
+                answer = json.loads(resp.read())
+                result[f"{key}_prompt_tokens"] = (answer.get("timings") or {}).get("prompt_n")
+        except (OSError, ValueError) as exc:
+            result[f"{key}_error"] = str(exc)
+        result[f"gpu_mib_after_{key}"] = _gpu_mib(proc.pid) if gpu else None
+
+    with log.open("w") as sink:
+        proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            while time.monotonic() - start < timeout and proc.poll() is None:
+                text = log.read_text(errors="replace")
+                if "server is listening" in text or "listening on http" in text:
+                    result["listening"] = True
+                    break
+                time.sleep(0.5)
+            result["boot_s"] = round(time.monotonic() - start, 1)
+            if result["listening"]:
+                result["gpu_mib_boot"] = _gpu_mib(proc.pid) if gpu else None
+                ask("hello world", "request")
+                if long_words:
+                    ask("hello world " * long_words, "long")
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+        result["exit"] = proc.returncode
+    return result
+
+
+def cmd_run(ns: argparse.Namespace) -> int:
+    """Boot every plan entry, `jobs` at a time, within a GPU memory budget; one log per entry and runs.jsonl."""
+    plan = json.loads(Path(ns.plan).read_text())
+    base = Path(ns.plan).parent
+    out = Path(ns.out)
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    lock = threading.Condition()
+    state = {"used": 0.0}
+    todo = [e for e in plan if not ns.only or e["app"] in ns.only]
+    sink = (out / "runs.jsonl").open("a")
+
+    def work(entry: dict) -> None:
+        need = entry.get("budget_mib", 30000) + entry.get("kv_guess_mib", 0)
+        with lock:
+            while state["used"] + need > ns.budget_mib and state["used"] > 0:
+                lock.wait()
+            state["used"] += need
+        try:
+            if ns.deadline and time.monotonic() - started > ns.deadline:
+                facts: dict = {"skipped": "deadline"}
+            else:
+                facts = boot_and_ask(ns.server, str(base / entry["gguf"]), entry["args"],
+                                     out / f"{entry['app']}.log", gpu=ns.gpu, timeout=ns.timeout,
+                                     threads=ns.threads, long_words=ns.long_words)
+        finally:
+            with lock:
+                state["used"] -= need
+                lock.notify_all()
+        facts["app"] = entry["app"]
+        with lock:
+            sink.write(json.dumps(facts) + "\n")
+            sink.flush()
+        print(json.dumps({k: facts.get(k) for k in ("app", "listening", "boot_s", "gpu_mib_boot",
+                                                     "gpu_mib_after_request", "gpu_mib_after_long",
+                                                     "long_prompt_tokens", "exit", "skipped")}), flush=True)
+
+    threads = []
+    pending = list(todo)
+    while pending or threads:
+        threads = [t for t in threads if t.is_alive()]
+        while pending and len(threads) < ns.jobs:
+            t = threading.Thread(target=work, args=(pending.pop(0),))
+            t.start()
+            threads.append(t)
+            time.sleep(1.0)  # stagger the starts: each boot reads its file once
+        time.sleep(0.5)
+    sink.close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    d = sub.add_parser("design")
+    d.add_argument("--seed", type=int, default=25)
+    p = sub.add_parser("plan")
+    p.add_argument("--out", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--server", required=True)
+    r.add_argument("--plan", required=True)
+    r.add_argument("--out", required=True)
+    r.add_argument("--gpu", action="store_true")
+    r.add_argument("--jobs", type=int, default=4)
+    r.add_argument("--budget-mib", type=float, default=120000)
+    r.add_argument("--timeout", type=float, default=150)
+    r.add_argument("--threads", type=int, default=4)
+    r.add_argument("--deadline", type=float, default=0)
+    r.add_argument("--only", nargs="*")
+    r.add_argument("--long-words", type=int, default=40, help="the long request: this many 'hello world '")
+    c = sub.add_parser("report")
+    c.add_argument("--runs", required=True)
+    c.add_argument("--markdown")
+    c.add_argument("--json")
+    ns = parser.parse_args(argv)
+    if ns.cmd == "report":
+        from bench_fit_report import report  # type: ignore[import-not-found]
+
+        return report(ns)
+    return {"design": cmd_design, "plan": cmd_plan, "run": cmd_run}[ns.cmd](ns)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(HERE))
+    sys.exit(main())

