@@ -21,6 +21,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ruamel.yaml.error import YAMLError
+
 from generator.adapters.git import Git
 from generator.adapters.helm import Helm
 from generator.catalog import Catalog
@@ -74,6 +76,23 @@ class Collected:
         return frozenset().union(*self.listed.values()) if self.listed else frozenset()
 
 
+def _version_of(tree: Tree) -> str | None:
+    """The Chart.yaml version of a chart, None when there is none or Chart.yaml is not YAML (reported by the
+    caller as a chart that is not served, never an error of the whole market)."""
+    try:
+        return chart_version(tree)
+    except (YAMLError, ValueError):
+        return None
+
+
+def _hash_of(tree: Tree) -> str | None:
+    """content_hash, None for a chart whose YAML files do not parse (it cannot have the recorded content)."""
+    try:
+        return content_hash(tree)
+    except (YAMLError, ValueError):
+        return None
+
+
 def chart_folders(charts_dir: Path) -> list[Path]:
     try:
         return sorted(p for p in charts_dir.iterdir() if (p / "Chart.yaml").is_file()) if charts_dir.is_dir() else []
@@ -118,7 +137,7 @@ class _History:
             size = int(header[2])
             text = out[pos:pos + size].decode("utf-8", "replace")
             pos += size + 1
-            version = chart_version({"Chart.yaml": text})
+            version = _version_of({"Chart.yaml": text})
             if version:
                 found.setdefault(version, []).append(commit)
         return found
@@ -137,7 +156,7 @@ def _from_history(history: _History, cache: PackageCache, app: str,
         made = cache.made.get((app, rec.version, rec.content))
         if made is None:
             trees = (history.tree(commit, app) for commit in by_version.get(rec.version, []))
-            tree = next((t for t in trees if content_hash(t) == rec.content), None)
+            tree = next((t for t in trees if _hash_of(t) == rec.content), None)
             made = cache.get(app, rec, tree) if tree is not None else None
         out.append(made if made is not None else rec)
     return out
@@ -195,12 +214,15 @@ def collect(catalog_root: Path, charts_dir: Path, cache: PackageCache | None = N
     folders = {p.name: p for p in chart_folders(charts_dir)}
     for app, folder in folders.items():
         tree = read_tree(folder)
-        version = chart_version(tree) or "?"
+        version = _version_of(tree) or "?"
         rec = releases.get(app, version)
-        if rec is None:
+        if version == "?":
+            problems.append(f"charts/{app}/Chart.yaml has no version or is not YAML (re-render it: `catalog render "
+                            f"{app}`); serving its newest released version")
+        elif rec is None:
             problems.append(f"charts/{app} is at {version}, which releases.yaml does not record (run `catalog bump "
                             f"{app}`); serving its newest released version")
-        elif content_hash(tree) != rec.content:
+        elif _hash_of(tree) != rec.content:
             problems.append(f"charts/{app} {version} differs from the content releases.yaml records for it (run "
                             f"`catalog bump {app}`); serving its newest released version")
         else:
