@@ -204,3 +204,18 @@ def test_the_page_shows_each_format_with_its_olares_versions(tmp_path, rendered_
     html = (out / "index.html").read_text()
     assert "for Olares &gt;= 1.12.6" in html and "for Olares 1.12.3 - 1.12.5" in html
     assert f"fileName={APP}-" in html and "-v2.tgz" in html
+
+
+def test_bump_records_each_format_and_a_changed_variant_needs_a_new_version(tmp_path, rendered_market, capsys):
+    store = make_store(tmp_path / "store", rendered_market)  # make_store ran `catalog bump`: formats recorded
+    catalog = store / "catalog"
+    rec = load_releases(catalog).latest(APP)
+    assert rec.format_content("olares-v2") and rec.format_content("olares-v3") is None  # v3 is `content`
+    releases_file = catalog / "releases.yaml"
+    releases_file.write_text(releases_file.read_text().replace(rec.format_content("olares-v2"), "sha256:" + "0" * 64))
+    code, out, err = run_cli(capsys, "bump", "--check", "--catalog", str(catalog))
+    assert code == 1 and APP in out + err and "olares-v2" in out + err
+    code, _, err = run_cli(capsys, "bump", APP, "--catalog", str(catalog))
+    assert code == 0, err
+    new = load_releases(catalog).latest(APP)
+    assert new.version != rec.version and new.format_content("olares-v2") == rec.format_content("olares-v2")
