@@ -158,12 +158,18 @@ def main() -> int:
         procs.append(serve)
         ours = f"http://127.0.0.1:{port}"
         wait_up(ours + "/health", serve)
-        ids = list(httpx.get(ours + "/api/v1/appstore/info").json()["data"]["apps"])[:10]
-        body = json.dumps({"app_ids": ids, "version": "1.12.3"}).encode()
+        # every request as a device of the committed charts' format asks (docs/market-source.md "One catalog,
+        # two formats"): olares-v2 charts for an Olares 1.12.3 device, olares-v3 ones for 1.12.6
+        from generator.catalog import EMBEDDED, load_catalog
+
+        device = {"olares-v2": "1.12.3", "olares-v3": "1.12.6"}[load_catalog(EMBEDDED).market.profile]
+        query = f"?version={device}"
+        ids = list(httpx.get(ours + "/api/v1/appstore/info" + query).json()["data"]["apps"])[:10]
+        body = json.dumps({"app_ids": ids, "version": device}).encode()
         static_dir = work / "static"
         static_dir.mkdir()
-        (static_dir / "hash.json").write_bytes(httpx.get(ours + "/api/v1/appstore/hash").content)
-        (static_dir / "info.json").write_bytes(httpx.get(ours + "/api/v1/appstore/info").content)
+        (static_dir / "hash.json").write_bytes(httpx.get(ours + "/api/v1/appstore/hash" + query).content)
+        (static_dir / "info.json").write_bytes(httpx.get(ours + "/api/v1/appstore/info" + query).content)
         (static_dir / "details.json").write_bytes(httpx.post(ours + "/api/v1/applications/info", content=body).content)
         sport = free_port()
         static = subprocess.Popen([sys.executable, "-c", STATIC_SERVER, str(static_dir), str(sport)],
@@ -172,8 +178,8 @@ def main() -> int:
         theirs = f"http://127.0.0.1:{sport}"
         wait_up(theirs + "/hash.json", static)
         routes = {
-            "hash": (("GET", ours + "/api/v1/appstore/hash", None), ("GET", theirs + "/hash.json", None)),
-            "info": (("GET", ours + "/api/v1/appstore/info", None), ("GET", theirs + "/info.json", None)),
+            "hash": (("GET", ours + "/api/v1/appstore/hash" + query, None), ("GET", theirs + "/hash.json", None)),
+            "info": (("GET", ours + "/api/v1/appstore/info" + query, None), ("GET", theirs + "/info.json", None)),
             "details (10 apps)": (("POST", ours + "/api/v1/applications/info", body),
                                   ("GET", theirs + "/details.json", None)),
         }

@@ -259,11 +259,15 @@ def test_the_market_source_serves_every_app_as_the_build_script_would(tmp_path):
     for chart in chart_dirs(store / "charts"):
         summary, detail = reference_entry(chart, releases.latest(chart.name).date)
         expected[summary["id"]] = (summary, detail)
+    from generator.catalog import load_catalog
+
+    # a device of the committed charts' format (docs/market-source.md "One catalog, two formats")
+    device = {"olares-v2": "1.12.3", "olares-v3": "1.12.6"}[load_catalog(store / "catalog").market.profile]
     with serve(store / "catalog", tmp_path) as served:
-        info = served.get("/api/v1/appstore/info").json()
+        info = served.get("/api/v1/appstore/info", params={"version": device}).json()
         assert info["data"]["apps"] == {i: s for i, (s, _) in expected.items()}
         for batch in ids_in_batches(sorted(expected)):
-            answer = served.post("/api/v1/applications/info", json={"app_ids": batch, "version": "1.12.3"}).json()
+            answer = served.post("/api/v1/applications/info", json={"app_ids": batch, "version": device}).json()
             assert answer["apps"] == {i: expected[i][1] for i in batch} and "not_found" not in answer
         for _, detail in expected.values():
             assert all(detail[k] != "0" for k in ("requiredCPU", "requiredMemory", "requiredDisk", "requiredGPU"))

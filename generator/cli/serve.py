@@ -54,18 +54,26 @@ def serve(
 
     uvicorn = require("uvicorn", "market")
     require("starlette", "market")
-    from generator.market.api import make_app
+    require("httptools", "market")
+    from generator.market.api import make_app, olares_range
+    from generator.market.limits import KEEP_ALIVE_S, GuardedHttpToolsProtocol, connection_cap
     from generator.market.server import start
 
     url = (base_url or f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}").rstrip("/")
     holder, watcher = start(sources_for(catalog, url, command="serve"), interval=poll)
     snap = holder.snapshot
-    print(f"serving {len(snap.build.entries)} apps ({len(snap.build.charts)} chart packages, hash {snap.build.hash}) "
+    print(f"serving {len(snap.build.entries)} apps ({len(snap.charts)} chart packages, hash {snap.build.hash}) "
           f"on http://{host}:{port}; in Olares: Market -> Settings -> Add source -> {url}", file=sys.stderr)
+    for name, answers in snap.formats.items():
+        print(f"  {name} for Olares {olares_range(name)}: {len(answers.build.entries)} apps, hash "
+              f"{answers.build.hash}", file=sys.stderr)
     for problem in snap.problems:
         print(f"warning: {problem}", file=sys.stderr)
+    GuardedHttpToolsProtocol.cap = connection_cap()
     try:
+        # docs/security.md "The market source over HTTP": the limits a reverse proxy would give (market/limits.py)
         uvicorn.run(make_app(holder), host=host, port=port, log_level="info", access_log=access_log,
-                    server_header=False, timeout_graceful_shutdown=5)
+                    server_header=False, timeout_graceful_shutdown=5, http=GuardedHttpToolsProtocol,
+                    timeout_keep_alive=KEEP_ALIVE_S, backlog=GuardedHttpToolsProtocol.cap)
     finally:
         watcher.stop()

@@ -23,16 +23,18 @@ def site(
     Files are written only when they change: a second run with the same catalog writes nothing."""
     from generator.cli.serve import sources_for
     from generator.core.imports import require
-    from generator.market.page import write_site
+    from generator.market.page import check_site_folder, write_site
     from generator.market.server import build
     from generator.market.source import PackageCache
 
     require("matplotlib", "market")
     refuse_inside_package(out, "site")
     url = base_url.rstrip("/") if base_url else None
-    built = build(sources_for(catalog, url, command="site"), PackageCache(), chart_base=f"{url}/" if url else None)
+    sources = sources_for(catalog, url, command="site")
+    check_site_folder(out, (sources.catalog, sources.charts))  # before the build: a bad --out costs nothing
+    built = build(sources, PackageCache(), chart_base=f"{url}/" if url else None)
     written = write_site(built.page, out)
-    for problem in built.collected.problems:
+    for problem in built.problems:
         print(f"warning: {problem}", file=sys.stderr)
     print(f"{display_path(out / 'index.html')}: {len(built.page.apps)} apps, {len(built.page.plots)} plots; "
           f"{len(written)} file(s) written")

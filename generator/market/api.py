@@ -10,6 +10,15 @@ Routes, bodies and headers follow the maintainer's worker (github.com/aamsellem/
     GET  /api/v1/applications/{name}/chart?fileName=<name>-<version>.tgz   a released Helm package
     GET  /icons/<name>.png, /health, / (the store page), /plots/<file>.svg
 
+Every device sends its Olares version: `?version=X` on hash and info, `version` in the body of
+applications/info (beclab/market@8cfabaae002b92598a86ba410149e9002bb47276 internal/v2/appinfo/syncerfn/
+hash_comparison_step.go, data_fetch_step.go, detail_fetch_step.go; the version is the device's own,
+internal/v2/appinfo/syncer.go `getVersionForSync`), and the chart URL carries it too (the maintainer's CLAUDE.md
+"Olares Market Source API Contract": `chart?fileName={chartName}&version={version}`). Each answer comes from the
+build of the format that version installs (publish/market.py `format_for`: olares-v2 up to 1.12.5, olares-v3
+from 1.12.6; no version or one that is not a version: the newest format). Package file names are unique
+across formats, so the chart route serves the file named whatever the version.
+
 Every answer is prepared when the releases change (`Snapshot`, built by generator/market/server.py); a
 request only picks bytes out of the current snapshot and splices the `version` it was asked for. Where the
 worker answers with the time of the request (`last_updated`), this server answers with the newest release
@@ -30,7 +39,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
-from generator.publish.market import MarketBuild
+from generator.publish.market import MarketBuild, format_for
 from generator.publish.market_entry import js_ordered
 
 if TYPE_CHECKING:
@@ -45,7 +54,16 @@ CORS = {
     "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
     "Access-Control-Allow-Headers": "Content-Type, Authorization",
 }
-JSON_HEADERS = {"Content-Type": "application/json", **CORS}
+# Every answer that is not a package: the browser never guesses a type, runs nothing the page does not ship
+# itself, and the page is not framed by another site (docs/security.md "The market source over HTTP").
+SAFE_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": ("default-src 'none'; img-src 'self' https: data:; style-src 'unsafe-inline'; "
+                                "frame-ancestors 'none'; base-uri 'none'; form-action 'none'"),
+    "Referrer-Policy": "no-referrer",
+}
+JSON_HEADERS = {"Content-Type": "application/json", **CORS, **SAFE_HEADERS}
 MAX_BODY = 1 << 20  # bytes of a POST body
 MAX_IDS = 1000  # Olares asks in batches of 10
 TOPIC = "Featured apps in AI"
@@ -80,8 +98,8 @@ def info_data(build: MarketBuild) -> dict[str, object]:
 
 
 @dataclass(frozen=True)
-class Snapshot:
-    """Every answer of one state of the releases, prepared."""
+class FormatAnswers:
+    """Every answer of one manifest format, prepared."""
 
     build: MarketBuild
     etag: str
@@ -90,18 +108,14 @@ class Snapshot:
     info_head: bytes
     info_tail: bytes
     details: dict[str, bytes]  # app id -> compact JSON of its detail entry
-    page: bytes
-    plots: dict[str, bytes] = field(default_factory=dict)
-    problems: tuple[str, ...] = ()
 
     @classmethod
-    def make(cls, build: MarketBuild, page: bytes, plots: dict[str, bytes], problems: tuple[str, ...] = ()) -> Snapshot:
+    def make(cls, build: MarketBuild) -> FormatAnswers:
         rest = _compact({"hash": build.hash, "last_updated": build.last_updated})
         info = _compact({"hash": build.hash, "last_updated": build.last_updated, **info_data(build)})
         return cls(build=build, etag=f'"{build.hash}"', hash_head=rest[:-1] + b',"version":', hash_tail=b"}",
                    info_head=b'{"version":', info_tail=b"," + info[1:],
-                   details={ident: _compact(d) for ident, d in build.details().items()}, page=page, plots=plots,
-                   problems=problems)
+                   details={ident: _compact(d) for ident, d in build.details().items()})
 
     def hash_body(self, version: str) -> bytes:
         return self.hash_head + _compact(version) + self.hash_tail
@@ -115,6 +129,47 @@ class Snapshot:
         apps = b",".join(_compact(i) + b":" + self.details[i] for i in found)
         tail = b',"not_found":' + _compact(missing) if missing else b""
         return b'{"apps":{' + apps + b'},"version":' + _compact(version) + tail + b"}"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Every answer of one state of the releases, prepared: one `FormatAnswers` per manifest format."""
+
+    formats: dict[str, FormatAnswers]  # by profile, the newest format first
+    page: bytes
+    plots: dict[str, bytes] = field(default_factory=dict)
+    problems: tuple[str, ...] = ()  # what is not served, and why (/health is degraded while there is one)
+    notes: tuple[str, ...] = ()  # apps a format cannot express (not listed in it by design)
+    recorded: frozenset[str] = frozenset()  # package file names releases.yaml records
+    icons: dict[str, bytes] = field(default_factory=dict)
+
+    @classmethod
+    def make(cls, builds: dict[str, MarketBuild] | MarketBuild, page: bytes, plots: dict[str, bytes],
+             problems: tuple[str, ...] = (), notes: tuple[str, ...] = (),
+             recorded: frozenset[str] = frozenset()) -> Snapshot:
+        if isinstance(builds, MarketBuild):
+            builds = {builds.profile or "olares-v3": builds}
+        formats = {name: FormatAnswers.make(b) for name, b in builds.items()}
+        newest = next(iter(builds.values()))
+        return cls(formats=formats, page=page, plots=plots, problems=problems, notes=notes, recorded=recorded,
+                   icons=dict(newest.icons))
+
+    @property
+    def newest(self) -> FormatAnswers:
+        return next(iter(self.formats.values()))
+
+    @property
+    def build(self) -> MarketBuild:
+        """The newest format's build (what a device without a version gets)."""
+        return self.newest.build
+
+    @property
+    def charts(self) -> dict[str, bytes]:
+        return self.newest.build.charts  # every build can download every package
+
+    def pick(self, version: str | None) -> FormatAnswers:
+        """The answers for a device of Olares `version` (publish/market.py `format_for`)."""
+        return self.formats.get(format_for(version)) or self.newest
 
 
 class AppsInfoRequest(BaseModel):
@@ -157,6 +212,21 @@ class Holder:
         self.reload_error = None
 
 
+def olares_range(profile: str) -> str:
+    """The Olares versions that get `profile` ("1.12.3 - 1.12.5", ">= 1.12.6")."""
+    from generator.chart.profiles import PROFILES
+    from generator.publish.market import formats_newest_first, min_olares
+
+    ordered = formats_newest_first()
+    low = ".".join(map(str, min_olares(PROFILES[profile])))
+    at = ordered.index(profile)
+    if at == 0:
+        return f">= {low}"
+    high = min_olares(PROFILES[ordered[at - 1]])
+    below = (high[0], high[1], high[2] - 1) if high[2] else None
+    return f"{low} - {'.'.join(map(str, below))}" if below else f">= {low}, < {'.'.join(map(str, high))}"
+
+
 def _matches(header: str | None, etag: str) -> bool:
     if not header:
         return False
@@ -164,7 +234,8 @@ def _matches(header: str | None, etag: str) -> bool:
     return "*" in tags or etag in tags
 
 
-def chart_refusal(app: str, file_name: str | None, charts: dict[str, bytes]) -> str | None:
+def chart_refusal(app: str, file_name: str | None, charts: dict[str, bytes],
+                  recorded: frozenset[str] = frozenset()) -> str | None:
     """Why `fileName` is not served for `app` (None: it is a released package of `app`)."""
     if not file_name:
         return f"pass ?fileName={app}-<version>.tgz"
@@ -172,9 +243,15 @@ def chart_refusal(app: str, file_name: str | None, charts: dict[str, bytes]) -> 
         return "fileName is a package name <app>-<version>.tgz, not a path"
     if not file_name.startswith(f"{app}-"):
         return f"{file_name} is not a chart of {app}"
-    if file_name not in charts:
-        return f"{file_name} is not a released version"
-    return None
+    if file_name in charts:
+        return None
+    version = file_name.removeprefix(f"{app}-").removesuffix(".tgz")
+    if file_name in recorded:
+        return (f"{app} {version} is recorded in releases.yaml, but no chart with its recorded content is served "
+                "(see /health for why)")
+    served = sorted(n.removeprefix(f"{app}-").removesuffix(".tgz") for n in charts if n.startswith(f"{app}-"))
+    return (f"{app} {version} is not a released version" +
+            (f"; released: {', '.join(served)}" if served else f"; {app} has no released version here"))
 
 
 class MarketApp:
@@ -188,19 +265,21 @@ class MarketApp:
     def js(self, data: object, status: int = 200) -> Response:
         return self.Response(_compact(data), status, headers=JSON_HEADERS)
 
-    def conditional(self, request: Request, body: bytes, snap: Snapshot) -> Response:
-        headers = {**JSON_HEADERS, "ETag": snap.etag, "Cache-Control": "no-cache"}
-        if _matches(request.headers.get("if-none-match"), snap.etag):
+    def conditional(self, request: Request, body: bytes, answers: FormatAnswers) -> Response:
+        headers = {**JSON_HEADERS, "ETag": answers.etag, "Cache-Control": "no-cache"}
+        if _matches(request.headers.get("if-none-match"), answers.etag):
             return self.Response(status_code=304, headers={k: v for k, v in headers.items() if k != "Content-Type"})
         return self.Response(body, headers=headers)
 
     async def hash(self, request: Request) -> Response:
-        snap = self.holder.snapshot
-        return self.conditional(request, snap.hash_body(request.query_params.get("version") or DEFAULT_VERSION), snap)
+        asked = request.query_params.get("version")
+        answers = self.holder.snapshot.pick(asked)
+        return self.conditional(request, answers.hash_body(asked or DEFAULT_VERSION), answers)
 
     async def info(self, request: Request) -> Response:
-        snap = self.holder.snapshot
-        return self.conditional(request, snap.info_body(request.query_params.get("version") or DEFAULT_VERSION), snap)
+        asked = request.query_params.get("version")
+        answers = self.holder.snapshot.pick(asked)
+        return self.conditional(request, answers.info_body(asked or DEFAULT_VERSION), answers)
 
     async def details(self, request: Request) -> Response:
         snap = self.holder.snapshot
@@ -216,43 +295,48 @@ class MarketApp:
         parsed = parse_request(bytes(body))
         if isinstance(parsed, str):
             return self.js({"error": parsed}, 400)
-        return self.Response(snap.details_body(parsed.app_ids, parsed.version or DEFAULT_VERSION),
+        asked = parsed.version or request.query_params.get("version")  # the body's, as beclab/market sends it
+        return self.Response(snap.pick(asked).details_body(parsed.app_ids, asked or DEFAULT_VERSION),
                              headers=JSON_HEADERS)
 
     async def chart(self, request: Request) -> Response:
-        charts = self.holder.snapshot.build.charts
+        snap = self.holder.snapshot
+        charts = snap.charts
         file_name = request.query_params.get("fileName")
-        why = chart_refusal(request.path_params["name"], file_name, charts)
+        why = chart_refusal(request.path_params["name"], file_name, charts, snap.recorded)
         if why is not None or file_name is None:
             return self.js({"error": "Chart not found", "detail": why}, 404)
         return self.Response(charts[file_name], media_type="application/gzip", headers={
             "Content-Disposition": f'attachment; filename="{file_name}"', "Cache-Control": "public, max-age=86400",
-            "Access-Control-Allow-Origin": "*"})
+            "Access-Control-Allow-Origin": "*", "X-Content-Type-Options": "nosniff"})
 
     async def icon(self, request: Request) -> Response:
-        data = self.holder.snapshot.build.icons.get(request.path_params["file"].removesuffix(".png"))
+        data = self.holder.snapshot.icons.get(request.path_params["file"].removesuffix(".png"))
         if data is None:
             return self.js({"error": "Icon not found"}, 404)
-        return self.Response(data, media_type="image/png", headers={"Cache-Control": "public, max-age=86400",
-                                                                       "Access-Control-Allow-Origin": "*"})
+        return self.Response(data, media_type="image/png", headers={
+            "Cache-Control": "public, max-age=86400", "Access-Control-Allow-Origin": "*", **SAFE_HEADERS})
 
     async def health(self, request: Request) -> Response:
         holder, snap = self.holder, self.holder.snapshot
-        status = "ok" if holder.reload_error is None and holder.watching else "degraded"
-        return self.js({"name": self.name, "status": status, "apps": len(snap.build.entries), "hash": snap.build.hash,
-                        "last_updated": snap.build.last_updated, "generation": holder.generation,
-                        "watching": holder.watching, "reload_error": holder.reload_error,
-                        "problems": list(snap.problems)})
+        ok = holder.reload_error is None and holder.watching and not snap.problems
+        formats = {name: {"apps": len(a.build.entries), "hash": a.build.hash, "olares": olares_range(name)}
+                   for name, a in snap.formats.items()}
+        return self.js({"name": self.name, "status": "ok" if ok else "degraded", "apps": len(snap.build.entries),
+                        "hash": snap.build.hash, "last_updated": snap.build.last_updated,
+                        "generation": holder.generation, "watching": holder.watching,
+                        "reload_error": holder.reload_error, "problems": list(snap.problems), "formats": formats,
+                        "not_expressible": list(snap.notes)})
 
     async def page(self, request: Request) -> Response:
         return self.Response(self.holder.snapshot.page, media_type="text/html; charset=utf-8",
-                             headers={"Cache-Control": "no-cache"})
+                             headers={"Cache-Control": "no-cache", **SAFE_HEADERS})
 
     async def plot(self, request: Request) -> Response:
         data = self.holder.snapshot.plots.get(request.path_params["file"])
         if data is None:
             return self.js({"error": "Not Found"}, 404)
-        return self.Response(data, media_type="image/svg+xml", headers={"Cache-Control": "no-cache"})
+        return self.Response(data, media_type="image/svg+xml", headers={"Cache-Control": "no-cache", **SAFE_HEADERS})
 
     async def not_found(self, request: Request, exc: Exception) -> Response:
         return self.js({"error": "Not Found"}, 404)
@@ -297,5 +381,5 @@ def make_app(holder: Holder, *, name: str = "catalog") -> Starlette:
                      exception_handlers={404: api.not_found, 405: api.not_allowed})
 
 
-__all__ = ["CORS", "DEFAULT_VERSION", "Holder", "MarketApp", "Snapshot", "chart_refusal", "info_data", "make_app",
-           "parse_request"]
+__all__ = ["CORS", "DEFAULT_VERSION", "FormatAnswers", "Holder", "MarketApp", "SAFE_HEADERS", "Snapshot",
+           "chart_refusal", "info_data", "make_app", "olares_range", "parse_request"]

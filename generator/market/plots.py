@@ -55,9 +55,15 @@ def _svg(fig: Figure, title: str) -> bytes:
     return out.getvalue().encode("utf-8")
 
 
+DRAWN_YEARS = (1970, 9000)  # matplotlib dates end at years 1 and 9999; the axis is padded by days on each side
+
+
 def speed_svg(app: str, smokes: Sequence[SmokePoint], benchmarks: Sequence[BenchmarkPoint]) -> bytes:
-    """tokens/s over time: each smoke coloured by its verdict, the recorded benchmarks as open diamonds."""
-    return _speed_svg(app, tuple(smokes), tuple(benchmarks))
+    """tokens/s over time: each smoke coloured by its verdict, the recorded benchmarks as open diamonds. Points
+    dated outside DRAWN_YEARS (a ledger row of year 1) are left out of the plot, not an error of the page."""
+    low, high = DRAWN_YEARS
+    return _speed_svg(app, tuple(s for s in smokes if low <= s.when.year <= high),
+                      tuple(b for b in benchmarks if low <= b.date.year <= high))
 
 
 @lru_cache(maxsize=2048)

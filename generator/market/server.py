@@ -7,6 +7,11 @@ several files), and never on a request: requests keep reading the previous snaps
 swapped in whole. A rebuild that fails (a broken releases.yaml, an unreadable chart) keeps the previous
 snapshot and reports the error on /health. No extra dependency: a poll of a few hundred files costs
 milliseconds, and `watchfiles` would be one more compiled package for the same result.
+
+The thread keeps the last good state whatever a rebuild meets: the catalog folder or releases.yaml gone (a
+branch switch, an rsync deploy half-way) is not an empty market but "still serving generation N" on /health,
+and a rebuild that fails on data nobody planned for (REBUILD_ERRORS) is logged with its traceback and shown
+on /health the same way; the thread goes on polling.
 """
 
 from __future__ import annotations
@@ -17,12 +22,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.core.errors import CatalogError, translate_os_error
+from ruamel.yaml.error import YAMLError
+
+from generator.catalog import Catalog, load_catalog
+from generator.core.errors import CatalogError, InputError, Problem, translate_os_error
 from generator.market.api import Holder, Snapshot
 from generator.market.history import LedgerReader
 from generator.market.page import StorePage, store_page
 from generator.market.source import Collected, PackageCache, collect, signature
-from generator.publish.market import MarketBuild, build_market, read_icons
+from generator.publish.market import MarketBuild, build_markets, read_icons
+from generator.versions.releases import releases_path
+
+# What a rebuild may raise on input it did not plan for, besides the error tree: a bug's classes, named so that
+# none of them ends the watcher (tests/test_errors.py forbids a bare `except Exception` outside the CLI). The
+# traceback goes to the log and the message to /health; the previous snapshot keeps being served.
+REBUILD_ERRORS: tuple[type[BaseException], ...] = (
+    ValueError, TypeError, LookupError, ArithmeticError, AttributeError, RuntimeError, AssertionError,
+    MemoryError, YAMLError, UnicodeError)
+POLL_ERRORS: tuple[type[BaseException], ...] = (CatalogError, OSError, *REBUILD_ERRORS)
 
 LOG = logging.getLogger("catalog.serve")
 
@@ -40,24 +57,52 @@ class Sources:
         return signature(self.catalog, self.charts)
 
 
+    def missing(self) -> str | None:
+        """What the market is built from and is not there now (None: everything is)."""
+        if not self.catalog.is_dir():
+            return f"the catalog folder {self.catalog} is missing"
+        if not releases_path(self.catalog).is_file():
+            return f"{releases_path(self.catalog)} is missing"
+        return None
+
+
 @dataclass(frozen=True)
 class Built:
     collected: Collected
-    build: MarketBuild
+    builds: dict[str, MarketBuild]  # by profile, the newest format first
     page: StorePage
+    problems: tuple[str, ...]  # collected's and the icons'
+
+    @property
+    def build(self) -> MarketBuild:
+        return next(iter(self.builds.values()))
 
 
 def build(sources: Sources, cache: PackageCache, *, chart_base: str | None = "") -> Built:
-    """The market and its page as the files are now."""
-    collected = collect(sources.catalog, sources.charts, cache)
-    market = build_market(collected.releases, read_icons(sources.catalog / "icons"), listed=collected.listed)
-    page = store_page(sources.catalog, market, sources.ledger, source_url=sources.source_url, chart_base=chart_base,
-                      problems=collected.problems)
-    return Built(collected, market, page)
+    """The market and its page as the files are now. A missing catalog folder or releases.yaml is an InputError
+    (not an empty market: the server keeps what it serves, `catalog site` writes nothing)."""
+    gone = sources.missing()
+    if gone is not None:
+        raise InputError([Problem(str(sources.catalog), None, None, f"{gone}; restore it (git checkout, the end "
+                                  "of a deploy) and the market is rebuilt from it")])
+    catalog: Catalog | None
+    try:
+        catalog = load_catalog(sources.catalog)
+        unreadable: tuple[str, ...] = ()
+    except CatalogError as exc:
+        catalog, unreadable = None, (f"the catalog cannot be read, so no other-format chart is served: {exc}",)
+    collected = collect(sources.catalog, sources.charts, cache, catalog)
+    icons = read_icons(sources.catalog / "icons")
+    builds = build_markets(collected.releases, icons.icons, listed=collected.listed)
+    problems = collected.problems + icons.problems + unreadable
+    page = store_page(sources.catalog, builds, sources.ledger, source_url=sources.source_url, chart_base=chart_base,
+                      problems=problems, catalog=catalog)
+    return Built(collected, builds, page, problems)
 
 
 def snapshot(built: Built) -> Snapshot:
-    return Snapshot.make(built.build, built.page.html.encode("utf-8"), built.page.plots, built.collected.problems)
+    return Snapshot.make(built.builds, built.page.html.encode("utf-8"), built.page.plots, built.problems,
+                         built.collected.unexpressed, built.collected.recorded)
 
 
 class Watcher(threading.Thread):
@@ -78,9 +123,18 @@ class Watcher(threading.Thread):
         self.holder.watching = True  # also set by start(), before /health can be asked
         try:
             while not self.stopping.wait(self.interval):
-                self.poll()
+                try:
+                    self.poll()
+                except POLL_ERRORS as exc:  # the signature walk itself failed
+                    LOG.exception("poll failed")
+                    self._failed(f"cannot read the sources ({type(exc).__name__}: {exc})")
         finally:
             self.holder.watching = False  # a bug that ends the thread shows on /health as "degraded"
+
+    def _failed(self, why: str) -> bool:
+        self.holder.reload_error = f"{why}; still serving generation {self.holder.generation}"
+        LOG.error("rebuild failed, still serving generation %d: %s", self.holder.generation, why)
+        return False
 
     def poll(self) -> bool:
         """One look at the files; True when a new snapshot was swapped in."""
@@ -98,13 +152,12 @@ class Watcher(threading.Thread):
         try:
             snap = snapshot(build(self.sources, self.cache))
         except CatalogError as exc:
-            self.holder.reload_error = str(exc)
-            LOG.error("rebuild failed, still serving generation %d: %s", self.holder.generation, exc)
-            return False
+            return self._failed(str(exc))
         except OSError as exc:
-            self.holder.reload_error = str(translate_os_error(exc))
-            LOG.error("rebuild failed, still serving generation %d: %s", self.holder.generation, exc)
-            return False
+            return self._failed(str(translate_os_error(exc)))
+        except REBUILD_ERRORS as exc:  # a bug met on input: keep serving, say so, keep polling
+            LOG.exception("rebuild failed on unexpected input")
+            return self._failed(f"internal error while rebuilding ({type(exc).__name__}: {exc}); report this bug")
         self.holder.swap(snap)
         LOG.info("releases changed: serving hash %s (%d apps, generation %d)", snap.build.hash,
                  len(snap.build.entries), self.holder.generation)

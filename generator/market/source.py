@@ -8,6 +8,11 @@ Content is compared with generator/versions/state.py `content_hash`, the hash `c
 Listed apps are those with a chart folder now; each is described by its newest served version. Released
 versions of apps without a folder (removed) stay downloadable, unlisted. A chart folder at a version that is
 not recorded, or with other content, is reported and its newest released version is served instead.
+
+The other manifest formats (generator/versions/formats.py): each listed app's catalog version is rendered in
+every profile the catalog does not use, and served in that format when releases.yaml records that content for
+the version (`formats:`), packaged as `X.Y.Z-<apiVersion>`. A variant made earlier in the life of the server
+stays downloadable while its record stays; an app that a profile cannot express is not listed in it.
 """
 
 from __future__ import annotations
@@ -16,13 +21,18 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ruamel.yaml.error import YAMLError
+
 from generator.adapters.git import Git
 from generator.adapters.helm import Helm
+from generator.catalog import Catalog
+from generator.chart.profiles import PROFILES
 from generator.chart.writer import Tree, read_tree
 from generator.core.errors import CatalogError, translate_os_error
-from generator.publish.market import Released, package_bytes
+from generator.publish.market import Released, package_bytes, profile_of
+from generator.versions.formats import Variant, variant_version, variants
 from generator.versions.gitbase import GitCharts, chart_version
-from generator.versions.releases import Release, load_releases
+from generator.versions.releases import Release, Releases, load_releases
 from generator.versions.state import content_hash, parse_version
 
 
@@ -34,20 +44,53 @@ class PackageCache:
     helm: Helm = field(default_factory=Helm)
     git: Git = field(default_factory=Git)
     made: dict[tuple[str, str, str], Released] = field(default_factory=dict)
+    variants: dict[tuple[str, str, str], tuple[str, Released]] = field(default_factory=dict)  # -> (base version, _)
 
     def get(self, app: str, rec: Release, tree: Tree) -> Released:
         key = (app, rec.version, rec.content)
         if key not in self.made:
-            self.made[key] = Released(app, rec.version, tree, rec.date,
-                                      package_bytes(tree, app, rec.version, rec.date, helm=self.helm))
+            released = Released(app, rec.version, tree, rec.date,
+                                package_bytes(tree, app, rec.version, rec.date, helm=self.helm))
+            self.made[key] = Released(app, rec.version, tree, rec.date, released.package, profile_of(released))
         return self.made[key]
+
+    def variant(self, app: str, rec: Release, made: Variant) -> Released:
+        key = (app, made.version, made.content)
+        if key not in self.variants:
+            self.variants[key] = (rec.version, Released(
+                app, made.version, made.tree, rec.date,
+                package_bytes(made.tree, app, made.version, rec.date, helm=self.helm), made.profile))
+        return self.variants[key][1]
 
 
 @dataclass(frozen=True)
 class Collected:
-    releases: tuple[Released, ...]  # every released version found, oldest first per app
-    listed: frozenset[str]  # apps with a chart folder and a served version
+    releases: tuple[Released, ...]  # every released version found, oldest first per app and format
+    listed: dict[str, frozenset[str]]  # per profile: apps with a chart folder and a served version in it
     problems: tuple[str, ...]  # what is not served, and why
+    unexpressed: tuple[str, ...] = ()  # apps a profile cannot express (not listed in it by design), and why
+    recorded: frozenset[str] = frozenset()  # every package file name releases.yaml records, served or not
+
+    @property
+    def every_listed(self) -> frozenset[str]:
+        return frozenset().union(*self.listed.values()) if self.listed else frozenset()
+
+
+def _version_of(tree: Tree) -> str | None:
+    """The Chart.yaml version of a chart, None when there is none or Chart.yaml is not YAML (reported by the
+    caller as a chart that is not served, never an error of the whole market)."""
+    try:
+        return chart_version(tree)
+    except (YAMLError, ValueError):
+        return None
+
+
+def _hash_of(tree: Tree) -> str | None:
+    """content_hash, None for a chart whose YAML files do not parse (it cannot have the recorded content)."""
+    try:
+        return content_hash(tree)
+    except (YAMLError, ValueError):
+        return None
 
 
 def chart_folders(charts_dir: Path) -> list[Path]:
@@ -94,7 +137,7 @@ class _History:
             size = int(header[2])
             text = out[pos:pos + size].decode("utf-8", "replace")
             pos += size + 1
-            version = chart_version({"Chart.yaml": text})
+            version = _version_of({"Chart.yaml": text})
             if version:
                 found.setdefault(version, []).append(commit)
         return found
@@ -113,14 +156,57 @@ def _from_history(history: _History, cache: PackageCache, app: str,
         made = cache.made.get((app, rec.version, rec.content))
         if made is None:
             trees = (history.tree(commit, app) for commit in by_version.get(rec.version, []))
-            tree = next((t for t in trees if content_hash(t) == rec.content), None)
+            tree = next((t for t in trees if _hash_of(t) == rec.content), None)
             made = cache.get(app, rec, tree) if tree is not None else None
         out.append(made if made is not None else rec)
     return out
 
 
-def collect(catalog_root: Path, charts_dir: Path, cache: PackageCache | None = None) -> Collected:
-    """Every released version that can be served from `charts_dir` and its git history."""
+def _variants(cat: Catalog | None, releases: Releases, folders: set[str], cache: PackageCache,
+              problems: list[str], unexpressed: list[str]) -> list[Released]:
+    """The recorded variants of each listed app's catalog version, and those made earlier that are still recorded."""
+    out: dict[str, Released] = {}
+    for (app, _version, content), (base, rel) in sorted(cache.variants.items()):
+        rec = releases.get(app, base)
+        if rec is not None and rec.format_content(rel.profile) == content:
+            out[rel.file_name] = rel
+    if cat is None:
+        return list(out.values())
+    for name in sorted(folders):
+        r = cat.apps.get(name)
+        rec = releases.get(name, r.app.version) if r is not None and r.app.status != "removed" else None
+        if r is None or rec is None:
+            continue
+        made, refused = variants(r)
+        unexpressed += [f"{name}: not listed for {p} devices: {why}" for p, why in sorted(refused.items())]
+        for profile, variant in sorted(made.items()):
+            want = rec.format_content(profile)
+            if want == variant.content:
+                rel = cache.variant(name, rec, variant)
+                out[rel.file_name] = rel
+            elif want is None:
+                problems.append(f"{name} {rec.version}: its {profile} chart ({variant.version}) is not recorded in "
+                                f"releases.yaml, so {profile} devices do not get it (run `catalog bump {name}`)")
+            else:
+                problems.append(f"{name} {variant.version}: the {profile} chart differs from the content "
+                                f"releases.yaml records for it (run `catalog bump {name}`)")
+    return list(out.values())
+
+
+def recorded_files(releases: Releases) -> frozenset[str]:
+    """The package file names of every recorded version and recorded variant."""
+    names = set()
+    for app, versions in releases.apps.items():
+        for version, rec in versions.items():
+            names.add(f"{app}-{version}.tgz")
+            names.update(f"{app}-{variant_version(version, PROFILES[p])}.tgz" for p, _ in rec.formats if p in PROFILES)
+    return frozenset(names)
+
+
+def collect(catalog_root: Path, charts_dir: Path, cache: PackageCache | None = None,
+            catalog: Catalog | None = None) -> Collected:
+    """Every released version that can be served from `charts_dir` and its git history, and the recorded
+    variants of `catalog`'s apps in the other formats (none without a catalog)."""
     cache = cache or PackageCache()
     releases = load_releases(catalog_root)
     problems: list[str] = []
@@ -128,12 +214,15 @@ def collect(catalog_root: Path, charts_dir: Path, cache: PackageCache | None = N
     folders = {p.name: p for p in chart_folders(charts_dir)}
     for app, folder in folders.items():
         tree = read_tree(folder)
-        version = chart_version(tree) or "?"
+        version = _version_of(tree) or "?"
         rec = releases.get(app, version)
-        if rec is None:
+        if version == "?":
+            problems.append(f"charts/{app}/Chart.yaml has no version or is not YAML (re-render it: `catalog render "
+                            f"{app}`); serving its newest released version")
+        elif rec is None:
             problems.append(f"charts/{app} is at {version}, which releases.yaml does not record (run `catalog bump "
                             f"{app}`); serving its newest released version")
-        elif content_hash(tree) != rec.content:
+        elif _hash_of(tree) != rec.content:
             problems.append(f"charts/{app} {version} differs from the content releases.yaml records for it (run "
                             f"`catalog bump {app}`); serving its newest released version")
         else:
@@ -150,8 +239,22 @@ def collect(catalog_root: Path, charts_dir: Path, cache: PackageCache | None = N
     for app in folders:
         if app not in found:
             problems.append(f"{app}: no released version can be served; it is not listed")
+    unexpressed: list[str] = []
+    extra = _variants(catalog, releases, set(folders), cache, problems, unexpressed)
+    for rel in extra:
+        found.setdefault(rel.app, {})[rel.version] = rel
     ordered = [found[app][v] for app in sorted(found) for v in sorted(found[app], key=parse_version)]
-    return Collected(tuple(ordered), frozenset(a for a in folders if a in found), tuple(problems))
+    return Collected(tuple(ordered), _listed(ordered, set(folders)), tuple(problems), tuple(unexpressed),
+                     recorded_files(releases))
+
+
+def _listed(ordered: list[Released], folders: set[str]) -> dict[str, frozenset[str]]:
+    """Per profile, the apps with a chart folder that have a served version in it."""
+    listed: dict[str, set[str]] = {name: set() for name in PROFILES}
+    for rel in ordered:
+        if rel.app in folders:
+            listed.setdefault(rel.profile, set()).add(rel.app)
+    return {k: frozenset(v) for k, v in listed.items()}
 
 
 def signature(*folders: Path) -> frozenset[tuple[str, int, int]]:

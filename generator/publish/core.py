@@ -20,6 +20,7 @@ from collections.abc import Callable
 from generator.adapters.deadline import DeadlineExceeded
 from generator.chart.writer import Tree
 from generator.core.errors import CatalogError
+from generator.versions.formats import Variant
 from generator.publish.secrets import PublishError, Redactor
 from generator.rules.versions_upstream import chart_digest, version_refusal
 from generator.schema.upstream import SyncFile
@@ -40,6 +41,10 @@ class Item:
     content: str | None  # versioning.content_hash(tree)
     date: str  # release date from releases.yaml (package file times)
     note: str = ""  # this version's upgrade note
+    # the same version in the catalog's other manifest profiles, as releases.yaml records them (versions/formats.py);
+    # only a target that serves several formats (market:DIR) reads them
+    variants: tuple[Variant, ...] = ()
+    variant_notes: tuple[str, ...] = ()  # variants not published, and why
 
 
 @dataclass(frozen=True)

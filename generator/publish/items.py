@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 from generator.versions.bump import current, today
+from generator.versions.formats import Variant, variants
+from generator.versions.releases import Release
 from generator.catalog import Resolved, load_catalog
 from generator.versions.releases import Releases, load_releases
 from generator.publish.core import Item, Result
@@ -35,7 +37,25 @@ def _item(r: Resolved, releases: Releases, label: str) -> Item | Result:
         return Result(app.name, app.version, label, "refused",
                       f"content changed since {app.version} was recorded ({recorded.content} -> {cur.content}); "
                       f"run `catalog bump {app.name}`")
-    return Item(app.name, app.version, app.status, cur.tree, cur.content, recorded.date, note)
+    served, notes = _variants(r, recorded)
+    return Item(app.name, app.version, app.status, cur.tree, cur.content, recorded.date, note, served, notes)
+
+
+def _variants(r: Resolved, recorded: Release) -> tuple[tuple[Variant, ...], tuple[str, ...]]:
+    """The variants whose content releases.yaml records for this version; why each other one is left out."""
+    made, refused = variants(r)
+    served: list[Variant] = []
+    notes = [f"{name}: cannot be written in this format ({why})" for name, why in sorted(refused.items())]
+    for name, variant in sorted(made.items()):
+        want = recorded.format_content(name)
+        if want == variant.content:
+            served.append(variant)
+        elif want is None:
+            notes.append(f"{name} {variant.version}: not recorded in releases.yaml; run `catalog bump {r.app.name}`")
+        else:
+            notes.append(f"{name} {variant.version}: content changed since it was recorded; run "
+                         f"`catalog bump {r.app.name}`")
+    return tuple(served), tuple(notes)
 
 
 def items_for(catalog_root: Path | None, names: list[str] | None, label: str, *,

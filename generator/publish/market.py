@@ -14,6 +14,16 @@ DIR/icons/ (the layout of the maintainer's repository). Every file is written on
 atomically: a second publish of the same releases changes nothing, and `wrangler dev` is not re-triggered.
 
 `build_market` is also what `catalog serve` answers from (generator/market/), so both give the same bytes.
+
+One catalog, two formats (docs/market-source.md): every package is read back with its manifest profile
+(`olares-v2` 0.10.0 or `olares-v3` 0.12.0), and one build is made per profile (`build_markets`). A device asks
+with its Olares version (`?version=X`, beclab/market@8cfabaae002b92598a86ba410149e9002bb47276
+internal/v2/appinfo/syncerfn/hash_comparison_step.go, data_fetch_step.go; `version` in the body of
+detail_fetch_step.go) and gets the newest format its version installs (`format_for`): the minimum Olares
+version of each profile is its own `olares_dependency`. The worker serves one `catalog.json` whatever the
+version; `src/catalog.json` is the newest format's, and `src/catalog.<profile>.json` holds each format's for a
+worker that answers by version. Packages of both formats share `charts.json`: their versions differ
+(`1.0.6`, `1.0.6-v2`, generator/versions/formats.py), so their file names never collide.
 """
 
 from __future__ import annotations
@@ -32,12 +42,17 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import re
+import stat
 from generator.adapters.helm import Helm
 from pydantic import JsonValue
 
+from generator.chart.profiles import PROFILES, Profile
 from generator.chart.writer import Tree
-from generator.core.errors import InputError, Problem, translate_os_error
+from generator.core.bounded import read_regular_file
+from generator.core.errors import CatalogError, InputError, Problem, translate_os_error
 from generator.core.fileio import atomic_write_text
+from generator.core.text import safe_line
 from generator.publish.core import Decision, Item, refuse_other_content
 from generator.publish.market_entry import (
     AppEntry,
@@ -53,6 +68,42 @@ from generator.versions.state import content_hash, parse_version
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 SRC = "src"
+MAX_ICON_BYTES = 1 << 20  # one icon; Olares shows icons at 256 px and the maintainer's are under 100 KiB
+MAX_ICONS = 2000  # PNG files read from one icons folder
+
+
+# ---- which format a device gets -----------------------------------------------------------------------------
+
+_TRIPLE = re.compile(r"^v?(\d{1,9})\.(\d{1,9})\.(\d{1,9})(?:[-+][0-9A-Za-z.+-]*)?$")
+
+
+def olares_triple(text: str | None) -> tuple[int, int, int] | None:
+    """An Olares version `1.12.6` (also `v1.12.6`, `1.12.6-rc.1`, `1.12.6+build`) as numbers; None when it is
+    missing or not one. A pre-release of X.Y.Z counts as X.Y.Z, as the profiles' constraints `>=X.Y.Z-0` say."""
+    match = _TRIPLE.match((text or "").strip())
+    return (int(match[1]), int(match[2]), int(match[3])) if match else None
+
+
+def min_olares(profile: Profile) -> tuple[int, int, int]:
+    """The first Olares version that installs `profile`, from its own dependency constraint (`>=1.12.6-0`)."""
+    found = olares_triple(profile.olares_dependency.removeprefix(">="))
+    assert found is not None, f"profile {profile.name}: {profile.olares_dependency!r} is not `>=X.Y.Z[-0]`"
+    return found
+
+
+def formats_newest_first() -> list[str]:
+    """Every profile, the one of the newest Olares first."""
+    return [p.name for p in sorted(PROFILES.values(), key=min_olares, reverse=True)]
+
+
+def format_for(device_version: str | None) -> str:
+    """The format a device of `device_version` installs: the newest profile whose first Olares version is not
+    above it; the newest profile when no version is given or it is not one; the oldest for an older device."""
+    ordered = formats_newest_first()
+    device = olares_triple(device_version)
+    if device is None:
+        return ordered[0]
+    return next((name for name in ordered if min_olares(PROFILES[name]) <= device), ordered[-1])
 
 
 @dataclass(frozen=True)
@@ -64,6 +115,7 @@ class Released:
     tree: Tree
     date: str  # YYYY-MM-DD
     package: bytes
+    profile: str = ""  # the manifest profile of `tree` ("" : read from the tree when needed)
 
     @property
     def file_name(self) -> str:
@@ -80,6 +132,7 @@ class MarketBuild:
     last_updated: str  # the newest release date of a listed app, ISO (what `hash` answers as last_updated)
     charts: dict[str, bytes] = field(default_factory=dict)  # every downloadable package, by file name
     icons: dict[str, bytes] = field(default_factory=dict)  # PNG by app name
+    profile: str = ""  # the manifest profile of the listed entries ("" : not split by format)
 
     def summaries(self) -> dict[str, dict[str, JsonValue]]:
         return {e.app_id: e.summary.as_json() for e in self.entries}
@@ -120,7 +173,7 @@ def newest_per_app(releases: Iterable[Released], listed: Collection[str] | None 
 
 
 def build_market(releases: Iterable[Released], icons: Mapping[str, bytes], *,
-                 listed: Collection[str] | None = None, where: str = "charts") -> MarketBuild:
+                 listed: Collection[str] | None = None, where: str = "charts", profile: str = "") -> MarketBuild:
     """The Market Source of `releases`: every package downloadable; the newest version of each app (of the
     `listed` ones, default all) described by its summary and detail entry."""
     releases = list(releases)
@@ -135,8 +188,29 @@ def build_market(releases: Iterable[Released], icons: Mapping[str, bytes], *,
     return MarketBuild(
         hash=payload_hash(summaries, details, latest), entries=tuple(entries), latest=tuple(latest),
         last_updated=js_iso(max(dates)) if dates else js_iso("1970-01-01"),
-        charts={rel.file_name: rel.package for rel in releases}, icons=dict(icons),
+        charts={rel.file_name: rel.package for rel in releases}, icons=dict(icons), profile=profile,
     )
+
+
+def profile_of(rel: Released, where: str = "charts") -> str:
+    return rel.profile or read_chart(rel.tree, rel.app, f"{where}/{rel.app} {rel.version}").profile
+
+
+def build_markets(releases: Iterable[Released], icons: Mapping[str, bytes], *,
+                  listed: Mapping[str, Collection[str]] | None = None, where: str = "charts") -> dict[str, MarketBuild]:
+    """One build per manifest profile, newest format first: each lists the apps (of `listed[profile]`, default
+    all) that have a release in that profile. Every build can download every package (file names are unique)."""
+    releases = list(releases)
+    by_profile: dict[str, list[Released]] = {name: [] for name in formats_newest_first()}
+    for rel in releases:
+        by_profile.setdefault(profile_of(rel, where), []).append(rel)
+    out: dict[str, MarketBuild] = {}
+    for name, rels in by_profile.items():
+        build = build_market(rels, icons, listed=None if listed is None else listed.get(name, ()), where=where,
+                             profile=name)
+        out[name] = MarketBuild(build.hash, build.entries, build.latest, build.last_updated,
+                                {rel.file_name: rel.package for rel in releases}, build.icons, name)
+    return out
 
 
 # ---- packages and folders ----------------------------------------------------------------------------------
@@ -186,20 +260,51 @@ def released_from_package(file_name: str, data: bytes, where: str = "charts.json
     return Released(app, version, tree, date, data)
 
 
-def read_icons(folder: Path) -> dict[str, bytes]:
-    """The PNG files of `folder` by name (no extension), as build-catalog.js reads icons/; {} without the folder."""
-    if not folder.is_dir():
-        return {}
-    icons: dict[str, bytes] = {}
+@dataclass(frozen=True)
+class IconSet:
+    icons: dict[str, bytes]  # PNG by app name
+    problems: tuple[str, ...] = ()  # icons not served, and why
+
+
+def read_icons(folder: Path) -> IconSet:
+    """The PNG files of `folder` by name (no extension), as build-catalog.js reads icons/; empty without the folder.
+
+    Each is read by the bounded reader (generator/core/bounded.py): a symbolic link (wherever it points), a
+    FIFO, a device or a file over MAX_ICON_BYTES is not served and is named in `problems`, as is a file that is
+    not a PNG; so is a linked icons folder. At most MAX_ICONS files are read."""
     try:
-        for path in sorted(folder.glob("*.png")):
-            data = path.read_bytes()
-            if not data.startswith(PNG_SIGNATURE):
-                raise InputError([Problem(str(path), None, None, "not a PNG image; icons are PNG files")])
-            icons[path.stem] = data
+        info = os.lstat(folder)
+    except FileNotFoundError:
+        return IconSet({})
     except OSError as exc:
         raise translate_os_error(exc, folder, "read") from exc
-    return icons
+    if stat.S_ISLNK(info.st_mode):
+        return IconSet({}, (f"{safe_line(str(folder))}: a symbolic link; icons are read only from a real folder "
+                            "(replace the link with the folder)",))
+    if not stat.S_ISDIR(info.st_mode):
+        return IconSet({}, (f"{safe_line(str(folder))}: not a folder; icons are PNG files in a folder icons/",))
+    icons: dict[str, bytes] = {}
+    problems: list[str] = []
+    try:
+        names = sorted(e.name for e in os.scandir(folder) if e.name.endswith(".png"))
+    except OSError as exc:
+        raise translate_os_error(exc, folder, "read") from exc
+    if len(names) > MAX_ICONS:
+        problems.append(f"{safe_line(str(folder))}: {len(names)} PNG files, more than {MAX_ICONS}; only the first "
+                        f"{MAX_ICONS} by name are served")
+    for name in names[:MAX_ICONS]:
+        path = folder / name
+        try:
+            data = read_regular_file(path, MAX_ICON_BYTES, "the icon")
+        except CatalogError as exc:
+            problems.append(f"icon {safe_line(name)} not served: {exc}")
+            continue
+        if not data.startswith(PNG_SIGNATURE):
+            problems.append(f"icon {safe_line(name)} not served: {safe_line(str(path))} is not a PNG image; icons "
+                            "are PNG files")
+            continue
+        icons[name.removesuffix(".png")] = data
+    return IconSet(icons, tuple(problems))
 
 
 def _bad(path: Path, message: str, line: int | None = None) -> InputError:
@@ -250,40 +355,102 @@ class MarketTarget:
         if self.path.exists() and not self.path.is_dir():
             raise InputError([Problem(str(self.path), None, None,
                                       "not a folder; market:DIR names the worker's folder")])
+        refuse_links_below(self.path, self.src)
         self.charts = read_charts_json(self.src / "charts.json")
 
+    def _packages(self, item: Item) -> list[tuple[str, str, Tree, str]]:
+        """(file name, version, tree, content) of the item and of each recorded variant."""
+        assert item.content is not None
+        return [(f"{item.app}-{item.version}.tgz", item.version, item.tree, item.content)] + [
+            (f"{item.app}-{v.version}.tgz", v.version, v.tree, v.content) for v in item.variants]
+
     def decide(self, item: Item) -> Decision:
-        name = f"{item.app}-{item.version}.tgz"
-        existing = self.charts.get(name)
-        if existing is None:
-            return Decision("publish", f"new package {name}")
-        theirs = content_hash(released_from_package(name, existing, f"{self.label}/{SRC}/charts.json").tree)
-        if theirs != item.content:
-            return refuse_other_content(item, self.label, theirs)
-        return Decision("skipped", f"{name} already in {SRC}/charts.json with this content")
+        missing = []
+        for name, version, _tree, content in self._packages(item):
+            existing = self.charts.get(name)
+            if existing is None:
+                missing.append(name)
+                continue
+            theirs = content_hash(released_from_package(name, existing, f"{self.label}/{SRC}/charts.json").tree)
+            if theirs != content:
+                if version == item.version:
+                    return refuse_other_content(item, self.label, theirs)
+                return Decision("refused", f"{item.app} {version} is already published at {self.label} with content "
+                                f"{theirs}, but the catalog renders {content}; run `catalog bump {item.app}`")
+        notes = "".join(f"; {n}" for n in item.variant_notes)
+        if missing:
+            return Decision("publish", f"new package{'s' if len(missing) > 1 else ''} {', '.join(missing)}{notes}")
+        names = ", ".join(name for name, *_ in self._packages(item))
+        return Decision("skipped", f"{names} already in {SRC}/charts.json with this content{notes}")
 
     def publish(self, item: Item, decision: Decision) -> str:
-        name = f"{item.app}-{item.version}.tgz"
-        self.charts[name] = package_bytes(item.tree, item.app, item.version, item.date, helm=self.helm)
-        return f"added {name} to {SRC}/charts.json"
+        added = []
+        for name, version, tree, _content in self._packages(item):
+            if name not in self.charts:
+                self.charts[name] = package_bytes(tree, item.app, version, item.date, helm=self.helm)
+                added.append(name)
+        notes = "".join(f"; {n}" for n in item.variant_notes)
+        return f"added {', '.join(added)} to {SRC}/charts.json{notes}"
 
     def finish(self, published: list[Item]) -> None:
-        """Write the three files from charts.json and DIR/icons/, each only when its text changed."""
+        """Write the files from charts.json and DIR/icons/, each only when its text changed: charts.json,
+        icons.json, catalog.json (the newest format) and catalog.<profile>.json per format."""
         where = f"{self.label}/{SRC}/charts.json"
-        build = build_market([released_from_package(n, d, where) for n, d in sorted(self.charts.items())],
-                             read_icons(self.path / "icons"), where=where)
-        for name, text in (("charts.json", build.charts_json()), ("icons.json", build.icons_json()),
-                           ("catalog.json", build.catalog_json())):
+        icons = read_icons(self.path / "icons")
+        if icons.problems:
+            raise InputError([Problem(str(self.path / "icons"), None, None, p) for p in icons.problems])
+        released = [released_from_package(n, d, where) for n, d in sorted(self.charts.items())]
+        builds = build_markets(released, icons.icons, where=where)
+        newest = next(iter(builds.values()))
+        files = [("charts.json", newest.charts_json()), ("icons.json", newest.icons_json()),
+                 ("catalog.json", newest.catalog_json())]
+        files += [(f"catalog.{name}.json", build.catalog_json()) for name, build in builds.items()]
+        for name, _text in files:
+            writable_below(self.path, self.src / name)
+        for name, text in files:
             write_if_changed(self.src / name, text)
 
     def close(self) -> None:
         pass
 
 
+def refuse_links_below(root: Path, folder: Path) -> None:
+    """`folder` and every folder between `root` and it must be real folders (or missing): a link there would let
+    the files be written elsewhere (an InputError naming it; nothing is written)."""
+    try:
+        rel = folder.relative_to(root)
+    except ValueError:
+        rel = Path(folder.name)
+        root = folder.parent
+    here = root
+    for part in rel.parts:
+        here = here / part
+        try:
+            info = os.lstat(here)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise translate_os_error(exc, here, "write") from exc
+        if stat.S_ISLNK(info.st_mode):
+            raise InputError([Problem(safe_line(str(here)), None, None, "a symbolic link; catalog never writes "
+                                      "through a link (replace it with a real folder)")])
+        if not stat.S_ISDIR(info.st_mode):
+            raise InputError([Problem(safe_line(str(here)), None, None, "not a folder; remove it or choose "
+                                      "another output folder")])
+
+
+def writable_below(root: Path, path: Path) -> None:
+    """`path` may be written: no link on the way from `root`, and itself a regular file or missing."""
+    from generator.core.fileio import writable
+
+    refuse_links_below(root, path.parent)
+    writable(path)
+
+
 def write_if_changed(path: Path, text: str) -> bool:
     """Write `text` atomically unless the file already holds it; True when written."""
     try:
-        if path.is_file() and path.read_bytes() == text.encode("utf-8"):
+        if path.is_file() and not path.is_symlink() and path.read_bytes() == text.encode("utf-8"):
             return False
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(path, text)
@@ -292,5 +459,7 @@ def write_if_changed(path: Path, text: str) -> bool:
     return True
 
 
-__all__ = ["MarketBuild", "MarketTarget", "Released", "build_market", "package_bytes", "payload_hash",
-           "read_charts_json", "read_icons", "released_from_package", "write_if_changed"]
+__all__ = ["IconSet", "MarketBuild", "MarketTarget", "Released", "build_market", "build_markets", "format_for",
+           "formats_newest_first", "min_olares", "olares_triple", "package_bytes", "payload_hash", "profile_of",
+           "read_charts_json", "read_icons", "refuse_links_below", "released_from_package", "writable_below",
+           "write_if_changed"]

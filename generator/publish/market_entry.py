@@ -33,6 +33,7 @@ from typing import Any, cast
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+from generator.chart.profiles import PROFILES
 from generator.chart.writer import Tree
 from generator.core.errors import InputError, Problem
 from generator.yamlio import yamlout
@@ -336,6 +337,20 @@ class ChartView:
     @property
     def chart_version(self) -> str:
         return js_string(self.chart.version)
+
+    @property
+    def profile(self) -> str:
+        """The manifest profile the chart is written in (generator/chart/profiles.py), by its
+        `olaresManifest.version` and `apiVersion`; a chart that names neither is read by its resource fields."""
+        manifest = self.manifest
+        for name, prof in sorted(PROFILES.items()):
+            if js_string(manifest.config_version) == prof.manifest_version and (
+                    manifest.api_version is None or js_string(manifest.api_version) == prof.api_version):
+                return name
+        for name, prof in sorted(PROFILES.items()):
+            if manifest.api_version is not None and js_string(manifest.api_version) == prof.api_version:
+                return name
+        return manifest.profile
 
 
 def _parse(text: str, where: str, *, strip: bool) -> Any:

@@ -21,6 +21,7 @@ from generator.core.text import safe_line
 from generator.versions.releases import Release, Releases, load_releases
 from generator.chart.plan import ChartSpec, plan
 from generator.versions.diff import Change, diff_states, level_of, quiet_flags
+from generator.versions.formats import variants
 from generator.chart.render import render
 from generator.versions.state import ReleaseState, content_hash, next_version, parse_version, release_state
 from generator.chart.writer import Tree, ensure_writable, write_charts
@@ -38,6 +39,7 @@ class Current:
     tree: Tree
     content: str
     state: ReleaseState
+    formats: tuple[tuple[str, str], ...] = ()  # (profile, content) of the variants (versions/formats.py)
 
     @property
     def name(self) -> str:
@@ -73,18 +75,46 @@ def today() -> str:
 def current(r: Resolved) -> Current:
     spec = plan(r)
     tree = render(spec)
-    return Current(r, spec, tree, content_hash(tree), release_state(r, spec, tree))
+    made, _refused = variants(r)
+    formats = tuple(sorted((name, v.content) for name, v in made.items()))
+    return Current(r, spec, tree, content_hash(tree), release_state(r, spec, tree), formats)
+
+
+def _formats_moved(cur: Current, rec: Release) -> list[str]:
+    """Profiles whose recorded variant has other content now (one not recorded yet is no change: apply fills it)."""
+    return [name for name, content in cur.formats if rec.format_content(name) not in (None, content)]
 
 
 def _changes(cur: Current, rec: Release) -> list[Change]:
+    formats = [Change("Changed", f"the {name} chart", "patch") for name in _formats_moved(cur, rec)]
     if rec.state is None:
-        return [] if cur.content == rec.content else [Change("Changed", "chart content", "patch")]
-    return diff_states(rec.state, cur.state, quiet_flags(cur.spec.engine.args))
+        return ([] if cur.content == rec.content else [Change("Changed", "chart content", "patch")]) + formats
+    return diff_states(rec.state, cur.state, quiet_flags(cur.spec.engine.args)) or formats
 
 
 def _changed(cur: Current, rec: Release) -> bool:
     status_moved = rec.state is not None and rec.state.status != cur.state.status
-    return cur.content != rec.content or status_moved
+    return cur.content != rec.content or status_moved or bool(_formats_moved(cur, rec))
+
+
+def _with_formats(rec: Release, cur: Current) -> Release | None:
+    """`rec` with the variants it does not record yet (same version, same content), or None when nothing is new."""
+    known = dict(rec.formats)
+    new = {name: content for name, content in cur.formats if name not in known}
+    if not new or cur.content != rec.content:
+        return None
+    return Release(rec.version, rec.content, rec.date, rec.state, tuple(sorted({**known, **new}.items())))
+
+
+def _filled(run: BumpRun) -> list[tuple[str, Release]]:
+    """Unchanged versions with the variants they do not record yet (a new profile, a record older than formats)."""
+    filled: list[tuple[str, Release]] = []
+    for o in run.outcomes:
+        latest = run.releases.latest(o.app)
+        rel = _with_formats(latest, run.currents[o.app]) if o.action == "unchanged" and latest else None
+        if rel is not None:
+            filled.append((o.app, rel))
+    return filled
 
 
 def assess(cur: Current, rec: Release | None, *, level: str | None = None, force: bool = False,
@@ -155,12 +185,13 @@ def apply(run: BumpRun, out: Path, date: str | None = None) -> list[Outcome]:
     date = date or today()
     moving = [o for o in run.outcomes if o.writes_entry]
     recorded = [o for o in run.outcomes if o.writes_entry or o.action == "new"]
+    filled = _filled(run)
     # every target checked before the first write: a link or a foreign charts folder refuses the whole run
     targets = [run.catalog.file_of(o.app) for o in moving]
     if moving:
         targets.append(changelog_path(run.catalog.root))
         ensure_writable(out)
-    if recorded:
+    if recorded or filled:
         targets.append(run.releases.path)
     for path in targets:
         writable(path)
@@ -178,8 +209,10 @@ def apply(run: BumpRun, out: Path, date: str | None = None) -> list[Outcome]:
                       [(o.app, o.after, date, [c.bullet for c in o.changes]) for o in moving])
     for o in recorded:
         cur = run.currents[o.app]
-        run.releases.record(o.app, Release(o.after, cur.content, date, cur.state))
-    if recorded:
+        run.releases.record(o.app, Release(o.after, cur.content, date, cur.state, cur.formats))
+    for name, rel in filled:
+        run.releases.record(name, rel)
+    if recorded or filled:
         run.releases.save()
     return recorded
 
@@ -193,7 +226,7 @@ def record_current(run: BumpRun, date: str | None = None) -> list[Outcome]:
         if latest and parse_version(cur.version) < parse_version(latest.version):
             raise UsageError(f"{name}: version {cur.version} is below the recorded {latest.version}; "
                              "versions never go down")
-        run.releases.record(name, Release(cur.version, cur.content, date, cur.state))
+        run.releases.record(name, Release(cur.version, cur.content, date, cur.state, cur.formats))
         done.append(Outcome(name, latest.version if latest else None, cur.version, "recorded"))
     run.releases.save()
     return done

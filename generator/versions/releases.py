@@ -6,8 +6,10 @@
           content: sha256:...    # versioning.content_hash of the rendered chart
           date: 2026-11-29
           state: {...}           # only on the newest version: what the next bump diffs against
+          formats:               # optional: the same version rendered in the catalog's other profiles
+            olares-v2: sha256:...   # (generator/versions/formats.py; packaged as <x.y.z>-v2)
 
-Older versions keep `content` and `date`; their state lives in git history.
+Older versions keep `content`, `date` and `formats`; their state lives in git history.
 """
 
 from __future__ import annotations
@@ -39,6 +41,11 @@ class Release:
     content: str
     date: str
     state: ReleaseState | None = None
+    formats: tuple[tuple[str, str], ...] = ()  # (profile, content hash) of the variants, by profile name
+
+    def format_content(self, profile: str) -> str | None:
+        """The recorded content of this version written in `profile` (a variant), if recorded."""
+        return dict(self.formats).get(profile)
 
 
 @dataclass
@@ -62,7 +69,7 @@ class Releases:
         newest = max(versions, key=parse_version)
         for version, rel in list(versions.items()):
             if version != newest and rel.state is not None:
-                versions[version] = Release(rel.version, rel.content, rel.date)
+                versions[version] = Release(rel.version, rel.content, rel.date, formats=rel.formats)
 
     def dump(self) -> str:
         apps: dict[str, Any] = {}
@@ -73,6 +80,8 @@ class Releases:
                 entry: dict[str, Any] = {"content": rel.content, "date": rel.date}
                 if rel.state is not None:
                     entry["state"] = rel.state.to_data()
+                if rel.formats:
+                    entry["formats"] = dict(rel.formats)
                 entries[version] = entry
             apps[app] = entries
         return HEADER + yamlout.dump({"apps": apps})
@@ -115,7 +124,12 @@ def _release(doc: Document, app: str, version: str, entry: Any) -> Release:
     date = date.isoformat() if isinstance(date, dt.date) else str(date)
     state = entry.get("state")
     recorded = _state(path, line, where, _plain(state)) if isinstance(state, dict) else None
-    return Release(version, str(entry["content"]), date, recorded)
+    formats = entry.get("formats", {})
+    if not isinstance(formats, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) and v.startswith(HASH_PREFIX) for k, v in formats.items()):
+        raise _problem(path, line, f"{where}.formats",
+                       f"expected `formats: {{<profile>: {HASH_PREFIX}...}}`; restore the file from git")
+    return Release(version, str(entry["content"]), date, recorded, tuple(sorted(formats.items())))
 
 
 def _state(path: Path, line: int | None, where: str, data: dict[str, Any]) -> ReleaseState:

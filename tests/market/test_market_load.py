@@ -62,10 +62,32 @@ def test_200_clients_get_the_same_answers(served):
     assert served.health()["status"] == "ok"
 
 
+def read_answer(sock: socket.socket, limit: int = 1 << 20) -> bytes:
+    """One whole HTTP/1.1 answer: the head up to its blank line, then Content-Length bytes of body (or up to
+    the close). One `recv()` may return a part of it (the head alone, a few bytes), so read until complete."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data  # closed before (or without) a head
+        data += chunk
+        assert len(data) < limit, "an answer head larger than 1 MiB"
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")[1:]
+                   if line.lower().startswith(b"content-length:")), None)
+    while length is None or len(body) < length:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+        assert len(body) < limit, "an answer larger than 1 MiB"
+    return head + b"\r\n\r\n" + body
+
+
 def _raw(port: int, data: bytes, *, read: bool) -> bytes:
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         sock.sendall(data)
-        return sock.recv(65536) if read else b""
+        return read_answer(sock) if read else b""
 
 
 def test_broken_and_slow_clients_do_not_stop_the_others(served):
@@ -83,7 +105,7 @@ def test_broken_and_slow_clients_do_not_stop_the_others(served):
         assert served.get("/api/v1/appstore/hash").status_code == 200
         assert time.perf_counter() - start < 5.0
         slow.sendall(body[3:])
-        answer = slow.recv(65536)
+        answer = read_answer(slow)
         assert answer.startswith(b"HTTP/1.1 200") and b'"not_found":["x"]' in answer
     finally:
         slow.close()

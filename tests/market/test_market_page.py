@@ -15,7 +15,8 @@ from xml.etree import ElementTree
 import pytest
 from support.bump import run_cli
 from support.chromium import chromium, chromium_binary
-from support.market import make_store, serve, wait_for
+from support.bump import git
+from support.market import make_store, png, serve, wait_for
 from support.smoke import llama_server, write_models
 
 from generator.catalog import load_catalog
@@ -32,6 +33,17 @@ def smoke(capsys, catalog: Path, url: str) -> dict:
     return json.loads(out)
 
 
+def with_icons(store: Path) -> list[str]:
+    """A PNG in catalog/icons/ for every app (the market serves them; the page shows them, no network needed)."""
+    apps = [r.app.name for r in load_catalog(store / "catalog").select()]
+    (store / "catalog" / "icons").mkdir(exist_ok=True)
+    for n, name in enumerate(apps):
+        (store / "catalog" / "icons" / f"{name}.png").write_bytes(png((20 * n % 256, 90, 160)))
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "-m", "icons")
+    return apps
+
+
 @pytest.fixture(scope="module")
 def llama(tmp_path_factory):
     folder = tmp_path_factory.mktemp("llama")
@@ -44,6 +56,7 @@ def llama(tmp_path_factory):
 def test_the_store_page_in_chromium(tmp_path, llama, capsys, rendered_market):
     chromium_binary()  # skip early, with the reason, when chromium is absent
     store = make_store(tmp_path / "store", rendered_market)
+    with_icons(store)
     catalog = store / "catalog"
     first = smoke(capsys, catalog, llama.url)
     assert first["tokens_per_s"] and first["tokens_per_s"] > 0
@@ -89,19 +102,81 @@ def test_the_store_page_in_chromium(tmp_path, llama, capsys, rendered_market):
 def test_the_static_site_loads_and_is_rewritten_only_when_it_changes(tmp_path, capsys, rendered_market):
     chromium_binary()
     store = make_store(tmp_path / "store", rendered_market)
+    with_icons(store)
     out = tmp_path / "site"
     code, stdout, err = run_cli(capsys, "site", "--out", str(out), "--catalog", str(store / "catalog"),
                                 "--base-url", "https://market.example.invalid")
     assert code == 0, err
     apps = [r.app.name for r in load_catalog(store / "catalog").select()]
-    assert f"{len(apps)} apps, {2 * len(apps)} plots; {1 + 2 * len(apps)} file(s) written" in stdout
+    assert f"{len(apps)} apps, {2 * len(apps)} plots; {1 + 3 * len(apps)} file(s) written" in stdout
     html = (out / "index.html").read_text()
     assert "https://market.example.invalid/api/v1/applications/" in html
     with chromium(tmp_path / "chromium") as page:
         loaded = page.load((out / "index.html").as_uri())
         assert loaded.errors == [], loaded.errors
         done = page.evaluate("[...document.images].filter(i => i.complete && i.naturalWidth > 0).length")
-        assert done == 2 * len(apps)
+        assert done == 3 * len(apps)  # two plots and the icon of each app
     code, stdout, _ = run_cli(capsys, "site", "--out", str(out), "--catalog", str(store / "catalog"),
                               "--base-url", "https://market.example.invalid")
     assert code == 0 and "0 file(s) written" in stdout  # deterministic SVG and HTML
+
+
+LAYOUT = """(() => {
+    const out = {scroll: document.documentElement.scrollWidth, width: document.documentElement.clientWidth,
+                 cards: []};
+    for (const card of document.querySelectorAll('article.app')) {
+        const box = e => e.getBoundingClientRect();
+        const c = box(card), facts = box(card.querySelector('.facts'));
+        const speed = box(card.querySelector('figure.speed')), fit = box(card.querySelector('figure.fit'));
+        const icon = card.querySelector('img.icon');
+        out.cards.push({app: card.dataset.app, card: [c.left, c.top, c.width, c.height],
+                        facts: [facts.left, facts.top, facts.width, facts.height],
+                        speed: [speed.left, speed.top, speed.width, speed.height],
+                        fit: [fit.left, fit.top, fit.width, fit.height],
+                        icon: icon ? [icon.getAttribute('src'), icon.complete && icon.naturalWidth > 0] : null});
+    }
+    return out;
+})()"""
+
+
+def test_the_page_layout_at_1400_and_800_px(tmp_path, capsys, rendered_market):
+    """At 1400 px both plots sit beside the facts on one row and a card is no taller than its tallest part
+    (no big empty space); at 800 px nothing is wider than the window (no horizontal scroll). Each card shows
+    the app's icon, served by the market."""
+    chromium_binary()
+    store = make_store(tmp_path / "store", rendered_market)
+    apps = with_icons(store)
+    with serve(store / "catalog", tmp_path) as served, chromium(tmp_path / "chromium") as page:
+        for width in (1400, 800):
+            page.call("Emulation.setDeviceMetricsOverride", width=width, height=900, deviceScaleFactor=1,
+                      mobile=False)
+            loaded = page.load(served.url + "/")
+            assert loaded.errors == [], loaded.errors
+            got = page.evaluate(LAYOUT)
+            assert sorted(c["app"] for c in got["cards"]) == sorted(apps)
+            assert got["scroll"] <= got["width"], f"horizontal scroll at {width} px: {got['scroll']} > {got['width']}"
+            for c in got["cards"]:
+                assert c["icon"] == [f"icons/{c['app']}.png", True], c
+                card, facts, speed, fit = c["card"], c["facts"], c["speed"], c["fit"]
+                assert card[0] + card[2] <= got["width"] + 0.5, c
+                if width == 1400:
+                    assert abs(speed[1] - fit[1]) < 1 and abs(speed[1] - facts[1]) < 1, c  # one row
+                    assert facts[0] + facts[2] <= speed[0] and speed[0] + speed[2] <= fit[0], c
+                    tallest = max(facts[3], speed[3], fit[3])
+                    assert card[3] <= tallest + 40, f"{c['app']}: card {card[3]:.0f} px for parts of {tallest:.0f}"
+                else:
+                    assert speed[0] + speed[2] <= card[0] + card[2] + 0.5 and fit[0] + fit[2] <= card[0] + card[2] + 0.5
+        page.screenshot(tmp_path / "store-800.png", width=800)
+
+
+def test_a_new_store_page_shows_the_apps_icon_urls(tmp_path, rendered_market):
+    """Without an icons folder (a new store), each card shows the icon its manifest names (what Olares shows)."""
+    from generator.market.history import no_ledger
+    from generator.market.server import Sources, build
+    from generator.market.source import PackageCache
+
+    store = make_store(tmp_path / "store", rendered_market)
+    built = build(Sources(store / "catalog", store / "charts", no_ledger), PackageCache())
+    cat = load_catalog(store / "catalog")
+    for r in cat.select():
+        assert f'<img class="icon" src="{r.app.icon}"' in built.page.html

@@ -26,9 +26,9 @@ APP = "gemma4e2bone"
 class Worker:
     """src/index.ts's handlers over DIR/src/{catalog,charts,icons}.json."""
 
-    def __init__(self, folder: Path):
-        src = folder / "src"
-        self.catalog = json.loads((src / "catalog.json").read_text(encoding="utf-8"))
+    def __init__(self, folder: Path, catalog: str = "catalog.json"):
+        src = folder / "src"  # `catalog`: catalog.<profile>.json plays a worker that answers one format
+        self.catalog = json.loads((src / catalog).read_text(encoding="utf-8"))
         self.charts = json.loads((src / "charts.json").read_text(encoding="utf-8"))
         self.icons = json.loads((src / "icons.json").read_text(encoding="utf-8"))
 
@@ -91,7 +91,8 @@ def test_publish_twice_changes_nothing(store, tmp_path, capsys):
     apps = [p.name for p in chart_dirs(store / "charts")]
     assert sorted(r["app"] for r in first) == apps and {r["action"] for r in first} == {"published"}
     files = snapshot(folder)
-    assert sorted(files) == ["catalog.json", "charts.json", "icons.json"]
+    assert sorted(files) == ["catalog.json", "catalog.olares-v2.json", "catalog.olares-v3.json", "charts.json",
+                             "icons.json"]
     second = publish(capsys, store / "catalog", folder)
     assert {r["action"] for r in second} == {"skipped"}
     assert snapshot(folder) == files  # same bytes, not even rewritten
@@ -104,8 +105,13 @@ def test_publish_twice_changes_nothing(store, tmp_path, capsys):
     assert json.loads(files["icons.json"][0]) == {APP: base64.b64encode(png((10, 120, 200))).decode()}
     releases = load_releases(store / "catalog")
     for name, data in json.loads(files["charts.json"][0]).items():
-        app, version = name.removesuffix(".tgz").rsplit("-", 1)
-        assert content_hash(package_tree(base64.b64decode(data))) == releases.get(app, version).content
+        stem, variant = name.removesuffix(".tgz"), None
+        if stem.endswith("-v2"):  # the olares-v2 package of a version (generator/versions/formats.py)
+            stem, variant = stem.removesuffix("-v2"), "olares-v2"
+        app, version = stem.rsplit("-", 1)
+        rec = releases.get(app, version)
+        want = rec.format_content(variant) if variant else rec.content
+        assert content_hash(package_tree(base64.b64decode(data))) == want, name
 
 
 def test_serve_and_the_published_files_give_the_same_answers(store, tmp_path, capsys):
@@ -118,9 +124,12 @@ def test_serve_and_the_published_files_give_the_same_answers(store, tmp_path, ca
     worker = Worker(folder)
     with serve(store / "catalog", tmp_path) as served:
         now = served.get("/api/v1/appstore/hash").json()["last_updated"]
-        for version in ("1.12.3", "1.12.6"):
-            assert served.get("/api/v1/appstore/hash", params={"version": version}).json() == worker.hash(version, now)
-            assert served.get("/api/v1/appstore/info", params={"version": version}).json() == worker.info(version, now)
+        for version, catalog in (("1.12.3", "catalog.olares-v2.json"), ("1.12.6", "catalog.json")):
+            per_format = Worker(folder, catalog)  # each format's file answers the devices of that format
+            assert served.get("/api/v1/appstore/hash", params={"version": version}).json() == \
+                per_format.hash(version, now)
+            assert served.get("/api/v1/appstore/info", params={"version": version}).json() == \
+                per_format.info(version, now)
         ids = list(worker.catalog["summaries"]) + ["00000000"]
         for batch in (ids[:10], ids[10:], ids):
             got = served.post("/api/v1/applications/info", json={"app_ids": batch, "version": "1.12.6"}).json()

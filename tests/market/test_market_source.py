@@ -20,8 +20,8 @@ def test_current_charts_are_served_without_git(tmp_path, rendered_market):
     got = collect(tmp_path / "catalog", tmp_path / "charts")
     releases = load_releases(tmp_path / "catalog")
     assert got.problems == ()
-    assert {(r.app, r.version) for r in got.releases} == {(a, releases.latest(a).version) for a in got.listed}
-    assert got.listed == {p.name for p in chart_dirs(tmp_path / "charts")}
+    assert {(r.app, r.version) for r in got.releases} == {(a, releases.latest(a).version) for a in got.every_listed}
+    assert got.every_listed == {p.name for p in chart_dirs(tmp_path / "charts")}
 
 
 def test_an_unrecorded_or_edited_chart_is_not_served(tmp_path, capsys, rendered_market):
@@ -39,7 +39,7 @@ def test_an_unrecorded_or_edited_chart_is_not_served(tmp_path, capsys, rendered_
     versions = {(r.app, r.version) for r in got.releases}
     assert (APP, released) in versions and (APP, "9.9.9") not in versions
     assert ("gemma426ba4bone", load_releases(catalog).latest("gemma426ba4bone").version) in versions
-    assert {APP, "gemma426ba4bone"} <= got.listed
+    assert {APP, "gemma426ba4bone"} <= got.every_listed
 
 
 def test_every_released_version_is_found_in_history_and_packaged_once(tmp_path, capsys, rendered_market):
@@ -68,7 +68,7 @@ def test_a_removed_app_stays_downloadable_but_unlisted(tmp_path, rendered_market
     store = make_store(tmp_path / "store", rendered_market)
     shutil.rmtree(store / "charts" / APP)
     got = collect(store / "catalog", store / "charts")
-    assert APP not in got.listed
+    assert APP not in got.every_listed
     assert any(r.app == APP for r in got.releases)  # from git: installed copies can still download it
     assert not any(APP in p for p in got.problems)
 

@@ -50,10 +50,19 @@ def make_store(root: Path, rendered: Path) -> Path:
     shutil.copytree(rendered / "catalog", root / "catalog", ignore=shutil.ignore_patterns("ledger"))
     shutil.copytree(rendered / "charts", root / "charts")
     shutil.copy(rendered / "CHANGELOG.md", root / "CHANGELOG.md")
+    record_formats(root / "catalog")
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "store")
     return root
+
+
+def record_formats(catalog: Path) -> None:
+    """`catalog bump` on an unchanged catalog: each recorded version gains the content of its other manifest
+    format (releases.yaml `formats:`, generator/versions/formats.py), so the store serves both formats."""
+    from generator.cli import main
+
+    assert main(["bump", "--catalog", str(catalog)]) == 0
 
 
 @dataclass
