@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import selectors
+import signal
 import subprocess
 import sys
 import tempfile
@@ -232,6 +233,8 @@ def _render_answer(folder: Path, answer: bytes | None, over: str, code: int | No
         detail = f"the rendered manifests are larger than {limits.output_bytes:,} bytes (the cap for one chart)"
     elif any(sign in tail for sign in ("out of memory", "MemoryError", "annot allocate memory", "failed to reserve")):
         detail = f"rendering needs more than {limits.memory_bytes // 2**20} MiB of memory (the cap for one chart)"
+    elif code == -signal.SIGXCPU:
+        detail = f"rendering took longer than {limits.seconds:g} s of CPU time (the cap for one chart); stopped"
     elif code == -9 or code == 137 or (code is not None and code < 0):
         detail = f"the renderer was stopped by signal {-code if code < 0 else 9} (its CPU time or memory cap)"
     elif answer is None:
