@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from generator.core.text import plural
 from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app, default_out, use_catalog
 from generator.core.errors import UsageError
 
@@ -56,9 +57,10 @@ def _check(run: BumpRun, catalog: Path | None, out: Path | None, base: str | Non
     for line in problems:
         print(safe_line(line), file=sys.stderr)  # app values reach these lines: one line each, escaped
     if problems:
-        print(f"{len(problems)} app(s) need `catalog bump`", file=sys.stderr)
+        print(f"{plural(len(problems), 'app')} need `catalog bump`", file=sys.stderr)
         raise typer.Exit(1)
-    print(f"versions up to date: {len(run.outcomes)} app(s)" + (f", each above {base} where changed" if base else ""))
+    above = f", each above {base} where changed" if base else ""
+    print(f"versions up to date: {plural(len(run.outcomes), 'app')}{above}")
 
 
 @app.command()
@@ -98,9 +100,9 @@ def bump(
     if as_json:
         print(json.dumps(rows, indent=2))
     elif rows:
-        _table(rows, f"{len(done)} app(s) recorded or bumped")
+        _table(rows, f"{plural(len(done), 'app')} recorded or bumped")
     else:
-        print(f"nothing to bump: {len(run.outcomes)} app(s) match their recorded release")
+        print(f"nothing to bump: {plural(len(run.outcomes), 'app')} match their recorded release")
     for o in refused:
         print(f"{o.app}: {o.message}", file=sys.stderr)
     if refused:
