@@ -121,7 +121,7 @@ def test_connection_refused_is_an_error_with_no_ledger_row(catalog_copy, capsys)
     closed = f"http://127.0.0.1:{free_port()}"
     code, out = smoke(catalog_copy, LONG, closed, capsys, "--timeout", "1.5")
     assert code == 1 and out["verdict"] == "error" and out["runs"] == []
-    assert out["reasons"][0].startswith("could not measure: not ready before the timeout: GET /health: ConnectError")
+    assert out["reasons"][0].startswith(f"could not measure: nothing listens at {closed} (GET /health: ConnectError")
     assert not (catalog_copy / "ledger").exists()
     code, out = smoke(catalog_copy, LONG, closed, capsys, "--timeout", "1.5", "--record-errors")
     assert code == 1 and [r.verdict for r in history(catalog_copy, LONG)] == ["error"]

@@ -50,6 +50,9 @@ def smoke(
         "--accept-baseline", help="On a pass, make this figure the baseline of the next smokes.")] = False,
     record_errors: Annotated[bool, typer.Option(
         "--record-errors", help="Also record an `error` (nothing measured: refused, no token in time).")] = False,
+    wait_boot: Annotated[bool, typer.Option(
+        "--wait-boot", help="The app is starting: wait up to --timeout for it to listen (default: nothing "
+                            "listening is an error at once; with --kube-context the pod's state decides).")] = False,
     as_json: JsonOpt = False,
     catalog: CatalogOpt = None,
 ) -> None:
@@ -72,9 +75,10 @@ def smoke(
         raise UsageError(f"{app_name} is removed from the catalog; there is nothing to smoke")
     history = smoke_ledger.history(cat.root, app_name)
     content = chart_content(resolved)
-    options = SmokeOptions(runs=runs, max_tokens=max_tokens, timeout_s=timeout, expect=expect)
-    with _reach(app_name, endpoint, kube_context, namespace) as (url, label, pod), _progress(as_json) as say:
-        measurement = measure(Target.of(resolved), url, options, progress=say)
+    with _reach(app_name, endpoint, kube_context, namespace) as (url, label, pod), _progress(as_json) as (say, wait):
+        booting = wait_boot or (pod is not None and _booting(pod, wait))
+        options = SmokeOptions(runs=runs, max_tokens=max_tokens, timeout_s=timeout, expect=expect, wait_boot=booting)
+        measurement = measure(Target.of(resolved), url, options, progress=say, waiting=wait)
     observed_image = None
     if pod is not None:  # --kube-context: the pod's own spec, compared with the chart; its image is recorded
         measurement.failures.extend(pod_mismatches(pod, resolved))
@@ -90,7 +94,11 @@ def smoke(
         print(json.dumps(record.model_dump(mode="json"), indent=2), flush=True)
     else:
         _report(record)
-    if record.verdict == "error" and not record_errors:
+    if measurement.foreign:  # not the app: never a row in its history, whatever the options
+        if not as_json:
+            _console().print("not recorded: the endpoint is not an LLM server, so it is not this app",
+                             style="dim", highlight=False)
+    elif record.verdict == "error" and not record_errors:
         if not as_json:
             _console().print("not recorded: nothing was measured (--record-errors keeps it)", style="dim",
                              highlight=False)
@@ -183,14 +191,34 @@ def _reach(app_name: str, endpoint: str | None, context: str | None,
 
 
 @contextmanager
-def _progress(quiet: bool) -> Iterator[Callable[[str], None] | None]:
+def _progress(quiet: bool) -> Iterator[tuple[Callable[[str], None] | None, Callable[[str], None]]]:
+    """(the live line of a terminal, or None; the "waiting for ..." lines). On a terminal both go to one live
+    status line; piped, or with --json, the waiting lines are printed on stderr (one every few seconds, from
+    generator/smoke/run.py) and the steps are not."""
+    def line(message: str) -> None:
+        print(f"smoke: {printable(message)}", file=sys.stderr, flush=True)
+
     if quiet or not sys.stderr.isatty():
-        yield None
+        yield None, line
         return
     from rich.console import Console
 
     with Console(stderr=True).status("smoke") as status:
-        yield lambda message: status.update(message)
+        def live(message: str) -> None:
+            status.update(markup(message))
+
+        yield live, live
+
+
+def _booting(pod: PodObservation, say: Callable[[str], None]) -> bool:
+    """The pod says its engine is starting (not ready yet, not crashing): a refused connection is waited out."""
+    engine = pod.engine
+    if engine.ready or pod.pod.deleting or pod.pod.phase not in ("Pending", "Running"):
+        return False
+    if "CrashLoopBackOff" in engine.state or engine.state.startswith("terminated"):
+        return False
+    say(f"the pod {pod.pod.namespace}/{pod.pod.name} is starting ({engine.state}, not ready): waiting for it")
+    return True
 
 
 def _console() -> Console:
