@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from generator.catalog import Resolved
     from generator.smoke.ledger import SmokeRecord
     from generator.smoke.pod import PodObservation
-    from generator.smoke.run import Measurement
+    from generator.smoke.run import Measurement, SmokeOptions
 
 EndpointOpt = Annotated[str | None, typer.Option(
     "--endpoint", help="The app's OpenAI-compatible base URL, e.g. http://127.0.0.1:8000 (no /v1).")]
@@ -50,6 +50,10 @@ def smoke(
         "--accept-baseline", help="On a pass, make this figure the baseline of the next smokes.")] = False,
     record_errors: Annotated[bool, typer.Option(
         "--record-errors", help="Also record an `error` (nothing measured: refused, no token in time).")] = False,
+    local: Annotated[bool, typer.Option(
+        "--local", help="Boot a llama-server here ($LLAMA_SERVER, else .ci/build-llama-server.sh's build) on a tiny "
+                        "model shaped like the app and smoke it: no GPU; the speed is not judged, nothing is "
+                        "recorded (docs/smoke.md).")] = False,
     wait_boot: Annotated[bool, typer.Option(
         "--wait-boot", help="The app is starting: wait up to --timeout for it to listen (default: nothing "
                             "listening is an error at once; with --kube-context the pod's state decides).")] = False,
@@ -67,12 +71,16 @@ def smoke(
     from generator.smoke.run import SmokeOptions, Target, measure
     from generator.smoke.verdict import conclude
 
-    if accept_baseline and no_record:
-        raise UsageError("--accept-baseline records the result as the baseline: it cannot go with --no-record")
+    no_record = _refuse_mixtures(no_record, accept_baseline, local,
+                                 bool(endpoint or kube_context or namespace or accept_baseline or record_errors))
     cat = load_catalog(use_catalog(catalog, command="smoke", writes=not no_record, quiet=as_json))
     resolved = cat.select([app_name])[0]
     if resolved.app.status == "removed":
         raise UsageError(f"{app_name} is removed from the catalog; there is nothing to smoke")
+    if local:
+        _local(resolved, SmokeOptions(runs=runs, max_tokens=max_tokens, timeout_s=timeout, expect=expect,
+                                      wait_boot=True), tolerance=tolerance, as_json=as_json)
+        return
     history = smoke_ledger.history(cat.root, app_name)
     content = chart_content(resolved)
     with _reach(app_name, endpoint, kube_context, namespace) as (url, label, pod), _progress(as_json) as (say, wait):
@@ -106,6 +114,43 @@ def smoke(
         written = _record(cat.root, record)
         if not as_json:
             _console().print(f"recorded in {markup(str(display_path(written)))}", style="dim", highlight=False)
+    raise typer.Exit(0 if record.verdict == "pass" else 1)
+
+
+def _refuse_mixtures(no_record: bool, accept_baseline: bool, local: bool, with_target: bool) -> bool:
+    """UsageError for options that contradict each other; whether the result is recorded at all (not --local)."""
+    if accept_baseline and no_record:
+        raise UsageError("--accept-baseline records the result as the baseline: it cannot go with --no-record")
+    if local and with_target:
+        raise UsageError("--local runs its own server and records nothing: it takes no --endpoint, --kube-context, "
+                         "--namespace, --accept-baseline or --record-errors")
+    return no_record or local
+
+
+def _local(resolved: Resolved, options: SmokeOptions, *, tolerance: float, as_json: bool) -> None:
+    """`--local` (generator/smoke/local.py): the real smoke against a llama-server booted here; never recorded."""
+    from generator.smoke import ledger as smoke_ledger
+    from generator.smoke.identity import chart_content
+    from generator.smoke.local import local_server, runnable
+    from generator.smoke.run import measure
+    from generator.smoke.verdict import conclude
+
+    runnable(resolved)
+    with _progress(as_json) as (say, wait):
+        (say or wait)(f"booting a local llama-server for {resolved.app.name} (a tiny model shaped like the app)")
+        with local_server(resolved) as run:
+            measurement = measure(run.target, run.url, options, progress=say, waiting=wait)
+    measurement.notes.extend(run.notes)
+    standin = resolved.app.model_copy(update={"benchmarks": []})  # no baseline: the speed is this machine's
+    record = conclude(measurement, standin, [], endpoint=f"local llama-server {run.build}",
+                      max_tokens=options.max_tokens, tolerance=tolerance, date=smoke_ledger.now_stamp(),
+                      runs_requested=options.runs, chart_content=chart_content(resolved))
+    if as_json:
+        print(json.dumps(record.model_dump(mode="json"), indent=2), flush=True)
+    else:
+        _report(record)
+        _console().print("not recorded: a local run is not the app's smoke on its device", style="dim",
+                         highlight=False)
     raise typer.Exit(0 if record.verdict == "pass" else 1)
 
 
