@@ -83,3 +83,24 @@ def test_wait_boot_waits_for_a_closed_port(catalog_copy):
     assert f"smoke: waiting for {url}: GET /health: ConnectError" in done.stderr
 
 
+
+
+def test_the_pod_s_state_decides_whether_a_refused_connection_is_waited_out():
+    """--kube-context: a pod whose engine is starting is waited for; a ready, crashing or finished one is not.
+    (The pod is the adapter's view, built here as the cluster would report it: no API server runs here.)"""
+    from types import SimpleNamespace
+
+    from generator.cli.smoke import _booting
+
+    def pod(phase: str, ready: bool, state: str, deleting: bool = False) -> SimpleNamespace:
+        return SimpleNamespace(engine=SimpleNamespace(ready=ready, state=state),
+                               pod=SimpleNamespace(phase=phase, deleting=deleting, namespace="ns", name="app-0"))
+
+    said: list[str] = []
+    assert _booting(pod("Pending", False, "waiting: ContainerCreating"), said.append)
+    assert _booting(pod("Running", False, "running"), said.append)
+    assert said[0] == "the pod ns/app-0 is starting (waiting: ContainerCreating, not ready): waiting for it"
+    assert not _booting(pod("Running", True, "running"), said.append)
+    assert not _booting(pod("Running", False, "waiting: CrashLoopBackOff"), said.append)
+    assert not _booting(pod("Failed", False, "terminated: Error (exit 1)"), said.append)
+    assert not _booting(pod("Running", False, "running", deleting=True), said.append)
