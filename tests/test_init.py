@@ -295,3 +295,17 @@ def test_the_readme_of_a_git_installed_tool_says_pipx_and_its_extra(tmp_path, mo
     assert "pipx inject olares-llm-catalog" in readme
     workflow = (store / ".github" / "workflows" / "catalog.yml").read_text()
     assert f"'olares-llm-catalog @ git+https://github.com/someone/catalog.git@{SHA}'" in workflow
+
+
+def test_a_local_install_writes_no_path_of_this_machine_into_the_store(tmp_path, monkeypatch, capsys):
+    from generator.cli import install_source
+
+    record = {"url": "file:///home/me/src/catalog", "dir_info": {"editable": True}}
+    monkeypatch.setattr("generator.cli.init.installed_source", lambda: install_source.from_record(record, "0.1.0"))
+    store = tmp_path / "store"
+    assert main(["init", str(store)]) == 0
+    err = capsys.readouterr().err
+    assert "the local folder /home/me/src/catalog" in err and "CATALOG_TOOL" in err  # said to the owner
+    for name in ("README.md", ".github/workflows/catalog.yml"):
+        text = (store / name).read_text()
+        assert "/home/me" not in text and "a local folder" in text, name

@@ -139,7 +139,7 @@ def test_bump_after_a_change(venv, store):
     text = re.sub(r"^context_length: \d+$", "context_length: 32768", text, flags=re.MULTILINE)
     app.write_text(text.replace("@ FULL 262K context", "@ 32K context"))
     done = venv.catalog("bump", "--check", code=1)
-    assert "need `catalog bump`" in done.stderr
+    assert "1 app needs `catalog bump`" in done.stderr
     venv.catalog("bump")
     after = f"{major}.{minor}.{int(patch) + 1}"
     assert re.search(rf"^version: {re.escape(after)}$", app.read_text(), re.MULTILINE)

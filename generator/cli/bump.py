@@ -57,7 +57,7 @@ def _check(run: BumpRun, catalog: Path | None, out: Path | None, base: str | Non
     for line in problems:
         print(safe_line(line), file=sys.stderr)  # app values reach these lines: one line each, escaped
     if problems:
-        print(f"{plural(len(problems), 'app')} need `catalog bump`", file=sys.stderr)
+        print(f"{plural(len(problems), 'app')} need{'s' if len(problems) == 1 else ''} `catalog bump`", file=sys.stderr)
         raise typer.Exit(1)
     above = f", each above {base} where changed" if base else ""
     print(f"versions up to date: {plural(len(run.outcomes), 'app')}{above}")

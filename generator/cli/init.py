@@ -174,7 +174,7 @@ def _build(staging: Path, source: Path, every: bool, name: str, tool: ToolSource
     for src, dest in STORE_FILES.items():
         text = (scaffold / src).read_text(encoding="utf-8")
         text = (text.replace("@@NAME@@", name).replace("@@TOOL@@", tool.requirement or "")
-                .replace("@@WHERE@@", _one_line(tool.where)).replace("@@INSTALL@@", _install_text(tool))
+                .replace("@@WHERE@@", _one_line(tool.shown)).replace("@@INSTALL@@", _install_text(tool))
                 .replace("@@UNREACHABLE@@", UNREACHABLE))
         path = staging / dest
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -213,13 +213,13 @@ def _install_text(tool: ToolSource) -> str:
     """The README's install paragraph, from where the tool that started the store came from."""
     if tool.requirement is None or tool.pipx is None:
         return ("Install the tool so that `catalog` is on your PATH. This store was started with a tool installed "
-                f"from {_one_line(tool.where)}, which other machines and CI cannot reach: install it the way its "
+                f"from {_one_line(tool.shown)}, which other machines and CI cannot reach: install it the way its "
                 "own README says (from a clone: `pipx install PATH`, or `pipx install 'PATH[market]'` for "
                 "`catalog serve`), and set the repository variable `CATALOG_TOOL` to a pip requirement CI can "
                 "install (the workflow fails with a message until it is set).")
     extra = _with_extra(tool.pipx)
     return (f"Install the tool so that `catalog` is on your PATH (this store was started with the tool from "
-            f"{_one_line(tool.where)}):\n\n"
+            f"{_one_line(tool.shown)}):\n\n"
             f"```bash\npipx install '{tool.pipx}'\n"
             f"# or: python3 -m pip install --user '{tool.requirement}'   (then put ~/.local/bin on PATH)\n```\n\n"
             "`catalog serve` and `catalog site` need the `market` extra: install with "

@@ -43,6 +43,11 @@ class ToolSource:
     pipx: str | None
     where: str
     warning: str = ""
+    public: str = ""  # `where` as the store's committed files say it: no path of this machine ("" = `where`)
+
+    @property
+    def shown(self) -> str:
+        return self.public or self.where
 
     @property
     def reachable(self) -> bool:
@@ -83,10 +88,11 @@ def from_record(direct: object, version: str, clone: tuple[str, str] | None = No
             made = _git_url(*clone)
             if made:
                 return ToolSource(*made, f"the local clone {path} of {clone[0]} at {clone[1][:12]}",
-                                  f"the store's CI installs {made[0]}: push that commit, or {HOW_TO_SET}")
+                                  f"the store's CI installs {made[0]}: push that commit, or {HOW_TO_SET}",
+                                  public=f"a local clone of {clone[0]} at {clone[1][:12]}")
         kind = "folder" if isinstance(direct.get("dir_info"), dict) else "file"
         return ToolSource(None, None, f"the local {kind} {path}",
-                          f"a CI runner cannot reach {path}: {HOW_TO_SET}")
+                          f"a CI runner cannot reach {path}: {HOW_TO_SET}", public=f"a local {kind}")
     if SAFE.match(url) and url.startswith("https://"):
         return ToolSource(f"{DISTRIBUTION} @ {url}", url, url)
     return ToolSource(None, None, url, f"a CI runner cannot install {url}: {HOW_TO_SET}")
