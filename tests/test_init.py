@@ -309,3 +309,21 @@ def test_a_local_install_writes_no_path_of_this_machine_into_the_store(tmp_path,
     for name in ("README.md", ".github/workflows/catalog.yml"):
         text = (store / name).read_text()
         assert "/home/me" not in text and "a local folder" in text, name
+
+
+def test_a_real_clone_gives_its_origin_and_head(tmp_path):
+    """Real git: a clone whose origin is the ssh spelling of a GitHub remote gives the https URL and its HEAD."""
+    from generator.cli.install_source import _clone, from_record
+
+    clone = tmp_path / "catalog"
+    clone.mkdir()
+    git(clone, "init", "--quiet")
+    git(clone, "remote", "add", "origin", "git@github.com:someone/catalog.git")
+    (clone / "x").write_text("x\n")
+    git(clone, "add", "x")
+    git(clone, "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "--quiet", "-m", "x")
+    head = git(clone, "rev-parse", "HEAD").strip()
+    assert _clone(clone) == ("https://github.com/someone/catalog.git", head)
+    assert _clone(tmp_path / "home") is None  # not a clone
+    source = from_record({"url": clone.as_uri(), "dir_info": {}}, "0.1.0", _clone(clone))
+    assert source.requirement == f"olares-llm-catalog @ git+https://github.com/someone/catalog.git@{head}"

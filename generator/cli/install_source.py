@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from generator.adapters.git import VCS
+
 DISTRIBUTION = "olares-llm-catalog"
 # A requirement written into YAML and a shell variable: only URL characters, never a quote, space or `$`.
 SAFE = re.compile(r"^[A-Za-z0-9._~:/?#\[\]@!&()*+,;=%-]+$")
@@ -54,12 +56,18 @@ class ToolSource:
         return self.requirement is not None
 
 
-def _git_url(url: str, commit: str | None) -> tuple[str, str] | None:
-    """(pip requirement, pipx spec) for an https git URL, else None."""
-    if not url.startswith("https://") or not SAFE.match(url) or (commit and not SAFE.match(commit)):
+# PEP 610's VCS names as pip spells them in a requirement (`git+https://...`): only git is written here
+# (https://pip.pypa.io/en/stable/topics/vcs-support/).
+VCS_NAMES = frozenset({VCS})
+
+
+def _git_url(url: str, commit: str | None, vcs: str = VCS) -> tuple[str, str] | None:
+    """(pip requirement, pipx spec) for an https VCS URL, else None."""
+    if vcs not in VCS_NAMES or not url.startswith("https://") or not SAFE.match(url) or (
+            commit and not SAFE.match(commit)):
         return None
     pin = f"@{commit}" if commit else ""
-    return f"{DISTRIBUTION} @ git+{url}{pin}", f"git+{url}{pin}"
+    return f"{DISTRIBUTION} @ {vcs}+{url}{pin}", f"{vcs}+{url}{pin}"
 
 
 def from_record(direct: object, version: str, clone: tuple[str, str] | None = None) -> ToolSource:
@@ -77,9 +85,9 @@ def from_record(direct: object, version: str, clone: tuple[str, str] | None = No
     vcs = direct.get("vcs_info")
     if isinstance(vcs, dict):
         commit = vcs.get("commit_id") if isinstance(vcs.get("commit_id"), str) else None
-        made = _git_url(url, commit) if vcs.get("vcs") == "git" else None
+        made = _git_url(url, commit, str(vcs.get("vcs")))
         if made:
-            return ToolSource(*made, f"git {url} at {commit or 'its default branch'}")
+            return ToolSource(*made, f"{vcs.get('vcs')} {url} at {commit or 'its default branch'}")
         return ToolSource(None, None, f"{vcs.get('vcs', 'a VCS')} {url}",
                           f"a CI runner cannot fetch {url} without credentials: {HOW_TO_SET}")
     if url.startswith("file://"):
@@ -125,11 +133,10 @@ def _clone(folder: Path) -> tuple[str, str] | None:
 
     if not folder.is_dir() or not Git.installed():
         return None
-    git = Git()
-    url = git.text(folder, "remote", "get-url", "origin", check=False).strip()
-    head = git.text(folder, "rev-parse", "HEAD", check=False).strip()
-    if not url or not re.fullmatch(r"[0-9a-f]{40}", head):
+    found = Git().origin(folder)
+    if found is None:
         return None
+    url, head = found
     if url.startswith("git@github.com:"):  # the ssh spelling of a GitHub remote: the same repository on https
         url = "https://github.com/" + url.removeprefix("git@github.com:")
     return url, head
