@@ -89,6 +89,19 @@ def test_init_makes_a_working_store(tmp_path, monkeypatch, capsys):
     assert f"catalog: {store / 'catalog'} (found from the current folder)" in capsys.readouterr().err
 
 
+def test_a_new_store_s_market_serves_everything_it_lists(tmp_path, capsys):
+    """The market source of a brand-new store (generator/market/source.py, what `serve` and `site` show): the
+    example's version is served and nothing is reported as not served (issue 24: no "Not served" box)."""
+    from generator.market.source import collect
+
+    store = tmp_path / "store"
+    assert main(["init", str(store)]) == 0
+    capsys.readouterr()
+    collected = collect(store / "catalog", store / "charts")
+    assert collected.problems == ()
+    assert collected.listed == {EXAMPLE}
+
+
 def test_init_all_copies_every_app_and_the_current_folder_by_default(tmp_path, monkeypatch, capsys):
     store = tmp_path / "all"
     store.mkdir()  # an empty folder is fine
