@@ -8,7 +8,8 @@
 #   - llama.cpp's llama-server: $LLAMA_SERVER when set, else built from source once and cached outside the
 #     repository (.ci/build-llama-server.sh, ~/.cache/catalog); exported as LLAMA_SERVER for the
 #     `needs_llama_server` tests. pytest itself never builds anything.
-# --quick: no build and no large download: the `needs_llama_server` and `slow` tests are deselected.
+# --quick: no build and no large download: the `needs_llama_server` and `slow` tests are deselected (the first
+# run to make: docs/testing.md gives the times).
 # With CATALOG_REQUIRE_ALL=1 (.ci/run, the tests workflow) a `needs_llama_server` test that is skipped or
 # deselected fails the run, so --quick is refused.
 set -euo pipefail
@@ -20,10 +21,16 @@ if [ "$quick" = 1 ] && [ "${CATALOG_REQUIRE_ALL:-0}" != 0 ]; then
   exit 2
 fi
 
+say() { echo "scripts/test.sh: $*" >&2; }
 PY="${PYTHON:-python3}"
+say "setting up .venv: the package with its test extras, ruff and mypy (pip; a minute or two the first time)"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
-.venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[test]' ruff mypy
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1
+pip_log="$(mktemp)"
+if ! .venv/bin/python -m pip install -q -e '.[test]' ruff mypy >"$pip_log" 2>&1; then
+  cat "$pip_log" >&2; rm -f "$pip_log"; say "pip install failed (its output above)"; exit 1
+fi
+rm -f "$pip_log"  # setuptools' warnings of a successful install are noise here
 
 need=()
 command -v docker-registry >/dev/null || need+=(docker-registry)
@@ -45,10 +52,14 @@ if [ "${#need[@]}" -gt 0 ]; then
 fi
 
 if [ "$quick" = 1 ]; then
+  say "quick tier: no llama-server build, no large download (the needs_llama_server and slow tests deselected)"
   exec .venv/bin/python -m pytest -m "not needs_llama_server and not slow" "$@"
 fi
 if [ -z "${LLAMA_SERVER:-}" ]; then
+  say "LLAMA_SERVER is unset: building llama-server from source, or reusing the cached build" \
+      "(.ci/build-llama-server.sh; 'bash scripts/test.sh --quick' runs without it)"
   LLAMA_SERVER="$(bash .ci/build-llama-server.sh)"  # a plain assignment: a failed build stops here (set -e)
 fi
+say "running pytest with LLAMA_SERVER=$LLAMA_SERVER"
 export LLAMA_SERVER
 exec .venv/bin/python -m pytest "$@"

@@ -156,7 +156,12 @@ def test_unrecorded_app_fails_check_and_bump_records_it_without_entry(capsys, ca
     (catalog_copy / "releases.yaml").unlink(missing_ok=True)
     code, _, err = run_cli(capsys, "bump", "--check", "--catalog", catalog_copy)
     assert code == 1 and "gemma4e2bone 1.0.2: not recorded in releases.yaml" in err
-    assert run_cli(capsys, "bump", "--catalog", catalog_copy)[0] == 0
+    # the frozen Fast app fails `catalog check` (FIT001 at 131,072 tokens): recorded only with --force, said loudly
+    code, _, err = run_cli(capsys, "bump", "--catalog", catalog_copy)
+    assert code == 1 and "vllmqwen36turbo27bone: refused: `catalog check vllmqwen36turbo27bone` fails" in err
+    assert "FIT001" in err and load_releases(catalog_copy).latest("vllmqwen36turbo27bone") is None
+    code, _, err = run_cli(capsys, "bump", "--force", "--catalog", catalog_copy)
+    assert code == 0 and "WARNING: --force: `catalog bump` goes on with vllmqwen36turbo27bone" in err
     assert load_releases(catalog_copy).latest("gemma4e2bone").version == "1.0.2"
     assert not (catalog_copy.parent / "CHANGELOG.md").exists()
     assert run_cli(capsys, "bump", "--check", "--catalog", catalog_copy)[0] == 0

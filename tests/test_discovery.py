@@ -192,22 +192,40 @@ def test_nothing_was_written_only_from_commands_that_write(catalog_copy, capsys)
 # --- catalog list at 80 columns and piped ------------------------------------------------------------------------
 
 def _list_out(catalog: Path, columns: str | None) -> str:
+    """`catalog list` on a terminal of `columns` (a pseudo-terminal, TERM=dumb: no styles), or piped (None)."""
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "CATALOG_DIR")}
-    if columns:
-        env["COLUMNS"] = columns
-    done = subprocess.run([sys.executable, "-m", "generator.cli", "list", "--catalog", str(catalog)], cwd=REPO,
-                          env=env, capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    argv = [sys.executable, "-m", "generator.cli", "list", "--catalog", str(catalog)]
+    if columns is None:
+        done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+    import pty
+
+    env |= {"COLUMNS": columns, "LINES": "50", "TERM": "dumb"}  # rich: a dumb terminal is 80x25 unless both given
+    leader, follower = pty.openpty()
+    with subprocess.Popen(argv, cwd=REPO, env=env, stdout=follower, stderr=subprocess.PIPE) as proc:
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        assert proc.wait(timeout=120) == 0, proc.stderr.read() if proc.stderr else ""
+    os.close(leader)
+    return b"".join(chunks).decode().replace("\r\n", "\n")
 
 
-@pytest.mark.parametrize("columns", ["80", None, "100", "120"])  # None: piped, rich's default width
+@pytest.mark.parametrize("columns", ["80", "100", "120"])
 def test_list_shows_every_name_stack_and_roofline_fraction_whole(columns):
     """A shown column is never cut: name, stack and speed/roof always; the model whole or named as dropped."""
     out = _list_out(EMBEDDED, columns)
     cat = load_catalog(EMBEDDED)
     lines = out.splitlines()
-    assert max(len(line) for line in lines) <= int(columns or 80)
+    assert max(len(line) for line in lines) <= int(columns)
     header = lines[1].split()
     assert "name" in header and "stack" in header and "speed/roof" in header
     model_shown = "model" in header
@@ -217,8 +235,16 @@ def test_list_shows_every_name_stack_and_roofline_fraction_whole(columns):
         assert row is not None, f"{r.app.name} not whole in:\n{out}"
         assert r.stack.id in row.split(), row
         assert not model_shown or r.model.name in row, row
-    if columns in ("80", None):
+    if columns == "80":
         assert "too narrow for:" in out
+
+
+def test_list_piped_keeps_every_column():
+    """`catalog list | cat`: nothing to fit, every column (issue 24)."""
+    out = _list_out(EMBEDDED, None)
+    header = out.splitlines()[1].split()
+    assert header == ["name", "title", "model", "stack", "context", "version", "status", "t/s", "speed/roof", "smoke"]
+    assert "too narrow" not in out
 
 
 def test_list_at_full_width_has_every_column_and_escapes_markup(catalog_copy):

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from support.catalogs import EMBEDDED, REPO
 
+from generator.catalog import load_catalog
 from generator.cli import main
 from generator.cli.init import EXAMPLE
 from generator.core.locate import package_dir
@@ -51,7 +52,7 @@ def test_init_makes_a_working_store(tmp_path, monkeypatch, capsys):
     store = tmp_path / "store"
     assert main(["init", str(store)]) == 0
     out = capsys.readouterr().out
-    assert "git: first commit" in out and f"1 app(s): {EXAMPLE}" in out
+    assert "git: first commit" in out and f"catalog/ (1 app: {EXAMPLE})" in out
     have = files(store)
     assert have >= STORE_FILES
     assert {f"catalog/{kind}" for kind in ("devices", "models", "stacks", "flags", "genesis")} <= {
@@ -61,7 +62,14 @@ def test_init_makes_a_working_store(tmp_path, monkeypatch, capsys):
         EMBEDDED / "apps" / f"{EXAMPLE}.yaml").read_bytes()
     assert (store / "charts" / EXAMPLE / "Chart.yaml").is_file()
     assert set(load_releases(store / "catalog").apps) == {EXAMPLE}
-    assert load_releases(store / "catalog").apps[EXAMPLE] == load_releases(EMBEDDED).apps[EXAMPLE]
+    # only the history whose chart the store has: the example's current version, as the embedded catalog
+    # recorded it when its content is the same (else recorded afresh), never the older versions
+    version = load_catalog(store / "catalog").apps[EXAMPLE].app.version
+    mine = load_releases(store / "catalog").apps[EXAMPLE]
+    assert list(mine) == [version]
+    upstream = load_releases(EMBEDDED).get(EXAMPLE, version)
+    if upstream is not None and upstream.content == mine[version].content:
+        assert mine[version] == upstream
     workflow = (store / ".github" / "workflows" / "catalog.yml").read_text()
     assert "catalog check --base" in workflow and "catalog render --check" in workflow and "test:" in workflow
     assert "catalog render" in (store / "README.md").read_text() and "catalog check" in (store / "README.md").read_text()
@@ -81,6 +89,19 @@ def test_init_makes_a_working_store(tmp_path, monkeypatch, capsys):
     assert f"catalog: {store / 'catalog'} (found from the current folder)" in capsys.readouterr().err
 
 
+def test_a_new_store_s_market_serves_everything_it_lists(tmp_path, capsys):
+    """The market source of a brand-new store (generator/market/source.py, what `serve` and `site` show): the
+    example's version is served and nothing is reported as not served (issue 24: no "Not served" box)."""
+    from generator.market.source import collect
+
+    store = tmp_path / "store"
+    assert main(["init", str(store)]) == 0
+    capsys.readouterr()
+    collected = collect(store / "catalog", store / "charts")
+    assert collected.problems == ()
+    assert collected.listed == {EXAMPLE}
+
+
 def test_init_all_copies_every_app_and_the_current_folder_by_default(tmp_path, monkeypatch, capsys):
     store = tmp_path / "all"
     store.mkdir()  # an empty folder is fine
@@ -88,7 +109,8 @@ def test_init_all_copies_every_app_and_the_current_folder_by_default(tmp_path, m
     assert main(["init", "--all"]) == 0
     assert sorted(p.name for p in (store / "catalog" / "apps").iterdir()) == sorted(
         p.name for p in (EMBEDDED / "apps").iterdir())
-    assert load_releases(store / "catalog").apps == load_releases(EMBEDDED).apps
+    releases = load_releases(store / "catalog").apps
+    assert all(len(versions) == 1 for versions in releases.values())  # the versions the store's charts/ hold
     charts = sorted(p.name for p in (store / "charts").iterdir())
     assert charts == sorted(p.name for p in (REPO / "charts").iterdir())
     assert main(["render", "--check"]) == 0
@@ -188,3 +210,133 @@ def test_a_failure_half_way_leaves_nothing_behind(tmp_path, monkeypatch, capsys)
     err = capsys.readouterr().err
     assert "nosuchapp.yaml" in err and "Traceback" not in err
     assert siblings(tmp_path) == ["home"]  # neither the store, nor its parent, nor a staging folder
+
+
+# --- where the store's README and CI install the tool from (PEP 610 direct_url.json) -------------------------
+
+SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+def test_an_index_install_gives_its_version():
+    from generator.cli.install_source import from_record
+
+    source = from_record(None, "0.3.1")
+    assert source.requirement == "olares-llm-catalog==0.3.1" and not source.warning
+
+
+def test_a_git_install_gives_that_url_at_that_commit():
+    from generator.cli.install_source import from_record
+
+    record = {"url": "https://github.com/someone/catalog.git", "vcs_info": {"vcs": "git", "commit_id": SHA}}
+    source = from_record(record, "0.1.0")
+    assert source.requirement == f"olares-llm-catalog @ git+https://github.com/someone/catalog.git@{SHA}"
+    assert source.pipx == f"git+https://github.com/someone/catalog.git@{SHA}" and not source.warning
+
+
+@pytest.mark.parametrize("record", [
+    {"url": "file:///home/me/dist/olares_llm_catalog-0.1.0-py3-none-any.whl", "archive_info": {}},
+    {"url": "file:///home/me/catalog", "dir_info": {"editable": True}},
+    {"url": "ssh://git@example.org/me/catalog.git", "vcs_info": {"vcs": "git", "commit_id": SHA}},
+    {"url": "https://example.org/x.whl'; rm -rf ~; '", "archive_info": {}},
+    {"dir_info": {}},
+])
+def test_a_source_ci_cannot_reach_is_said_with_the_fix(record):
+    from generator.cli.install_source import from_record
+
+    source = from_record(record, "0.1.0")
+    assert source.requirement is None
+    assert "CATALOG_TOOL" in source.warning and "gh variable set CATALOG_TOOL" in source.warning
+
+
+def test_a_local_clone_with_an_https_origin_gives_its_head_and_says_to_push():
+    from generator.cli.install_source import from_record
+
+    record = {"url": "file:///home/me/catalog", "dir_info": {"editable": True}}
+    source = from_record(record, "0.1.0", ("https://github.com/me/catalog", SHA))
+    assert source.requirement == f"olares-llm-catalog @ git+https://github.com/me/catalog@{SHA}"
+    assert "push that commit" in source.warning
+
+
+def _install_step(workflow: str) -> str:
+    """The `run:` script of the workflow's first "Install catalog" step, as GitHub Actions would run it."""
+    import yaml
+
+    jobs = yaml.safe_load(workflow)["jobs"]
+    step = next(s for s in jobs["test"]["steps"] if s.get("name") == "Install catalog")
+    return step["run"]
+
+
+def test_the_store_installs_what_this_installation_says(tmp_path, capsys):
+    """The real installation record of the tool running this test (an editable install of the working tree)."""
+    import yaml
+
+    from generator.cli.install_source import installed
+
+    source = installed()
+    store = tmp_path / "store"
+    assert main(["init", str(store)]) == 0
+    captured = capsys.readouterr()
+    assert f"install the tool from {source.where}" in captured.err
+    workflow = (store / ".github" / "workflows" / "catalog.yml").read_text()
+    readme = (store / "README.md").read_text()
+    default = yaml.safe_load(workflow)["env"]["CATALOG_TOOL"]
+    assert default == "${{ vars.CATALOG_TOOL || '%s' }}" % (source.requirement or "")
+    assert "olares-llm-catalog[market]" not in readme or source.requirement is not None
+    if source.requirement is None:
+        assert "warning: the store's CI cannot install the tool yet" in captured.err and "CATALOG_TOOL" in captured.err
+        assert "`CATALOG_TOOL`" in readme
+        # the generated install step, run as CI would run it without the variable: a clear failure
+        done = subprocess.run(["bash", "-c", _install_step(workflow)], env={**os.environ, "CATALOG_TOOL": ""},
+                              capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 1 and "::error::" in done.stdout and "CATALOG_TOOL" in done.stdout
+    else:
+        assert f"pipx install '{source.pipx}'" in readme
+
+
+def test_the_readme_of_a_git_installed_tool_says_pipx_and_its_extra(tmp_path, monkeypatch, capsys):
+    from generator.cli import install_source
+
+    record = {"url": "https://github.com/someone/catalog.git", "vcs_info": {"vcs": "git", "commit_id": SHA}}
+    monkeypatch.setattr("generator.cli.init.installed_source", lambda: install_source.from_record(record, "0.1.0"))
+    store = tmp_path / "store"
+    assert main(["init", str(store)]) == 0
+    assert "warning" not in capsys.readouterr().err
+    readme = (store / "README.md").read_text()
+    assert f"pipx install 'git+https://github.com/someone/catalog.git@{SHA}'" in readme
+    assert f"pipx install --force 'olares-llm-catalog[market] @ git+https://github.com/someone/catalog.git@{SHA}'" \
+        in readme
+    assert "pipx inject olares-llm-catalog" in readme
+    workflow = (store / ".github" / "workflows" / "catalog.yml").read_text()
+    assert f"'olares-llm-catalog @ git+https://github.com/someone/catalog.git@{SHA}'" in workflow
+
+
+def test_a_local_install_writes_no_path_of_this_machine_into_the_store(tmp_path, monkeypatch, capsys):
+    from generator.cli import install_source
+
+    record = {"url": "file:///home/me/src/catalog", "dir_info": {"editable": True}}
+    monkeypatch.setattr("generator.cli.init.installed_source", lambda: install_source.from_record(record, "0.1.0"))
+    store = tmp_path / "store"
+    assert main(["init", str(store)]) == 0
+    err = capsys.readouterr().err
+    assert "the local folder /home/me/src/catalog" in err and "CATALOG_TOOL" in err  # said to the owner
+    for name in ("README.md", ".github/workflows/catalog.yml"):
+        text = (store / name).read_text()
+        assert "/home/me" not in text and "a local folder" in text, name
+
+
+def test_a_real_clone_gives_its_origin_and_head(tmp_path):
+    """Real git: a clone whose origin is the ssh spelling of a GitHub remote gives the https URL and its HEAD."""
+    from generator.cli.install_source import _clone, from_record
+
+    clone = tmp_path / "catalog"
+    clone.mkdir()
+    git(clone, "init", "--quiet")
+    git(clone, "remote", "add", "origin", "git@github.com:someone/catalog.git")
+    (clone / "x").write_text("x\n")
+    git(clone, "add", "x")
+    git(clone, "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "--quiet", "-m", "x")
+    head = git(clone, "rev-parse", "HEAD").strip()
+    assert _clone(clone) == ("https://github.com/someone/catalog.git", head)
+    assert _clone(tmp_path / "home") is None  # not a clone
+    source = from_record({"url": clone.as_uri(), "dir_info": {}}, "0.1.0", _clone(clone))
+    assert source.requirement == f"olares-llm-catalog @ git+https://github.com/someone/catalog.git@{head}"

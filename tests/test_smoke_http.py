@@ -126,7 +126,10 @@ def test_wrong_path_fails_fast_instead_of_waiting():
     with serve_http(NoApi) as url:
         result, took = smoke(url, timeout=5.0)
     assert took < 2.0
-    assert "not an OpenAI-compatible server root" in result.failures[0]
+    # not the app: an error (nothing about the app measured), flagged so that it is never recorded
+    assert result.failures == [] and result.foreign
+    assert result.error is not None and "not an OpenAI-compatible server root" in result.error
+    assert "GET /health and GET /v1/models answer HTTP 404" in result.error and "without /v1" not in result.error
 
 
 def test_base_url_forms():
@@ -159,10 +162,56 @@ def test_a_stream_that_stalls_after_its_first_token_is_a_failure_not_an_error():
 
 
 def test_a_closed_port_is_an_error():
-    """A REAL closed loopback port: connection refused until the readiness deadline."""
+    """A REAL closed loopback port: an error at the first probe (nothing listens), not a wait of --timeout."""
     from support.smoke import free_port
 
-    result, took = smoke(f"http://127.0.0.1:{free_port()}", timeout=1.0)
-    assert took < 1.0 + 1.5 and result.failures == [] and result.runs == []
-    assert result.error is not None and result.error.startswith(
-        "not ready before the timeout: GET /health: ConnectError:")
+    url = f"http://127.0.0.1:{free_port()}"
+    result, took = smoke(url, timeout=30.0)
+    assert took < 1.5 and result.failures == [] and result.runs == [] and not result.foreign
+    assert result.error is not None and result.error.startswith(f"nothing listens at {url} (GET /health: ConnectError:")
+    assert "--wait-boot" in result.error
+
+
+def test_wait_boot_waits_for_a_port_that_starts_listening_and_says_so_every_few_seconds():
+    """A REAL port closed for 6 s, then a server on it: --wait-boot waits, with a line per WAIT_LINE_S."""
+    import threading
+
+    from support.smoke import free_port
+
+    from generator.smoke.run import WAIT_LINE_S
+
+    from http.server import ThreadingHTTPServer
+
+    def answer(h) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "text/event-stream")
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        h.wfile.write(body)
+
+    body = chunk("a hash table maps keys to buckets") + b"data: [DONE]\n\n"
+    port = free_port()
+    lines: list[str] = []
+    servers: list[ThreadingHTTPServer] = []
+
+    def later() -> None:
+        time.sleep(6.0)
+        server = ThreadingHTTPServer(("127.0.0.1", port), handler(answer))
+        server.daemon_threads = True
+        servers.append(server)
+        server.serve_forever(poll_interval=0.05)
+
+    starter = threading.Thread(target=later, daemon=True)
+    starter.start()
+    try:
+        result = measure(TARGET, f"http://127.0.0.1:{port}", SmokeOptions(runs=1, max_tokens=8, timeout_s=30.0,
+                                                                          wait_boot=True), waiting=lines.append)
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+        starter.join(10)
+    assert result.error is None, result.error
+    assert 2 <= len(lines) <= 6.0 / WAIT_LINE_S + 2, lines
+    assert lines[0].startswith(f"waiting for http://127.0.0.1:{port}: GET /health: ConnectError")
+    assert lines[-1].endswith("s of 30 s)") and "(5 s of 30 s)" in lines[1]

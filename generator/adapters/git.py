@@ -63,6 +63,17 @@ class Git:
     def text(self, cwd: Path | str, *args: str, check: bool = True) -> str:
         return self.run(cwd, *args, check=check).decode("utf-8", "replace")
 
+    def origin(self, folder: Path) -> tuple[str, str] | None:
+        """(the `origin` remote's URL, the HEAD commit) of a clone; None when `folder` is not one or has neither."""
+        url = self.text(folder, "remote", "get-url", "origin", check=False).strip()
+        head = self.text(folder, "rev-parse", "HEAD", check=False).strip()
+        if not url or len(head) != 40 or any(c not in "0123456789abcdef" for c in head):
+            return None
+        return url, head
+
+
+VCS = "git"  # the name pip gives git in a requirement (`git+https://...`) and PEP 610 in `vcs_info.vcs`
+
 
 def _tail(stderr: bytes, code: int) -> str:
     """git's `remote:` lines (what a server says) and its last two lines, once each."""

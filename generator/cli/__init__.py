@@ -40,7 +40,7 @@ __all__ = ["main", "bump", "calibrate", "check", "doctor",
 def main(argv: list[str] | None = None) -> int:
     discovery.reset()
     try:
-        code = app(args=argv, standalone_mode=False)  # returns typer.Exit's code in this mode
+        code = app(args=argv, prog_name="catalog", standalone_mode=False)  # returns typer.Exit's code in this mode
         if isinstance(code, int) and not isinstance(code, bool):
             return code
     except UsageError as exc:

@@ -17,7 +17,32 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # plain help: importing rich's help formatter costs ~150 ms of every `--help`
+    context_settings={"help_option_names": ["-h", "--help"]},  # click's setting, for every command
 )
+
+
+def version() -> str:
+    """`catalog VERSION`, the installed distribution's version (a source checkout that is not installed has none)."""
+    from importlib import metadata
+
+    from generator.cli.install_source import DISTRIBUTION
+
+    try:
+        return f"catalog {metadata.version(DISTRIBUTION)}"
+    except metadata.PackageNotFoundError:
+        return "catalog (a source checkout, not installed: no version)"
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(version())
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(show_version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_version, help="Print the version and exit.")] = False) -> None:
+    """Typed local-LLM app catalog -> Olares Market charts: init, render, check, bump, publish, smoke, prune."""
 
 CatalogOpt = Annotated[Path | None, typer.Option(
     "--catalog", help="Catalog folder (default: $CATALOG_DIR, else the nearest catalog/ above the current folder, "

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from generator.core.text import plural
 from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app, default_out, use_catalog
 from generator.core.errors import UsageError
 
@@ -56,9 +57,10 @@ def _check(run: BumpRun, catalog: Path | None, out: Path | None, base: str | Non
     for line in problems:
         print(safe_line(line), file=sys.stderr)  # app values reach these lines: one line each, escaped
     if problems:
-        print(f"{len(problems)} app(s) need `catalog bump`", file=sys.stderr)
+        print(f"{plural(len(problems), 'app')} need{'s' if len(problems) == 1 else ''} `catalog bump`", file=sys.stderr)
         raise typer.Exit(1)
-    print(f"versions up to date: {len(run.outcomes)} app(s)" + (f", each above {base} where changed" if base else ""))
+    above = f", each above {base} where changed" if base else ""
+    print(f"versions up to date: {plural(len(run.outcomes), 'app')}{above}")
 
 
 @app.command()
@@ -80,9 +82,15 @@ def bump(
     out: Annotated[Path | None, typer.Option(
         "--out", help="Charts folder to re-render (default: charts/ beside the catalog).")] = None,
     as_json: JsonOpt = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Bump apps that `catalog check` fails too (said on stderr, app by app).")] = False,
 ) -> None:
-    """Raise app versions whose chart content changed; write CHANGELOG.md, upgrade_description, releases.yaml."""
-    from generator.versions.bump import apply, assess_catalog, record_current
+    """Raise app versions whose chart content changed; write CHANGELOG.md, upgrade_description, releases.yaml.
+
+    An app that `catalog check` fails (crash rules, memory fit, chart lint) is refused, its findings on stderr,
+    unless --force."""
+    from generator.cli.gate import check_gate, enforce
+    from generator.versions.bump import Outcome, apply, assess_catalog, record_current
 
     if base and not check:
         raise UsageError("--base works with --check (it compares against the charts at a git ref)")
@@ -92,15 +100,23 @@ def bump(
     run = assess_catalog(catalog, apps, level=level.value if level else None, note=note)
     if check:
         return _check(run, catalog, out, base)
+    moving = [n for n in run.currents] if record else [o.app for o in run.outcomes
+                                                         if o.writes_entry or o.action == "new"]
+    for name in enforce(check_gate(catalog, moving), command="bump", force=force):
+        if record:
+            run.currents.pop(name, None)
+        run.outcomes = [Outcome(o.app, o.before, o.before or o.after, "refused",
+                                message="`catalog check` fails (above); fix it, or --force")
+                        if o.app == name else o for o in run.outcomes]
     done = record_current(run) if record else apply(run, out or default_out(catalog))
     refused = [o for o in run.outcomes if o.action == "refused"]
     rows = [_row(o) for o in done + refused]
     if as_json:
         print(json.dumps(rows, indent=2))
     elif rows:
-        _table(rows, f"{len(done)} app(s) recorded or bumped")
+        _table(rows, f"{plural(len(done), 'app')} recorded or bumped")
     else:
-        print(f"nothing to bump: {len(run.outcomes)} app(s) match their recorded release")
+        print(f"nothing to bump: {plural(len(run.outcomes), 'app')} match their recorded release")
     for o in refused:
         print(f"{o.app}: {o.message}", file=sys.stderr)
     if refused:

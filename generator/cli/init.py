@@ -12,23 +12,31 @@ nothing behind. A non-empty DIR is refused unless `--force`; even then no existi
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from generator.cli.app import app
+from generator.cli.install_source import DISTRIBUTION, ToolSource
+from generator.cli.install_source import installed as installed_source
 from generator.adapters.git import Git
 from generator.core.errors import UsageError, translate_os_error
 
+if TYPE_CHECKING:
+    from generator.catalog import Catalog
+    from generator.versions.releases import Releases
+
 EXAMPLE = "llamacppqwen36a3bone"  # a plain llama.cpp app: no fork, no drafter, smoke-testable on any server
 SHARED = ("devices", "models", "stacks", "flags", "genesis", "chat_templates")
-DISTRIBUTION = "olares-llm-catalog"
+# The market extra's packages (pyproject.toml [project.optional-dependencies] market), for `pipx inject`.
+MARKET_PACKAGES = "uvicorn httptools uvloop starlette matplotlib"
+UNREACHABLE = ("this store was started with a catalog tool that CI cannot install (see README.md): set the "
+               "repository variable CATALOG_TOOL to a pip requirement of the tool")
 STORE_FILES = {  # scaffold template (templates/store/) -> path in the store
     "README.md": "README.md",
     "gitignore": ".gitignore",
@@ -56,6 +64,8 @@ def init(
     existing = _check_target(target, force)
     source = embedded_catalog()
     print(f"catalog: copying from {source} (the embedded catalog)", file=sys.stderr)
+    tool = installed_source()
+    print(f"catalog: the store's README and CI install the tool from {_one_line(tool.where)}", file=sys.stderr)
     parent = _existing_ancestor(target.parent)
     try:
         staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.init-", dir=parent))
@@ -66,31 +76,47 @@ def init(
         raise translate_os_error(exc, parent, "create a folder in") from None
     made: list[Path] = []
     try:
-        apps = _build(staging, source, every, target.name)
-        skipped = [rel for rel in _files(staging) if (target / rel).exists()] if existing else []
-        for rel in skipped:
-            (staging / rel).unlink()
+        apps = _build(staging, source, every, target.name, tool)
+        kept: list[Path] = []
+        blocked: dict[Path, str] = {}  # an existing entry (a file, a link) in the way of a folder: nothing under it
+        if existing:
+            for rel in _files(staging):
+                why = _in_the_way(target, rel)
+                if why is None:
+                    continue
+                if why[0] == rel:
+                    kept.append(rel)
+                else:
+                    blocked.setdefault(why[0], why[1])
+                (staging / rel).unlink()
         repo = _git_repository(target)
         commit = _git_first_commit(staging) if repo is None else None
         made = _make_parents(target.parent)
-        _place(staging, target)
+        created = _place(staging, target)
     except BaseException as exc:
         shutil.rmtree(staging, ignore_errors=True)
-        for created in reversed(made):
-            _remove_empty(created)
+        for folder_made in reversed(made):
+            _remove_empty(folder_made)
         if isinstance(exc, OSError):
             raise translate_os_error(exc, doing="write") from None
         raise
     shutil.rmtree(staging, ignore_errors=True)
-    _report(target, apps, skipped, repo, commit)
+    _report(target, apps, created, kept, blocked, repo, commit)
+    if tool.warning:
+        print(f"warning: the store's CI cannot install the tool yet: {_one_line(tool.warning)}", file=sys.stderr)
 
 
 def _check_target(target: Path, force: bool) -> bool:
     """Refuse a file, the installed package or (without --force) a non-empty folder; True when it has files."""
     from generator.core.locate import inside_package
 
-    if target.exists() and not target.is_dir():
-        raise UsageError(f"{target}: a file, not a folder; give the folder to create the store in")
+    if os.path.lexists(target) and (target.is_symlink() or not target.is_dir()):
+        what = "a link" if target.is_symlink() else "a file, not a folder"
+        raise UsageError(f"{target}: {what}; give the folder to create the store in")
+    if target.parent == target or target == Path.home().absolute():
+        where = "the file system root" if target.parent == target else "your home folder"
+        raise UsageError(f"{target} is {where}: a store gets a folder of its own (its git repository would "
+                         "hold everything below it); give one, e.g. ~/my-store")
     if inside_package(target):
         raise UsageError(f"{target} is inside the installed tool; give a folder of your own (e.g. ~/my-store)")
     if not target.exists():
@@ -118,7 +144,7 @@ def _existing_ancestor(path: Path) -> Path:
     return path
 
 
-def _build(staging: Path, source: Path, every: bool, name: str) -> list[str]:
+def _build(staging: Path, source: Path, every: bool, name: str, tool: ToolSource) -> list[str]:
     """Write the whole store into `staging`; returns the app names copied."""
     from generator.catalog import load_catalog
     from generator.chart.pipeline import render_apps
@@ -138,40 +164,75 @@ def _build(staging: Path, source: Path, every: bool, name: str) -> list[str]:
     (catalog / "apps").mkdir()
     for app_name in apps:
         shutil.copyfile(source / "apps" / f"{app_name}.yaml", catalog / "apps" / f"{app_name}.yaml")
-    recorded = load_releases(source)
-    mine = Releases(releases_path(catalog), {n: v for n, v in recorded.apps.items() if n in apps})
-    mine.save()
+    Releases(releases_path(catalog), {}).save()  # empty until the store's own history is known (below)
     cat = load_catalog(catalog)
-    write_charts(staging / "charts", render_apps([r for r in cat.select() if r.app.status != "removed"]),
-                 prune_others=True)
+    shown = [r for r in cat.select() if r.app.status != "removed"]
+    write_charts(staging / "charts", render_apps(shown), prune_others=True)
+    _store_history(load_releases(source), cat, releases_path(catalog))
     (staging / "CHANGELOG.md").write_text(f"{NEW_FILE}\n{SECTION}\n\n{INTRO}\n", encoding="utf-8")
-    tool = _tool_requirement()
     scaffold = templates_dir() / "store"
     for src, dest in STORE_FILES.items():
         text = (scaffold / src).read_text(encoding="utf-8")
-        text = text.replace("@@NAME@@", name).replace("@@TOOL@@", tool)
+        text = (text.replace("@@NAME@@", name).replace("@@TOOL@@", tool.requirement or "")
+                .replace("@@WHERE@@", _one_line(tool.shown)).replace("@@INSTALL@@", _install_text(tool))
+                .replace("@@UNREACHABLE@@", UNREACHABLE))
         path = staging / dest
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return apps
 
 
-def _tool_requirement() -> str:
-    """The pip requirement this tool was installed from, as far as the installation says (PEP 610)."""
-    from importlib import metadata
+def _store_history(recorded: Releases, cat: Catalog, path: Path) -> None:
+    """The store's releases.yaml: of the embedded history, only the release whose chart the new store has (the
+    app's current version, with the content the store renders); an app whose current content no release records
+    gets its current version recorded as the store's first release. Older versions are not in the store's
+    charts/, so listing them would make the new store's market say they are not served."""
+    from generator.versions.bump import current, today
+    from generator.versions.releases import Release, Releases
 
-    try:
-        dist = metadata.distribution(DISTRIBUTION)
-    except metadata.PackageNotFoundError:
-        return DISTRIBUTION
-    try:
-        direct = json.loads(dist.read_text("direct_url.json") or "{}")
-    except ValueError:
-        direct = {}
-    vcs = direct.get("vcs_info")
-    if vcs and str(direct.get("url", "")).startswith(("https://", "ssh://", "git@")):
-        return f"{DISTRIBUTION} @ {vcs.get('vcs', 'git')}+{direct['url']}@{vcs.get('commit_id', '')}".rstrip("@")
-    return f"{DISTRIBUTION}=={dist.version}"
+    mine = Releases(path, {})
+    for r in cat.select():
+        if r.app.status == "removed":
+            continue
+        now = current(r)
+        kept = recorded.get(r.app.name, r.app.version)
+        if kept is not None and kept.content == now.content:
+            mine.record(r.app.name, kept)
+        else:
+            mine.record(r.app.name, Release(r.app.version, now.content, today(), now.state))
+    mine.save()
+
+
+def _one_line(text: str) -> str:
+    from generator.core.text import safe_line
+
+    return safe_line(text)
+
+
+def _install_text(tool: ToolSource) -> str:
+    """The README's install paragraph, from where the tool that started the store came from."""
+    if tool.requirement is None or tool.pipx is None:
+        return ("Install the tool so that `catalog` is on your PATH. This store was started with a tool installed "
+                f"from {_one_line(tool.shown)}, which other machines and CI cannot reach: install it the way its "
+                "own README says (from a clone: `pipx install PATH`, or `pipx install 'PATH[market]'` for "
+                "`catalog serve`), and set the repository variable `CATALOG_TOOL` to a pip requirement CI can "
+                "install (the workflow fails with a message until it is set).")
+    extra = _with_extra(tool.pipx)
+    return (f"Install the tool so that `catalog` is on your PATH (this store was started with the tool from "
+            f"{_one_line(tool.shown)}):\n\n"
+            f"```bash\npipx install '{tool.pipx}'\n"
+            f"# or: python3 -m pip install --user '{tool.requirement}'   (then put ~/.local/bin on PATH)\n```\n\n"
+            "`catalog serve` and `catalog site` need the `market` extra: install with "
+            f"`pipx install --force '{extra}'`, or add its packages to the pipx environment: "
+            f"`pipx inject {DISTRIBUTION} {MARKET_PACKAGES}`. CI installs the same requirement; the repository "
+            "variable `CATALOG_TOOL` overrides it.")
+
+
+def _with_extra(spec: str) -> str:
+    """`spec` with the market extra: a name (`NAME==V` -> `NAME[market]==V`) or a URL (`NAME[market] @ URL`)."""
+    if spec.startswith(DISTRIBUTION):
+        return DISTRIBUTION + "[market]" + spec[len(DISTRIBUTION):]
+    return f"{DISTRIBUTION}[market] @ {spec}"
 
 
 def _files(root: Path) -> list[Path]:
@@ -218,34 +279,67 @@ def _remove_empty(folder: Path) -> None:
         folder.rmdir()
 
 
-def _place(staging: Path, target: Path) -> None:
+def _in_the_way(target: Path, rel: Path) -> tuple[Path, str] | None:
+    """What keeps init from writing `target/rel`, read without following links: (the existing entry, what it is),
+    where the entry is `rel` itself (kept, never overwritten, even a dangling link) or a component above it that
+    is not a plain folder (a file, or a link that would be written through); None when the path is free."""
+    for depth in range(1, len(rel.parts) + 1):
+        part = Path(*rel.parts[:depth])
+        path = target / part
+        if not os.path.lexists(path):
+            return None
+        if path.is_symlink():
+            return part, "a link" + ("" if path.exists() else " to nothing")
+        if depth < len(rel.parts) and not path.is_dir():
+            return part, "a file, not a folder"
+    return rel, "exists"
+
+
+def _place(staging: Path, target: Path) -> list[str]:
     """Move the staged store into `target`: one rename for a new folder; into an existing one (maybe someone's
-    current folder, which must stay the same folder) entry by entry, never over an existing file."""
+    current folder, which must stay the same folder) entry by entry, never over an existing entry and never
+    through a link. Returns the top-level entries that received something."""
     if not target.exists():
         os.rename(staging, target)
-        return
-    for entry in sorted(staging.iterdir()):
-        _merge(entry, target / entry.name)
+        return sorted(p.name for p in target.iterdir())
+    return sorted(entry.name for entry in sorted(staging.iterdir()) if _merge(entry, target / entry.name))
 
 
-def _merge(source: Path, dest: Path) -> None:
-    if not dest.exists():
+def _merge(source: Path, dest: Path) -> bool:
+    """True when something of `source` was put in place."""
+    if not os.path.lexists(dest):
+        if source.is_dir() and not any(source.rglob("*")):
+            return False  # nothing in it was left to write (every file under it kept or blocked)
         os.rename(source, dest)
-    elif source.is_dir() and dest.is_dir():
-        for entry in sorted(source.iterdir()):
-            _merge(entry, dest / entry.name)
+        return True
+    if source.is_dir() and dest.is_dir() and not dest.is_symlink():
+        return any([_merge(entry, dest / entry.name) for entry in sorted(source.iterdir())])
+    return False
 
 
-def _report(target: Path, apps: list[str], skipped: list[Path], repo: Path | None, commit: str | None) -> None:
+WHAT = {"catalog": "catalog/", "charts": "charts/", ".github": ".github/workflows/catalog.yml"}
+
+
+def _report(target: Path, apps: list[str], created: list[str], kept: list[Path], blocked: dict[Path, str],
+            repo: Path | None, commit: str | None) -> None:
     shown = os.path.relpath(target) if not os.path.relpath(target).startswith("..") else str(target)
-    print(f"created a store in {shown}: catalog/ ({len(apps)} app(s): {', '.join(apps)}), charts/, CHANGELOG.md, "
-          ".github/workflows/catalog.yml, .pre-commit-config.yaml, .gitignore, README.md")
-    for rel in skipped:
+    order = ["catalog", "charts", "CHANGELOG.md", ".github", ".pre-commit-config.yaml", ".gitignore", "README.md"]
+    created = sorted(created, key=lambda n: (order.index(n) if n in order else len(order), n))
+    names = [WHAT.get(name, name) for name in created if name != ".git"]
+    if "catalog/" in names:
+        names[names.index("catalog/")] = f"catalog/ ({len(apps)} app{'s' if len(apps) != 1 else ''}: {', '.join(apps)})"
+    print(f"created a store in {shown}: {', '.join(names) if names else 'nothing new'}")
+    for rel in kept:
         print(f"kept existing {rel} (not overwritten)")
+    for rel, why in sorted(blocked.items()):
+        print(f"kept existing {rel} ({why}): nothing written under it; move it away and run `catalog init --force` "
+              "again to get the store's files there")
     if repo is not None:
         print(f"inside the git repository {repo}: commit the new files yourself")
-    elif commit:
+    elif commit and ".git" in created:
         print(f"git: first commit {commit} on main")
+    elif commit:
+        print("kept the existing .git: no repository created")
     else:
         print("git is not installed: no repository created")
     print(f"next: cd {shown} && catalog render && catalog check")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from generator.core.text import plural
 from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog, use_catalog
 
 if TYPE_CHECKING:
@@ -77,6 +78,13 @@ def list_apps(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
     from rich.console import Console
 
     console = Console()
+    if not console.is_terminal:  # piped or redirected: every column, as wide as it needs (nothing to fit)
+        from rich.measure import Measurement
+
+        table = _build([_cells(r) for r in rows], list(COLUMNS), plural(len(rows), "app"))
+        wide = Measurement.get(console, console.options.update_width(100_000), table).maximum
+        Console(width=max(wide, 20), no_color=True).print(table)
+        return
     table, hidden = _table(rows, console)
     console.print(table)
     if hidden:
@@ -125,7 +133,7 @@ def _table(rows: list[dict[str, Any]], console: Console) -> tuple[Table, list[st
     from rich.measure import Measurement
 
     cells = [_cells(r) for r in rows]
-    title = f"{len(rows)} apps"
+    title = plural(len(rows), "app")
 
     def fits(columns: list[str]) -> bool:
         table = _build(cells, columns, title)
@@ -151,3 +159,4 @@ def _smoke(row: dict[str, Any]) -> str:
         return "—"
     tps = f" {row['smoke_tokens_per_s']:.1f}" if row["smoke_tokens_per_s"] else ""
     return f"{row['smoke_verdict']}{tps}"
+

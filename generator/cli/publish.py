@@ -87,11 +87,16 @@ def publish(
     yes: Annotated[bool, typer.Option("--yes", help="Confirm --remove.")] = False,
     catalog: CatalogOpt = None,
     as_json: JsonOpt = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Publish apps that `catalog check` fails too (said on stderr, app by app).")] = False,
 ) -> None:
     """Publish the recorded version of each app; already published content is skipped, other content refused.
 
-    Apps marked `removed` are left alone unless `--remove --yes`: `catalog prune` prepares the reversible
-    SUSPEND, and a REMOVE pull request deletes the market folder for good."""
+    An app that `catalog check` fails (crash rules, memory fit, chart lint) is refused, its findings on stderr,
+    unless --force. Apps marked `removed` are left alone unless `--remove --yes`: `catalog prune` prepares the
+    reversible SUSPEND, and a REMOVE pull request deletes the market folder for good."""
+    from generator.cli.gate import check_gate, enforce
+    from generator.publish.core import Result
     from generator.adapters.git import Git
     from generator.adapters.github import DEFAULT_API, GitHubApi
     from generator.adapters.helm import Helm
@@ -109,6 +114,11 @@ def publish(
                          "add --yes to confirm")
     catalog = use_catalog(catalog, command="publish", writes=not dry_run, into_catalog=False, quiet=as_json)
     items, refused = items_for(catalog, apps, target.label, with_removed=remove and to.startswith("git:"))
+    gated = enforce(check_gate(catalog, [i.app for i in items if i.status != "removed"]), command="publish",
+                    force=force)
+    refused += [Result(i.app, i.version, target.label, "refused", "`catalog check` fails (see stderr); fix it, or "
+                       "--force") for i in items if i.app in gated]
+    items = [i for i in items if i.app not in gated]
     results = refused + (_run_with_progress(target, items, dry_run, catalog) if items else [])
     _summary(results, as_json)
     bad = [r for r in results if not r.ok]

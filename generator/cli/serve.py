@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from generator.core.text import plural
 from generator.cli.app import CatalogOpt, app, default_out, use_catalog
 
 if TYPE_CHECKING:
@@ -62,7 +63,8 @@ def serve(
     url = (base_url or f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}").rstrip("/")
     holder, watcher = start(sources_for(catalog, url, command="serve"), interval=poll)
     snap = holder.snapshot
-    print(f"serving {len(snap.build.entries)} apps ({len(snap.charts)} chart packages, hash {snap.build.hash}) "
+    print(f"serving {plural(len(snap.build.entries), 'app')} ({plural(len(snap.charts), 'chart package')}, "
+          f"hash {snap.build.hash}) "
           f"on http://{host}:{port}; in Olares: Market -> Settings -> Add source -> {url}", file=sys.stderr)
     for name, answers in snap.formats.items():
         print(f"  {name} for Olares {olares_range(name)}: {len(answers.build.entries)} apps, hash "

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from generator.core.text import plural
 from generator.cli.app import CatalogOpt, app, display_path, refuse_inside_package
 
 
@@ -36,5 +37,6 @@ def site(
     written = write_site(built.page, out)
     for problem in built.problems:
         print(f"warning: {problem}", file=sys.stderr)
-    print(f"{display_path(out / 'index.html')}: {len(built.page.apps)} apps, {len(built.page.plots)} plots; "
+    print(f"{display_path(out / 'index.html')}: {plural(len(built.page.apps), 'app')}, "
+          f"{plural(len(built.page.plots), 'plot')}; "
           f"{len(written)} file(s) written")

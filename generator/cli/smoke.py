@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from generator.catalog import Resolved
     from generator.smoke.ledger import SmokeRecord
     from generator.smoke.pod import PodObservation
-    from generator.smoke.run import Measurement
+    from generator.smoke.run import Measurement, SmokeOptions
 
 EndpointOpt = Annotated[str | None, typer.Option(
     "--endpoint", help="The app's OpenAI-compatible base URL, e.g. http://127.0.0.1:8000 (no /v1).")]
@@ -50,6 +50,13 @@ def smoke(
         "--accept-baseline", help="On a pass, make this figure the baseline of the next smokes.")] = False,
     record_errors: Annotated[bool, typer.Option(
         "--record-errors", help="Also record an `error` (nothing measured: refused, no token in time).")] = False,
+    local: Annotated[bool, typer.Option(
+        "--local", help="Boot a llama-server here ($LLAMA_SERVER, else .ci/build-llama-server.sh's build) on a tiny "
+                        "model shaped like the app and smoke it: no GPU; the speed is not judged, nothing is "
+                        "recorded (docs/smoke.md).")] = False,
+    wait_boot: Annotated[bool, typer.Option(
+        "--wait-boot", help="The app is starting: wait up to --timeout for it to listen (default: nothing "
+                            "listening is an error at once; with --kube-context the pod's state decides).")] = False,
     as_json: JsonOpt = False,
     catalog: CatalogOpt = None,
 ) -> None:
@@ -64,17 +71,22 @@ def smoke(
     from generator.smoke.run import SmokeOptions, Target, measure
     from generator.smoke.verdict import conclude
 
-    if accept_baseline and no_record:
-        raise UsageError("--accept-baseline records the result as the baseline: it cannot go with --no-record")
+    no_record = _refuse_mixtures(no_record, accept_baseline, local,
+                                 bool(endpoint or kube_context or namespace or accept_baseline or record_errors))
     cat = load_catalog(use_catalog(catalog, command="smoke", writes=not no_record, quiet=as_json))
     resolved = cat.select([app_name])[0]
     if resolved.app.status == "removed":
         raise UsageError(f"{app_name} is removed from the catalog; there is nothing to smoke")
+    if local:
+        _local(resolved, SmokeOptions(runs=runs, max_tokens=max_tokens, timeout_s=timeout, expect=expect,
+                                      wait_boot=True), tolerance=tolerance, as_json=as_json)
+        return
     history = smoke_ledger.history(cat.root, app_name)
     content = chart_content(resolved)
-    options = SmokeOptions(runs=runs, max_tokens=max_tokens, timeout_s=timeout, expect=expect)
-    with _reach(app_name, endpoint, kube_context, namespace) as (url, label, pod), _progress(as_json) as say:
-        measurement = measure(Target.of(resolved), url, options, progress=say)
+    with _reach(app_name, endpoint, kube_context, namespace) as (url, label, pod), _progress(as_json) as (say, wait):
+        booting = wait_boot or (pod is not None and _booting(pod, wait))
+        options = SmokeOptions(runs=runs, max_tokens=max_tokens, timeout_s=timeout, expect=expect, wait_boot=booting)
+        measurement = measure(Target.of(resolved), url, options, progress=say, waiting=wait)
     observed_image = None
     if pod is not None:  # --kube-context: the pod's own spec, compared with the chart; its image is recorded
         measurement.failures.extend(pod_mismatches(pod, resolved))
@@ -90,7 +102,11 @@ def smoke(
         print(json.dumps(record.model_dump(mode="json"), indent=2), flush=True)
     else:
         _report(record)
-    if record.verdict == "error" and not record_errors:
+    if measurement.foreign:  # not the app: never a row in its history, whatever the options
+        if not as_json:
+            _console().print("not recorded: the endpoint is not an LLM server, so it is not this app",
+                             style="dim", highlight=False)
+    elif record.verdict == "error" and not record_errors:
         if not as_json:
             _console().print("not recorded: nothing was measured (--record-errors keeps it)", style="dim",
                              highlight=False)
@@ -98,6 +114,43 @@ def smoke(
         written = _record(cat.root, record)
         if not as_json:
             _console().print(f"recorded in {markup(str(display_path(written)))}", style="dim", highlight=False)
+    raise typer.Exit(0 if record.verdict == "pass" else 1)
+
+
+def _refuse_mixtures(no_record: bool, accept_baseline: bool, local: bool, with_target: bool) -> bool:
+    """UsageError for options that contradict each other; whether the result is recorded at all (not --local)."""
+    if accept_baseline and no_record:
+        raise UsageError("--accept-baseline records the result as the baseline: it cannot go with --no-record")
+    if local and with_target:
+        raise UsageError("--local runs its own server and records nothing: it takes no --endpoint, --kube-context, "
+                         "--namespace, --accept-baseline or --record-errors")
+    return no_record or local
+
+
+def _local(resolved: Resolved, options: SmokeOptions, *, tolerance: float, as_json: bool) -> None:
+    """`--local` (generator/smoke/local.py): the real smoke against a llama-server booted here; never recorded."""
+    from generator.smoke import ledger as smoke_ledger
+    from generator.smoke.identity import chart_content
+    from generator.smoke.local import local_server, runnable
+    from generator.smoke.run import measure
+    from generator.smoke.verdict import conclude
+
+    runnable(resolved)
+    with _progress(as_json) as (say, wait):
+        (say or wait)(f"booting a local llama-server for {resolved.app.name} (a tiny model shaped like the app)")
+        with local_server(resolved) as run:
+            measurement = measure(run.target, run.url, options, progress=say, waiting=wait)
+    measurement.notes.extend(run.notes)
+    standin = resolved.app.model_copy(update={"benchmarks": []})  # no baseline: the speed is this machine's
+    record = conclude(measurement, standin, [], endpoint=f"local llama-server {run.build}",
+                      max_tokens=options.max_tokens, tolerance=tolerance, date=smoke_ledger.now_stamp(),
+                      runs_requested=options.runs, chart_content=chart_content(resolved))
+    if as_json:
+        print(json.dumps(record.model_dump(mode="json"), indent=2), flush=True)
+    else:
+        _report(record)
+        _console().print("not recorded: a local run is not the app's smoke on its device", style="dim",
+                         highlight=False)
     raise typer.Exit(0 if record.verdict == "pass" else 1)
 
 
@@ -183,14 +236,34 @@ def _reach(app_name: str, endpoint: str | None, context: str | None,
 
 
 @contextmanager
-def _progress(quiet: bool) -> Iterator[Callable[[str], None] | None]:
+def _progress(quiet: bool) -> Iterator[tuple[Callable[[str], None] | None, Callable[[str], None]]]:
+    """(the live line of a terminal, or None; the "waiting for ..." lines). On a terminal both go to one live
+    status line; piped, or with --json, the waiting lines are printed on stderr (one every few seconds, from
+    generator/smoke/run.py) and the steps are not."""
+    def line(message: str) -> None:
+        print(f"smoke: {printable(message)}", file=sys.stderr, flush=True)
+
     if quiet or not sys.stderr.isatty():
-        yield None
+        yield None, line
         return
     from rich.console import Console
 
     with Console(stderr=True).status("smoke") as status:
-        yield lambda message: status.update(message)
+        def live(message: str) -> None:
+            status.update(markup(message))
+
+        yield live, live
+
+
+def _booting(pod: PodObservation, say: Callable[[str], None]) -> bool:
+    """The pod says its engine is starting (not ready yet, not crashing): a refused connection is waited out."""
+    engine = pod.engine
+    if engine.ready or pod.pod.deleting or pod.pod.phase not in ("Pending", "Running"):
+        return False
+    if "CrashLoopBackOff" in engine.state or engine.state.startswith("terminated"):
+        return False
+    say(f"the pod {pod.pod.namespace}/{pod.pod.name} is starting ({engine.state}, not ready): waiting for it")
+    return True
 
 
 def _console() -> Console:

@@ -40,3 +40,8 @@ def safe_line(text: object, limit: int | None = None) -> str:
 
 
 __all__ = ["safe_line"]
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """`1 app`, `2 apps`, `0 apps`: a count with its noun (`words`: an irregular plural)."""
+    return f"{count:,} {word if count == 1 else (words or word + 's')}"

@@ -36,14 +36,17 @@ LINE_CAP = 1 << 20  # one SSE line
 CONNECT_S = 10.0
 
 
-Unreached = Literal["connect", "timeout"]
+# "foreign": something answered, but not as an OpenAI-compatible server (404 on /health and /v1/models, no model
+# list): the endpoint is not the app, so nothing about the app was measured.
+Unreached = Literal["connect", "timeout", "foreign"]
 
 
 class SmokeFailure(Exception):
     """The endpoint did not answer as an OpenAI-compatible server should; the message says how.
 
-    `unreached` says why nothing could be measured: "connect" (refused, DNS, reset before an answer) or
-    "timeout" (no byte of an answer before the deadline); None when the server did answer, wrongly.
+    `unreached` says why nothing could be measured: "connect" (refused, DNS, reset before an answer),
+    "timeout" (no byte of an answer before the deadline) or "foreign" (an answer, but not an LLM server's: the
+    endpoint is not the app); None when the app did answer, wrongly.
     """
 
     def __init__(self, message: str, *, unreached: Unreached | None = None) -> None:

@@ -33,6 +33,7 @@ DEFAULT_PROMPT = ("Explain in detail, step by step, how a hash table works: hash
                   "versus open addressing, resizing, and the cost of each operation. Give examples.")
 PROBE_S = 10.0  # one readiness probe
 POLL_S = 0.5  # between readiness probes
+WAIT_LINE_S = 5.0  # between two "waiting for ..." lines on stderr (a terminal's live line moves at every probe)
 METRICS_S = 10.0  # one /metrics scrape
 MAX_COUNT = 10**9  # a token count or context length above this is not a real server's
 MESSAGE_CAP = 500  # characters kept of one failure or note
@@ -75,6 +76,7 @@ class SmokeOptions:
     max_tokens: int = 800
     timeout_s: float = 600.0
     expect: str | None = None  # overrides the app's probe.expect
+    wait_boot: bool = False  # the server is starting: a refused connection is waited out, not an error at once
 
 
 @dataclass
@@ -105,6 +107,7 @@ class Measurement:
     identity: ServedIdentity | None = None  # what the server said it is
     matched: list[str] = field(default_factory=list)  # identity fields equal to the chart's
     error: str | None = None  # nothing could be measured: refused, unreachable, timed out before the first token
+    foreign: bool = False  # the endpoint answered, but not as an LLM server: not the app (never a ledger row)
 
     @property
     def warm(self) -> list[Run]:
@@ -138,24 +141,31 @@ class Measurement:
         return spec.acceptance if spec else None
 
 
-def measure(target: Target, endpoint: str, options: SmokeOptions, *, progress: Any = None) -> Measurement:
+def measure(target: Target, endpoint: str, options: SmokeOptions, *, progress: Any = None,
+            waiting: Any = None) -> Measurement:
     """Run the whole smoke; every problem ends up in `failures` (or `error`), never as an exception.
 
     `error` (not a failure) when nothing could be measured: a connection error (refused, DNS, reset) or a
-    timeout before the server's first token, with no failure found before it. A server that answered once
-    and then stopped answering (a crash under load) fails."""
+    timeout before the server's first token, with no failure found before it, or an endpoint that is not an LLM
+    server (`foreign`). A server that answered once and then stopped answering (a crash under load) fails.
+    `progress(text)`: the live line of a terminal, at every step; `waiting(text)`: a line for stderr, every
+    WAIT_LINE_S while the server is not ready (the URL, what answered, the time waited of the budget)."""
     say = progress or (lambda message: None)
     result = Measurement(target=target, endpoint=endpoint)
     with Http(endpoint) as http:
         try:
             say("waiting for the server to be ready")
-            wait_ready(http, Deadline.after(options.timeout_s))
+            wait_ready(http, Deadline.after(options.timeout_s), wait_boot=options.wait_boot, progress=say,
+                       waiting=waiting, shown=endpoint, budget=options.timeout_s)
             checks = Deadline.after(options.timeout_s)  # identity and model check: one bounded phase
             identify(http, target, checks, result)
             check_model(http, target, checks, result)
             _runs(http, target, options, result, say)
         except SmokeFailure as exc:
-            if exc.unreached is not None and not result.runs and not result.failures:
+            if exc.unreached == "foreign":  # not the app: whatever was compared before is not about it
+                result.error, result.foreign = clean(str(exc), http.secrets), True
+                result.failures = []
+            elif exc.unreached is not None and not result.runs and not result.failures:
                 result.error = clean(str(exc), http.secrets)
             else:
                 result.failures.append(str(exc))
@@ -183,34 +193,63 @@ def clean(text: str, secrets: list[str] | tuple[str, ...] = ()) -> str:
     return text if len(text) <= MESSAGE_CAP else text[:MESSAGE_CAP] + "..."
 
 
-def wait_ready(http: Http, deadline: Deadline) -> None:
-    """Poll `/health` until 200 (503 means loading); use `/v1/models` when `/health` is 404."""
+NOT_THE_APP = ("not an OpenAI-compatible server root: {what}; check that the URL is the app's own (its host and "
+               "port, e.g. http://HOST:8000; a path only when a proxy serves the app under one)")
+
+
+def wait_ready(http: Http, deadline: Deadline, *, wait_boot: bool = False, progress: Any = None, waiting: Any = None,
+               shown: str = "", budget: float | None = None) -> None:
+    """Poll `/health` until 200 (503 means loading); use `/v1/models` when `/health` is 404.
+
+    Nothing listening (refused, no such host) ends the wait at the first probe, unless `wait_boot` (the server is
+    starting and will listen). While waiting, `progress` gets a line at every probe and `waiting` one every
+    WAIT_LINE_S: the URL, what answered, the seconds waited of the budget."""
     path, last = "/health", "no answer yet"
     unreached: Unreached | None = "timeout"  # why the last probe did not get a 200
+    start = time.monotonic()
+    said_at: float | None = None
+    total = budget if budget is not None else deadline.left()
+    where = http.redact(shown) or "the endpoint"
     while True:
         try:
             status = http.get(path, deadline, limit=PROBE_S).status
         except SmokeFailure as exc:
             status, last, unreached = None, str(exc), exc.unreached
+            if unreached == "connect" and not wait_boot:
+                raise SmokeFailure(f"nothing listens at {where} ({last}); check the URL and port, or pass "
+                                   "--wait-boot if the app is still starting (smoke then waits up to --timeout)",
+                                   unreached="connect") from None
         if status == 200:
             return
         if status == 404 and path == "/health":
             path = "/v1/models"
             continue
-        if status in (401, 403, 404):
-            raise SmokeFailure(f"GET {path}: HTTP {status}: " + ("the endpoint wants credentials" if status != 404
-                               else "not an OpenAI-compatible server root (give the URL without /v1)"))
+        if status == 404:
+            raise SmokeFailure(NOT_THE_APP.format(what="GET /health and GET /v1/models answer HTTP 404"),
+                               unreached="foreign")
+        if status in (401, 403):
+            raise SmokeFailure(f"GET {path}: HTTP {status}: the endpoint wants credentials "
+                               "(give them in the URL: http://USER:PASSWORD@HOST:PORT)")
         if status is not None:
             last = f"GET {path}: HTTP {status}" + (" (still loading)" if status == 503 else "")
             unreached = "timeout" if status == 503 else None  # loading: nothing to measure yet; 500: broken
         if deadline.left() <= POLL_S:
             raise SmokeFailure(f"not ready before the timeout: {last}", unreached=unreached)
+        now = time.monotonic()
+        line = f"waiting for {where}: {last} ({now - start:.0f} s of {total:.0f} s)"
+        if progress is not None:
+            progress(line)
+        if waiting is not None and (said_at is None or now - said_at >= WAIT_LINE_S):
+            waiting(line)
+            said_at = now
         time.sleep(POLL_S)
 
 
 def check_model(http: Http, target: Target, deadline: Deadline, result: Measurement) -> None:
     """The served name must be listed; the context the server reports must be the app's."""
     reply = http.get("/v1/models", deadline)
+    if reply.status == 404:
+        raise SmokeFailure(NOT_THE_APP.format(what="GET /v1/models answers HTTP 404"), unreached="foreign")
     if reply.status != 200:
         raise SmokeFailure(f"GET /v1/models: HTTP {reply.status}")
     cards = _cards(reply.json("GET /v1/models"))
@@ -407,7 +446,8 @@ def _check_speculation(result: Measurement) -> None:
 def _cards(data: Any) -> list[dict[str, Any]]:
     cards = data.get("data") if isinstance(data, dict) else None
     if not isinstance(cards, list):
-        raise SmokeFailure("GET /v1/models: the answer has no `data` list of models")
+        raise SmokeFailure(NOT_THE_APP.format(what="GET /v1/models answers JSON with no `data` list of models"),
+                           unreached="foreign")
     return [c for c in cards if isinstance(c, dict)]
 
 

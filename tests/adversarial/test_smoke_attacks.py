@@ -158,7 +158,9 @@ def test_smoke_rich_markup_in_server_text_is_shown_not_interpreted(tmp_path):
 
 def _quick_fail(tmp_path):
     cat = catalog_copy(tmp_path)
-    return cat, hostile_server()  # every path 404: a fail verdict in milliseconds
+    # the app's model list, and a 404 for the completion: a fail verdict in milliseconds (every path 404 is not the
+    # app at all, never recorded: tests/test_smoke_http.py)
+    return cat, hostile_server({"/health": HEALTHY, "/v1/models": MODELS})
 
 
 def test_smoke_result_printed_when_a_file_blocks_the_ledger_folder(tmp_path):
@@ -168,7 +170,7 @@ def test_smoke_result_printed_when_a_file_blocks_the_ledger_folder(tmp_path):
         ran = smoke(cat, server.url, timeout=3)
     no_traceback(ran)
     assert ran.code == 2
-    assert "FAIL" in ran.out and "not an OpenAI-compatible server root" in ran.out  # the result, printed first
+    assert "FAIL" in ran.out and "POST /v1/chat/completions: HTTP 404" in ran.out  # the result, printed first
     assert "the smoke result above is NOT recorded" in ran.err and "--no-record" in ran.err
     assert (cat / "ledger").read_text() == "not a folder\n"
 

@@ -6,6 +6,7 @@ The fixtures `recorded_template` and `recorded` (tests/conftest.py) are built by
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -58,6 +59,16 @@ def make_recorded(root: Path) -> Path:
     catalog = root / "catalog"
     shutil.copytree(MARKET_CATALOG, catalog)
     trim_catalog(catalog)
+    # bump and publish refuse what `catalog check` fails (generator/cli/gate.py), and these tests change contexts:
+    # the descriptions here state no context (CON003 compares a stated one), and the frozen 2.5.6's 131,072 tokens,
+    # which the memory fit fails (FIT001), become the 88,000 that fit (its 2.5.7). Text edits: the tests edit
+    # these files' lines as they are.
+    for path in (catalog / "apps").glob("*.yaml"):
+        text = path.read_text(encoding="utf-8")
+        text = re.sub(r"^(description: .*?),? (?:TurboQuant K8V4 KV and MTP, )?\d+K context( on 24 GB)?\.$",
+                      r"\1.", text, count=1, flags=re.M)
+        path.write_text(text.replace("\ncontext_length: 131072\n", "\ncontext_length: 88000\n")
+                        if path.stem == "vllmqwen36turbo27bone" else text, encoding="utf-8")
     (catalog / "releases.yaml").unlink(missing_ok=True)
     shutil.copy(MARKET / "CHANGELOG.md", root / "CHANGELOG.md")
     assert main(["render", "--catalog", str(catalog)]) == 0
