@@ -16,7 +16,7 @@ from pathlib import Path
 from generator.adapters.helm import Helm
 from generator.catalog import Catalog
 from generator.core.errors import InputError, Problem
-from generator.importer.build import APP_KEYS, HAMI_ENV, Imported, import_chart
+from generator.importer.build import APP_KEYS, HAMI_ENV, Imported, _where_key, import_chart
 from generator.importer.drafts import Pool
 from generator.importer.source import read_chart
 from generator.importer.write import Plan, app_conflict, apply, plan_writes, recorded_label
@@ -79,20 +79,25 @@ def _cap_gpu_memory(result: Imported, cat: Catalog) -> None:
     app = result.app
     if app is None or not isinstance(app.get("gpu_memory_mib"), int) or app.get("device") not in cat.devices:
         return
-    if result.gpu_memory_from is None or result.gpu_memory_from.startswith(HAMI_ENV):
+    if result.gpu_memory_from is None or result.gpu_memory_from[0].startswith(HAMI_ENV):
         return  # an explicit HAMi limit is the chart's deliberate setting (the measured 30000m belt, issue 23
         # item 3): kept as written; `catalog check` HAMI004/HAMI006 judge it
     device = cat.devices[app["device"]]
-    mib = app["gpu_memory_mib"]
-    if mib <= device.hami_cap_mib:
+    mib, cap = app["gpu_memory_mib"], cat.devices[app["device"]].hami_cap_mib
+    if mib <= cap:
         return
-    app["gpu_memory_mib"] = device.hami_cap_mib
-    what = (f"gpu_memory_mib: the chart asks {mib} MiB, more than {device.id}'s usable {device.hami_cap_mib} MiB "
-            f"(HAMi cap of a {device.memory_mib} MiB card); imported as {device.hami_cap_mib}")
-    result.unmapped.append(what)
-    app["unmapped"] = [*(app.get("unmapped") or ()), what]
-    ordered = {k: app[k] for k in APP_KEYS if k in app}
-    result.app = ordered
+    figure, origin = result.gpu_memory_from
+    app["gpu_memory_mib"] = cap
+    # build.py `_gpu_memory` compared the chart's other figures with the uncapped value: they now read the cap
+    same = f"the catalog requests and limits the same GPU memory ({mib} MiB)"
+    result.unmapped = [line.replace(same, same.replace(f"({mib} MiB)", f"({cap} MiB)"))
+                       .replace(f"differs from gpu_memory_mib {mib} taken from", f"differs from gpu_memory_mib "
+                                f"{cap} (the device's cap) taken from") for line in result.unmapped]
+    result.unmapped.append(f"{origin}: {figure} ({mib} MiB) is more than {device.id}'s usable {cap} MiB (the HAMi "
+                           f"cap of its {device.memory_mib} MiB card): gpu_memory_mib is the cap")
+    result.unmapped.sort(key=_where_key)
+    app["unmapped"] = list(result.unmapped)
+    result.app = {k: app[k] for k in APP_KEYS if k in app}
 
 
 def _launcher_reasons(result: Imported) -> list[str]:
@@ -145,6 +150,8 @@ def import_paths(paths: list[Path], cat: Catalog, *, update: bool = False, dry_r
                 results.append(Imported(label, status="error", problems=list(exc.problems)))
                 skipped += exc.problems
                 continue
+            if result.status == "unsupported":
+                pool.restore(saved)  # nothing of a left-out chart is drafted
             _cap_gpu_memory(result, cat)
             _mark_launcher(result)
             taken = next((r for r in results if r.name and r.name == result.name

@@ -95,7 +95,7 @@ class Imported:
     unsupported: str | None = None
     problems: list[Problem] = field(default_factory=list)
     launcher: list[tuple[int | None, str]] = field(default_factory=list)  # (line, text) run before the engine
-    gpu_memory_from: str | None = None  # the chart figure gpu_memory_mib was taken from (`spec limitedGpu 24Gi`)
+    gpu_memory_from: tuple[str, str] | None = None  # (figure, file:line) gpu_memory_mib was taken from
 
     def as_dict(self) -> dict[str, Any]:
         return {"path": self.label, "name": self.name, "status": self.status, "profile": self.profile,
@@ -357,7 +357,7 @@ def _gpu_memory(ctx: _Ctx, launch: Launch, app: dict[str, Any]) -> None:
         return
     label, mib, origin = candidates[0]
     app["gpu_memory_mib"] = mib
-    ctx.result.gpu_memory_from = label  # read by importer/__init__.py (issue 23)
+    ctx.result.gpu_memory_from = (label, str(origin))  # read by importer/__init__.py (issue 23)
     if not label.startswith(HAMI_ENV):
         ctx.note(origin, f"gpu_memory_mib {mib} from {label} (the chart sets no {HAMI_ENV}; the catalog renders one)")
     for other, value, where in candidates[1:]:

@@ -160,9 +160,16 @@ def test_gpu_memory_above_the_card_is_the_cards_usable_cap(catalog, imported):
     written = read_document(catalog / "apps" / "agbiggpu.yaml").data
     assert written.get("gpu_memory_mib", CAP_MIB) <= CAP_MIB
     assert written["gpu_memory_mib"] == CAP_MIB
-    note = next(u for u in written["unmapped"] if u.startswith("gpu_memory_mib"))
-    assert "24576 MiB" in note and f"{CAP_MIB} MiB" in note and f"{CARD_MIB} MiB card" in note
-    assert main(["check", "--catalog", str(catalog), "agbiggpu"]) in (0, 1)  # loads; the cap is not exceeded
+    note = next(u for u in written["unmapped"] if "spec limitedGpu 24Gi (24576 MiB) is more than" in u)
+    assert note.startswith("../store/agbiggpu/OlaresManifest.yaml:")  # at the manifest's line
+    assert f"usable {CAP_MIB} MiB" in note and f"{CARD_MIB} MiB card" in note
+    assert not any("24576 MiB)" in u and "same GPU memory" in u for u in written["unmapped"])  # no stale figure
+
+def test_the_capped_app_passes_the_hami_rules(catalog, imported, capsys):
+    capsys.readouterr()
+    main(["check", "agbiggpu", "--catalog", str(catalog), "--json", "--no-lint"])
+    findings = json.loads(capsys.readouterr().out)["apps"][0]["findings"]
+    assert not [f for f in findings if f["rule"].startswith("HAMI")], findings
 
 
 def test_build_at_start_and_pip_upgrade_launchers_are_named_in_the_draft_reason(catalog, imported):
