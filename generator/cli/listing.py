@@ -98,7 +98,7 @@ def list_apps(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
     if not console.is_terminal:  # piped or redirected: every column, as wide as it needs (nothing to fit)
         from rich.measure import Measurement
 
-        table = _build([_cells(r) for r in rows], list(COLUMNS), plural(len(rows), "app"))
+        table = _build([_cells(r) for r in rows], list(COLUMNS), _title(rows))
         wide = Measurement.get(console, console.options.update_width(100_000), table).maximum
         plain = Console(width=max(wide, 20), no_color=True)
         plain.print(table)
@@ -110,6 +110,11 @@ def list_apps(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
         console.print(f"too narrow for: {', '.join(hidden)} (--json shows every field)",
                       style="dim", markup=False, highlight=False)
     _print_blocks(rows, console)
+
+
+def _title(rows: list[dict[str, Any]]) -> str:
+    drafts = sum(1 for row in rows if row["status"] == "draft")
+    return plural(len(rows) - drafts, "app") + (f", {plural(drafts, 'draft')} (drafts/apps/)" if drafts else "")
 
 
 def _print_blocks(rows: list[dict[str, Any]], console: Console) -> None:
@@ -165,7 +170,7 @@ def _table(rows: list[dict[str, Any]], console: Console) -> tuple[Table, list[st
     from rich.measure import Measurement
 
     cells = [_cells(r) for r in rows]
-    title = plural(len(rows), "app")
+    title = _title(rows)
 
     def fits(columns: list[str]) -> bool:
         table = _build(cells, columns, title)

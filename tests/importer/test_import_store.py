@@ -192,6 +192,10 @@ def test_list_and_explain_show_drafts_with_what_blocks_them(catalog, imported, c
     assert draft["status"] == "draft" and draft["draft"] == "drafts/apps/afupgrade.yaml"
     assert any("pip install --upgrade" in b for b in draft["blocked_by"])
     assert "acmystery" not in rows
+    assert main(["list", "--catalog", str(catalog)]) == 0
+    text = capsys.readouterr().out
+    assert "6 apps, 5 drafts (drafts/apps/)" in text  # the fixture's 3 apps and the store's 3
+    assert "draft afupgrade (drafts/apps/afupgrade.yaml): missing: the launcher runs `pip install --upgrade`" in text
     code = main(["explain", "ahtinyone", "--catalog", str(catalog)])
     out = capsys.readouterr().out
     assert code == 1
