@@ -1,14 +1,45 @@
-"""`catalog explain APP`: resolved args and env with their origin, Genesis patches, memory breakdown."""
+"""`catalog explain APP`: resolved args and env with their origin, Genesis patches, memory breakdown; a draft app
+(drafts/apps/, written by `catalog import`) is shown as a draft with what blocks it, exit 1."""
 
 from __future__ import annotations
 
+import json
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog, use_catalog
 from generator.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from generator.catalog import Catalog
+
+def _explain_draft(cat: Catalog, name: str, as_json: bool) -> None:
+    """An app the import left in drafts/apps/: shown as a draft with what blocks it and the drafts it needs
+    (exit 1: a draft is not an app of the catalog yet). Returns when there is no such draft."""
+    from generator.core.text import safe_line
+    from generator.importer.drafts import read_drafts
+
+    drafts = read_drafts(cat.root)
+    draft = next((d for d in drafts if d.kind == "app" and d.id == name), None)
+    if draft is None:
+        return
+    needs = [d for d in drafts if (d.kind == "model" and d.id == draft.model)
+             or (d.kind == "stack" and d.id == draft.stack)]
+    if as_json:
+        sys.stdout.write(json.dumps({**draft.to_data(), "needs": [d.to_data() for d in needs]}, indent=2) + "\n")
+        raise typer.Exit(1)
+    lines = [f"{name} is a draft ({draft.path}), not an app of the catalog yet: `catalog import` wrote it; "
+             "complete it and move it to apps/, then `catalog check`.",
+             f"  model {draft.model or '?'}  stack {draft.stack or '?'}  version {draft.version or '?'}"]
+    lines += [f"  blocked by {block}" for block in draft.blocks]
+    for need in needs:
+        lines.append(f"  needs draft {need.kind} {need.id} ({need.path}):")
+        lines += [f"    {block}" for block in need.blocks]
+    sys.stdout.writelines(safe_line(line) + "\n" for line in lines)
+    raise typer.Exit(1)
+
 
 AppArg = Annotated[str | None, typer.Argument(help="The app to explain.", show_default=False)]
 DeviceOpt = Annotated[str | None, typer.Option(
@@ -36,6 +67,8 @@ def explain(name: AppArg = None, catalog: CatalogOpt = None, as_json: JsonOpt = 
             print_card(plan, Console())
         return
     assert name is not None
+    if name not in cat.apps:
+        _explain_draft(cat, name, as_json)
     from generator.cli.listing import latest_measured
     from generator.smoke.ledger import history
 

@@ -1,7 +1,12 @@
 """`catalog import PATH...`: Olares application charts (folders or .tgz) -> catalog entries.
 
-Exit codes: 0 imported (or nothing to do); 1 a chart could not be imported (not an Olares chart, unknown
-engine, a missing value, an unsafe package) or an app exists without --update: nothing is written.
+A folder that is not a chart but holds charts (another person's store) imports each chart in it. Charts are
+imported one by one: a chart that cannot be (not an Olares chart, an unknown engine, a missing value, an unsafe
+package, an app that exists without --update) or runs an engine the catalog does not model is reported and
+skipped, with its drafts; the others are written, each app with its drafts whole.
+
+Exit codes (docs/import.md): 0 every chart imported (or nothing to do); 3 something was skipped, the rest
+written; 1 no chart could be imported, or a write would fail: nothing is written.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ def import_(
 ) -> None:
     """Import Olares charts as catalog apps; drafts the models and stacks the catalog lacks (docs/import.md)."""
     from generator.core.errors import InputError
-    from generator.importer import import_paths
+    from generator.importer import SKIPPED_EXIT, import_paths
     from generator.importer.report import print_report, report_json
 
     cat = load_catalog(use_catalog(catalog, command="import", writes=not dry_run, quiet=as_json))
@@ -39,3 +44,5 @@ def import_(
         print_report(report, sys.stdout)
     if not report.ok:
         raise InputError(report.problems)
+    if report.partial:
+        raise typer.Exit(SKIPPED_EXIT)

@@ -64,6 +64,23 @@ def _rows(cat: Catalog) -> list[dict[str, Any]]:
             "roof_source": read.measured.source if read else None,
             "roof_loose": read.roof.loose if read else None,
         })
+    return rows + _draft_rows(cat, {str(row["name"]) for row in rows})
+
+
+def _draft_rows(cat: Catalog, apps: set[str]) -> list[dict[str, Any]]:
+    """The apps `catalog import` left in drafts/apps/: status `draft`, `blocked_by` what keeps them out."""
+    from generator.importer.drafts import read_drafts
+
+    rows = []
+    for draft in read_drafts(cat.root):
+        if draft.kind != "app" or draft.id in apps:
+            continue
+        rows.append({"name": draft.id, "title": draft.title or "", "model": draft.model or "", "stack":
+                     draft.stack or "", "context": draft.context, "version": draft.version or "", "status": "draft",
+                     "draft": draft.path, "blocked_by": list(draft.blocks), "tokens_per_s": None, "measured": None,
+                     "smoke_verdict": None, "smoke_tokens_per_s": None, "smoke_date": None,
+                     "smoke_chart_version": None, "speed_per_roof": None, "roof_tokens_per_s": None,
+                     "roof_measured_tokens_per_s": None, "roof_source": None, "roof_loose": None})
     return rows
 
 
@@ -81,15 +98,34 @@ def list_apps(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
     if not console.is_terminal:  # piped or redirected: every column, as wide as it needs (nothing to fit)
         from rich.measure import Measurement
 
-        table = _build([_cells(r) for r in rows], list(COLUMNS), plural(len(rows), "app"))
+        table = _build([_cells(r) for r in rows], list(COLUMNS), _title(rows))
         wide = Measurement.get(console, console.options.update_width(100_000), table).maximum
-        Console(width=max(wide, 20), no_color=True).print(table)
+        plain = Console(width=max(wide, 20), no_color=True)
+        plain.print(table)
+        _print_blocks(rows, plain)
         return
     table, hidden = _table(rows, console)
     console.print(table)
     if hidden:
         console.print(f"too narrow for: {', '.join(hidden)} (--json shows every field)",
                       style="dim", markup=False, highlight=False)
+    _print_blocks(rows, console)
+
+
+def _title(rows: list[dict[str, Any]]) -> str:
+    drafts = sum(1 for row in rows if row["status"] == "draft")
+    return plural(len(rows) - drafts, "app") + (f", {plural(drafts, 'draft')} (drafts/apps/)" if drafts else "")
+
+
+def _print_blocks(rows: list[dict[str, Any]], console: Console) -> None:
+    """Under the table: each draft app and what blocks it (`catalog explain NAME` says more)."""
+    from generator.core.text import safe_line
+
+    for row in rows:
+        if row["status"] == "draft":
+            blocks = "; ".join(row["blocked_by"])
+            console.print(safe_line(f"draft {row['name']} ({row['draft']}): {blocks}"), markup=False,
+                          highlight=False, soft_wrap=True)
 
 
 # Columns in display order; DROP lists the ones that go first when the terminal is narrow (a column that is shown
@@ -106,7 +142,8 @@ def _cells(row: dict[str, Any]) -> dict[str, str]:
     tps = f"{row['tokens_per_s']:.1f}" if row["tokens_per_s"] else "—"
     roof = f"{row['speed_per_roof']:.0%}" if row["speed_per_roof"] is not None else "—"
     cells = {"name": row["name"], "title": row["title"], "model": row["model"], "stack": row["stack"],
-             "context": f"{row['context']:,}", "version": row["version"], "status": row["status"], "t/s": tps,
+             "context": f"{row['context']:,}" if row["context"] is not None else "—", "version": row["version"],
+             "status": row["status"], "t/s": tps,
              "speed/roof": roof, "smoke": _smoke(row)}
     return {k: markup(v) for k, v in cells.items()}  # catalog text: `[/bold]` and ESC shown, not interpreted
 
@@ -133,7 +170,7 @@ def _table(rows: list[dict[str, Any]], console: Console) -> tuple[Table, list[st
     from rich.measure import Measurement
 
     cells = [_cells(r) for r in rows]
-    title = plural(len(rows), "app")
+    title = _title(rows)
 
     def fits(columns: list[str]) -> bool:
         table = _build(cells, columns, title)

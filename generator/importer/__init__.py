@@ -9,16 +9,26 @@ docs/import.md describes the command.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.adapters.helm import Helm
 from generator.catalog import Catalog
 from generator.core.errors import InputError, Problem
-from generator.importer.build import Imported, import_chart
+from generator.importer.build import APP_KEYS, HAMI_ENV, Imported, _where_key, import_chart
 from generator.importer.drafts import Pool
 from generator.importer.source import read_chart
-from generator.importer.write import Plan, apply, plan_writes, recorded_label
+from generator.importer.write import Plan, app_conflict, apply, plan_writes, recorded_label
+
+
+SKIPPED_EXIT = 3  # `catalog import`: some charts were written, others skipped (docs/import.md "Exit codes")
+
+# A launcher that builds its engine when the pod starts (a source checkout compiled in the container) or pulls the
+# newest engine from PyPI: the catalog pins an engine as a stack's image and version, so neither is expressible.
+_BUILDS = re.compile(r"(?<![\w-])(cmake|make|ninja|nvcc|cargo\s+build|git\s+clone|python[0-9.]*\s+setup\.py|"
+                     r"pip[0-9.]*\s+install\s+(-e\s+)?\.(\s|$))")
+_PIP_UPGRADE = re.compile(r"(?<![\w-])pip[0-9.]*\s+install\b[^\n]*\s(--upgrade|-U)(\s|$)")
 
 
 @dataclass
@@ -26,35 +36,142 @@ class Report:
     results: list[Imported]
     plan: Plan
     dry_run: bool
-    problems: list[Problem] = field(default_factory=list)  # every error: a chart's, or the plan's
+    problems: list[Problem] = field(default_factory=list)  # what stopped the whole run: nothing was written
+    skipped: list[Problem] = field(default_factory=list)  # each skipped chart's error (the rest was written)
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
+    @property
+    def partial(self) -> bool:
+        """Some charts were left out (an unsupported engine or an error of that chart alone)."""
+        return any(r.status in ("unsupported", "error") for r in self.results)
+
+
+def _is_chart(path: Path) -> bool:
+    return path.is_file() or (path / "Chart.yaml").exists() or (path / "OlaresManifest.yaml").exists()
+
+
+def expand_paths(paths: list[Path], labels: list[str]) -> tuple[list[Path], list[str]]:
+    """A folder that is not itself a chart but holds charts (folders with a Chart.yaml or OlaresManifest.yaml,
+    `.tgz` packages) stands for those charts, in name order: another person's whole store (issue 23)."""
+    out_paths: list[Path] = []
+    out_labels: list[str] = []
+    for path, label in zip(paths, labels, strict=True):
+        children: list[Path] = []
+        if path.is_dir() and not path.is_symlink() and not _is_chart(path):
+            children = sorted(c for c in path.iterdir() if not c.is_symlink() and not c.name.startswith(".")
+                              and ((c.is_dir() and _is_chart(c)) or (c.is_file() and c.name.endswith(".tgz"))))
+        if not children:
+            out_paths.append(path)
+            out_labels.append(label)
+            continue
+        out_paths += children
+        out_labels += [f"{label.rstrip('/')}/{c.name}" for c in children]
+    return out_paths, out_labels
+
+
+def _cap_gpu_memory(result: Imported, cat: Catalog) -> None:
+    """An imported GPU memory above its device's HAMi cap (a `limitedGpu: 24Gi` on a 24,463 MiB card) becomes
+    the cap, the usable most (generator/schema/device.py `hami_cap_mib`); what the chart said goes to unmapped.
+    Only a figure of the manifest or `nvidia.com/gpumem` is capped: Olares' limitedGpu is a scheduling size."""
+    app = result.app
+    if app is None or not isinstance(app.get("gpu_memory_mib"), int) or app.get("device") not in cat.devices:
+        return
+    if result.gpu_memory_from is None or result.gpu_memory_from[0].startswith(HAMI_ENV):
+        return  # an explicit HAMi limit is the chart's deliberate setting (the measured 30000m belt, issue 23
+        # item 3): kept as written; `catalog check` HAMI004/HAMI006 judge it
+    device = cat.devices[app["device"]]
+    mib, cap = app["gpu_memory_mib"], cat.devices[app["device"]].hami_cap_mib
+    if mib <= cap:
+        return
+    figure, origin = result.gpu_memory_from
+    app["gpu_memory_mib"] = cap
+    # build.py `_gpu_memory` compared the chart's other figures with the uncapped value: they now read the cap
+    same = f"the catalog requests and limits the same GPU memory ({mib} MiB)"
+    result.unmapped = [line.replace(same, same.replace(f"({mib} MiB)", f"({cap} MiB)"))
+                       .replace(f"differs from gpu_memory_mib {mib} taken from", f"differs from gpu_memory_mib "
+                                f"{cap} (the device's cap) taken from") for line in result.unmapped]
+    result.unmapped.append(f"{origin}: {figure} ({mib} MiB) is more than {device.id}'s usable {cap} MiB (the HAMi "
+                           f"cap of its {device.memory_mib} MiB card): gpu_memory_mib is the cap")
+    result.unmapped.sort(key=_where_key)
+    app["unmapped"] = list(result.unmapped)
+    result.app = {k: app[k] for k in APP_KEYS if k in app}
+
+
+def _launcher_reasons(result: Imported) -> list[str]:
+    reasons = []
+    for pattern, what in ((_BUILDS, "builds the engine when the pod starts"),
+                          (_PIP_UPGRADE, "runs `pip install --upgrade` when the pod starts")):
+        hits = [(line, text) for line, text in result.launcher if pattern.search(text)]
+        if not hits:
+            continue
+        quoted = "; ".join(f"line {line}: {text[:100]}" for line, text in hits[:3])
+        fix = ("a stack needs an image with the engine built in" if pattern is _BUILDS else
+               "the engine is whatever PyPI serves that day; pin it in a stack's image")
+        reasons.append(f"the launcher {what} ({quoted}): {fix}")
+    return reasons
+
+
+def _mark_launcher(result: Imported) -> None:
+    """A launcher that builds or upgrades its engine at start makes the app a draft, named as such."""
+    if result.status not in ("ok", "draft"):
+        return
+    reasons = _launcher_reasons(result)
+    if reasons:
+        result.missing += reasons
+        result.status = "draft"
+
+
+def _skip(result: Imported, problems: list[Problem]) -> Imported:
+    result.status = "error"
+    result.problems = problems
+    result.app = None
+    return result
+
 
 def import_paths(paths: list[Path], cat: Catalog, *, update: bool = False, dry_run: bool = False,
                  labels: list[str] | None = None) -> Report:
-    """Import every chart; write only when no chart and no planned write has an error (and not a dry run)."""
+    """Import chart by chart: a chart with an error (an unknown engine, a missing value, an app that exists
+    without --update) is skipped with its drafts, the others written; when no chart can be written, nothing is
+    (the run's problems). A dry run writes nothing."""
+    paths, labels = expand_paths(paths, labels or [str(p) for p in paths])
     pool = Pool(cat)
     results: list[Imported] = []
-    problems: list[Problem] = []
+    skipped: list[Problem] = []
     with Helm().capped_renderer() as renderer:  # one capped Helm worker for the run (adapters/helm.py)
-        for index, path in enumerate(paths):
-            label = labels[index] if labels else str(path)
+        for path, label in zip(paths, labels, strict=True):
+            saved = pool.snapshot()
             try:
                 result = import_chart(read_chart(path, label), cat, pool, renderer)
             except InputError as exc:
-                result = Imported(label, status="error", problems=list(exc.problems))
-                problems += exc.problems
+                pool.restore(saved)
+                results.append(Imported(label, status="error", problems=list(exc.problems)))
+                skipped += exc.problems
+                continue
+            if result.status == "unsupported":
+                pool.restore(saved)  # nothing of a left-out chart is drafted
+            _cap_gpu_memory(result, cat)
+            _mark_launcher(result)
+            taken = next((r for r in results if r.name and r.name == result.name
+                          and r.status in ("ok", "draft")), None)
+            conflict = app_conflict(result, cat.root, update) or (taken and Problem(
+                label, None, None, f"app {result.name!r} is also imported from {taken.label}; import one chart "
+                                   "per app"))
+            if conflict:
+                pool.restore(saved)
+                result = _skip(result, [conflict])
+                skipped.append(conflict)
             results.append(result)
-    recorded = {labels[i] if labels else str(p): recorded_label(p, cat.root) for i, p in enumerate(paths)}
-    plan = plan_writes(results, pool, cat, update, recorded) if not problems else Plan()
-    problems += plan.problems
-    report = Report(results, plan, dry_run, problems)
-    if report.ok and not dry_run:
+    recorded = dict(zip(labels, (recorded_label(p, cat.root) for p in paths), strict=True))
+    writable = any(r.status in ("ok", "draft") for r in results)
+    plan = plan_writes(results, pool, cat, update, recorded) if writable else Plan()
+    problems = list(plan.problems) if writable else list(skipped)
+    report = Report(results, plan, dry_run, problems, skipped if writable else [])
+    if report.ok and not dry_run and writable:
         apply(plan)
     return report
 
 
-__all__ = ["Imported", "Report", "import_paths"]
+__all__ = ["SKIPPED_EXIT", "Imported", "Report", "expand_paths", "import_paths"]

@@ -94,6 +94,8 @@ class Imported:
     missing: list[str] = field(default_factory=list)
     unsupported: str | None = None
     problems: list[Problem] = field(default_factory=list)
+    launcher: list[tuple[int | None, str]] = field(default_factory=list)  # (line, text) run before the engine
+    gpu_memory_from: tuple[str, str] | None = None  # (figure, file:line) gpu_memory_mib was taken from
 
     def as_dict(self) -> dict[str, Any]:
         return {"path": self.label, "name": self.name, "status": self.status, "profile": self.profile,
@@ -355,6 +357,7 @@ def _gpu_memory(ctx: _Ctx, launch: Launch, app: dict[str, Any]) -> None:
         return
     label, mib, origin = candidates[0]
     app["gpu_memory_mib"] = mib
+    ctx.result.gpu_memory_from = (label, str(origin))  # read by importer/__init__.py (issue 23)
     if not label.startswith(HAMI_ENV):
         ctx.note(origin, f"gpu_memory_mib {mib} from {label} (the chart sets no {HAMI_ENV}; the catalog renders one)")
     for other, value, where in candidates[1:]:
@@ -923,6 +926,7 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool, renderer: CappedRe
     if launch.problems or pod.problems:
         raise InputError(launch.problems + pod.problems)
     result.engine = family
+    result.launcher = [(o.line, t) for o, t in launch.pre_exec]  # read by importer/__init__.py (issue 23)
     tokens = launch.argv[prefix:]
     port_text = next((tokens[i + 1].text for i in range(len(tokens) - 1) if tokens[i].text == "--port"), None)
     port = int(port_text) if port_text and port_text.isdigit() else None

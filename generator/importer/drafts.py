@@ -12,6 +12,7 @@ of models/<id>.yaml with its comments); an app that needs a draft is itself a dr
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,6 +175,18 @@ class Pool:
             if isinstance(data, dict) and data.get("id") == path.stem and path.stem not in self.cat.stacks:
                 self.stacks[path.stem] = StackDraft(path.stem, data, touched=False)
 
+    def _on_disk(self, kind: str, draft_id: str) -> bool:
+        """Whether drafts/<kind>/<id>.yaml exists (an earlier import's draft, possibly hand-edited)."""
+        return (self.cat.root / "drafts" / kind / f"{draft_id}.yaml").exists()
+
+    def snapshot(self) -> tuple[dict[str, ModelDraft], dict[str, StackDraft], dict[str, ChatTemplateDraft]]:
+        """The drafts as they are now, to put back when a chart is skipped (its drafts are not written)."""
+        return copy.deepcopy((self.models, self.stacks, self.chat_templates))
+
+    def restore(self, saved: tuple[dict[str, ModelDraft], dict[str, StackDraft],
+                                   dict[str, ChatTemplateDraft]]) -> None:
+        self.models, self.stacks, self.chat_templates = saved
+
     # --- models ---------------------------------------------------------------------------------------
 
     def _model_data(self, model_id: str) -> dict[str, Any] | None:
@@ -245,7 +258,7 @@ class Pool:
             del weight["format"]
         if owner is None:
             model_id = slug(base_name(repo))
-            while model_id in self.cat.models:
+            while model_id in self.cat.models or (model_id not in self.models and self._on_disk("models", model_id)):
                 model_id = slug(model_id + "-imported")
             draft = self.models.get(model_id)
             if draft is None:
@@ -333,7 +346,8 @@ class Pool:
                 draft.apps.append(app)
                 return draft.id
         template_id = slug(f"{app}-chat-template")
-        while template_id in self.cat.chat_templates or template_id in self.chat_templates:
+        while template_id in self.cat.chat_templates or template_id in self.chat_templates \
+                or self._on_disk("chat_templates", template_id):
             template_id = slug(template_id + "-imported")
         data = {"id": template_id, "file": f"{template_id}.jinja", "sha256": sha256,
                 "sources": [_source(ref, "the chat template of the imported chart")]}
@@ -351,7 +365,8 @@ class Pool:
 
     def add_stack(self, data: dict[str, Any], guessed: list[str], app: str) -> StackDraft:
         stack_id = data["id"]
-        while stack_id in self.cat.stacks:
+        # an earlier draft of this id (this run's, or one on disk) is never replaced: a distinct name instead
+        while stack_id in self.cat.stacks or stack_id in self.stacks or self._on_disk("stacks", stack_id):
             stack_id = slug(stack_id + "-imported")
         data["id"] = stack_id
         draft = StackDraft(stack_id, data, guessed)
@@ -360,5 +375,70 @@ class Pool:
         return draft
 
 
-__all__ = ["ChatTemplateDraft", "ModelDraft", "Pool", "StackDraft", "base_name", "gguf_quant", "missing_fields",
-           "repo_format", "slug"]
+# --- reading drafts back (`catalog list`, `catalog explain DRAFT`) ---------------------------------------
+
+DRAFT_KINDS = (("apps", "app"), ("models", "model"), ("stacks", "stack"), ("chat_templates", "chat template"))
+_BLOCK_LINE = re.compile(r"^# \[draft\] (missing|to fix): (.*)$")
+
+
+@dataclass(frozen=True)
+class DraftFile:
+    """One file under <catalog>/drafts/ and what keeps it out of the catalog (its `# [draft]` header lines)."""
+
+    kind: str  # app, model, stack, chat template
+    id: str
+    path: str  # relative to the catalog: drafts/apps/<id>.yaml
+    blocks: tuple[str, ...]  # `missing: ...` and `to fix: ...`, as the import wrote them
+    title: str | None = None
+    model: str | None = None
+    stack: str | None = None
+    version: str | None = None
+    context: int | None = None
+
+    def to_data(self) -> dict[str, str | int | list[str] | None]:
+        return {"kind": self.kind, "id": self.id, "path": self.path, "blocked_by": list(self.blocks),
+                "title": self.title, "model": self.model, "stack": self.stack, "version": self.version,
+                "context": self.context}
+
+
+def _text_field(data: dict[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    return str(value) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
+
+
+def read_drafts(root: Path) -> list[DraftFile]:
+    """Every draft an import left under `root`/drafts/, in kind then name order (a hand-broken file is listed,
+    its YAML error as what blocks it)."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    loader = YAML(typ="safe")
+    found: list[DraftFile] = []
+    for folder, kind in DRAFT_KINDS:
+        for path in sorted((root / "drafts" / folder).glob("*.yaml")):
+            rel = f"drafts/{folder}/{path.name}"
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                found.append(DraftFile(kind, path.stem, rel, (f"unreadable: {exc}",)))
+                continue
+            blocks = tuple(f"{m.group(1)}: {m.group(2)}" for m in map(_BLOCK_LINE.match, text.splitlines()) if m)
+            try:
+                data = loader.load(text)
+            except YAMLError as exc:
+                found.append(DraftFile(kind, path.stem, rel, (*blocks, f"not valid YAML: {str(exc)[:200]}")))
+                continue
+            data = data if isinstance(data, dict) else {}
+            context = data.get("context_length")
+            found.append(DraftFile(kind, path.stem, rel, blocks or ("nothing listed: move it out of drafts/ and "
+                                                                    "run `catalog check`",),
+                                   title=_text_field(data, "title") or _text_field(data, "name"),
+                                   model=_text_field(data, "model"), stack=_text_field(data, "stack"),
+                                   version=_text_field(data, "version"),
+                                   context=context if isinstance(context, int) and not isinstance(context, bool)
+                                   else None))
+    return found
+
+
+__all__ = ["ChatTemplateDraft", "DraftFile", "ModelDraft", "Pool", "StackDraft", "base_name", "gguf_quant",
+           "missing_fields", "read_drafts", "repo_format", "slug"]

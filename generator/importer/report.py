@@ -46,6 +46,8 @@ def report_json(report: Report) -> str:
         "drafts": report.plan.drafts,
         "writes": [w.as_dict() for w in report.plan.writes],
         "problems": [str(p) for p in report.problems],
+        "skipped": [str(p) for p in report.skipped],
+        "partial": report.partial,
     }), indent=2, ensure_ascii=False)
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
@@ -73,10 +75,13 @@ def print_report(report: Report, out: TextIO) -> None:
               for w in report.plan.writes]
     counts = {s: sum(1 for r in report.results if r.status == s) for s in ("ok", "draft", "unsupported", "error")}
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    left_out = counts["unsupported"] + counts["error"]
     if not report.ok:
         summary += "; nothing was written"
     elif report.dry_run:
         summary += "; dry run, nothing was written"
+    elif left_out:
+        summary += f"; {left_out} skipped, the rest written (exit 3)"
     lines.append(summary)
     out.writelines(_line(line) + "\n" for line in lines)
 

@@ -133,27 +133,42 @@ def _compare_fields(current: dict[str, Any], new: dict[str, Any]) -> tuple[dict[
     return changes, removals
 
 
+def app_conflict(result: Imported, root: Path, update: bool) -> Problem | None:
+    """What stops this imported app's own write (an existing app without --update, a draft over a live app, an
+    earlier import of it); None when it can be written. `import_paths` skips such an app alone."""
+    name = result.name
+    if result.status not in ("ok", "draft") or result.app is None or not name:
+        return None
+    live = root / "apps" / f"{name}.yaml"
+    if live.exists():
+        shown = display_path(live)
+        if not update:
+            return Problem(shown, None, None, f"app {name!r} exists; pass --update to change only the fields that "
+                                              "differ from the chart")
+        if result.status == "draft":
+            return Problem(shown, None, None, "--update would point the app at drafts ("
+                           + "; ".join(result.missing) + "); complete them first")
+        return None
+    target = live if result.status == "ok" else root / "drafts" / "apps" / f"{name}.yaml"
+    if target.exists() and not update:
+        return Problem(display_path(target), None, None, f"{name!r} was imported before; pass --update to write "
+                                                         "it again")
+    return None
+
+
 def _plan_app(result: Imported, name: str, root: Path, update: bool, plan: Plan, label: str) -> None:
     """The write of one imported app: a new app or draft, an --update of a live app, or the problem that stops it."""
     assert result.app is not None, "plan_writes() passes only imported apps"
     live = root / "apps" / f"{name}.yaml"
     draft_path = root / "drafts" / "apps" / f"{name}.yaml"
+    conflict = app_conflict(result, root, update)
+    if conflict is not None:
+        plan.problems.append(conflict)
+        return
     if live.exists():
-        shown = display_path(live)
-        if not update:
-            plan.problems.append(Problem(shown, None, None, f"app {name!r} exists; pass --update to change "
-                                                            "only the fields that differ from the chart"))
-        elif result.status == "draft":
-            plan.problems.append(Problem(shown, None, None, "--update would point the app at drafts ("
-                                         + "; ".join(result.missing) + "); complete them first"))
-        else:
-            plan.writes.append(_update(live, result))
+        plan.writes.append(_update(live, result))
         return
     target = live if result.status == "ok" else draft_path
-    if target.exists() and not update:
-        plan.problems.append(Problem(display_path(target), None, None, f"{name!r} was imported before; pass "
-                                                                       "--update to write it again"))
-        return
     header = _header(result, label)
     if result.status == "draft":
         first = f"{DRAFT_MARK} app written by `catalog import` from {label}; move it to apps/ once complete."
@@ -310,4 +325,4 @@ def apply(plan: Plan) -> None:
             raise translate_os_error(exc, write.path, "write") from exc
 
 
-__all__ = ["FileWrite", "Plan", "apply", "contained", "plan_writes", "recorded_label"]
+__all__ = ["FileWrite", "Plan", "app_conflict", "apply", "contained", "plan_writes", "recorded_label"]
