@@ -69,6 +69,8 @@ _TOKENS = re.compile(
 # `MAX_TOKENS` or `--tokenizer` are not: the word must end the name.
 _SECRET_NAME = re.compile(r"(?i)(?:^|[_-])(?:token|secret|password|passwd|api[_-]?key|access[_-]key|secret[_-]key|"
                           r"private[_-]key|credentials?)$")
+# a name that counts tokens rather than holding one (`num_speculative_token`, `MAX_TOKEN`, `n-draft-token`)
+_COUNT_NAME = re.compile(r"(?i)(?:^|[_-])(?:num|max|min|n|count|total|limit|per)[_-]")
 # a secret in a URL's query (`...resolve/main/x.gguf?token=hf_...`, a pre-signed `X-Amz-Signature=`)
 _URL_SECRET = re.compile(r"(?i)[?&](?:access_token|token|api[_-]?key|apikey|key|sig|signature|password|secret|"
                          r"x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature)=(?!\*\*\*)[^&#\s]+")
@@ -78,8 +80,11 @@ _TOKEN_KIND = (("hf_", "a Hugging Face token"), ("gh", "a GitHub token"), ("gith
 
 
 def secret_name(name: str) -> bool:
-    """Whether `name` (an env variable, a flag, a key) names a secret: `HF_TOKEN`, `--api-key`, `client_secret`."""
-    return bool(_SECRET_NAME.search(name.lstrip("-")))
+    """Whether `name` (an env variable, a flag, a key) names a secret: `HF_TOKEN`, `--api-key`, `client_secret`.
+    A count of tokens is not one: `--speculative-config.num_speculative_token` (a JSON key under a flag, judged by
+    its last part) or `MAX_DRAFT_TOKEN` name a number."""
+    last = name.lstrip("-").rsplit(".", 1)[-1]
+    return bool(_SECRET_NAME.search(last)) and not _COUNT_NAME.search(last)
 
 
 def literal_secret(text: str) -> str | None:

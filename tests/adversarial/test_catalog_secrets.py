@@ -86,3 +86,12 @@ def test_import_duplicate_metadata_in_a_chart_manifest_refused(small_catalog, tm
     err = capsys.readouterr().err
     assert "OlaresManifest.yaml:" in err and "duplicate key 'metadata' (line 4 and line" in err
     assert not (small_catalog / "apps" / "marketqwen.yaml").exists()
+
+
+def test_a_count_of_tokens_is_not_a_secret_name():
+    """`--speculative-config.num_speculative_token 2` is a number (a misspelt key FLAG rules catch), not a secret."""
+    from generator.core.redact import secret_name
+
+    assert not secret_name("--speculative-config.num_speculative_token")
+    assert not secret_name("MAX_TOKEN") and not secret_name("--n-draft-token")
+    assert secret_name("HF_TOKEN") and secret_name("--hf-token") and secret_name("--config.api_key")
