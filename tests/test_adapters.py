@@ -170,7 +170,7 @@ class _StandInCoreV1Api:
     def __init__(self, status: int | None = None, hang: float = 0.0):
         self.status, self.hang = status, hang
 
-    def read_namespaced_service(self, name, namespace, _request_timeout=None):
+    def read_namespaced_service(self, name, namespace, _request_timeout=None, _preload_content=True):
         from kubernetes.client.exceptions import ApiException
 
         if self.hang:

@@ -99,7 +99,8 @@ def test_a_new_store_s_market_serves_everything_it_lists(tmp_path, capsys):
     capsys.readouterr()
     collected = collect(store / "catalog", store / "charts")
     assert collected.problems == ()
-    assert collected.listed == {EXAMPLE}
+    assert collected.every_listed == frozenset({EXAMPLE})
+    assert all(apps == {EXAMPLE} for apps in collected.listed.values()), collected.listed
 
 
 def test_init_all_copies_every_app_and_the_current_folder_by_default(tmp_path, monkeypatch, capsys):

@@ -267,7 +267,10 @@ def test_ci_log_injection_through_bump(recorded: Path):
     proc = cli("bump", "--check", "--catalog", recorded)
     assert proc.returncode == 1 and "INJECTED" in proc.stderr
     _no_workflow_command(proc)
-    proc = cli("bump", "--catalog", recorded)
+    proc = cli("bump", "--catalog", recorded)  # the check gate refuses it (FLAG001), naming it on one line
+    assert proc.returncode == 1 and "INJECTED" in proc.stderr
+    _no_workflow_command(proc)
+    proc = cli("bump", "--force", "--catalog", recorded)
     assert proc.returncode == 0, proc.stderr
     _no_workflow_command(proc)
     for written in (recorded.parent / "CHANGELOG.md", path):
