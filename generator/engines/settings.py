@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import ClassVar, Generic, Literal, TypeVar
+from typing import ClassVar, Generic, TypeVar, assert_never
 
 from generator.engines.argv import Argv, Flag, env_var, normalize
 from generator.catalog import Resolved
-from generator.engines import EngineSpec
+from generator.engines.base import EngineSpec
+from generator.engines.family import Family, family_of
 from generator.engines.genesis_env import PatchState, patch_states
 
 # vLLM defaults for the pinned 0.19-0.21 images (docs/domain.md: "current main 0.92, older releases 0.9").
@@ -31,7 +32,7 @@ LLAMA_DEFAULT_PARALLEL = 1  # `-np -1` = auto; the catalog's stacks pin 1
 LUCEBOX_DEFAULT_KV = "q8_0"  # DFLASH27B_KV_K/V default (docs/domain.md)
 LUCEBOX_AUTO_TQ3_ABOVE = 6144  # DFLASH27B_KV_TQ3=1 is set when --max-ctx > 6144 and no KV type is given
 
-EngineFamily = Literal["vllm", "llamacpp", "lucebox"]
+EngineFamily = Family  # the family names: generator/engines/family.py
 T = TypeVar("T")
 
 _HUMAN = re.compile(r"^(\d+(?:\.\d+)?)([kKmM]?)$")
@@ -294,11 +295,14 @@ def lucebox_settings(r: Resolved, engine: EngineSpec) -> LuceboxSettings:
 
 
 def settings_for(r: Resolved, engine: EngineSpec) -> AnySettings:
-    if r.stack.engine == "vllm":
+    family = family_of(r.stack)
+    if family == "vllm":
         return vllm_settings(r, engine)
-    if r.stack.fork == "lucebox":
+    if family == "lucebox":
         return lucebox_settings(r, engine)
-    return llama_settings(r, engine)
+    if family == "llamacpp":
+        return llama_settings(r, engine)
+    assert_never(family)
 
 
 __all__ = ["AnySettings", "EngineFamily", "GgufSettings", "LlamaCppSettings", "LuceboxSettings", "Settings", "Value",

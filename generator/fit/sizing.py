@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import assert_never
 
 from generator.catalog import Resolved
 from generator.engines import engine_for
-from generator.engines.settings import AnySettings, VllmSettings, settings_for
+from generator.engines.settings import AnySettings, LlamaCppSettings, LuceboxSettings, VllmSettings, settings_for
 from generator.fit import llamacpp as fit_llamacpp
 from generator.fit import vllm as fit_vllm
 from generator.fit.ledger import Ledger
@@ -111,6 +112,16 @@ def needs(ledger: Ledger) -> tuple[float, float]:
     return total, after
 
 
+def place(r: Resolved, s: AnySettings, ledger: Ledger) -> None:
+    """The family's fit module places its parts (every family handled: `assert_never` on a new one)."""
+    if isinstance(s, VllmSettings):
+        fit_vllm.build(r, s, ledger)
+    elif isinstance(s, LlamaCppSettings | LuceboxSettings):
+        fit_llamacpp.build(r, s, ledger)
+    else:
+        assert_never(s)
+
+
 def size_from(r: Resolved, s: AnySettings, ledger: Ledger) -> GpuSizing:
     """The sizing given the parts an engine module placed for `r` (the cap they were placed under is irrelevant:
     no part depends on it)."""
@@ -151,10 +162,7 @@ def size_gpu(r: Resolved) -> GpuSizing:
     engine = engine_for(base)
     s = settings_for(base, engine)
     ledger = Ledger()
-    if isinstance(s, VllmSettings):
-        fit_vllm.build(base, s, ledger)
-    else:
-        fit_llamacpp.build(base, s, ledger)
+    place(base, s, ledger)
     return replace(size_from(base, s, ledger), stated_mib=r.app.gpu_memory_mib)
 
 
@@ -173,4 +181,4 @@ def sized(r: Resolved) -> Resolved:
 
 
 __all__ = ["FAR_ABOVE_MIB", "GpuSizing", "MARGIN_FRACTION", "MARGIN_MIN_MIB", "STEP_MIB", "limit", "margin", "needs",
-           "size_from", "size_gpu", "sized"]
+           "place", "size_from", "size_gpu", "sized"]

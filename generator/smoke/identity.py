@@ -28,19 +28,19 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from generator.core.redact import redact
 from generator.core.terminal import printable
 from generator.schema.common import Strict
+from generator.schema.stack import Engine  # the one list of engine names
 from generator.smoke.http import Deadline, Http, SmokeFailure
 
 if TYPE_CHECKING:
     from generator.catalog import Resolved
 
-Engine = Literal["llamacpp", "vllm"]
 ENGINE_NAMES: dict[str, str] = {"llamacpp": "llama.cpp", "vllm": "vLLM"}
 VALUE_CAP = 300  # characters kept of one value the server reports
 SPEC_CAP = 12  # speculative settings kept
