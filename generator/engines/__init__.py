@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from generator.catalog import Resolved
-from generator.engines import llamacpp, lucebox, vllm
+from generator.engines import llamacpp, lucebox, sglang, vllm
 from generator.engines.base import Arg, Download, EngineSpec, EnvVar, Mount, hami_limit
 from generator.engines.family import Family, family_of
 
@@ -14,6 +14,7 @@ BUILDERS: dict[Family, Callable[[Resolved], EngineSpec]] = {
     "vllm": vllm.engine,
     "llamacpp": llamacpp.engine,
     "lucebox": lucebox.engine,
+    "sglang": sglang.engine,
 }
 
 

@@ -13,7 +13,7 @@ from typing import Literal, assert_never, get_args
 
 from generator.schema import Stack
 
-Family = Literal["vllm", "llamacpp", "lucebox"]
+Family = Literal["vllm", "llamacpp", "lucebox", "sglang"]
 FAMILIES: tuple[Family, ...] = get_args(Family)
 
 
@@ -24,6 +24,8 @@ def family_of(stack: Stack) -> Family:
         return "vllm"
     if engine == "llamacpp":
         return "lucebox" if stack.fork == "lucebox" else "llamacpp"
+    if engine == "sglang":
+        return "sglang"
     assert_never(engine)
 
 

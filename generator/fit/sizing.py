@@ -30,8 +30,10 @@ from typing import assert_never
 
 from generator.catalog import Resolved
 from generator.engines import engine_for
-from generator.engines.settings import AnySettings, LlamaCppSettings, LuceboxSettings, VllmSettings, settings_for
+from generator.engines.settings import (AnySettings, LlamaCppSettings, LuceboxSettings, SglangSettings, VllmSettings,
+                                        settings_for)
 from generator.fit import llamacpp as fit_llamacpp
+from generator.fit import sglang as fit_sglang
 from generator.fit import vllm as fit_vllm
 from generator.fit.ledger import Ledger
 
@@ -118,6 +120,8 @@ def place(r: Resolved, s: AnySettings, ledger: Ledger) -> None:
         fit_vllm.build(r, s, ledger)
     elif isinstance(s, LlamaCppSettings | LuceboxSettings):
         fit_llamacpp.build(r, s, ledger)
+    elif isinstance(s, SglangSettings):
+        fit_sglang.build(r, s, ledger)
     else:
         assert_never(s)
 
