@@ -263,9 +263,10 @@ def engine(r: Resolved) -> EngineSpec:
 
 # ---- identity (smoke) and boot log (calibrate) --------------------------------------------------------
 
-# http_server.py routes of v0.5.14: GET /get_model_info (model_path, served_model_name, ...) and
-# GET /get_server_info (the ServerArgs fields, `version`); the smoke reads them instead of llama.cpp's /props.
-IDENTITY_PATHS = ("/get_model_info", "/get_server_info")
+# python/sglang/srt/entrypoints/http_server.py of v0.5.14: GET /model_info (model_path, model_type, ...; :648-665)
+# and GET /server_info (every ServerArgs field, `version`; :688-708). /get_model_info and /get_server_info
+# (:638, :678) are the deprecated aliases of the same handlers, which log a warning on each call.
+IDENTITY_PATHS = ("/model_info", "/server_info")
 
 # Boot-log lines (v0.5.14 scheduler and memory pool; quoted in sgl-project/sglang issues, e.g. #29575):
 #   "KV Cache is allocated. #tokens: 580364, K size: 4.15 GB, V size: 4.15 GB"
