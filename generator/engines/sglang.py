@@ -313,5 +313,20 @@ def launcher_of(argv: tuple[str, ...] | list[str]) -> tuple[str, ...] | None:
     return next((shape for shape in LAUNCHERS if words[: len(shape)] == shape), None)
 
 
+_IMAGE = re.compile(r"(^|/)lmsysorg/sglang(:|@|$)")  # docker.io/lmsysorg/sglang:v0.5.14-cu130 (beclab/apps)
+_SCRIPT = re.compile(r"\bsglang\.launch_server\b|\bsglang\s+serve\b")
+
+
+def recognise(image: str, program: str, script: str) -> str | None:
+    """Why a container is an SGLang server (its image, its launcher), or None: what `catalog import` reports."""
+    words = tuple(program.split()) + tuple(script.split())
+    hits = []
+    if _IMAGE.search(image):
+        hits.append(f"image {image}")
+    if launcher_of(words) or _SCRIPT.search(script):
+        hits.append("its launcher (python -m sglang.launch_server / sglang serve)")
+    return ", ".join(hits) or None
+
+
 __all__ = ["Budget", "BootLog", "IDENTITY_PATHS", "LAUNCHERS", "Plan", "cell_bytes", "default_mem_fraction_static",
-           "engine", "launcher_of", "mamba_per_request_bytes", "plan", "read_boot_log", "reserved_mib"]
+           "engine", "launcher_of", "mamba_per_request_bytes", "plan", "read_boot_log", "recognise", "reserved_mib"]

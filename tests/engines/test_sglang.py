@@ -112,3 +112,23 @@ def test_boot_log_lines_are_read():
 ])
 def test_launcher_shapes(argv, shape):
     assert sglang.launcher_of(argv) == shape
+
+
+@pytest.mark.parametrize("image,program,script", [
+    # beclab/apps sglangqwen359bawq4bitv3/templates/sglang.yaml@2dbab57539b8ab4e8d08b4eafb7a2e13484e7049
+    ("docker.io/lmsysorg/sglang:v0.5.14-cu130", "/bin/sh", "/bin/sh\n/llm-init/wrappers/sglang.sh"),
+    ("example.org/any:1", "python3", "python3\n-m\nsglang.launch_server\n--model-path\nx"),
+    ("example.org/any:1", "sglang", "sglang\nserve\n--model-path\nx"),
+])
+def test_import_recognises_an_sglang_container_through_the_engine_module(image, program, script):
+    from generator.importer.programs import unsupported
+
+    found = unsupported(image, program, script)
+    assert found is not None and found.kind == "SGLang" and found.why == sglang.recognise(image, program, script)
+
+
+def test_import_leaves_other_python_servers_alone():
+    from generator.importer.programs import unsupported
+
+    found = unsupported("example.org/tts:1", "python3", "python3\napp.py")
+    assert found is not None and found.kind == "Python server"
