@@ -243,7 +243,8 @@ def own(head: Head) -> Own:
         head.listen(),
         Arg(("--context-length", str(app.context_length)), "app.context_length"),
         Arg(("--mem-fraction-static", repr(p.mem_fraction_static)),
-            "app.gpu_memory_utilization" if app.gpu_memory_utilization is not None else "sized for the HAMi cap"),
+            "sized for the HAMi cap" if "gpu_memory_utilization" in r.sized or app.gpu_memory_utilization is None
+            else "app.gpu_memory_utilization"),
         Arg(("--max-running-requests", str(p.max_running_requests)), "the KV pool / app.context_length"),
     ]
     if app.kv_cache_type:

@@ -23,19 +23,24 @@ def build(r: Resolved, s: SglangSettings, ledger: Ledger) -> None:
     static = p.mem_fraction_static * b.pre_load_gib * 1024
     ledger.pool("cap", "HAMi cap", cap, "app.gpu_memory_mib")
     ledger.add("cap", "CUDA context", sglang.CONTEXT_MIB, "before the weights load (assumption)")
-    ledger.add("cap", "SGLang static pool", static,
-               f"mem_fraction_static {p.mem_fraction_static} ({s.fraction.where() or 'sized for the cap'}) x "
-               f"{b.pre_load_gib * 1024:,.0f} MiB free before the weights load ({p.total_mib:,.0f} MiB read - "
-               f"{sglang.CONTEXT_MIB} MiB context)")
+    where = (f"mem_fraction_static {p.mem_fraction_static} ({s.fraction.where() or 'sized for the cap'}) x "
+             f"{b.pre_load_gib * 1024:,.0f} MiB free before the weights load ({p.total_mib:,.0f} MiB read - "
+             f"{sglang.CONTEXT_MIB} MiB context) = {static:,.0f} MiB static pool")
+    kv_pool = max(0.0, b.kv_gib * 1024)
+    ledger.add("cap", "weights", p.weights_mib, "a weights_loaded calibration row, else the weight file's size")
+    if b.mamba_slots:
+        ledger.add("cap", f"GDN state slots ({b.mamba_slots})", b.mamba_gib * 1024,
+                   f"--mamba-full-memory-ratio {s.mamba_ratio.value}: rest x r / (1 + r) in whole slots")
+    ledger.add("cap", "SGLang KV pool", kv_pool, where)
     ledger.add("cap", "activations + CUDA graphs", p.reserve_mib,
                "SGLang's own reserve: 512 + 2048 x 1.5 + 24 x 2 + 128 MiB (server_args.py:3276-3287)")
-    kv_pool = max(0.0, b.kv_gib * 1024)
     ledger.pool("kv", "KV pool", kv_pool,
                 f"static pool - weights {p.weights_mib:,.0f} MiB - recurrent state {b.mamba_gib * 1024:,.0f} MiB "
                 f"({b.mamba_slots} slots)")
     cell = b.cell
     need = s.context.value * cell / sglang.MIB
-    ledger.add("kv", f"KV at {s.context.value:,} tokens", need,
+    layers = "full attention + sliding window" if r.model.architecture.sliding_attention else "full attention"
+    ledger.add("kv", f"KV {layers} at {s.context.value:,} tokens", need,
                f"{cell:,.0f} B per token; the pool holds {b.tokens:,} tokens = the largest context that fits")
     ledger.facts.append(f"SGLang pool: max_total_num_tokens {b.tokens:,} (largest context that fits), "
                         f"--max-running-requests {p.max_running_requests}, rest {b.rest_gib:.2f} GiB")

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from typing import assert_never
 
 from generator.catalog import Resolved
-from generator.engines import engine_for
+from generator.engines import engine_for, sglang
 from generator.engines.settings import (AnySettings, LlamaCppSettings, LuceboxSettings, SglangSettings, VllmSettings,
                                         settings_for)
 from generator.fit import llamacpp as fit_llamacpp
@@ -147,6 +147,10 @@ def size_from(r: Resolved, s: AnySettings, ledger: Ledger) -> GpuSizing:
         util = stated_util
         if util is None:
             util = min(1.0, max(0.01, _floor((cap - after - room / 2) / total, UTIL_DECIMALS)))
+    if isinstance(s, SglangSettings) and stated_util is None:
+        # SGLang's --mem-fraction-static for that cap (generator/engines/sglang.py `plan`), kept in the same app
+        # field as vLLM's utilization: the engine's share of the memory it reads
+        util = sglang.plan(r, cap).mem_fraction_static
     return GpuSizing(app=r.app.name, need_mib=need, after_kv_mib=after, margin_mib=room, cap_mib=cap,
                      limit_mib=ceiling, limited_by=why, utilization=util, total_mib=total,
                      stated_mib=None if "gpu_memory_mib" in r.sized else r.app.gpu_memory_mib,

@@ -70,7 +70,7 @@ def test_the_argv_carries_the_computed_budget(tmp_path):
 def test_a_context_the_pool_cannot_hold_fails_naming_the_largest(tmp_path):
     r, spec, fit = _app(tmp_path, 131072)
     assert fit.verdict == "FAIL" and fit.tightest.key == "kv"
-    kv = next(p for p in fit.parts if p.component.startswith("KV at"))
+    kv = next(p for p in fit.parts if p.component.startswith("KV full attention"))
     largest = int(re.search(r"holds ([\d,]+) tokens", kv.note).group(1).replace(",", ""))
     assert 0 < largest < 131072
     # the largest context fits when asked for
