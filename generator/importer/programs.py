@@ -101,7 +101,8 @@ def unsupported(image: str, program: str, script: str, model: str | None = None)
         if hits:
             return Unsupported(sig.kind, sig.server, ", ".join(hits))
     if why := sglang.recognise(image, program, script):  # the engine module's launcher shapes
-        return Unsupported("SGLang", "SGLang (generator/engines/sglang.py) with an image and launcher no catalog stack has", why)
+        return Unsupported("SGLang", "SGLang (generator/engines/sglang.py) with an image and launcher no catalog "
+                           "stack has", why)
     if PYTHON.match(basename(program)):
         return Unsupported("Python server", f"a Python application ({basename(program)})",
                            f"program {basename(program)}; the catalog models vLLM and llama.cpp-family engines")
