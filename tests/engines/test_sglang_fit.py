@@ -76,3 +76,14 @@ def test_a_context_the_pool_cannot_hold_fails_naming_the_largest(tmp_path):
     # the largest context fits when asked for
     _, _, ok = _app(tmp_path / "again", largest)
     assert ok.margin("kv") >= 0
+
+
+def test_catalog_check_fails_the_context_and_names_the_largest(tmp_path, capsys):
+    from generator.cli import main
+
+    _app(tmp_path, 131072)
+    code = main(["check", "gemmasglang", "--no-lint", "--catalog", str(tmp_path / "catalog")])
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert code == 1 and "FIT001" in text and "FAIL at 131,072 tokens" in text
+    assert re.search(r"lower the context to at most [\d,]+ tokens", text)
