@@ -49,8 +49,10 @@ def test_weights_above_the_fraction_fail_naming_the_minimum_inferencex_2128():
 # Qwen3.5-397B-A17B at TP 2 (github.com/kvcache-ai/ktransformers/issues/1870, two RTX 4090):
 #   "Mamba Cache is allocated. max_mamba_cache_size: 82, conv_state size: 0.13GB, ssm_state size: 7.29GB"
 #   "KV Cache is allocated. #tokens: 580364, K size: 4.15 GB, V size: 4.15 GB"
-# config.json (huggingface.co/Qwen/Qwen3.5-397B-A17B): 60 layers, full attention every 4th (15 layers) with 2 KV heads
-# of 256, 45 Gated-DeltaNet layers with 16 key / 64 value heads of 128, conv kernel 4; per TP rank half the heads.
+# The model class is Qwen3_5MoeForConditionalGeneration; the geometry below is Qwen3.5-397B-A17B's as the log's own
+# figures imply it (K size / #tokens = 15 layers x 1 KV head of 256 per rank: 60 layers with full attention every
+# 4th; the state slots fit 45 Gated-DeltaNet layers of 16 key / 64 value heads of 128, conv kernel 4, half per rank).
+# It was not re-read from huggingface.co/Qwen/Qwen3.5-397B-A17B config.json in this session.
 QWEN35_397B = _arch(60, AttentionGroup(layers=15, kv_heads=2, head_dim=256),
                     RecurrentGroup(layers=45, k_heads=16, v_heads=64, head_dim=128, conv_kernel=4))
 
