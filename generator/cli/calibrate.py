@@ -51,7 +51,9 @@ def calibrate(name: AppArg, log: LogOpt, write: WriteOpt = False, catalog: Catal
     r = cat.select([name], include_removed=True)[0]
     lines, where = _read(log)
     parsed = cal.parse(lines, where)
-    engine = "vllm" if r.stack.engine == "vllm" else "llamacpp" if r.stack.fork != "lucebox" else "lucebox"
+    from generator.engines.family import family_of
+
+    engine = family_of(r.stack)  # an SGLang app is refused by name below, not read as llama.cpp
 
     if parsed.engine is None:
         raise refuse(where, f"holds none of what `catalog calibrate` reads; a {engine} boot log needs "

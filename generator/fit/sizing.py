@@ -26,11 +26,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import assert_never
 
 from generator.catalog import Resolved
-from generator.engines import engine_for
-from generator.engines.settings import AnySettings, VllmSettings, settings_for
+from generator.engines import engine_for, sglang
+from generator.engines.settings import (AnySettings, LlamaCppSettings, LuceboxSettings, SglangSettings, VllmSettings,
+                                        settings_for)
 from generator.fit import llamacpp as fit_llamacpp
+from generator.fit import sglang as fit_sglang
 from generator.fit import vllm as fit_vllm
 from generator.fit.ledger import Ledger
 
@@ -111,6 +114,18 @@ def needs(ledger: Ledger) -> tuple[float, float]:
     return total, after
 
 
+def place(r: Resolved, s: AnySettings, ledger: Ledger) -> None:
+    """The family's fit module places its parts (every family handled: `assert_never` on a new one)."""
+    if isinstance(s, VllmSettings):
+        fit_vllm.build(r, s, ledger)
+    elif isinstance(s, LlamaCppSettings | LuceboxSettings):
+        fit_llamacpp.build(r, s, ledger)
+    elif isinstance(s, SglangSettings):
+        fit_sglang.build(r, s, ledger)
+    else:
+        assert_never(s)
+
+
 def size_from(r: Resolved, s: AnySettings, ledger: Ledger) -> GpuSizing:
     """The sizing given the parts an engine module placed for `r` (the cap they were placed under is irrelevant:
     no part depends on it)."""
@@ -132,6 +147,10 @@ def size_from(r: Resolved, s: AnySettings, ledger: Ledger) -> GpuSizing:
         util = stated_util
         if util is None:
             util = min(1.0, max(0.01, _floor((cap - after - room / 2) / total, UTIL_DECIMALS)))
+    if isinstance(s, SglangSettings) and stated_util is None:
+        # SGLang's --mem-fraction-static for that cap (generator/engines/sglang.py `plan`), kept in the same app
+        # field as vLLM's utilization: the engine's share of the memory it reads
+        util = sglang.plan(r, cap).mem_fraction_static
     return GpuSizing(app=r.app.name, need_mib=need, after_kv_mib=after, margin_mib=room, cap_mib=cap,
                      limit_mib=ceiling, limited_by=why, utilization=util, total_mib=total,
                      stated_mib=None if "gpu_memory_mib" in r.sized else r.app.gpu_memory_mib,
@@ -151,10 +170,7 @@ def size_gpu(r: Resolved) -> GpuSizing:
     engine = engine_for(base)
     s = settings_for(base, engine)
     ledger = Ledger()
-    if isinstance(s, VllmSettings):
-        fit_vllm.build(base, s, ledger)
-    else:
-        fit_llamacpp.build(base, s, ledger)
+    place(base, s, ledger)
     return replace(size_from(base, s, ledger), stated_mib=r.app.gpu_memory_mib)
 
 
@@ -173,4 +189,4 @@ def sized(r: Resolved) -> Resolved:
 
 
 __all__ = ["FAR_ABOVE_MIB", "GpuSizing", "MARGIN_FRACTION", "MARGIN_MIN_MIB", "STEP_MIB", "limit", "margin", "needs",
-           "size_from", "size_gpu", "sized"]
+           "place", "size_from", "size_gpu", "sized"]

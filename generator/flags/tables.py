@@ -20,6 +20,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from generator.core.errors import InputError, Problem
+from generator.schema.stack import Engine, Fork  # the one list of engine and fork names
 from generator.yamlio.loader import load_model, read_bytes, read_document, refuse_aliases
 from generator.schema.common import Date, EnvName, Id, Sources, Strict
 
@@ -27,8 +28,6 @@ FlagName = Annotated[str, StringConstraints(pattern=r"^--?[A-Za-z0-9][A-Za-z0-9_
 Nargs = Literal["0", "1", "2", "?", "+", "*"]
 """How many value tokens follow the flag: none (a switch), one, two, optional, one or more, any."""
 ValueType = Literal["bool", "int", "float", "str", "path", "json", "choice"]
-Engine = Literal["vllm", "llamacpp"]
-Fork = Literal["upstream", "genesis", "atomic", "lucebox", "buun", "beellama"]  # = generator/schema/stack.py Fork
 
 
 class Removal(Strict):

@@ -28,6 +28,7 @@ BUILTIN_ALIASES = {
                  "-hff": "--hf-file"},
     "vllm": {},
     "lucebox": {},
+    "sglang": {},
 }
 SPEC_METHODS_VLLM = {"mtp": "mtp", "draft_model": "draft", "dflash": "dflash", "ngram": "ngram"}
 SPEC_KEYS_VLLM = {"method", "model", "num_speculative_tokens"}
@@ -429,7 +430,44 @@ def map_lucebox(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Ma
     return out
 
 
-MAPPERS = {"llamacpp": map_llamacpp, "vllm": map_vllm, "lucebox": map_lucebox}
+# SGLang (generator/engines/sglang.py builds this argv): --mem-fraction-static is the app's stated fraction;
+# --max-running-requests is computed from the KV pool on every render, so it is read and not kept.
+def map_sglang(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
+    reader = Reader(tokens, spell)
+    out = Mapped()
+    model = reader.value("--model-path", "--model")
+    if model is not None:
+        out.model_repo = model
+    revision = reader.value("--revision")
+    if revision is not None:
+        out.model_revision = revision[0]
+    _take_field(reader, out, "--served-model-name", "served_name")
+    _common(reader, out)
+    _take_port(reader, out, stack)
+    _take_context(reader, out, "--context-length", "not a plain token count")
+    _take_field(reader, out, "--kv-cache-dtype", "kv_cache_type")
+    fraction = reader.value("--mem-fraction-static")
+    if fraction is not None:
+        try:
+            value = float(fraction[0])
+        except ValueError:
+            value = -1.0
+        if 0 < value < 1:
+            out.fields["gpu_memory_utilization"] = value
+            out.origins["gpu_memory_utilization"] = fraction[1]
+        else:
+            reader.put_back("--mem-fraction-static")
+    requests = reader.value("--max-running-requests")
+    if requests is not None:
+        out.notes.append(Problem(str(requests[1]), None, None, f"--max-running-requests {requests[0]}: the catalog "
+                                 "computes it from the KV pool on each render (generator/engines/sglang.py)"))
+    _stack_args(reader, out, stack)
+    out.extra = reader.rest()
+    return out
+
+
+
+MAPPERS = {"llamacpp": map_llamacpp, "vllm": map_vllm, "lucebox": map_lucebox, "sglang": map_sglang}
 
 
 def map_argv(family: str, tokens: list[Token], table: FlagTable | None, stack: Stack | None) -> Mapped:

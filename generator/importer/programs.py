@@ -19,6 +19,8 @@ import posixpath
 import re
 from dataclasses import dataclass
 
+from generator.engines import sglang
+
 Family = str  # "vllm" | "llamacpp" | "lucebox"
 
 LLAMACPP_PROGRAMS = ("llama-server",)
@@ -98,6 +100,9 @@ def unsupported(image: str, program: str, script: str, model: str | None = None)
             hits.append(f"model {model}")
         if hits:
             return Unsupported(sig.kind, sig.server, ", ".join(hits))
+    if why := sglang.recognise(image, program, script):  # the engine module's launcher shapes
+        return Unsupported("SGLang", "SGLang (generator/engines/sglang.py) with an image and launcher no catalog "
+                           "stack has", why)
     if PYTHON.match(basename(program)):
         return Unsupported("Python server", f"a Python application ({basename(program)})",
                            f"program {basename(program)}; the catalog models vLLM and llama.cpp-family engines")

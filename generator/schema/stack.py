@@ -8,7 +8,7 @@ from pydantic import Field, StringConstraints, model_validator
 
 from generator.schema.common import MAX_ITEMS, Args, Env, Id, ImageRef, Name, Port, Sources, Strict
 
-Engine = Literal["vllm", "llamacpp"]
+Engine = Literal["vllm", "llamacpp", "sglang"]  # the engine names; families: generator/engines/family.py
 # beellama: Anbeeld/beellama.cpp, a fork of buun with its own option set (--spec-dflash-cross-ctx, --spec-dm-*) and
 # KV types (no turbo8/vbr): github.com/Anbeeld/beellama.cpp@0ef12a52c35eeff894ca4ef8019f2510f5e3ded8 common/arg.cpp
 Fork = Literal["upstream", "genesis", "atomic", "lucebox", "buun", "beellama"]

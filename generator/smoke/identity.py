@@ -27,21 +27,23 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from generator.core.redact import redact
 from generator.core.terminal import printable
 from generator.schema.common import Strict
+from generator.engines.sglang import IDENTITY_PATHS
+from generator.schema.stack import Engine  # the one list of engine names
 from generator.smoke.http import Deadline, Http, SmokeFailure
 
 if TYPE_CHECKING:
     from generator.catalog import Resolved
 
-Engine = Literal["llamacpp", "vllm"]
-ENGINE_NAMES: dict[str, str] = {"llamacpp": "llama.cpp", "vllm": "vLLM"}
+ENGINE_NAMES: dict[str, str] = {"llamacpp": "llama.cpp", "vllm": "vLLM", "sglang": "SGLang"}
 VALUE_CAP = 300  # characters kept of one value the server reports
 SPEC_CAP = 12  # speculative settings kept
 MAX_COUNT = 10**9
@@ -127,14 +129,16 @@ def observe(http: Http, deadline: Deadline, alias: str) -> ServedIdentity:
     owned_by = text(card.get("owned_by")) if card else None
 
     engine: Engine | None = None
-    if owned_by in ("llamacpp", "vllm"):
-        engine = "llamacpp" if owned_by == "llamacpp" else "vllm"
+    if owned_by in ("llamacpp", "vllm", "sglang"):  # SGLang's card: owned_by "sglang" (openai/protocol.py:74)
+        engine = "llamacpp" if owned_by == "llamacpp" else "vllm" if owned_by == "vllm" else "sglang"
     elif props is not None and ("build_info" in props or "model_path" in props):
         engine = "llamacpp"
     elif version is not None and isinstance(version.get("version"), str):
         engine = "vllm"
 
-    if engine == "vllm":
+    if engine == "sglang":
+        engine_version, model_path, context = _sglang(http, deadline, said, card, text)
+    elif engine == "vllm":
         engine_version = text(version.get("version")) if version else None
         model_path = text(card.get("root")) if card else None
         context = _count(card.get("max_model_len")) if card else None
@@ -148,6 +152,23 @@ def observe(http: Http, deadline: Deadline, alias: str) -> ServedIdentity:
     spec = tuple(t for t in (text(s) for s in spec) if t is not None)
     return ServedIdentity(engine=engine, engine_version=engine_version, model_id=text(card.get("id")) if card else None,
                           model_path=model_path, context=context, speculative=spec, said_by=tuple(said))
+
+
+def _sglang(http: Http, deadline: Deadline, said: list[str], card: dict[str, Any] | None,
+            text: Callable[[object], str | None]) -> tuple[str | None, str | None, int | None]:
+    """SGLang's identity endpoints (generator/engines/sglang.py IDENTITY_PATHS): the model path from /model_info,
+    the version and the context length (the ServerArgs field) from /server_info; the card's root and
+    max_model_len where they do not answer."""
+    model_path, server_path = IDENTITY_PATHS
+    info = _get(http, model_path, deadline, said)
+    server = _get(http, server_path, deadline, said)
+    version = text(server.get("version")) if server else None
+    path = text(info.get("model_path")) if info else None
+    context = _count(server.get("context_length")) if server else None
+    if card:
+        path = path or text(card.get("root"))
+        context = context or _count(card.get("max_model_len"))
+    return version, path, context
 
 
 def compare(served: ServedIdentity, expected: Expected) -> Comparison:

@@ -1,0 +1,333 @@
+"""SGLang: `python3 -m sglang.launch_server --model-path REPO ...`, its KV-token budget, identity and boot log.
+
+Pinned release: v0.5.14, the version of the official Olares SGLang apps (beclab/apps
+sglangqwen359bawq4bitv3/templates/sglang.yaml@2dbab57539b8ab4e8d08b4eafb7a2e13484e7049: image
+docker.io/lmsysorg/sglang:v0.5.14-cu130). Every figure below is read from that release's source
+(github.com/sgl-project/sglang@v0.5.14; the PyPI wheel sglang-0.5.14-cp311-cp311-manylinux_2_34_x86_64.whl,
+sha256 4fe16056b45c8aca00f5f90ceb174dc3a62a3f5dccf159c791370795cd00fc99, carries the same python/sglang tree):
+
+- The KV pool (python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py:85-120 `_profile_available_bytes`):
+  rest = free memory after the weights load - pre_model_load_memory x (1 - mem_fraction_static), in GiB
+  (`get_available_gpu_memory`, bytes / 2^30); a hybrid Mamba/GDN model first gives the state cache
+  rest x r / (1 + r), r = --mamba-full-memory-ratio (0.9, server_args.py:1727-1730), in whole per-request slots
+  (`handle_max_mamba_cache`, :122-224); rest <= 0 stops the server ("Raise --mem-fraction-static above ...").
+- Tokens (model_executor/pool_configurator.py:165-227): max_total_num_tokens = rest // cell, cell = bytes per
+  token over every KV layer: MHA kv_heads x (head_dim + v_head_dim) x layers x dtype bytes; MLA
+  (kv_lora_rank + qk_rope_head_dim) x layers x dtype bytes; hybrid SWA (:243-288) F x n_full + r x S x n_swa,
+  r = --swa-full-tokens-ratio (0.8, server_args.py:745-753); EAGLE/MTP drafts scale the cell by
+  1 + draft_layers / layers (:129-145). A hybrid GDN model counts only its full-attention layers (:116-124).
+- mem_fraction_static, when not given (server_args.py:3276-3315 `_handle_gpu_memory_settings`):
+  (gpu_mem - reserved) / gpu_mem rounded to 3 decimals, reserved = 512 + max(chunked_prefill, 2048) x 1.5
+  + decode cuda-graph max_bs x 2 + tp x pp / 8 x 1024 MiB; below 35 GiB chunked_prefill = 2048 and max_bs = 24
+  (tp < 4) (server_args.py:3150-3166).
+- max_running_requests, when not given (model_runner_kv_cache_mixin.py:981-1000 `_resolve_max_num_reqs`):
+  min(clamp(tokens / context x 512, 2048, 4096), tokens // 2), and for hybrid models at most
+  max_mamba_cache_size // 3 (MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO, :55).
+
+This module computes --context-length, --mem-fraction-static and --max-running-requests for the app's HAMi cap
+(`plan`); the fit (generator/fit/sglang.py) places the same figures, and `catalog check` fails a context the
+pool cannot hold, naming the largest that fits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+from dataclasses import dataclass
+
+from generator.catalog import Resolved
+from generator.engines.base import Arg, EngineSpec, Head, Own, build, chat_template_path
+from generator.schema import Architecture, AttentionGroup, Mamba2Group
+
+GIB = 1 << 30
+MIB = 1 << 20
+DEFAULT_MAMBA_FULL_MEMORY_RATIO = 0.9  # server_args.py:1727-1730
+DEFAULT_SWA_FULL_TOKENS_RATIO = 0.8  # server_args.py:745-753
+MAMBA_REQUESTS_RATIO = 3  # model_runner_kv_cache_mixin.py:55 MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO
+RESERVED_BASE_MIB = 512  # server_args.py:3278 "Constant meta data"
+SMALL_GPU_PREFILL = 2048  # server_args.py:3157-3166: below 35 GiB, chunked_prefill_size 2048, max_bs 24
+SMALL_GPU_MAX_BS = 24
+CONTEXT_MIB = 512  # CUDA context and workspaces before the weights load (assumption, as fit/vllm.py NON_TORCH_MIB)
+SSM_BYTES, CONV_BYTES = 4, 2  # GDN temporal state fp32, conv state in the model dtype (checked on ktransformers#1870)
+KV_BYTES = {"auto": 2, "bf16": 2, "bfloat16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp4_e2m1": 0.5}
+HEADROOM = 0.025  # the share of the budget the sized fraction leaves unused (rounding of the free-memory reading)
+
+
+def reserved_mib(tp: int = 1, pp: int = 1, prefill: int = SMALL_GPU_PREFILL, max_bs: int = SMALL_GPU_MAX_BS) -> float:
+    """SGLang's estimate of activations and CUDA graphs outside the static pool (server_args.py:3276-3287)."""
+    return RESERVED_BASE_MIB + max(prefill, 2048) * 1.5 + max_bs * 2 + tp * pp / 8 * 1024
+
+
+def default_mem_fraction_static(gpu_mem_mib: float) -> float:
+    """What SGLang picks when --mem-fraction-static is absent (a single-GPU card below 35 GiB)."""
+    return round((gpu_mem_mib - reserved_mib()) / gpu_mem_mib, 3)
+
+
+def _group_cell(group: AttentionGroup, dtype_bytes: float) -> float:
+    if group.mla:
+        assert group.kv_lora_rank is not None and group.rope_head_dim is not None
+        return (group.kv_lora_rank + group.rope_head_dim) * dtype_bytes
+    return group.kv_heads * 2 * group.head_dim * dtype_bytes  # head_dim + v_head_dim, equal in the catalog's models
+
+
+def cell_bytes(arch: Architecture, kv_dtype: str = "auto", *, swa_ratio: float = DEFAULT_SWA_FULL_TOKENS_RATIO,
+               draft_layers: int = 0, tp: int = 1) -> float:
+    """Bytes one token of max_total_num_tokens costs (pool_configurator.py: Default / HybridSWA configurators)."""
+    size = KV_BYTES.get(kv_dtype, 2)
+    full = arch.full_attention
+    full_cell = _group_cell(full, size) / (1 if full.mla else tp) * full.layers
+    cell = full_cell
+    if arch.sliding_attention is not None:
+        swa = arch.sliding_attention
+        cell = full_cell + swa_ratio * _group_cell(swa, size) / tp * swa.layers
+    if draft_layers:
+        cell *= 1 + draft_layers / full.layers
+    return cell
+
+
+def mamba_per_request_bytes(arch: Architecture, tp: int = 1) -> float:
+    """One request's recurrent state over every GDN / Mamba-2 layer (mamba2_cache_params.mamba_cache_per_req)."""
+    rec = arch.recurrent
+    if rec is None:
+        return 0.0
+    if isinstance(rec, Mamba2Group):
+        inner = rec.heads * rec.head_dim
+        ssm = inner * rec.state_size * SSM_BYTES
+        conv = (inner + 2 * rec.groups * rec.state_size) * (rec.conv_kernel - 1) * CONV_BYTES
+    else:
+        ssm = rec.v_heads * rec.head_dim * rec.head_dim * SSM_BYTES
+        conv = (2 * rec.k_heads + rec.v_heads) * rec.head_dim * (rec.conv_kernel - 1) * CONV_BYTES
+    return rec.layers * (ssm + conv) / tp
+
+
+@dataclass(frozen=True)
+class Budget:
+    """SGLang's static pool for one start, as `_profile_available_bytes` computes it (GiB, like SGLang)."""
+
+    pre_load_gib: float  # free memory before the weights load (pre_model_load_memory)
+    after_weights_gib: float  # free memory after the weights load
+    mem_fraction_static: float
+    cell: float  # bytes per token
+    mamba_per_req: float = 0.0  # bytes per request slot of the recurrent state
+    mamba_ratio: float = DEFAULT_MAMBA_FULL_MEMORY_RATIO
+    page_size: int = 1
+
+    @property
+    def rest_gib(self) -> float:
+        return self.after_weights_gib - self.pre_load_gib * (1 - self.mem_fraction_static)
+
+    @property
+    def mamba_slots(self) -> int:
+        if not self.mamba_per_req or self.rest_gib <= 0:
+            return 0
+        return int(self.rest_gib * self.mamba_ratio / (1 + self.mamba_ratio) * GIB // self.mamba_per_req)
+
+    @property
+    def mamba_gib(self) -> float:
+        return self.mamba_slots * self.mamba_per_req / GIB
+
+    @property
+    def kv_gib(self) -> float:
+        return self.rest_gib - self.mamba_gib
+
+    @property
+    def tokens(self) -> int:
+        """max_total_num_tokens (0 when the weights leave nothing: SGLang refuses to start)."""
+        if self.kv_gib <= 0:
+            return 0
+        return int(self.kv_gib * GIB // self.cell) // self.page_size * self.page_size
+
+    @property
+    def minimum_fraction(self) -> float:
+        """The fraction below which the weights leave no KV (SGLang's "minimum viable = 1 - available/pre")."""
+        return 1 - self.after_weights_gib / self.pre_load_gib
+
+    def max_running_requests(self, context: int) -> int:
+        """SGLang's own choice when --max-running-requests is absent (_resolve_max_num_reqs)."""
+        estimated = max(min(int(self.tokens / context * 512), 4096), 2048)
+        out = min(estimated, self.tokens // 2)
+        if self.mamba_per_req:
+            out = min(out, self.mamba_slots // MAMBA_REQUESTS_RATIO)
+        return out
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the chart sets for one app and cap: the fraction, the pool it gives and the requests it serves."""
+
+    cap_mib: int
+    total_mib: float  # what SGLang reads as the GPU's memory in the pod
+    weights_mib: float
+    reserve_mib: float  # activations + CUDA graphs outside the static pool (SGLang's own estimate)
+    mem_fraction_static: float
+    budget: Budget
+    context: int
+    max_running_requests: int
+
+    @property
+    def largest_context(self) -> int:
+        return self.budget.tokens
+
+
+def reported_total_mib(r: Resolved, cap_mib: float) -> float:
+    """The total SGLang reads in the pod: the card's on a device whose driver reports it whatever the HAMi cap
+    (device.reported_total, docs/fit.md), else the cap."""
+    return float(r.device.memory_mib) if r.device.reported_total == "device" else float(cap_mib)
+
+
+def weights_mib(r: Resolved) -> float:
+    weight = r.model.weight(r.app.quantization)
+    assert weight is not None, "checked by the catalog loader"
+    rows = [c for c in r.app.calibration if c.measure == "weights_loaded"]
+    rows += [c for c in r.model.calibration if c.measure == "weights_loaded" and c.quant == r.app.quantization]
+    return rows[0].mib if rows else weight.size_gib * 1024
+
+
+def plan(r: Resolved, cap_mib: int, *, fraction: float | None = None, context: int | None = None,
+         kv_dtype: str = "auto", draft_layers: int = 0, requests: int | None = None,
+         mamba_ratio: float = DEFAULT_MAMBA_FULL_MEMORY_RATIO,
+         swa_ratio: float = DEFAULT_SWA_FULL_TOKENS_RATIO) -> Plan:
+    """The app's SGLang settings under `cap_mib`: the largest fraction whose static pool, SGLang's reserve and the
+    CUDA context stay inside the cap (unless `fraction` is given), the pool it gives, and the requests it holds."""
+    total = reported_total_mib(r, cap_mib)
+    pre = total - CONTEXT_MIB
+    weights = weights_mib(r)
+    reserve = reserved_mib()
+    if fraction is None:
+        room = cap_mib - CONTEXT_MIB - reserve
+        fraction = max(0.01, min(0.99, math.floor((room / pre - HEADROOM) * 1000) / 1000))
+    arch = r.model.architecture
+    budget = Budget(pre_load_gib=pre / 1024, after_weights_gib=(pre - weights) / 1024, mem_fraction_static=fraction,
+                    cell=cell_bytes(arch, kv_dtype, swa_ratio=swa_ratio, draft_layers=draft_layers),
+                    mamba_per_req=mamba_per_request_bytes(arch), mamba_ratio=mamba_ratio)
+    ctx = context or r.app.context_length
+    if requests is None:
+        requests = max(1, min(budget.tokens // max(ctx, 1), budget.max_running_requests(ctx) or 1))
+    return Plan(cap_mib=cap_mib, total_mib=total, weights_mib=weights, reserve_mib=reserve,
+                mem_fraction_static=fraction, budget=budget, context=ctx, max_running_requests=requests)
+
+
+# ---- argv ---------------------------------------------------------------------------------------------
+
+SPEC_ALGORITHMS = {"mtp": "NEXTN", "draft": "STANDALONE", "dflash": "DFLASH", "ngram": "NGRAM"}  # catalog -> SGLang
+
+
+def _extra_float(extra: tuple[str, ...], flag: str, default: float) -> float:
+    """A ratio the app gives in `extra_args` (the last one wins, as SGLang's argparse reads it)."""
+    found = default
+    for i, token in enumerate(extra):
+        value = token.split("=", 1)[1] if token.startswith(flag + "=") else (
+            extra[i + 1] if token == flag and i + 1 < len(extra) else None)
+        with contextlib.suppress(ValueError):  # FLAG002 names a value the table types as a float
+            found = float(value) if value is not None else found
+    return found
+
+
+def own(head: Head) -> Own:
+    """SGLang downloads the weights itself (HF_HOME): no init-container files."""
+    r, weight = head.r, head.weight
+    app = r.app
+    assert app.gpu_memory_mib is not None, "size the app first (generator/fit/sizing.py: sized)"
+    spec = app.speculative
+    draft_layers = r.model.architecture.mtp_layers if spec and spec.method == "mtp" else 0
+    p = plan(r, app.gpu_memory_mib, fraction=app.gpu_memory_utilization, kv_dtype=app.kv_cache_type or "auto",
+             draft_layers=draft_layers,
+             mamba_ratio=_extra_float(app.extra_args, "--mamba-full-memory-ratio", DEFAULT_MAMBA_FULL_MEMORY_RATIO),
+             swa_ratio=_extra_float(app.extra_args, "--swa-full-tokens-ratio", DEFAULT_SWA_FULL_TOKENS_RATIO))
+    args = [Arg(("--model-path", weight.repo), "app.model + app.quantization")]
+    if weight.revision:
+        args.append(Arg(("--revision", weight.revision), "model weights revision"))
+    args += [
+        Arg(("--served-model-name", app.model_alias), "app.served_name"),
+        head.listen(),
+        Arg(("--context-length", str(app.context_length)), "app.context_length"),
+        Arg(("--mem-fraction-static", repr(p.mem_fraction_static)),
+            "sized for the HAMi cap" if "gpu_memory_utilization" in r.sized or app.gpu_memory_utilization is None
+            else "app.gpu_memory_utilization"),
+        Arg(("--max-running-requests", str(p.max_running_requests)), "the KV pool / app.context_length"),
+    ]
+    if app.kv_cache_type:
+        args.append(Arg(("--kv-cache-dtype", app.kv_cache_type), "app.kv_cache_type"))
+    if app.chat_template:
+        args.append(Arg(("--chat-template", chat_template_path()), "app.chat_template"))
+    if spec is not None:
+        args.append(Arg(("--speculative-algorithm", SPEC_ALGORITHMS[spec.method]), "app.speculative"))
+        if spec.tokens is not None:
+            args.append(Arg(("--speculative-num-steps", str(spec.tokens)), "app.speculative"))
+    return Own(args)
+
+
+def engine(r: Resolved) -> EngineSpec:
+    return build(r, own)
+
+
+# ---- identity (smoke) and boot log (calibrate) --------------------------------------------------------
+
+# python/sglang/srt/entrypoints/http_server.py of v0.5.14: GET /model_info (model_path, model_type, ...; :648-665)
+# and GET /server_info (every ServerArgs field, `version`; :688-708). /get_model_info and /get_server_info
+# (:638, :678) are the deprecated aliases of the same handlers, which log a warning on each call.
+IDENTITY_PATHS = ("/model_info", "/server_info")
+
+# Boot-log lines (v0.5.14 scheduler and memory pool; quoted in sgl-project/sglang issues, e.g. #29575):
+#   "KV Cache is allocated. #tokens: 580364, K size: 4.15 GB, V size: 4.15 GB"
+#   "max_total_num_tokens=2086558, chunked_prefill_size=8192, ..., context_len=256000, available_gpu_mem=17.22 GB"
+#   "Load weight end. ..., avail mem=19.08 GB, mem usage=3.76 GB."
+_KV_LINE = re.compile(r"KV Cache is allocated\. .*?#tokens: (\d+), K size: ([\d.]+) GB, V size: ([\d.]+) GB")
+_TOTAL_LINE = re.compile(r"max_total_num_tokens=(\d+).*?context_len=(\d+)")
+_WEIGHT_LINE = re.compile(r"Load weight end\..*?avail mem=([\d.]+) GB, mem usage=([\d.]+) GB")
+
+
+@dataclass(frozen=True)
+class BootLog:
+    max_total_num_tokens: int | None = None
+    context_len: int | None = None
+    kv_tokens: int | None = None
+    k_gib: float | None = None
+    v_gib: float | None = None
+    avail_after_weights_gib: float | None = None
+    weights_gib: float | None = None
+
+
+def read_boot_log(text: str) -> BootLog:
+    """The figures of one SGLang start; the first match of each line (TP rank 0 prints first)."""
+    kv, total, weight = _KV_LINE.search(text), _TOTAL_LINE.search(text), _WEIGHT_LINE.search(text)
+    return BootLog(
+        max_total_num_tokens=int(total.group(1)) if total else None,
+        context_len=int(total.group(2)) if total else None,
+        kv_tokens=int(kv.group(1)) if kv else None,
+        k_gib=float(kv.group(2)) if kv else None,
+        v_gib=float(kv.group(3)) if kv else None,
+        avail_after_weights_gib=float(weight.group(1)) if weight else None,
+        weights_gib=float(weight.group(2)) if weight else None,
+    )
+
+
+# ---- import: the launcher shapes of an SGLang chart -----------------------------------------------------
+
+LAUNCHERS = (("python3", "-m", "sglang.launch_server"), ("python", "-m", "sglang.launch_server"), ("sglang", "serve"))
+
+
+def launcher_of(argv: tuple[str, ...] | list[str]) -> tuple[str, ...] | None:
+    """The SGLang launcher `argv` starts with (`python -m sglang.launch_server`, `sglang serve`), or None."""
+    words = tuple(argv)
+    return next((shape for shape in LAUNCHERS if words[: len(shape)] == shape), None)
+
+
+_IMAGE = re.compile(r"(^|/)lmsysorg/sglang(:|@|$)")  # docker.io/lmsysorg/sglang:v0.5.14-cu130 (beclab/apps)
+_SCRIPT = re.compile(r"\bsglang\.launch_server\b|\bsglang\s+serve\b")
+
+
+def recognise(image: str, program: str, script: str) -> str | None:
+    """Why a container is an SGLang server (its image, its launcher), or None: what `catalog import` reports."""
+    words = tuple(program.split()) + tuple(script.split())
+    hits = []
+    if _IMAGE.search(image):
+        hits.append(f"image {image}")
+    if launcher_of(words) or _SCRIPT.search(script):
+        hits.append("its launcher (python -m sglang.launch_server / sglang serve)")
+    return ", ".join(hits) or None
+
+
+__all__ = ["Budget", "BootLog", "IDENTITY_PATHS", "LAUNCHERS", "Plan", "cell_bytes", "default_mem_fraction_static",
+           "engine", "launcher_of", "mamba_per_request_bytes", "plan", "read_boot_log", "recognise", "reserved_mib"]

@@ -1,0 +1,58 @@
+"""One registry of engine families: every family has an argv builder, a settings reader and a fit; an unknown
+engine stops at catalog load with its file and line, never falls through to another engine."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import get_args
+
+import pytest
+
+from generator.catalog import load_catalog
+from generator.core.errors import InputError
+from generator.engines import BUILDERS, engine_for
+from generator.engines.family import FAMILIES, family_of
+from generator.engines.settings import AnySettings, settings_for
+from generator.fit.sizing import sized
+from generator.schema.stack import Engine
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "catalog_small"
+
+
+def test_every_family_has_a_builder():
+    assert set(BUILDERS) == set(FAMILIES)
+
+
+def test_every_engine_name_maps_to_a_family():
+    # each catalog engine name is a family (llama.cpp also has the Lucebox fork's family)
+    assert set(get_args(Engine)) <= set(FAMILIES)
+
+
+def test_each_settings_class_names_its_family():
+    assert {cls.FAMILY for cls in get_args(AnySettings)} == set(FAMILIES)
+
+
+def test_fixture_apps_dispatch_to_their_family():
+    cat = load_catalog(FIXTURE)
+    seen = set()
+    for r in cat.apps.values():
+        r = sized(r)
+        family = family_of(r.stack)
+        s = settings_for(r, engine_for(r))
+        assert s.engine == family
+        seen.add(family)
+    assert {"vllm", "llamacpp"} <= seen
+
+
+def test_unknown_engine_is_an_error_at_catalog_load(tmp_path):
+    cat = tmp_path / "catalog"
+    shutil.copytree(FIXTURE, cat)
+    stack = cat / "stacks" / "vllm-nightly.yaml"
+    text = stack.read_text(encoding="utf-8")
+    stack.write_text(text.replace("engine: vllm\n", "engine: tgi\n"), encoding="utf-8")
+    line = next(i for i, ln in enumerate(stack.read_text().splitlines(), 1) if ln.startswith("engine:"))
+    with pytest.raises(InputError) as err:
+        load_catalog(cat)
+    text = str(err.value)
+    assert f"vllm-nightly.yaml:{line}" in text and "engine" in text

@@ -1,0 +1,89 @@
+"""An SGLang app end to end on a fixture catalog (tests/fixtures/catalog_small plus an SGLang stack and app made
+here): the argv carries the computed fraction and request cap, the fit places SGLang's pools under the HAMi cap,
+and a context the KV pool cannot hold FAILs, the fit naming the largest context that fits."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from generator.catalog import load_catalog
+from generator.engines import engine_for, sglang
+from generator.engines.settings import SglangSettings, settings_for
+from generator.fit.estimate import estimate
+from generator.fit.sizing import sized
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "catalog_small"
+STACK = """id: sglang-test
+title: SGLang test stack
+engine: sglang
+fork: upstream
+image: lmsysorg/sglang:v0.5.14-cu130
+version: 0.5.14
+port: 30000
+command: [python3, -m, sglang.launch_server]
+sources:
+  - ref: github.com/beclab/apps sglangqwen359bawq4bitv3/templates/sglang.yaml@2dbab57539b8ab4e8d08b4eafb7a2e13484e7049
+"""
+APP = """name: gemmasglang
+title: Gemma SGLang Lab
+description: Gemma 4 E4B on SGLang.
+icon: https://example.org/icons/gemmalab.png
+owners: [labmaintainer]
+model: gemma4-e4b
+quantization: bf16
+stack: sglang-test
+device: lab-4090
+served_name: gemma-4-e4b
+context_length: {context}
+resources: {{cpu_request: "2", cpu_limit: "8", memory_request: 8Gi, memory_limit: 24Gi, disk_request: 20Gi, disk_limit: 30Gi}}
+version: 1.0.0
+status: active
+"""
+
+
+def _app(tmp_path: Path, context: int):
+    cat = tmp_path / "catalog"
+    shutil.copytree(FIXTURE, cat)
+    (cat / "stacks" / "sglang-test.yaml").write_text(STACK, encoding="utf-8")
+    (cat / "apps" / "gemmasglang.yaml").write_text(APP.format(context=context), encoding="utf-8")
+    r = sized(load_catalog(cat).apps["gemmasglang"])
+    spec = engine_for(r)
+    return r, spec, estimate(r, spec)
+
+
+def test_the_argv_carries_the_computed_budget(tmp_path):
+    r, spec, fit = _app(tmp_path, 32768)
+    argv = spec.argv
+    assert argv[:2] == ["--model-path", "google/gemma-4-E4B-it"]
+    fraction = float(argv[argv.index("--mem-fraction-static") + 1])
+    plan = sglang.plan(r, r.app.gpu_memory_mib or 0)
+    assert fraction == plan.mem_fraction_static and 0.5 < fraction < 0.99
+    s = settings_for(r, spec)
+    assert isinstance(s, SglangSettings) and s.fraction.value == fraction and s.context.value == 32768
+    assert fit.verdict in ("FIT", "TIGHT") and fit.engine == "sglang"
+    # the static pool, SGLang's reserve and the CUDA context fit under the cap the chart gets
+    assert fit.used("cap") <= fit.cap_mib
+
+
+def test_a_context_the_pool_cannot_hold_fails_naming_the_largest(tmp_path):
+    r, spec, fit = _app(tmp_path, 131072)
+    assert fit.verdict == "FAIL" and fit.tightest.key == "kv"
+    kv = next(p for p in fit.parts if p.component.startswith("KV full attention"))
+    largest = int(re.search(r"holds ([\d,]+) tokens", kv.note).group(1).replace(",", ""))
+    assert 0 < largest < 131072
+    # the largest context fits when asked for
+    _, _, ok = _app(tmp_path / "again", largest)
+    assert ok.margin("kv") >= 0
+
+
+def test_catalog_check_fails_the_context_and_names_the_largest(tmp_path, capsys):
+    from generator.cli import main
+
+    _app(tmp_path, 131072)
+    code = main(["check", "gemmasglang", "--no-lint", "--catalog", str(tmp_path / "catalog")])
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert code == 1 and "FIT001" in text and "FAIL at 131,072 tokens" in text
+    assert re.search(r"lower the context to at most [\d,]+ tokens", text)
