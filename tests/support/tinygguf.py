@@ -18,51 +18,15 @@ the same sign for every position, and column 0 of `output.weight` then acts as a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-SPACE = "\u2581"
-WORDS = ("the", "a", "is", "of", "and", "to", "in", "model", "hello", "world", "Helm", "chart", "vLLM",
-         "llama", "server", "test", "ok", "yes", "no", "user")
-CHARS = ("abcdefghijklmnopqrstuvwxyz" "ABCDEFGHIJKLMNOPQRSTUVWXYZ" "0123456789" ".,!?:;-'\"()")
-CHAT_TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}\n{% endfor %}"
-                 "{% if add_generation_prompt %}<|assistant|>\n{% endif %}")
-BIAS = 3.0  # weight on the constant channel; the normed channel is ~11, so the logit shift is ~33
+# The shape, vocabulary and chat template are the package's own (the writer `catalog smoke --local` uses); this
+# module adds the numpy/gguf-py writer with the opt-in knobs above, for the tests.
+from generator.smoke.tinygguf import BIAS, CHAT_TEMPLATE, CHARS, DRAFT, MAIN, SPACE, WORDS, Dims, vocabulary
 
-
-@dataclass(frozen=True)
-class Dims:
-    n_embd: int = 128
-    n_layer: int = 4
-    n_head: int = 4
-    n_head_kv: int = 2
-    context: int = 512
-
-    @property
-    def head_dim(self) -> int:
-        return self.n_embd // self.n_head
-
-
-MAIN = Dims()
-DRAFT = Dims(n_embd=64, n_layer=1)
-
-
-def vocabulary() -> tuple[list[str], list[float], list[int]]:
-    """Tokens, scores and token types: 3 specials + 256 bytes + 145 pieces = 404."""
-    tokens, scores, types = ["<unk>", "<s>", "</s>"], [0.0, 0.0, 0.0], [2, 3, 3]
-    for b in range(256):
-        tokens.append(f"<0x{b:02X}>")
-        scores.append(0.0)
-        types.append(6)
-    pieces: list[str] = [SPACE + w for w in WORDS] + [SPACE] + list(CHARS) + [SPACE + c for c in CHARS[:52]]
-    seen: set[str] = set()
-    for i, piece in enumerate(p for p in pieces if not (p in seen or seen.add(p))):
-        tokens.append(piece)
-        scores.append(-1000.0 - i if len(piece) == 1 else -float(i))
-        types.append(1)
-    return tokens, scores, types
+__all__ = ["BIAS", "CHARS", "CHAT_TEMPLATE", "DRAFT", "MAIN", "SPACE", "WORDS", "Dims", "draft", "vocabulary", "write"]
 
 
 def _tensors(dims: Dims, vocab: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
