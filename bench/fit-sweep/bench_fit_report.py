@@ -82,7 +82,9 @@ def measured_of(log_text: str, nvml: float | None) -> dict[str, float]:
 def expected_parts(fit: dict[str, float], tensor_mib: float) -> dict[str, float]:
     host = -fit.get("weights kept in host memory", 0.0)
     kv = sum(v for k, v in fit.items() if k.startswith("KV ") and k != "KV MTP layer")
-    return {"weights on the GPU": tensor_mib - host, "KV": kv, "recurrent state": fit.get("recurrent state", 0.0),
+    skipped = -fit.get("MTP layer weights not loaded", 0.0)  # the file's NextN layers, not loaded without MTP
+    return {"weights on the GPU": tensor_mib - host - skipped, "KV": kv,
+            "recurrent state": fit.get("recurrent state", 0.0),
             "compute buffer": fit.get("compute buffer", 0.0),
             "MTP draft": fit.get("KV MTP layer", 0.0) + fit.get("MTP draft compute buffer", 0.0),
             "CUDA context": fit.get("CUDA context", 0.0)}

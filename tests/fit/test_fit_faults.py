@@ -113,7 +113,7 @@ def test_the_kq_mask_is_per_stream():
     r, one = _settings("llamacppqwen36dense27bone", context=65536, parallel=1, ubatch=512, kv_k="f16", kv_v="f16")
     _, four = _settings("llamacppqwen36dense27bone", context=65536, parallel=4, ubatch=512, kv_k="f16", kv_v="f16")
     drop = L.compute_formula(r, one)[0] - L.compute_formula(r, four)[0]  # type: ignore[arg-type]
-    assert drop == pytest.approx((65536 - 16384) * 512 * 2 / MIB)
+    assert drop == pytest.approx(L.COMPUTE_MASK * (65536 - 16384) * 512 * 2 / MIB)
 
 
 # ---- 4. what the first request allocates ---------------------------------------------------------------------------
