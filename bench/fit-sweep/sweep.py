@@ -4,6 +4,8 @@
   design (repo venv)  python bench/fit-sweep/sweep.py design [--seed 25]
           chooses the configurations with a seeded generator and splits them into a fit half and a test half
           BEFORE anything is measured; writes bench/fit-sweep/design.json
+          `design --new --seed 2603 --per-file 3 --design bench/fit-sweep/design-v3.json`: a test set of new
+          configurations (none of design.json's), chosen after a formula is frozen; plan / report take --design too
   plan   (repo venv)  python bench/fit-sweep/sweep.py plan --out DIR
           writes the real-shape GGUFs the design needs (generator/fit/realshape.py) and DIR/plan.json, one entry
           per configuration in the format scripts/fit_probe.py reads (app = the configuration's id)
