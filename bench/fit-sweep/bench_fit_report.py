@@ -82,7 +82,9 @@ def measured_of(log_text: str, nvml: float | None) -> dict[str, float]:
 def expected_parts(fit: dict[str, float], tensor_mib: float) -> dict[str, float]:
     host = -fit.get("weights kept in host memory", 0.0)
     kv = sum(v for k, v in fit.items() if k.startswith("KV ") and k != "KV MTP layer")
-    return {"weights on the GPU": tensor_mib - host, "KV": kv, "recurrent state": fit.get("recurrent state", 0.0),
+    skipped = -fit.get("MTP layer weights not loaded", 0.0)  # the file's NextN layers, not loaded without MTP
+    return {"weights on the GPU": tensor_mib - host - skipped, "KV": kv,
+            "recurrent state": fit.get("recurrent state", 0.0),
             "compute buffer": fit.get("compute buffer", 0.0),
             "MTP draft": fit.get("KV MTP layer", 0.0) + fit.get("MTP draft compute buffer", 0.0),
             "CUDA context": fit.get("CUDA context", 0.0)}
@@ -97,11 +99,12 @@ def pct(values: list[float], q: float) -> float:
     return v[lo] + (v[hi] - v[lo]) * (k - lo)
 
 
-def rows_of(runs_dir: Path) -> list[dict]:
+def rows_of(runs_dir: Path, design_path: str | None = None) -> list[dict]:
     from generator.catalog import load_catalog
 
     cat = load_catalog("catalog")
-    design = {r["id"].replace("#", "@"): r for r in json.loads((HERE / "design.json").read_text())["configurations"]}
+    design_file = Path(design_path) if design_path else HERE / "design.json"
+    design = {r["id"].replace("#", "@"): r for r in json.loads(design_file.read_text())["configurations"]}
     plan_file = runs_dir / "plan.json"
     plan = {e["app"]: e for e in json.loads(plan_file.read_text())} if plan_file.exists() else {}
     out = []
@@ -141,7 +144,7 @@ def stats(rows: list[dict]) -> dict[str, dict[str, float]]:
 
 
 def report(ns: argparse.Namespace) -> int:
-    rows = rows_of(Path(ns.runs))
+    rows = rows_of(Path(ns.runs), getattr(ns, "design", None))
     lines = []
     for half in ("fit", "test"):
         sub = [r for r in rows if r["half"] == half]

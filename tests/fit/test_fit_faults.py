@@ -113,7 +113,7 @@ def test_the_kq_mask_is_per_stream():
     r, one = _settings("llamacppqwen36dense27bone", context=65536, parallel=1, ubatch=512, kv_k="f16", kv_v="f16")
     _, four = _settings("llamacppqwen36dense27bone", context=65536, parallel=4, ubatch=512, kv_k="f16", kv_v="f16")
     drop = L.compute_formula(r, one)[0] - L.compute_formula(r, four)[0]  # type: ignore[arg-type]
-    assert drop == pytest.approx((65536 - 16384) * 512 * 2 / MIB)
+    assert drop == pytest.approx(L.COMPUTE_MASK * (65536 - 16384) * 512 * 2 / MIB)
 
 
 # ---- 4. what the first request allocates ---------------------------------------------------------------------------
@@ -192,3 +192,32 @@ def test_llama_server_reserves_the_mask_per_slot(models: Path, tmp_path: Path):
     four, _ = _boot(models, tmp_path, "gemma4e2bone", base + ["-np", "4"], "np4")
     drop = (65536 - 16384) * 512 * 2 / MIB  # the f16 KQ mask: n_ctx x ubatch vs n_ctx_seq x ubatch
     assert _cpu_compute(one) - _cpu_compute(four) == pytest.approx(drop, abs=8)
+
+
+# ---- NextN (MTP) layers of a file run without MTP (fit v3) ----------------------------------------------------------
+
+def test_nextn_weights_are_left_out_without_mtp_and_counted_with_it():
+    """llama.cpp skips the NextN tensors unless MTP drafting loads them (src/models/qwen35.cpp:38 TENSOR_SKIP)."""
+    r, on = _settings("llamacppqwen36mtpone")
+    assert on.spec_method == "mtp"
+    assert L.mtp_weights_skipped_mib(r, on) == (0.0, "")  # type: ignore[arg-type]
+    off = replace(on, spec_method=None)
+    skipped, note = L.mtp_weights_skipped_mib(r, off)  # type: ignore[arg-type]
+    from generator.fit import realshape
+
+    layer = (realshape.spec_for(r.model, r.app.quantization, mtp=True).tensor_bytes  # type: ignore[attr-defined]
+             - realshape.spec_for(r.model, r.app.quantization, mtp=False).tensor_bytes) / MIB  # type: ignore[attr-defined]
+    assert skipped == layer and 100 < skipped < 400
+    assert "TENSOR_SKIP" in note
+
+
+@needs_server
+def test_llama_server_loads_the_nextn_layer_only_for_mtp(models: Path, tmp_path: Path):
+    base = ["-c", "4096", "-ctk", "f16", "-ctv", "f16", "-ub", "256", "-b", "256", "-np", "1", "-fa", "on"]
+    with_mtp, _ = _boot(models, tmp_path, "llamacppqwen36mtpone",
+                        base + ["--spec-type", "draft-mtp", "--spec-draft-n-max", "3"], "mtp")
+    without, _ = _boot(models, tmp_path, "llamacppqwen36mtpone", base, "nomtp")
+    r, s = _settings("llamacppqwen36mtpone")
+    skipped, _ = L.mtp_weights_skipped_mib(r, replace(s, spec_method=None))  # type: ignore[arg-type]
+    weights = [sum(x.value for x in p.all("model_buffer")) for p in (with_mtp, without)]
+    assert weights[0] - weights[1] == pytest.approx(skipped, abs=1.0)
