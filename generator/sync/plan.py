@@ -43,6 +43,14 @@ FACETS: dict[str, tuple[str, ...]] = {
 FACET_OF = {f: facet for facet, fields in FACETS.items() for f in fields}
 # Written with the merged fields but not reported: what the import recorded of upstream's chart.
 CARRIED = ("unmapped",)
+# Fields upstream's chart cannot express (the import never sets them): the catalog's value always stays and is
+# never reported as a change. `gpu_room` is the room the fit leaves beside the app (docs/fit.md), a fact of the
+# catalog, not of any chart.
+UNKNOWABLE = ("gpu_room",)
+# Merged, never replaced: upstream's upgrade notes are added to ours (docs/sync.md "Upgrade notes").
+NOTES = "upgrade_description"
+# Every field the merge may change; apply.py edits only these in an app file (the rest stays byte-identical).
+TOUCHED = tuple(k for k in FACET_OF if k not in UNKNOWABLE) + CARRIED + ("version", "measured")
 
 Plain = Any  # JSON-shaped data (the app file's values)
 
@@ -175,7 +183,11 @@ def _fields(ours: dict[str, Plain], theirs: dict[str, Plain]) -> list[tuple[str,
     out: list[tuple[str, Plain, Plain]] = []
     for facet_fields in FACETS.values():
         for name in facet_fields:
+            if name in UNKNOWABLE:
+                continue
             a, b = ours.get(name), theirs.get(name)
+            if name == NOTES:
+                b = merge_notes(a, b)
             if a == b:
                 continue
             if name == "env":
@@ -241,6 +253,18 @@ def _merged_args(ours: list[str], theirs: list[str], keep: set[str]) -> list[str
     return _flatten(gb, order)
 
 
+def merge_notes(ours: str | None, theirs: str | None) -> str | None:
+    """Upstream's upgrade notes merged with ours: each line of theirs that ours lacks comes first (newest on
+    top, upstream's order), then ours whole; our history is never erased."""
+    if not theirs:
+        return ours
+    if not ours:
+        return theirs
+    have = {line.strip() for line in ours.splitlines() if line.strip()}
+    new = [line.rstrip() for line in theirs.splitlines() if line.strip() and line.strip() not in have]
+    return "\n".join([*new, ours]) if new else ours
+
+
 def _merge(name: str, ours: dict[str, Plain], theirs: dict[str, Plain], fixes: Corrections,
            plan: AppPlan) -> dict[str, Plain]:
     """The app's data with upstream's changes, but for the fields a correction keeps."""
@@ -251,6 +275,10 @@ def _merge(name: str, ours: dict[str, Plain], theirs: dict[str, Plain], fixes: C
             merged[key] = _merged_env(ours.get(key) or {}, theirs.get(key) or {}, keep)
         elif key == "extra_args":
             merged[key] = _merged_args(list(ours.get(key) or []), list(theirs.get(key) or []), keep)
+        elif key in UNKNOWABLE:
+            continue
+        elif key == NOTES and key not in keep:
+            merged[key] = merge_notes(ours.get(key), theirs.get(key))
         elif key not in keep:
             merged[key] = theirs.get(key)
     for key in CARRIED:
