@@ -19,6 +19,8 @@ from generator.core.fileio import atomic_write_text, writable
 from generator.importer.appyaml import read_back, update_text
 from generator.importer.build import APP_KEYS
 from generator.rules.versions_upstream import SYNC_FILE
+from generator.schema import App
+from generator.schema.app import Benchmark
 from generator.schema.upstream import SyncFile, SyncRecord
 from generator.sync.plan import TOUCHED, AppPlan, SyncPlan, _defaults, plain
 from generator.yamlio import yamlout
@@ -58,9 +60,20 @@ def _edit(path: Path, target: dict[str, object], touched: tuple[str, ...]) -> st
     return update_text(Path(display_path(path)), text, changes, removals, APP_KEYS, ordered)
 
 
-def _merged_target(app: AppPlan) -> dict[str, object]:
+def _typed_benchmarks(current: App, new: list[dict[str, object]]) -> list[object]:
+    """The app's benchmarks as its file writes them (typed: dates stay dates, defaults left out) plus the new."""
+    out: list[object] = [b.model_dump(mode="python", exclude_defaults=True) for b in current.benchmarks]
+    for bench in new:
+        out.append(Benchmark.model_validate({**bench, "date": dt.date.fromisoformat(str(bench["date"]))})
+                   .model_dump(mode="python", exclude_defaults=True))
+    return out
+
+
+def _merged_target(app: AppPlan, current: App) -> dict[str, object]:
     assert app.merged is not None
     target = dict(app.merged)
+    if app.benchmarks:
+        target["benchmarks"] = _typed_benchmarks(current, app.benchmarks)
     measured = list(target.get("measured") or [])
     for ground in app.measured:
         entry = {"field": ground.field, "value": ground.value, "note": ground.note, "source": ground.source}
@@ -108,7 +121,9 @@ def planned_writes(plan: SyncPlan, cat: Catalog, previous: SyncFile | None,
         path = cat.file_of(app.app)
         if app.status in ("bumped", "changed") and app.merged is not None and app.imported is not None \
                 and app.imported.status == "ok":
-            writes.append(Write(path, _edit(path, _merged_target(app), TOUCHED), f"{app.status} {app.new_version}"))
+            touched = (*TOUCHED, "benchmarks") if app.benchmarks else TOUCHED
+            target = _merged_target(app, cat.apps[app.app].app)
+            writes.append(Write(path, _edit(path, target, touched), f"{app.status} {app.new_version}"))
         elif app.status == "removed":
             data = plain(cat.apps[app.app].app)
             target = _removed_target(data, plan.upstream, today, gone)

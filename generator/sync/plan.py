@@ -86,6 +86,7 @@ class AppPlan:
     digest: str | None = None
     merged: dict[str, Plain] | None = None  # the app file's data after the merge (bumped, changed)
     measured: list[MeasuredGround] = field(default_factory=list)  # grounds to record on the app
+    benchmarks: list[dict[str, Plain]] = field(default_factory=list)  # upstream's measured figures ours lacks
     imported: Imported | None = None
 
     @property
@@ -283,7 +284,21 @@ def _merge(name: str, ours: dict[str, Plain], theirs: dict[str, Plain], fixes: C
             merged[key] = theirs.get(key)
     for key in CARRIED:
         merged[key] = theirs.get(key)
+    plan.benchmarks = _new_benchmarks(ours.get("benchmarks") or [], theirs.get("benchmarks") or [])
+    for bench in plan.benchmarks:
+        plan.changes.append(Change("benchmarks", "metadata", None, bench["tokens_per_s"], "lands",
+                                   "upstream's measured figure (metadata.bento), added to the app's benchmarks",
+                                   str(bench.get("source", ""))))
     return merged
+
+
+def _new_benchmarks(ours: list[Plain], theirs: list[Plain]) -> list[dict[str, Plain]]:
+    """Upstream's benchmarks (the import reads its metadata.bento hero speed) that ours lacks: a figure is the
+    same when its speed, acceptance and context are (the read date differs from run to run)."""
+    def key(b: Plain) -> tuple[Plain, ...]:
+        return (b.get("tokens_per_s"), b.get("acceptance"), b.get("context"))
+    have = {key(b) for b in ours}
+    return [b for b in theirs if key(b) not in have]
 
 
 def _above(*versions: str | None) -> str:
