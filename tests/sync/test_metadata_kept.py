@@ -112,3 +112,29 @@ def test_a_sync_adds_upstreams_new_measured_speed_typed(catalog, tmp_path, capsy
                                   {"value": "30s", "label": "audio input max"}, {"value": "GLM-4.7"}])
 def test_a_hero_that_is_not_a_speed_is_no_benchmark(hero):
     assert bento_benchmark({"hero": hero}, "x/OlaresManifest.yaml:9", dt.date(2026, 12, 2)) is None
+
+
+V3_NOTES = "  upgradeDescription: 'v1.0.1: guard HF_ENDPOINT with {{- if .Values.olaresEnv.X }} (literal text)'\n"
+
+
+def test_a_v3_manifest_is_read_as_plain_yaml_its_braces_literal(catalog, tmp_path):
+    """The import reads a 0.12.0 / v3 manifest as Olares does: `{{` in its upgrade notes is text, not a template."""
+    folder = oc.llamacpp_chart(tmp_path / "in", context=65536, version="1.0.3")
+    manifest = folder / "OlaresManifest.yaml"
+    text = manifest.read_text().replace("olaresManifest.version: '0.10.0'", "olaresManifest.version: '0.12.0'")
+    text = text.replace("apiVersion: 'v2'", "apiVersion: 'v3'").replace("spec:\n", "spec:\n" + V3_NOTES, 1)
+    manifest.write_text(text)
+    report = import_paths([folder], load_catalog(catalog), dry_run=True)
+    result = report.results[0]
+    assert result.status != "error", result.problems
+    assert result.app is not None and "{{- if .Values.olaresEnv.X }}" in (result.app.get("upgrade_description") or "")
+
+
+def test_a_v2_manifest_stays_a_template(catalog, tmp_path):
+    """An unclosed `{{- if` in a 0.10.0 manifest is refused: Olares renders that manifest as a Go template."""
+    folder = oc.llamacpp_chart(tmp_path / "in", context=65536, version="1.0.3")
+    manifest = folder / "OlaresManifest.yaml"
+    manifest.write_text(manifest.read_text().replace("spec:\n", "spec:\n" + V3_NOTES, 1))
+    report = import_paths([folder], load_catalog(catalog), dry_run=True)
+    assert report.results[0].status == "error"
+    assert any("OlaresManifest.yaml" in str(p) for p in report.results[0].problems)
