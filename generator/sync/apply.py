@@ -95,6 +95,10 @@ def _removed_target(data: dict[str, object], label: str, today: dt.date, gone: s
     return target
 
 
+def _merged(app: AppPlan) -> bool:
+    return app.merged is not None and app.imported is not None and app.imported.status == "ok"
+
+
 def _record(plan: SyncPlan, previous: SyncFile | None) -> SyncFile:
     apps = dict(previous.apps) if previous else {}
     for app in plan.apps:
@@ -119,8 +123,7 @@ def planned_writes(plan: SyncPlan, cat: Catalog, previous: SyncFile | None,
     gone = {a.app for a in plan.apps if a.status == "removed"}
     for app in plan.apps:
         path = cat.file_of(app.app)
-        if app.status in ("bumped", "changed") and app.merged is not None and app.imported is not None \
-                and app.imported.status == "ok":
+        if app.status in ("bumped", "changed") and _merged(app):
             touched = (*TOUCHED, "benchmarks") if app.benchmarks else TOUCHED
             target = _merged_target(app, cat.apps[app.app].app)
             writes.append(Write(path, _edit(path, target, touched), f"{app.status} {app.new_version}"))

@@ -23,6 +23,7 @@ from typing import Any
 import semver
 
 from generator.catalog import Catalog, Resolved
+from generator.fit.roofline import roofline
 from generator.importer import Imported, Report, import_paths
 from generator.schema import App
 from generator.schema.upstream import Corrections, MeasuredGround, SyncFile, SyncRecord
@@ -38,7 +39,8 @@ FACETS: dict[str, tuple[str, ...]] = {
     "context": ("context_length",),
     "env": ("env", "python_packages", "genesis_patches"),
     "resources": ("resources", "gpu_memory_mib", "gpu_room"),
-    "metadata": ("title", "description", "full_description", "icon", "owners", "upgrade_description"),
+    "metadata": ("title", "description", "full_description", "icon", "owners", "upgrade_description", "developer",
+                 "submitter", "website", "source_code", "license"),
 }
 FACET_OF = {f: facet for facet, fields in FACETS.items() for f in fields}
 # Written with the merged fields but not reported: what the import recorded of upstream's chart.
@@ -267,7 +269,7 @@ def merge_notes(ours: str | None, theirs: str | None) -> str | None:
 
 
 def _merge(name: str, ours: dict[str, Plain], theirs: dict[str, Plain], fixes: Corrections,
-           plan: AppPlan) -> dict[str, Plain]:
+           plan: AppPlan, resolved: Resolved | None = None) -> dict[str, Plain]:
     """The app's data with upstream's changes, but for the fields a correction keeps."""
     keep = _classify(name, ours, theirs, fixes, plan)
     merged = dict(ours)
@@ -285,11 +287,28 @@ def _merge(name: str, ours: dict[str, Plain], theirs: dict[str, Plain], fixes: C
     for key in CARRIED:
         merged[key] = theirs.get(key)
     plan.benchmarks = _new_benchmarks(ours.get("benchmarks") or [], theirs.get("benchmarks") or [])
+    if resolved is not None:
+        plan.benchmarks = _under_roof(plan, resolved, plan.benchmarks)
     for bench in plan.benchmarks:
         plan.changes.append(Change("benchmarks", "metadata", None, bench["tokens_per_s"], "lands",
                                    "upstream's measured figure (metadata.bento), added to the app's benchmarks",
                                    str(bench.get("source", ""))))
     return merged
+
+
+def _under_roof(plan: AppPlan, resolved: Resolved, benches: list[dict[str, Plain]]) -> list[dict[str, Plain]]:
+    """The figures at or under the app's bandwidth roofline (generator/fit/roofline.py); one above it cannot be a
+    measurement of this chart (a stale or another build's figure): reported, not recorded."""
+    kept = []
+    for bench in benches:
+        roof = roofline(resolved, int(bench.get("context") or 0), acceptance=bench.get("acceptance"))
+        if roof is not None and float(bench["tokens_per_s"]) > roof.bound_tps:
+            plan.changes.append(Change("benchmarks", "metadata", None, bench["tokens_per_s"], "conflict",
+                                       f"above the roofline bound {roof.bound_tps:.1f} t/s of the catalog's app: "
+                                       "not recorded (measure it: `catalog smoke`)", str(bench.get("source", ""))))
+        else:
+            kept.append(bench)
+    return kept
 
 
 def _new_benchmarks(ours: list[Plain], theirs: list[Plain]) -> list[dict[str, Plain]]:
@@ -326,7 +345,11 @@ def _renamed(cat: Catalog, fixes: Corrections, previous: SyncFile | None) -> dic
 
 
 def _status(plan: AppPlan, previous: SyncRecord | None, digest: str) -> str:
-    if previous is not None and previous.chart == digest and previous.version == plan.upstream_version:
+    # seen before, and merged then: the catalog's version is above upstream's (an app the last sync could not
+    # merge, its chart needing drafts, is planned again)
+    if previous is not None and previous.chart == digest and previous.version == plan.upstream_version \
+            and plan.catalog_version and plan.upstream_version \
+            and semver.Version.parse(plan.catalog_version) > semver.Version.parse(plan.upstream_version):
         return "unchanged"
     if not plan.changes:
         return "unchanged"
@@ -366,7 +389,7 @@ def build_plan(upstream: Upstream, cat: Catalog, fixes: Corrections, previous: S
             plan.detail = "draft: " + "; ".join(result.missing) if result.status == "draft" else ""
         else:
             ours, theirs = _app_data(current), _theirs(result)
-            plan.merged = _merge(name, ours, theirs, fixes, plan)
+            plan.merged = _merge(name, ours, theirs, fixes, plan, current)
             plan.status = _status(plan, previous.apps.get(name) if previous else None, chart.digest)
             if result.status == "draft":
                 plan.detail = "upstream's chart needs drafts: " + "; ".join(result.missing)
