@@ -107,7 +107,7 @@ def load_corrections(path: Path) -> list[Correction]:
             continue
         inside = section in ("## deliberate corrections", "## known differences to fix")
         match = ROW.match(text) if inside else None
-        if match and (match.group(2) in FACETS or match.group(2) == "*"):
+        if match and (match.group(2) in (*FACETS, "chart") or match.group(2) == "*"):
             app, facet, key, reason = (g.strip() for g in match.groups())
             rows.append(Correction(app, facet, key, reason, known=section.startswith("## known")))
     return sorted(rows, key=lambda c: not c.known)

@@ -145,3 +145,16 @@ def test_writes_the_schema_refuses_are_file_line_and_nothing_is_written(catalog)
     assert problem.file and problem.file.endswith("apps/marketqwen.yaml") and problem.line
     assert "benchmarks.0.date" in str(problem) and "nothing was written" in str(problem)
     assert {p: p.read_bytes() for p in catalog.rglob("*") if p.is_file()} == before
+
+
+def test_the_version_above_upstream_is_above_both_of_its_versions(catalog, tmp_path, capsys):
+    """The maintainer's Chart.yaml version can run ahead of metadata.version (1.0.18 beside 1.0.16): the merged app
+    goes above the higher one, and the sync record keeps it."""
+    up = upstream(tmp_path, context=131072, version="1.0.4")
+    chart_yaml = up / "marketqwen" / "Chart.yaml"
+    chart_yaml.write_text(chart_yaml.read_text().replace("version: '1.0.4'", "version: '1.0.9'")
+                          .replace("version: 1.0.4", "version: 1.0.9"))
+    code, _, err = run(catalog, capsys, str(up))
+    assert code == 0, err
+    assert app_file(catalog, "marketqwen")["version"] == "1.0.10"
+    assert read_document(catalog / "sync.yaml").data["apps"]["marketqwen"]["version"] == "1.0.9"
