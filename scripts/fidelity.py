@@ -37,7 +37,10 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+import semver  # noqa: E402
+
 from generator.catalog import Catalog, load_catalog  # noqa: E402
+from generator.core.errors import InputError  # noqa: E402
 from generator.chart.pipeline import render_apps, rendered_apps  # noqa: E402
 from generator.core.errors import CatalogError  # noqa: E402
 from generator.flags.tables import FlagTables  # noqa: E402
@@ -48,6 +51,7 @@ from generator.importer.source import read_chart  # noqa: E402
 from generator.importer.workload import Launch, Lines, pod_spec, read_pod  # noqa: E402
 
 FACETS = ("image", "command", "args", "env", "ports", "probes", "volumes", "resources", "manifest")
+# A market chart the importer cannot read is one difference of facet `chart` (key `read`), with the reason.
 SECRET_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
 # Market folders the catalog renames, and why (docs/fidelity.md "Deliberate corrections" lists each rename):
 # llamacppqwen36beellamavisionone is 31 characters, over Olares' 30-character app name (OLARES003).
@@ -103,7 +107,7 @@ def load_corrections(path: Path) -> list[Correction]:
             continue
         inside = section in ("## deliberate corrections", "## known differences to fix")
         match = ROW.match(text) if inside else None
-        if match and (match.group(2) in FACETS or match.group(2) == "*"):
+        if match and (match.group(2) in (*FACETS, "chart") or match.group(2) == "*"):
             app, facet, key, reason = (g.strip() for g in match.groups())
             rows.append(Correction(app, facet, key, reason, known=section.startswith("## known")))
     return sorted(rows, key=lambda c: not c.known)
@@ -337,10 +341,66 @@ def run(market: Path, catalog_dir: Path, corrections_file: Path, names: list[str
                 (folder / rel).parent.mkdir(parents=True, exist_ok=True)
                 (folder / rel).write_text(text, encoding="utf-8")
             spelling_for = _spellings(cat, name)
-            theirs = facts(render_chart(read_chart(market / folder_of.get(name, name), name)), spelling_for)
+            try:
+                theirs = facts(render_chart(read_chart(market / folder_of.get(name, name), name)), spelling_for)
+            except InputError as error:  # the market's chart does not read: one difference, the others go on
+                diffs += compare_unreadable(name, "; ".join(str(p) for p in error.problems), corrections)
+                continue
             ours = facts(render_chart(read_chart(folder, f"{name} (re-rendered)")), spelling_for)
             diffs += compare(name, theirs, ours, corrections)
     return diffs
+
+
+def compare_unreadable(app: str, why: str, corrections: list[Correction]) -> list[Difference]:
+    diff = Difference(app, "chart", "read", why, "rendered")
+    row = next((c for c in corrections if c.matches(diff)), None)
+    if row is None:
+        return [diff]
+    return [Difference(app, "chart", "read", why, "rendered", **({"known": row.reason} if row.known
+                                                                 else {"deliberate": row.reason}))]
+
+
+def _market_version(folder: Path) -> str | None:
+    found = re.search(r"""^  version:\s*['"]?([0-9]+\.[0-9]+\.[0-9]+)""", (folder / "OlaresManifest.yaml")
+                      .read_text(encoding="utf-8"), re.MULTILINE)
+    return found.group(1) if found else None
+
+
+def counts(market: Path, catalog_dir: Path, renamed: dict[str, str] | None = None) -> dict[str, Any]:
+    """The closing counts of issue 23: market apps present in the catalog (active, or a draft with what blocks it),
+    versions at or above upstream's (metadata.version, and Chart.yaml's where it is higher), same version with
+    the same content (catalog/sync.yaml's chart digest is upstream's; a version equal to upstream's is ours
+    only when the sync merged nothing), and the active apps with a roof figure in `catalog list --json`."""
+    renamed = RENAMED if renamed is None else renamed
+    cat = load_catalog(catalog_dir)
+    drafts = {p.stem for p in (catalog_dir / "drafts" / "apps").glob("*.yaml")} if (catalog_dir / "drafts").is_dir() \
+        else set()
+    out: dict[str, Any] = {"market_apps": 0, "present": 0, "drafts": [], "missing": [], "at_or_above": 0,
+                           "below": [], "same_version": []}
+    for folder in sorted(p for p in market.iterdir() if (p / "OlaresManifest.yaml").is_file()):
+        name = renamed.get(folder.name, folder.name)
+        out["market_apps"] += 1
+        theirs = [v for v in (_market_version(folder), _chart_version(folder)) if v]
+        if name in cat.apps and cat.apps[name].app.status != "removed":
+            out["present"] += 1
+            ours = semver.Version.parse(cat.apps[name].app.version)
+            if all(ours >= semver.Version.parse(v) for v in theirs):
+                out["at_or_above"] += 1
+            else:
+                out["below"].append(f"{name} {ours} < {max(theirs)}")
+            if any(ours == semver.Version.parse(v) for v in theirs):
+                out["same_version"].append(name)
+        elif name in drafts:
+            out["drafts"].append(name)
+        else:
+            out["missing"].append(name)
+    return out
+
+
+def _chart_version(folder: Path) -> str | None:
+    found = re.search(r"""^version:\s*['"]?([0-9]+\.[0-9]+\.[0-9]+)""", (folder / "Chart.yaml")
+                      .read_text(encoding="utf-8"), re.MULTILINE) if (folder / "Chart.yaml").is_file() else None
+    return found.group(1) if found else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -354,6 +414,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--renamed", action="append", default=[], metavar="FOLDER=APP",
                         help="a market folder the catalog names otherwise (default: RENAMED in this script)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--counts", action="store_true", help="print the apps present / versions / drafts counts")
     args = parser.parse_args(argv)
     pairs = [item.partition("=") for item in args.renamed]
     if any(not folder or not app for folder, _, app in pairs):
@@ -363,6 +424,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.market.is_dir():
         print(f"fidelity: {args.market}: not a folder", file=sys.stderr)
         return 2
+    if args.counts:
+        print(json.dumps(counts(args.market, args.catalog, renamed), indent=2))
+        return 0
     try:
         diffs = run(args.market, args.catalog, args.corrections, args.apps, renamed)
     except CatalogError as error:

@@ -27,7 +27,7 @@ class ChartYaml:
     description: str  # the first line of the app's description
     icon: str
     version: str
-    app_version: str  # the engine image tag
+    app_version: str  # the app's version (spec.versionName corresponds to it: manifest.md "Spec")
     api_version: str = "v2"
     type: str = "application"
 
@@ -104,12 +104,18 @@ class Accelerator:
 
 @dataclass(frozen=True)
 class ManifestSpec:
-    version_name: str  # the engine image tag, as Chart appVersion
+    # the app's version: the market shows it as the version users install (the maintainer's charts write
+    # metadata.version there; beclab/Olares@3b1fb4b4a3bb378c5a9efd9aca2f2c31d4337c1e
+    # docs/developer/develop/package/manifest.md "Spec": "the version of the application that this chart contains")
+    version_name: str
     full_description: str
     upgrade_description: str | None
     developer: str
     submitter: str
     accelerator: tuple[Accelerator, ...]
+    website: str | None = None
+    source_code: str | None = None
+    license: tuple[tuple[str, str | None], ...] = ()  # (text, url) of spec.license
     locale: tuple[str, ...] = ("en-US",)
     support_arch: tuple[str, ...] = ("amd64",)
     only_admin: bool = True
@@ -118,8 +124,14 @@ class ManifestSpec:
         out: dict[str, Data] = {"versionName": self.version_name, "fullDescription": self.full_description}
         if self.upgrade_description:
             out["upgradeDescription"] = self.upgrade_description
-        out.update({"developer": self.developer, "submitter": self.submitter, "locale": list(self.locale),
-                    "supportArch": list(self.support_arch)})
+        out["developer"] = self.developer
+        if self.website:
+            out["website"] = self.website
+        if self.source_code:
+            out["sourceCode"] = self.source_code
+        out.update({"submitter": self.submitter, "locale": list(self.locale), "supportArch": list(self.support_arch)})
+        if self.license:
+            out["license"] = [{"text": t, **({"url": u} if u else {})} for t, u in self.license]
         if profile.only_admin:  # v3: an individual app leaves onlyAdmin out (the spec's default, false)
             out["onlyAdmin"] = self.only_admin
         if profile.flat_resources:

@@ -119,9 +119,11 @@ def _manifest(r: Resolved, spec: EngineSpec, profile: Profile) -> OlaresManifest
                           version=app.version),
         entrances=(Entrance(name=app.name, port=spec.port, title=app.title, icon=app.icon),),
         workload_replicas={app.name: 1},
-        spec=ManifestSpec(version_name=r.stack.image_tag, full_description=app.full_description or app.description,
-                          upgrade_description=app.upgrade_description, developer=app.owners[0],
-                          submitter=app.owners[0], accelerator=(_accelerator(r, profile),), locale=locales),
+        spec=ManifestSpec(version_name=app.version, full_description=app.full_description or app.description,
+                          upgrade_description=app.upgrade_description, developer=app.developer or app.owners[0],
+                          submitter=app.submitter or app.owners[0], accelerator=(_accelerator(r, profile),),
+                          locale=locales, website=app.website, source_code=app.source_code,
+                          license=tuple((lic.text, lic.url) for lic in app.license)),
         dependencies=(Dependency("olares", profile.olares_dependency, "system"),),
         envs=(SystemEnv("HF_ENDPOINT", profile.hf_endpoint_from, profile.env_flags),
               SystemEnv("HF_TOKEN", profile.hf_token_from, profile.env_flags)),
@@ -139,7 +141,7 @@ def plan(r: Resolved, profile: Profile | str | None = None) -> ChartSpec:
     spec = engine_for(r)
     app = r.app
     chart = ChartYaml(name=app.name, description=app.description.splitlines()[0], icon=app.icon, version=app.version,
-                      app_version=r.stack.image_tag)
+                      app_version=app.version)
     files = {CHAT_TEMPLATE_FILE: r.chat_template.text} if r.chat_template is not None else {}
     return ChartSpec(name=app.name, chart=chart, manifest=_manifest(r, spec, chosen), values=_values(r, spec),
                      owners=Owners(tuple(app.owners)), engine=spec, resolved=r, profile=chosen, files=files,

@@ -7,6 +7,7 @@ the catalog cannot express it, so a re-render will not have it). Nothing is drop
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import re
@@ -505,6 +506,66 @@ def _meta(ctx: _Ctx, app: dict[str, Any]) -> None:
     _meta_names(ctx, app, meta, spec, chart)
     _meta_owners(ctx, app, spec)
     _meta_version(ctx, app, meta, spec, chart)
+    _meta_bento(ctx, app, meta)
+
+
+_SPEED = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*t/s\s*$")
+_TOKENS = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([KkMm])\b")
+
+
+def _tokens(text: str) -> int | None:
+    found = _TOKENS.search(text)
+    if not found:
+        return None
+    kilo = found.group(2).lower() == "k"
+    decimal = float(found.group(1)) * (1000 if kilo else 1000 * 1000)
+    binary = int(float(found.group(1)) * (1024 if kilo else 1024 * 1024))
+    if binary & (binary - 1) == 0:
+        return binary
+    # "262K" is 262,144 tokens (2^18): the market's labels round a power of two to thousands
+    power = 1 << max(round(decimal).bit_length() - 1, 0)
+    nearest = min((power, power * 2), key=lambda p: abs(p - decimal))
+    return nearest if abs(nearest - decimal) / decimal < 0.01 else binary
+
+
+def bento_benchmark(bento: Any, origin: str, today: dt.date) -> dict[str, Any] | None:
+    """The measured hero speed of the maintainer's `metadata.bento` block (his scripts/build-catalog.js reads it:
+    aamsellem/olares-one-market@39e2d0c7 scripts/build-catalog.js) as one benchmark of the app: `hero.value`
+    `N t/s` the speed, the context of the hero label (`speed @ 262K`) or the `context` spec, `mtp.accept` (a
+    percentage) the acceptance. The block carries no date: `date` is the day the figure was read, said in
+    `method`. None when the hero is not a speed (a SWE-bench score, an audio length)."""
+    if not isinstance(bento, dict) or not isinstance(bento.get("hero"), dict):
+        return None
+    hero = bento["hero"]
+    speed = _SPEED.match(str(hero.get("value", "")))
+    if not speed or float(speed.group(1)) <= 0:
+        return None
+    bench: dict[str, Any] = {"tokens_per_s": float(speed.group(1))}
+    caps: dict[str, Any] = bento["capabilities"] if isinstance(bento.get("capabilities"), dict) else {}
+    mtp: dict[str, Any] = caps["mtp"] if isinstance(caps.get("mtp"), dict) else {}
+    accept = mtp.get("accept")
+    if mtp.get("enabled") and isinstance(accept, (int, float)) and not isinstance(accept, bool) and 0 < accept <= 100:
+        bench["acceptance"] = round(float(accept) / 100, 4)
+    context = _tokens(str(hero.get("label", "")))
+    if context is None:
+        specs = [x for x in bento.get("specs") or () if isinstance(x, dict)]
+        context = next((_tokens(str(x.get("value", ""))) for x in specs if x.get("label") == "context"), None)
+    if context:
+        bench["context"] = context
+    bench.update({"date": today, "method": f"upstream's metadata.bento hero figure {hero.get('value')!s} "
+                                          f"({hero.get('label')!s}), read on {today.isoformat()}: the maintainer's "
+                                          "measurement on Olares One, as his chart states it",
+                  "source": origin})
+    return bench
+
+
+def _meta_bento(ctx: _Ctx, app: dict[str, Any], meta: dict[str, Any]) -> None:
+    line = ctx.manifest_origin("hero:").line
+    origin = (f"upstream's chart {meta.get('name')} {meta.get('version')} OlaresManifest.yaml"
+              f"{f':{line}' if line else ''} metadata.bento.hero")
+    bench = bento_benchmark(meta.get("bento"), origin, dt.date.today())
+    if bench is not None:
+        app["benchmarks"] = [bench]
 
 
 def _meta_names(ctx: _Ctx, app: dict[str, Any], meta: dict[str, Any], spec: dict[str, Any],
@@ -554,8 +615,26 @@ def _meta_owners(ctx: _Ctx, app: dict[str, Any], spec: dict[str, Any]) -> None:
         app["owners"] = owners
     for key in ("developer", "submitter"):
         if spec.get(key) is not None and owners and str(spec[key]) != owners[0]:
-            ctx.unmapped(ctx.manifest_origin(f"{key}:"), f"spec.{key} {spec[key]!r} (the catalog writes the first "
-                                                         "owner)")
+            app[key] = str(spec[key])
+    _meta_links(ctx, app, spec)
+
+
+def _meta_links(ctx: _Ctx, app: dict[str, Any], spec: dict[str, Any]) -> None:
+    """spec.website, sourceCode and license (beclab/Olares@3b1fb4b4a3bb378c5a9efd9aca2f2c31d4337c1e
+    docs/developer/develop/package/manifest.md "Spec"): kept as the app's own fields."""
+    for key, field_name in (("website", "website"), ("sourceCode", "source_code")):
+        if isinstance(spec.get(key), str) and spec[key].startswith(("https://", "http://")):
+            app[field_name] = spec[key]
+        elif spec.get(key) is not None:
+            ctx.unmapped(ctx.manifest_origin(f"{key}:"), f"spec.{key} {spec[key]!r} is not an http(s) URL")
+    licenses = spec.get("license")
+    if isinstance(licenses, list):
+        kept = [{"text": str(e["text"]), **({"url": str(e["url"])} if e.get("url") else {})}
+                for e in licenses if isinstance(e, dict) and e.get("text")]
+        if kept:
+            app["license"] = kept
+        if len(kept) != len(licenses):
+            ctx.unmapped(ctx.manifest_origin("license:"), "a spec.license entry without `text` is not kept")
 
 
 def _meta_version(ctx: _Ctx, app: dict[str, Any], meta: dict[str, Any], spec: dict[str, Any],
@@ -617,10 +696,12 @@ def _manifest_entrances(ctx: _Ctx, manifest: dict[str, Any], app: dict[str, Any]
 def _manifest_spec(ctx: _Ctx, spec: dict[str, Any], stack: Stack | None) -> None:
     """spec fields: versionName, the keys the catalog models, locale and supportArch."""
     version_name = spec.get("versionName")
-    if version_name is not None and stack is not None and str(version_name) != stack.image_tag:
+    version = (ctx.r.manifest.get("metadata") or {}).get("version")
+    if version_name is not None and str(version_name) != str(version):
         ctx.unmapped(ctx.manifest_origin("versionName:"), f"spec.versionName {version_name!r} (the catalog renders the "
-                                                          f"image tag {stack.image_tag!r})")
+                                                          f"app's version {version!r})")
     known_spec = {"versionName", "fullDescription", "upgradeDescription", "developer", "submitter", "locale",
+                  "website", "sourceCode", "license",
                   "supportArch", "onlyAdmin", "accelerator", "requiredDisk", "limitedDisk", "requiredCpu",
                   "limitedCpu", "requiredMemory", "limitedMemory", "requiredGpu", "limitedGpu"}
     for key in sorted(set(spec) - known_spec):

@@ -41,6 +41,19 @@ _GUARDS = ("default", "coalesce", "hasKey", "empty", "required", "dig", "kindIs"
 _BLOCKS = ("if", "with", "range", "define", "block")
 _ERROR_AT = re.compile(r"(?P<file>[^\s:()\"]+\.(?:yaml|yml|tpl|txt)):(?P<line>[0-9]+)(?::(?P<col>[0-9]+))?")
 _SAFE_DIR = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
+_MANIFEST_VERSION = re.compile(r"""^olaresManifest\.version:\s*['"]?([0-9]+)\.([0-9]+)""", re.MULTILINE)
+_API_V3 = re.compile(r"""^apiVersion:\s*['"]?v3['"]?\s*$""", re.MULTILINE)
+
+
+def plain_manifest(text: str) -> bool:
+    """An olaresManifest 0.12.0+ / apiVersion v3 manifest is plain YAML: Olares reads it verbatim, never rendered,
+    so `{{ ... }}` in its text is literal (beclab/Olares docs/developer/develop/package/manifest.md, the 0.12.0
+    page, https://docs.olares.com/developer/develop/package/manifest.html; OAC rejects template syntax in it:
+    beclab/Olares framework/oac internal/manifest/template_syntax.go checkNoTemplateSyntax; chart rule
+    OLARES011). An older manifest is a Go template (beclab/Olares@3b1fb4b4a3bb378c5a9efd9aca2f2c31d4337c1e
+    docs/developer/develop/package/manifest.md, the 0.11.0 page: its appScope example branches on `.Values.admin`)."""
+    found = _MANIFEST_VERSION.search(text)
+    return bool(_API_V3.search(text)) or (found is not None and (int(found.group(1)), int(found.group(2))) >= (0, 12))
 
 
 def env_mark(name: str) -> str:
@@ -212,6 +225,21 @@ def _declared_env(manifest: dict[str, Any]) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _plain_texts(files: ChartFiles, i18n_rels: list[str]) -> dict[str, str]:
+    """The manifest and its translations as written (a plain manifest: nothing rendered)."""
+    out = {MANIFEST_TEMPLATE: files.text(MANIFEST) or ""}
+    out.update({I18N_TEMPLATE.format(locale=rel.split("/")[1]): files.text(rel) or "" for rel in i18n_rels})
+    return out
+
+
+def _first_pass(renderer: CappedRenderer, folder: Path, values: dict[str, Any], name: str, files: ChartFiles,
+                chart_dir: str) -> dict[str, str]:
+    try:
+        return _render(renderer, folder, values, name)
+    except HelmFailure as exc:
+        raise InputError(_helm_problems(files, exc.detail, chart_dir)) from exc
+
+
 def render_chart(files: ChartFiles, renderer: CappedRenderer | None = None) -> Rendered:
     """Parse and render `files`; InputError (file:line) when Helm or YAML refuses it or a value is missing.
     `renderer` is the import run's capped Helm worker (one is started for this chart when None)."""
@@ -246,12 +274,13 @@ def _render_chart(files: ChartFiles, renderer: CappedRenderer) -> Rendered:
             errs, found = missing_refs(files, rel, files.text(rel) or "", merged, ())
             problems += errs
             notes += found
+        plain = plain_manifest(manifest_text)
+        if plain:  # read as Olares reads it: no `.Values` reference in it is a template
+            problems, notes = [], []
         if problems:
             raise InputError(problems)
-        try:
-            out = _render(renderer, first, base_values, name)
-        except HelmFailure as exc:
-            raise InputError(_helm_problems(files, exc.detail, chart_dir)) from exc
+        out = _plain_texts(files, i18n_rels) if plain else _first_pass(renderer, first, base_values, name, files,
+                                                                        chart_dir)
         manifest = _yaml(files, MANIFEST, out.get(MANIFEST_TEMPLATE, ""))
         if not isinstance(manifest, dict):
             raise InputError([Problem(files.where(MANIFEST), 1, None, "the rendered manifest is not a YAML mapping")])
@@ -285,7 +314,8 @@ def _render_chart(files: ChartFiles, renderer: CappedRenderer) -> Rendered:
     owners_data = _mapping(files, "owners", optional=True) if "owners" in files.files else {}
     owners = tuple(str(o) for o in owners_data.get("owners") or ()) if isinstance(owners_data, dict) else ()
     return Rendered(files=files, chart=chart, values=values, manifest=manifest,
-                    manifest_templated="{{" in manifest_text, i18n=i18n, owners=owners, docs=docs,
+                    manifest_templated="{{" in manifest_text and not plain_manifest(manifest_text), i18n=i18n,
+                    owners=owners, docs=docs,
                     declared_env=declared, notes=notes)
 
 

@@ -26,15 +26,16 @@ def context_matches(k: int, tokens: int) -> bool:
     return abs(tokens - k * 1024) <= 1024 or abs(tokens - k * 1000) <= 1000
 
 
-@rule("CON001", "error", "Chart appVersion is the engine image tag",
-      "The market shows appVersion as the engine version; a stale one hides which image users run",
-      "docs/domain.md#hami (Chart.yaml); generator/chart/plan.py")
+@rule("CON001", "error", "Chart appVersion is the app's version",
+      "Olares shows versionName, which corresponds to appVersion, as the version of the application the chart contains "
+      "(the maintainer's charts write the app's version in both); a different value hides which release users run",
+      "beclab/Olares@3b1fb4b4a3bb378c5a9efd9aca2f2c31d4337c1e docs/developer/develop/package/manifest.md (Spec "
+      "versionName); generator/chart/plan.py")
 def app_version(ctx: AppContext) -> Iterable[Finding]:
-    tag = ctx.resolved.stack.image_tag
-    if ctx.chart.chart.app_version != tag:
-        yield ctx.finding("CON001", "error", f"Chart appVersion {ctx.chart.chart.app_version!r} is not the image "
-                          f"tag {tag!r} of {ctx.resolved.stack.image}",
-                          "render again (appVersion comes from the stack image)", "stack")
+    version = ctx.app.version
+    if ctx.chart.chart.app_version != version:
+        yield ctx.finding("CON001", "error", f"Chart appVersion {ctx.chart.chart.app_version!r} is not the app's "
+                          f"version {version!r}", "render again (appVersion comes from the app's version)", "version")
 
 
 @rule("CON002", "error", "manifest spec.versionName equals the Chart appVersion",
@@ -44,7 +45,7 @@ def version_name(ctx: AppContext) -> Iterable[Finding]:
     name, app_ver = ctx.chart.manifest.spec.version_name, ctx.chart.chart.app_version
     if name != app_ver:
         yield ctx.finding("CON002", "error", f"spec.versionName {name!r} differs from Chart appVersion {app_ver!r}",
-                          "render again (both come from the stack image tag)", "stack")
+                          "render again (both come from the app's version)", "version")
 
 
 # buun and BeeLlama double the server's sequences when speculative decoding is on (slot i backs up its recurrent

@@ -90,6 +90,14 @@ class Probe(Strict):
     expect: Note | None = None
 
 
+class License(Strict):
+    """One `spec.license` entry (beclab/Olares@3b1fb4b4a3bb378c5a9efd9aca2f2c31d4337c1e
+    docs/developer/develop/package/manifest.md "Spec": `license: [{text, url}]`)."""
+
+    text: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    url: HttpsUrl | None = None
+
+
 class Translation(Strict):
     """The fields the Market translates for one locale (manifest.md "i18n": metadata.title, description,
     spec.fullDescription); left out, the app's own text."""
@@ -145,6 +153,13 @@ class App(Strict):
     categories: Annotated[tuple[MarketCategory, ...], Field(max_length=8)] = ()
     # translations by locale, written as i18n/<locale>/OlaresManifest.yaml (olares-v3); en-US is the app's own text
     i18n: Annotated[dict[Locale, Translation], Field(max_length=32)] = Field(default_factory=dict)
+    # spec.developer / submitter / website / sourceCode / license of the manifest (beclab/Olares@3b1fb4b4a3bb
+    # docs/developer/develop/package/manifest.md "Spec"); developer and submitter default to the first owner
+    developer: Annotated[str, StringConstraints(min_length=1, max_length=100)] | None = None
+    submitter: Annotated[str, StringConstraints(min_length=1, max_length=100)] | None = None
+    website: HttpsUrl | None = None
+    source_code: HttpsUrl | None = None
+    license: Annotated[tuple[License, ...], Field(max_length=8)] = ()
     # facts of an imported chart the catalog cannot express (`file:line: what`); not rendered
     unmapped: Annotated[tuple[str, ...], Field(max_length=MAX_ITEMS)] = ()
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from generator.adapters.git import Git
 from generator.catalog import Catalog
 from generator.rules.versions_upstream import load_corrections, load_sync
-from generator.sync.apply import Write, planned_writes, write_all
+from generator.sync.apply import Write, planned_writes, validate, write_all
 from generator.sync.plan import AppPlan, Change, SyncPlan, build_plan, stack_images
 from generator.sync.source import open_upstream
 
@@ -25,6 +25,7 @@ def sync(sources: list[str], cat: Catalog, *, git: Git, dry_run: bool = False) -
         writes = planned_writes(plan, cat, previous)
         plan.images = stack_images(plan, cat)
     if not dry_run:
+        validate(cat, writes)  # the merged catalog must load before anything is written
         write_all(writes)
     return plan, writes
 

@@ -8,17 +8,21 @@ fields (generator/importer/appyaml.py `update_text`: comments and order kept).
 from __future__ import annotations
 
 import datetime as dt
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.catalog import Catalog, display_path
+from generator.catalog import Catalog, display_path, load_catalog
 from generator.core.errors import InputError, Problem
 from generator.core.fileio import atomic_write_text, writable
 from generator.importer.appyaml import read_back, update_text
 from generator.importer.build import APP_KEYS
 from generator.rules.versions_upstream import SYNC_FILE
+from generator.schema import App
+from generator.schema.app import Benchmark
 from generator.schema.upstream import SyncFile, SyncRecord
-from generator.sync.plan import AppPlan, SyncPlan, _defaults, plain
+from generator.sync.plan import TOUCHED, AppPlan, SyncPlan, _defaults, plain
 from generator.yamlio import yamlout
 
 HEADER = ("# Written by `catalog sync` (docs/sync.md): what the last sync saw of each upstream app. Review it like\n"
@@ -32,15 +36,21 @@ class Write:
     what: str
 
 
-def _edit(path: Path, target: dict[str, object]) -> str:
+REMOVAL_KEYS = ("status", "removed_on", "reason", "replaced_by")
+
+
+def _edit(path: Path, target: dict[str, object], touched: tuple[str, ...]) -> str:
+    """The app file with only the `touched` fields of `target` edited. Every other field stays as the file has
+    it (typed: a date stays a date, a benchmark is not re-emitted with its defaults)."""
     text = path.read_text(encoding="utf-8")
     current = read_back(path, text)
     if not isinstance(current, dict):
         raise InputError([Problem(display_path(path), 1, None, "not a YAML mapping; edit it by hand")])
     defaults = _defaults()
-    changes = {k: v for k, v in target.items() if plain(current.get(k, defaults.get(k))) != v
-               and not (k not in current and v == defaults.get(k))}
-    removals = [k for k in changes if k in current and k in defaults and changes[k] == defaults[k]]
+    changes = {k: v for k, v in target.items() if k in touched
+               and plain(current.get(k, defaults.get(k))) != plain(v)
+               and not (k not in current and plain(v) == defaults.get(k))}
+    removals = [k for k in changes if k in current and k in defaults and plain(changes[k]) == defaults[k]]
     for key in removals:
         changes.pop(key)
     expected = {**current, **changes}
@@ -50,9 +60,20 @@ def _edit(path: Path, target: dict[str, object]) -> str:
     return update_text(Path(display_path(path)), text, changes, removals, APP_KEYS, ordered)
 
 
-def _merged_target(app: AppPlan) -> dict[str, object]:
+def _typed_benchmarks(current: App, new: list[dict[str, object]]) -> list[object]:
+    """The app's benchmarks as its file writes them (typed: dates stay dates, defaults left out) plus the new."""
+    out: list[object] = [b.model_dump(mode="python", exclude_defaults=True) for b in current.benchmarks]
+    for bench in new:
+        out.append(Benchmark.model_validate({**bench, "date": dt.date.fromisoformat(str(bench["date"]))})
+                   .model_dump(mode="python", exclude_defaults=True))
+    return out
+
+
+def _merged_target(app: AppPlan, current: App) -> dict[str, object]:
     assert app.merged is not None
     target = dict(app.merged)
+    if app.benchmarks:
+        target["benchmarks"] = _typed_benchmarks(current, app.benchmarks)
     measured = list(target.get("measured") or [])
     for ground in app.measured:
         entry = {"field": ground.field, "value": ground.value, "note": ground.note, "source": ground.source}
@@ -62,10 +83,20 @@ def _merged_target(app: AppPlan) -> dict[str, object]:
     return target
 
 
-def _removed_target(app: AppPlan, data: dict[str, object], label: str, today: dt.date) -> dict[str, object]:
+def _removed_target(data: dict[str, object], label: str, today: dt.date, gone: set[str]) -> dict[str, object]:
+    """The removal mark; a `replaced_by` naming an app this sync also removes is dropped (it would name an app
+    that is no longer listed: STA002) and said in the reason."""
     before = f"{data['reason']}; " if data.get("reason") else ""
-    return {**data, "status": "removed", "removed_on": today,
-            "reason": f"{before}upstream removed it: not in {label} (catalog sync)"}
+    target = {**data, "status": "removed", "removed_on": today,
+              "reason": f"{before}upstream removed it: not in {label} (catalog sync)"}
+    if data.get("replaced_by") in gone:
+        target["replaced_by"] = None
+        target["reason"] = f"{target['reason']}; its replacement {data['replaced_by']} was removed too"
+    return target
+
+
+def _merged(app: AppPlan) -> bool:
+    return app.merged is not None and app.imported is not None and app.imported.status == "ok"
 
 
 def _record(plan: SyncPlan, previous: SyncFile | None) -> SyncFile:
@@ -89,14 +120,17 @@ def planned_writes(plan: SyncPlan, cat: Catalog, previous: SyncFile | None,
     today = today or dt.date.today()
     writes: list[Write] = []
     new = {a.app for a in plan.apps if a.status == "new"}
+    gone = {a.app for a in plan.apps if a.status == "removed"}
     for app in plan.apps:
         path = cat.file_of(app.app)
-        if app.status in ("bumped", "changed") and app.merged is not None and app.imported is not None \
-                and app.imported.status == "ok":
-            writes.append(Write(path, _edit(path, _merged_target(app)), f"{app.status} {app.new_version}"))
+        if app.status in ("bumped", "changed") and _merged(app):
+            touched = (*TOUCHED, "benchmarks") if app.benchmarks else TOUCHED
+            target = _merged_target(app, cat.apps[app.app].app)
+            writes.append(Write(path, _edit(path, target, touched), f"{app.status} {app.new_version}"))
         elif app.status == "removed":
             data = plain(cat.apps[app.app].app)
-            writes.append(Write(path, _edit(path, _removed_target(app, data, plan.upstream, today)), "removed"))
+            target = _removed_target(data, plan.upstream, today, gone)
+            writes.append(Write(path, _edit(path, target, REMOVAL_KEYS), "removed"))
     for write in plan.report.plan.writes if plan.report else ():
         rel = write.path.relative_to(cat.root) if write.path.is_relative_to(cat.root) else None
         if write.text is None or rel is None:
@@ -106,6 +140,28 @@ def planned_writes(plan: SyncPlan, cat: Catalog, previous: SyncFile | None,
     plan.record = _record(plan, previous)
     writes.append(Write(cat.root / SYNC_FILE, HEADER + yamlout.dump(plain(plan.record)), "sync record"))
     return writes
+
+
+def validate(cat: Catalog, writes: list[Write]) -> None:
+    """Load the catalog as it would be after `writes` (the texts laid over a temporary copy of it, nothing in the
+    catalog touched); InputError with `file:line` under the catalog's own paths when it would not load."""
+    scratch = Path(tempfile.mkdtemp(prefix="catalog-sync-"))
+    try:
+        copy = scratch / "catalog"
+        shutil.copytree(cat.root, copy, symlinks=True)
+        for w in writes:
+            rel = w.path.relative_to(cat.root)
+            (copy / rel).parent.mkdir(parents=True, exist_ok=True)
+            (copy / rel).write_text(w.text, encoding="utf-8")
+        try:
+            load_catalog(copy)
+        except InputError as exc:
+            shown, real = display_path(copy), display_path(cat.root)
+            raise InputError([Problem(p.file.replace(shown, real, 1) if p.file else p.file, p.line, p.field,
+                                      f"{p.message} (after the sync; nothing was written)")
+                              for p in exc.problems]) from exc
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def write_all(writes: list[Write]) -> None:

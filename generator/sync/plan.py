@@ -23,6 +23,7 @@ from typing import Any
 import semver
 
 from generator.catalog import Catalog, Resolved
+from generator.fit.roofline import roofline
 from generator.importer import Imported, Report, import_paths
 from generator.schema import App
 from generator.schema.upstream import Corrections, MeasuredGround, SyncFile, SyncRecord
@@ -38,11 +39,20 @@ FACETS: dict[str, tuple[str, ...]] = {
     "context": ("context_length",),
     "env": ("env", "python_packages", "genesis_patches"),
     "resources": ("resources", "gpu_memory_mib", "gpu_room"),
-    "metadata": ("title", "description", "full_description", "icon", "owners", "upgrade_description"),
+    "metadata": ("title", "description", "full_description", "icon", "owners", "upgrade_description", "developer",
+                 "submitter", "website", "source_code", "license"),
 }
 FACET_OF = {f: facet for facet, fields in FACETS.items() for f in fields}
 # Written with the merged fields but not reported: what the import recorded of upstream's chart.
 CARRIED = ("unmapped",)
+# Fields upstream's chart cannot express (the import never sets them): the catalog's value always stays and is
+# never reported as a change. `gpu_room` is the room the fit leaves beside the app (docs/fit.md), a fact of the
+# catalog, not of any chart.
+UNKNOWABLE = ("gpu_room",)
+# Merged, never replaced: upstream's upgrade notes are added to ours (docs/sync.md "Upgrade notes").
+NOTES = "upgrade_description"
+# Every field the merge may change; apply.py edits only these in an app file (the rest stays byte-identical).
+TOUCHED = tuple(k for k in FACET_OF if k not in UNKNOWABLE) + CARRIED + ("version", "measured")
 
 Plain = Any  # JSON-shaped data (the app file's values)
 
@@ -78,6 +88,7 @@ class AppPlan:
     digest: str | None = None
     merged: dict[str, Plain] | None = None  # the app file's data after the merge (bumped, changed)
     measured: list[MeasuredGround] = field(default_factory=list)  # grounds to record on the app
+    benchmarks: list[dict[str, Plain]] = field(default_factory=list)  # upstream's measured figures ours lacks
     imported: Imported | None = None
 
     @property
@@ -175,7 +186,11 @@ def _fields(ours: dict[str, Plain], theirs: dict[str, Plain]) -> list[tuple[str,
     out: list[tuple[str, Plain, Plain]] = []
     for facet_fields in FACETS.values():
         for name in facet_fields:
+            if name in UNKNOWABLE:
+                continue
             a, b = ours.get(name), theirs.get(name)
+            if name == NOTES:
+                b = merge_notes(a, b)
             if a == b:
                 continue
             if name == "env":
@@ -241,8 +256,20 @@ def _merged_args(ours: list[str], theirs: list[str], keep: set[str]) -> list[str
     return _flatten(gb, order)
 
 
+def merge_notes(ours: str | None, theirs: str | None) -> str | None:
+    """Upstream's upgrade notes merged with ours: each line of theirs that ours lacks comes first (newest on
+    top, upstream's order), then ours whole; our history is never erased."""
+    if not theirs:
+        return ours
+    if not ours:
+        return theirs
+    have = {line.strip() for line in ours.splitlines() if line.strip()}
+    new = [line.rstrip() for line in theirs.splitlines() if line.strip() and line.strip() not in have]
+    return "\n".join([*new, ours]) if new else ours
+
+
 def _merge(name: str, ours: dict[str, Plain], theirs: dict[str, Plain], fixes: Corrections,
-           plan: AppPlan) -> dict[str, Plain]:
+           plan: AppPlan, resolved: Resolved | None = None) -> dict[str, Plain]:
     """The app's data with upstream's changes, but for the fields a correction keeps."""
     keep = _classify(name, ours, theirs, fixes, plan)
     merged = dict(ours)
@@ -251,11 +278,46 @@ def _merge(name: str, ours: dict[str, Plain], theirs: dict[str, Plain], fixes: C
             merged[key] = _merged_env(ours.get(key) or {}, theirs.get(key) or {}, keep)
         elif key == "extra_args":
             merged[key] = _merged_args(list(ours.get(key) or []), list(theirs.get(key) or []), keep)
+        elif key in UNKNOWABLE:
+            continue
+        elif key == NOTES and key not in keep:
+            merged[key] = merge_notes(ours.get(key), theirs.get(key))
         elif key not in keep:
             merged[key] = theirs.get(key)
     for key in CARRIED:
         merged[key] = theirs.get(key)
+    plan.benchmarks = _new_benchmarks(ours.get("benchmarks") or [], theirs.get("benchmarks") or [])
+    if resolved is not None:
+        plan.benchmarks = _under_roof(plan, resolved, plan.benchmarks)
+    for bench in plan.benchmarks:
+        plan.changes.append(Change("benchmarks", "metadata", None, bench["tokens_per_s"], "lands",
+                                   "upstream's measured figure (metadata.bento), added to the app's benchmarks",
+                                   str(bench.get("source", ""))))
     return merged
+
+
+def _under_roof(plan: AppPlan, resolved: Resolved, benches: list[dict[str, Plain]]) -> list[dict[str, Plain]]:
+    """The figures at or under the app's bandwidth roofline (generator/fit/roofline.py); one above it cannot be a
+    measurement of this chart (a stale or another build's figure): reported, not recorded."""
+    kept = []
+    for bench in benches:
+        roof = roofline(resolved, int(bench.get("context") or 0), acceptance=bench.get("acceptance"))
+        if roof is not None and float(bench["tokens_per_s"]) > roof.bound_tps:
+            plan.changes.append(Change("benchmarks", "metadata", None, bench["tokens_per_s"], "conflict",
+                                       f"above the roofline bound {roof.bound_tps:.1f} t/s of the catalog's app: "
+                                       "not recorded (measure it: `catalog smoke`)", str(bench.get("source", ""))))
+        else:
+            kept.append(bench)
+    return kept
+
+
+def _new_benchmarks(ours: list[Plain], theirs: list[Plain]) -> list[dict[str, Plain]]:
+    """Upstream's benchmarks (the import reads its metadata.bento hero speed) that ours lacks: a figure is the
+    same when its speed, acceptance and context are (the read date differs from run to run)."""
+    def key(b: Plain) -> tuple[Plain, ...]:
+        return (b.get("tokens_per_s"), b.get("acceptance"), b.get("context"))
+    have = {key(b) for b in ours}
+    return [b for b in theirs if key(b) not in have]
 
 
 def _above(*versions: str | None) -> str:
@@ -283,7 +345,11 @@ def _renamed(cat: Catalog, fixes: Corrections, previous: SyncFile | None) -> dic
 
 
 def _status(plan: AppPlan, previous: SyncRecord | None, digest: str) -> str:
-    if previous is not None and previous.chart == digest and previous.version == plan.upstream_version:
+    # seen before, and merged then: the catalog's version is above upstream's (an app the last sync could not
+    # merge, its chart needing drafts, is planned again)
+    if previous is not None and previous.chart == digest and previous.version == plan.upstream_version \
+            and plan.catalog_version and plan.upstream_version \
+            and semver.Version.parse(plan.catalog_version) > semver.Version.parse(plan.upstream_version):
         return "unchanged"
     if not plan.changes:
         return "unchanged"
@@ -323,7 +389,7 @@ def build_plan(upstream: Upstream, cat: Catalog, fixes: Corrections, previous: S
             plan.detail = "draft: " + "; ".join(result.missing) if result.status == "draft" else ""
         else:
             ours, theirs = _app_data(current), _theirs(result)
-            plan.merged = _merge(name, ours, theirs, fixes, plan)
+            plan.merged = _merge(name, ours, theirs, fixes, plan, current)
             plan.status = _status(plan, previous.apps.get(name) if previous else None, chart.digest)
             if result.status == "draft":
                 plan.detail = "upstream's chart needs drafts: " + "; ".join(result.missing)

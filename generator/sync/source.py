@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import semver
+
 from generator.adapters.git import Git
 from generator.core.errors import InputError, Problem, UsageError
 from generator.importer.source import read_chart
@@ -27,7 +29,7 @@ class UpstreamChart:
     name: str  # the chart's app name upstream (its folder)
     path: Path  # the folder or package, readable until the source closes
     label: str  # how messages name it: `<name>/` relative to the upstream root
-    version: str | None  # OlaresManifest metadata.version (Chart.yaml version when the manifest has none)
+    version: str | None  # the higher of OlaresManifest metadata.version and Chart.yaml version
     digest: str  # chart_digest of its files
 
 
@@ -43,6 +45,9 @@ def is_git_url(text: str) -> bool:
 
 
 def _version(files: dict[str, bytes], label: str) -> str | None:
+    """The higher of OlaresManifest metadata.version and Chart.yaml version: the maintainer's charts let them drift
+    apart (Chart.yaml 1.0.18 beside metadata.version 1.0.16), and a version above upstream's must be above both."""
+    found: list[str] = []
     for rel, keys in (("OlaresManifest.yaml", ("metadata", "version")), ("Chart.yaml", ("version",))):
         if rel not in files:
             continue
@@ -50,8 +55,9 @@ def _version(files: dict[str, bytes], label: str) -> str | None:
         for key in keys:
             data = data.get(key) if isinstance(data, dict) else None
         if data is not None:
-            return str(data)
-    return None
+            found.append(str(data))
+    valid = [v for v in found if semver.Version.is_valid(v)]
+    return str(max(semver.Version.parse(v) for v in valid)) if valid else (found[0] if found else None)
 
 
 def _chart(path: Path, label: str) -> UpstreamChart:

@@ -3,8 +3,9 @@
 `content_hash(tree)` is a sha256 over the chart's *parsed* data: YAML files are loaded and re-serialised
 as canonical JSON (sorted keys), so quoting, key order, comments or line wrapping cannot change it; Helm
 templates are hashed as text (line endings and trailing blanks normalised). The fields that change with
-every release are left out: Chart.yaml `version`, OlaresManifest.yaml `metadata.version` and
-`spec.upgradeDescription` (it gains a line at each bump). Two charts with the same hash differ at most
+every release are left out: Chart.yaml `version` and `appVersion`, OlaresManifest.yaml `metadata.version`,
+`spec.versionName` (both the app's version: generator/chart/plan.py) and `spec.upgradeDescription` (it gains a
+line at each bump). Two charts with the same hash differ at most
 in those fields.
 """
 
@@ -28,8 +29,8 @@ HASH_PREFIX = "sha256:"
 LEVELS = ("patch", "minor", "major")
 # Per file name: the dotted paths that move with each release and are left out of the hash.
 VOLATILE: dict[str, tuple[tuple[str, ...], ...]] = {
-    "Chart.yaml": (("version",),),
-    "OlaresManifest.yaml": (("metadata", "version"), ("spec", "upgradeDescription")),
+    "Chart.yaml": (("version",), ("appVersion",)),
+    "OlaresManifest.yaml": (("metadata", "version"), ("spec", "versionName"), ("spec", "upgradeDescription")),
 }
 
 

@@ -74,7 +74,7 @@ def test_v2_chart_with_configmap_vars_becomes_an_app(catalog, tmp_path, capsys):
     # an olares-v2 chart into a catalog of the default olares-v3 profile: one note, not the v2 facts as unmapped
     assert "{{ .Values.userspace.appData }}/models" not in unmapped and "appData" not in unmapped
     assert sum("the chart is in the olares-v2 manifest profile" in n for n in result["notes"]) == 1
-    assert "OlaresManifest.yaml:30: spec.website" in unmapped
+    assert "spec.website" not in unmapped and app["website"] == "https://example.org/marketqwen"  # kept (sync2)
     assert any(k.endswith("extra_args --batch-size 2048") and ":79:" in k for k in result["kept"])
     # the catalog still loads and the new app renders
     assert "marketqwen" in load_catalog(catalog).apps
