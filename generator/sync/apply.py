@@ -108,9 +108,11 @@ def _record(plan: SyncPlan, previous: SyncFile | None) -> SyncFile:
                 apps[app.app] = old.model_copy(update={"status": "removed"})
             elif app.catalog_version:
                 apps[app.app] = SyncRecord(version=app.catalog_version, status="removed")
-        elif app.status not in ("skipped", "error") and app.upstream_version:
+        elif app.status not in ("skipped", "error", "local") and app.upstream_version:
+            # a chart merged only in part (it needs drafts) records no digest, so the next sync plans it again
+            merged = app.imported is None or app.imported.status != "draft"
             apps[app.app] = SyncRecord(upstream_name=app.upstream_name, version=app.upstream_version,
-                                       chart=app.digest, commit=plan.commit)
+                                       chart=app.digest if merged else None, commit=plan.commit)
     return SyncFile(upstream=plan.upstream, commit=plan.commit, apps=dict(sorted(apps.items())))
 
 

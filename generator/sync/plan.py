@@ -79,7 +79,7 @@ class Change:
 class AppPlan:
     app: str  # the catalog's name
     upstream_name: str | None
-    status: str  # new, bumped, changed, unchanged, removed, skipped, error
+    status: str  # new, bumped, changed, unchanged, removed, local, skipped, error
     upstream_version: str | None = None
     catalog_version: str | None = None
     new_version: str | None = None  # the version the merged app gets
@@ -119,7 +119,7 @@ class SyncPlan:
         return sum(len(a.conflicts) for a in self.apps)
 
     def summary(self) -> dict[str, int]:
-        keys = ("new", "bumped", "changed", "unchanged", "removed", "skipped", "error")
+        keys = ("new", "bumped", "changed", "unchanged", "removed", "local", "skipped", "error")
         return {**{k: self.count(k) for k in keys}, "conflicts": self.conflicts}
 
     def as_dict(self) -> dict[str, Plain]:
@@ -401,6 +401,10 @@ def build_plan(upstream: Upstream, cat: Catalog, fixes: Corrections, previous: S
         if name in seen or resolved.app.status == "removed":
             continue
         rec = previous.apps.get(name) if previous else None
+        if previous is not None and rec is None:  # added here after the first sync, never upstream's: kept
+            apps.append(AppPlan(name, None, "local", catalog_version=resolved.app.version,
+                                detail="the catalog's own app (no sync record): kept as it is"))
+            continue
         upstream_name = rec.upstream_name if rec else None
         apps.append(AppPlan(name, upstream_name, "removed", upstream_version=rec.version if rec else None,
                             catalog_version=resolved.app.version,

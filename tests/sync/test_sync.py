@@ -164,3 +164,40 @@ def test_a_bad_corrections_file_is_file_line_and_nothing_is_written(catalog, tmp
     assert main(["sync", str(up), "--catalog", str(catalog)]) == 1
     assert "corrections.yaml:2" in capsys.readouterr().err
     assert not (catalog / "sync.yaml").exists()
+
+
+def test_an_app_added_after_the_first_sync_is_the_catalogs_own_and_never_marked_removed(catalog, tmp_path, capsys):
+    """Once catalog/sync.yaml exists, an app with no record there was never upstream's (an SGLang app written here):
+    the next sync reports it `local` and leaves its file alone."""
+    up = upstream(tmp_path, context=131072, version="1.0.4")
+    assert sync(catalog, capsys, str(up))[0] == 0
+    shutil.copy(catalog / "apps" / "marketqwen.yaml", catalog / "apps" / "ourownapp.yaml")
+    own = catalog / "apps" / "ourownapp.yaml"
+    own.write_text(own.read_text(encoding="utf-8").replace("name: marketqwen", "name: ourownapp"), encoding="utf-8")
+    before = own.read_bytes()
+    code, plan = sync(catalog, capsys, str(up))
+    assert code == 0
+    assert app_of(plan, "ourownapp")["status"] == "local"
+    assert own.read_bytes() == before
+    assert "ourownapp" not in read_document(catalog / "sync.yaml").data["apps"]
+
+
+def test_a_chart_that_needed_drafts_is_planned_again_by_the_next_sync(catalog, tmp_path, capsys, monkeypatch):
+    """A merge that came back as a draft import records no chart digest, so the next sync plans the app again
+    instead of calling it unchanged (the b11046 apps were stuck so)."""
+    from generator.sync import apply as sync_apply
+    from generator.sync.plan import AppPlan
+
+    class Draft:
+        status = "draft"
+
+    plan = AppPlan("marketqwen", None, "changed", upstream_version="1.0.4", digest="sha256:" + "0" * 64,
+                   imported=Draft())  # type: ignore[arg-type]
+    done = AppPlan("otherapp", None, "changed", upstream_version="1.0.4", digest="sha256:" + "1" * 64)
+
+    class Plan:
+        apps = [plan, done]
+        upstream, commit = "up", None
+
+    record = sync_apply._record(Plan(), None)  # type: ignore[arg-type]
+    assert record.apps["marketqwen"].chart is None and record.apps["otherapp"].chart == "sha256:" + "1" * 64
