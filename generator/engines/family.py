@@ -29,4 +29,12 @@ def family_of(stack: Stack) -> Family:
     assert_never(engine)
 
 
-__all__ = ["FAMILIES", "Family", "family_of"]
+def allocates_what_it_needs(stack: Stack) -> bool:
+    """Whether the server allocates what its model needs (llama.cpp and its forks, Lucebox), rather than a fraction
+    of the device it sizes its pool from (vLLM's utilization, SGLang's mem_fraction_static): only for the former is a
+    HAMi limit above the card harmless headroom."""
+    family = family_of(stack)
+    return family in ("llamacpp", "lucebox")
+
+
+__all__ = ["FAMILIES", "Family", "allocates_what_it_needs", "family_of"]

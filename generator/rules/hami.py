@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable
 
 from generator.engines import EnvVar
+from generator.engines.family import allocates_what_it_needs
 from generator.core.findings import Finding
 from generator.rules import AppContext, rule
 from generator.rules.locate import at_env, env_where
@@ -48,7 +49,7 @@ def _limits(ctx: AppContext) -> list[EnvVar]:
 
 def _measured_belt(ctx: AppContext, mib: float) -> str | None:
     """The note of the app's measured `gpu_memory_mib` ground equal to `mib`, for a llama.cpp app; else None."""
-    if ctx.resolved.stack.engine != "llamacpp":
+    if not allocates_what_it_needs(ctx.resolved.stack):
         return None
     for m in ctx.app.measured:
         if m.field == "gpu_memory_mib" and str(m.value).rstrip("m") == f"{mib:.0f}":

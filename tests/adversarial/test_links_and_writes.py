@@ -12,7 +12,6 @@ import pytest
 
 from support.adversarial import assert_clean_failure, cli, snapshot
 from support.bump import run_cli
-from support.catalogs import REPO
 
 APP = "gemma4e2bone"  # one of bump_support.KEEP
 
@@ -97,13 +96,15 @@ DEPRECATED = ("dflashqwen36one", "llamacppqwen36dense27bone", "lucedflashqwen36o
 
 @pytest.fixture
 def prunable(catalog_copy: Path) -> Path:
-    """The embedded catalog and charts, with passing smokes of both replacements in the ledger (the gate's
+    """The market fixture's catalog and its rendered charts, with passing smokes of both replacements in the ledger (the gate's
     input: rows as `catalog smoke` appends them; tests/test_prune.py records them against a real server)."""
     from generator.catalog import load_catalog
     from generator.smoke.identity import chart_content
     from generator.smoke.ledger import SmokeRecord, append
 
-    shutil.copytree(REPO / "charts", catalog_copy.parent / "charts")
+    from generator.cli import main
+
+    assert main(["render", "--catalog", str(catalog_copy)]) == 0  # the fixture's own charts, beside it
     cat = load_catalog(catalog_copy)
     for app in (FAST, LONG):  # a pass of each replacement's current chart that served the chart's model
         r = cat.apps[app]
