@@ -104,7 +104,9 @@ def list_apps(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
         plain.print(table)
         _print_blocks(rows, plain)
         return
-    table, hidden = _table(rows, console)
+    # on a terminal the drafts are the lines under the table (their long draft stack names would crowd out the
+    # columns that are never cut); piped and --json, they are rows too
+    table, hidden = _table([r for r in rows if r["status"] != "draft"], console)
     console.print(table)
     if hidden:
         console.print(f"too narrow for: {', '.join(hidden)} (--json shows every field)",
@@ -124,8 +126,9 @@ def _print_blocks(rows: list[dict[str, Any]], console: Console) -> None:
     for row in rows:
         if row["status"] == "draft":
             blocks = "; ".join(row["blocked_by"])
+            # one line when piped; folded to the terminal's width on a terminal (a narrow one keeps every word)
             console.print(safe_line(f"draft {row['name']} ({row['draft']}): {blocks}"), markup=False,
-                          highlight=False, soft_wrap=True)
+                          highlight=False, soft_wrap=not console.is_terminal, overflow="fold")
 
 
 # Columns in display order; DROP lists the ones that go first when the terminal is narrow (a column that is shown
