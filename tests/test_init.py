@@ -97,7 +97,9 @@ def test_a_new_store_s_market_serves_everything_it_lists(tmp_path, capsys):
     store = tmp_path / "store"
     assert main(["init", str(store)]) == 0
     capsys.readouterr()
-    collected = collect(store / "catalog", store / "charts")
+    from generator.catalog import load_catalog
+
+    collected = collect(store / "catalog", store / "charts", catalog=load_catalog(store / "catalog"))
     assert collected.problems == ()
     assert collected.every_listed == frozenset({EXAMPLE})
     assert all(apps == {EXAMPLE} for apps in collected.listed.values()), collected.listed
