@@ -34,7 +34,7 @@ def latest_measured(app: App, ledger: list[SmokeRecord]) -> Measured | None:
 
 
 def _rows(cat: Catalog) -> list[dict[str, Any]]:
-    from generator.fit.roofline import reading
+    from generator.fit.roofline import reading, roofline
     from generator.smoke.ledger import history
 
     rows = []
@@ -43,6 +43,8 @@ def _rows(cat: Catalog) -> list[dict[str, Any]]:
         ledger = history(cat.root, r.app.name)
         smoke = ledger[-1] if ledger else None
         read = reading(r, latest_measured(r.app, ledger))
+        # the bound needs no measurement: with none, the empty-cache roofline (the loose bound of a speculative app)
+        roof = read.roof if read else (roofline(r, 0) if r.app.status != "removed" else None)
         rows.append({
             "name": r.app.name,
             "title": r.app.title,
@@ -59,10 +61,10 @@ def _rows(cat: Catalog) -> list[dict[str, Any]]:
             "smoke_chart_version": smoke.chart_version if smoke else None,
             # measured speed / the roofline at the measurement's context (generator/fit/roofline.py)
             "speed_per_roof": round(read.fraction, 3) if read else None,
-            "roof_tokens_per_s": round(read.roof.bound_tps, 1) if read else None,
+            "roof_tokens_per_s": round(roof.bound_tps, 1) if roof else None,
             "roof_measured_tokens_per_s": read.measured.tokens_per_s if read else None,
             "roof_source": read.measured.source if read else None,
-            "roof_loose": read.roof.loose if read else None,
+            "roof_loose": roof.loose if roof else None,
         })
     return rows + _draft_rows(cat, {str(row["name"]) for row in rows})
 
