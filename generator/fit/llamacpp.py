@@ -272,8 +272,8 @@ def mtp_weights_skipped_mib(r: Resolved, s: Settings) -> tuple[float, str]:
             or r.model.id not in realshape.SHAPES:
         return 0.0, ""
     quant = r.app.quantization
-    skipped = (realshape.spec_for(r.model, quant, mtp=True).tensor_bytes
-               - realshape.spec_for(r.model, quant, mtp=False).tensor_bytes) / MIB
+    skipped = (sum(realshape.tensor_sizes(r.model, quant, mtp=True).values())
+               - sum(realshape.tensor_sizes(r.model, quant, mtp=False).values())) / MIB
     return skipped, (f"{arch.mtp_layers} NextN layer(s) in the file, MTP drafting off: llama.cpp does not load them "
                      "(src/models/qwen35moe.cpp:41 TENSOR_SKIP unless load_mtp; real-shape size)")
 
@@ -319,10 +319,10 @@ def _host_weights_realshape(r: Resolved) -> tuple[float, str]:
     """Host-kept embeddings at the types of the model's real-shape file (generator/fit/realshape.py): token_embd
     (unless tied: then its GPU copy is the output projection) and Gemma 4's per_layer_token_embd. Measured: every
     sweep probe's CPU_Mapped buffer is exactly token_embd + per_layer_token_embd of its file."""
-    from generator.fit.realshape import SHAPES, spec_for
+    from generator.fit.realshape import SHAPES, tensor_sizes
 
     shape = SHAPES[r.model.id]
-    sizes = {t.name: t.nbytes for t in spec_for(r.model, r.app.quantization).tensors}
+    sizes = tensor_sizes(r.model, r.app.quantization)
     parts = [("per-layer token embeddings", sizes.get("per_layer_token_embd.weight", 0))]
     if not shape.tied_embeddings:
         parts.append(("token embeddings", sizes.get("token_embd.weight", 0)))

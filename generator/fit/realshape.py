@@ -629,8 +629,23 @@ def _dense_gqa(spec: Spec, arch: Any, shape: Shape, quant: str, rope_base: float
 _ROPE_BASE = {"qwen3moe": 10_000_000.0, "llama": 1_000_000_000.0}
 
 
-def spec_for(model: Any, quant: str, *, mtp: bool = False) -> Spec:
-    """The real-shape GGUF of a catalog model (`generator.schema.Model`) in the weight file `quant`."""
+_SIZES: dict[tuple[str, str, bool], dict[str, int]] = {}
+
+
+def tensor_sizes(model: Any, quant: str, *, mtp: bool = False) -> dict[str, int]:
+    """{tensor name: bytes} of the model's real-shape file, without building its vocabulary again: the fit asks for
+    it for every app and every sizing step (the spec of a 262K-token vocabulary costs ~50 ms). Cached by the model's
+    own facts (its JSON), so two catalogs with one model id and other facts never share an entry."""
+    key = (model.model_dump_json(), quant, mtp)
+    sizes = _SIZES.get(key)
+    if sizes is None:
+        sizes = _SIZES[key] = {t.name: t.nbytes for t in spec_for(model, quant, mtp=mtp, vocab=False).tensors}
+    return sizes
+
+
+def spec_for(model: Any, quant: str, *, mtp: bool = False, vocab: bool = True) -> Spec:
+    """The real-shape GGUF of a catalog model (`generator.schema.Model`) in the weight file `quant`; `vocab=False`
+    leaves the token list out of the metadata (the tensors, all the fit reads, are the same)."""
     arch = model.architecture
     shape = SHAPES.get(model.id)
     if shape is None:
@@ -641,7 +656,10 @@ def spec_for(model: Any, quant: str, *, mtp: bool = False) -> Spec:
     ftype = {"Q8_0": 7, "Q3_K": 12, "Q4_K": 15, "Q5_K": 17, "IQ4_XS": 30}.get(quant_types(quant)[0], 1)
     spec.meta("general.file_type", ftype)
     spec.meta("general.quantization_version", 2)
-    _vocab(spec, arch.vocab_size)
+    if vocab:
+        _vocab(spec, arch.vocab_size)
+    else:
+        spec.n_vocab = arch.vocab_size
     if arch.arch in ("qwen35", "qwen35moe"):
         _qwen35(spec, arch, shape, quant, mtp)
     elif arch.arch == "gemma4":
@@ -697,5 +715,5 @@ def write(model: Any, quant: str, path: Path, *, mtp: bool = False) -> Spec:
     return spec
 
 
-__all__ = ["GGML_TYPES", "LLAMA_CPP_SOURCE", "SHAPES", "Shape", "Spec", "Tensor", "quant_types", "spec_for", "write",
-           "write_spec"]
+__all__ = ["GGML_TYPES", "LLAMA_CPP_SOURCE", "SHAPES", "Shape", "Spec", "Tensor", "quant_types", "spec_for",
+           "tensor_sizes", "write", "write_spec"]

@@ -188,3 +188,15 @@ def test_rows_not_a_multiple_of_256_take_llama_quants_fallback() -> None:
     assert realshape._type_for("blk.0.ffn_down_exps.weight", down, 0, 52, "ud-q4kxl") == "Q8_0"  # use_more_bits
     assert realshape._type_for("blk.10.ffn_down_exps.weight", down, 10, 52, "ud-iq4_xs") == "IQ4_NL"
     assert realshape._type_for("blk.10.ffn_up.weight", (2700, 64), 10, 52, "q4km") == "F16"  # 2700 % 32 != 0
+
+
+@pytest.mark.parametrize("model_id,quant,mtp", [("gemma4-e2b", "q8_0", False), ("gemma4-26b-a4b", "ud-q4kxl", False)])
+def test_tensor_sizes_are_the_files_tensors_without_building_its_vocabulary(model_id: str, quant: str,
+                                                                             mtp: bool) -> None:
+    """The fit's cached sizes (realshape.tensor_sizes) equal the full spec's tensors, token list left out."""
+    model = market().models[model_id]
+    full = realshape.spec_for(model, quant, mtp=mtp)
+    assert realshape.tensor_sizes(model, quant, mtp=mtp) == {t.name: t.nbytes for t in full.tensors}
+    lean = realshape.spec_for(model, quant, mtp=mtp, vocab=False)
+    assert [(t.name, t.nbytes) for t in lean.tensors] == [(t.name, t.nbytes) for t in full.tensors]
+    assert "tokenizer.ggml.tokens" not in {key for key, _, _ in lean.metadata}
