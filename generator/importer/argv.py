@@ -342,10 +342,12 @@ def map_llamacpp(tokens: list[Token], spell: Spelling, stack: Stack | None) -> M
     return out
 
 
-def map_vllm(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
-    reader = Reader(tokens, spell)
+def _server_fields(reader: Reader, stack: Stack | None, model: tuple[str, Origin] | None, context_flag: str,
+                   fraction_flag: str, *, whole: bool) -> Mapped:
+    """What vLLM and SGLang launchers share: the model and its revision, served name, port, context, KV type and
+    the fraction of the device the engine takes (`whole`: 1.0 allowed, vLLM's utilization; SGLang's
+    mem_fraction_static stays below 1). A fraction out of range is left in extra_args."""
     out = Mapped()
-    model = reader.positional() or reader.value("--model")
     if model is not None:
         out.model_repo = model
     revision = reader.value("--revision")
@@ -354,19 +356,26 @@ def map_vllm(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mappe
     _take_field(reader, out, "--served-model-name", "served_name")
     _common(reader, out)
     _take_port(reader, out, stack)
-    _take_context(reader, out, "--max-model-len", "not a plain token count")
+    _take_context(reader, out, context_flag, "not a plain token count")
     _take_field(reader, out, "--kv-cache-dtype", "kv_cache_type")
-    util = reader.value("--gpu-memory-utilization")
-    if util is not None:
+    fraction = reader.value(fraction_flag)
+    if fraction is not None:
         try:
-            value = float(util[0])
+            value = float(fraction[0])
         except ValueError:
             value = -1.0
-        if 0 < value <= 1:
+        if 0 < value < 1 or whole and value == 1:
             out.fields["gpu_memory_utilization"] = value
-            out.origins["gpu_memory_utilization"] = util[1]
+            out.origins["gpu_memory_utilization"] = fraction[1]
         else:
-            reader.put_back("--gpu-memory-utilization")
+            reader.put_back(fraction_flag)
+    return out
+
+
+def map_vllm(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
+    reader = Reader(tokens, spell)
+    out = _server_fields(reader, stack, reader.positional() or reader.value("--model"), "--max-model-len",
+                         "--gpu-memory-utilization", whole=True)
     spec = reader.value("--speculative-config")
     if spec is not None:
         mapped = _vllm_speculative(spec[0])
@@ -434,29 +443,8 @@ def map_lucebox(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Ma
 # --max-running-requests is computed from the KV pool on every render, so it is read and not kept.
 def map_sglang(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
     reader = Reader(tokens, spell)
-    out = Mapped()
-    model = reader.value("--model-path", "--model")
-    if model is not None:
-        out.model_repo = model
-    revision = reader.value("--revision")
-    if revision is not None:
-        out.model_revision = revision[0]
-    _take_field(reader, out, "--served-model-name", "served_name")
-    _common(reader, out)
-    _take_port(reader, out, stack)
-    _take_context(reader, out, "--context-length", "not a plain token count")
-    _take_field(reader, out, "--kv-cache-dtype", "kv_cache_type")
-    fraction = reader.value("--mem-fraction-static")
-    if fraction is not None:
-        try:
-            value = float(fraction[0])
-        except ValueError:
-            value = -1.0
-        if 0 < value < 1:
-            out.fields["gpu_memory_utilization"] = value
-            out.origins["gpu_memory_utilization"] = fraction[1]
-        else:
-            reader.put_back("--mem-fraction-static")
+    out = _server_fields(reader, stack, reader.value("--model-path", "--model"), "--context-length",
+                         "--mem-fraction-static", whole=False)
     requests = reader.value("--max-running-requests")
     if requests is not None:
         out.notes.append(Problem(str(requests[1]), None, None, f"--max-running-requests {requests[0]}: the catalog "
