@@ -187,14 +187,19 @@ class CappedRenderer:
             if proc.poll() is None:
                 kill_group(proc)
                 proc.wait()
-            for pipe in (proc.stdin, proc.stdout):
-                if pipe is not None:
-                    with contextlib.suppress(OSError):
-                        pipe.close()
+            _close_pipes(proc)
             self._proc = None
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
+
+
+def _close_pipes(proc: subprocess.Popen[bytes]) -> None:
+    """Close a stopped worker's stdin and stdout (the renderer's and the registry client's)."""
+    for pipe in (proc.stdin, proc.stdout):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
 
 
 def _capped_exchange(proc: subprocess.Popen[bytes], request: bytes, deadline: Deadline,
@@ -343,10 +348,7 @@ class HelmRegistry:
         if self._proc is not None:
             if self._proc.poll() is None:
                 kill_group(self._proc)
-            for pipe in (self._proc.stdin, self._proc.stdout):
-                if pipe is not None:
-                    with contextlib.suppress(OSError):
-                        pipe.close()
+            _close_pipes(self._proc)
             self._proc = None
         if self._stderr is not None:
             self._stderr.close()
