@@ -33,6 +33,21 @@ def _unreachable_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("embedded-catalog-is-only-for-test_embedded_catalog") / "catalog"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _flag_table_cache(tmp_path_factory: pytest.TempPathFactory):
+    """The parsed-flag-table cache (generator/flags/cache.py) of every test and every process a test starts lives
+    in a session folder, never in the home of the machine running the tests."""
+    import os
+
+    old = os.environ.get("CATALOG_CACHE_DIR")
+    os.environ["CATALOG_CACHE_DIR"] = str(tmp_path_factory.mktemp("catalog-cache"))
+    yield
+    if old is None:
+        os.environ.pop("CATALOG_CACHE_DIR", None)
+    else:
+        os.environ["CATALOG_CACHE_DIR"] = old
+
+
 @pytest.fixture(autouse=True)
 def no_embedded_catalog(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
                         _unreachable_catalog: Path) -> None:

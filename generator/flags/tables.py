@@ -20,6 +20,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from generator.core.errors import InputError, Problem
+from generator.flags import cache as table_cache
 from generator.schema.stack import Engine, Fork  # the one list of engine and fork names
 from generator.yamlio.loader import load_model, read_bytes, read_document, refuse_aliases
 from generator.schema.common import Date, EnvName, Id, Sources, Strict
@@ -194,16 +195,19 @@ def load_table(path: Path, display: str | None = None) -> FlagTable:
     """Read and validate one table; CatalogError with `file:line: field: message` when invalid.
 
     Tables are large (hundreds of flags): a valid one is parsed with the C YAML parser and kept by content
-    hash; only an invalid one is re-read with the line-tracking loader for its message.
+    hash, in this process and in the cache on disk (generator/flags/cache.py); only an invalid one is re-read
+    with the line-tracking loader for its message.
     """
     name = display or str(path)
     raw = read_bytes(path, name)  # a regular file under the size cap
     key = hashlib.sha256(raw).hexdigest()
-    if key not in _PARSED:
-        refuse_aliases(raw.decode("utf-8", "replace"), name)  # the fast parser would expand an alias bomb
-    table = _PARSED.get(key) or _fast(raw)
+    table = _PARSED.get(key) or table_cache.get(key)
     if table is None:
-        table = load_model(FlagTable, read_document(path, name), name)
+        refuse_aliases(raw.decode("utf-8", "replace"), name)  # the fast parser would expand an alias bomb
+        table = _fast(raw)
+        if table is None:
+            table = load_model(FlagTable, read_document(path, name), name)
+        table_cache.put(key, table)
     _PARSED[key] = table
     if table.id != path.stem:
         raise InputError([Problem(name, 1, "id", f"table id {table.id!r} must equal the file name {path.stem!r}")])
