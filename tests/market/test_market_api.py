@@ -37,12 +37,6 @@ def store(tmp_path_factory, rendered_market) -> Path:
     return root
 
 
-@pytest.fixture(scope="module")
-def served(store, tmp_path_factory):
-    with serve(store / "catalog", tmp_path_factory.mktemp("logs")) as server:
-        yield server
-
-
 def cors(response: httpx.Response) -> None:
     for key, value in CORS.items():
         assert response.headers.get(key) == value, key

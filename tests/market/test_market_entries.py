@@ -25,12 +25,10 @@ from support.market import (
     chart_dirs,
     package_tree,
     ids_in_batches,
-    make_store,
     ref_bytes,
     ref_cpu,
     ref_id,
     reference_entry,
-    serve,
     to_v2,
 )
 
@@ -44,17 +42,6 @@ from generator.publish.market_entry import (
 )
 from generator.versions.releases import Release, load_releases
 from generator.versions.state import content_hash
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory, rendered_market) -> Path:
-    return make_store(tmp_path_factory.mktemp("store"), rendered_market)
-
-
-@pytest.fixture(scope="module")
-def served(store, tmp_path_factory):
-    with serve(store / "catalog", tmp_path_factory.mktemp("logs")) as server:
-        yield server
 
 
 def _expected(store: Path) -> dict[str, tuple[dict, dict]]:

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 from support.bump import run_cli
-from support.market import make_store, package_tree, serve
+from support.market import make_store, package_tree
 from ruamel.yaml import YAML
 
 from generator.core.errors import UsageError
@@ -32,17 +31,6 @@ def manifest_format(tree: dict[str, str]) -> tuple[str, str]:
     data = YAML(typ="safe").load("\n".join(line for line in tree["OlaresManifest.yaml"].splitlines()
                                            if not line.strip().startswith("{{")))
     return str(data["olaresManifest.version"]), str(data["apiVersion"])
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory, rendered_market) -> Path:
-    return make_store(tmp_path_factory.mktemp("store"), rendered_market)
-
-
-@pytest.fixture(scope="module")
-def served(store, tmp_path_factory):
-    with serve(store / "catalog", tmp_path_factory.mktemp("logs")) as server:
-        yield server
 
 
 @pytest.mark.parametrize(("version", "profile"), [
