@@ -88,7 +88,7 @@ def test_a_symlinked_entry_is_not_followed(tmp_path: Path, cache_dir: Path, monk
     elsewhere.write_bytes(entry.read_bytes())
     entry.unlink()
     entry.symlink_to(elsewhere)
-    assert table_cache.get(entry.name.split("-")[0]) is None
+    assert table_cache.get(entry.name.split("-")[0], tables.FlagTable) is None
     monkeypatch.setattr(tables, "_PARSED", {})
     assert tables.load_table(path) == good
 
@@ -98,7 +98,7 @@ def test_an_oversized_entry_is_ignored(tmp_path: Path, cache_dir: Path, monkeypa
     tables.load_table(path)
     [entry] = _entries(cache_dir)
     monkeypatch.setattr(table_cache, "MAX_ENTRY_BYTES", entry.stat().st_size - 1)
-    assert table_cache.get(entry.name.split("-")[0]) is None
+    assert table_cache.get(entry.name.split("-")[0], tables.FlagTable) is None
 
 
 def test_an_invalid_table_is_never_cached(tmp_path: Path, cache_dir: Path):

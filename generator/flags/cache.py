@@ -21,14 +21,14 @@ import json
 import os
 import stat
 import tempfile
+import contextlib
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-if TYPE_CHECKING:
-    from generator.flags.tables import FlagTable
+M = TypeVar("M", bound=BaseModel)
 
 ENV = "CATALOG_CACHE_DIR"
 MAX_ENTRY_BYTES = 16 * 2**20  # the largest table today is ~0.2 MB of JSON
@@ -44,23 +44,20 @@ def folder() -> Path | None:
 
 
 @cache
-def _schema_key() -> str:
-    from generator.flags.tables import FlagTable
-
-    schema = json.dumps(FlagTable.model_json_schema(), sort_keys=True, separators=(",", ":"))
+def _schema_key(model: type[BaseModel]) -> str:
+    schema = json.dumps(model.model_json_schema(), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(schema.encode("utf-8")).hexdigest()[:16]
 
 
-def _entry(content_key: str) -> Path | None:
+def _entry(content_key: str, model: type[BaseModel]) -> Path | None:
     where = folder()
-    return None if where is None else where / f"{content_key}-{_schema_key()}.json"
+    return None if where is None else where / f"{content_key}-{_schema_key(model)}.json"
 
 
-def get(content_key: str) -> FlagTable | None:
-    """The table cached for a file whose bytes hash to `content_key`, or None (absent, off, or not valid)."""
-    from generator.flags.tables import FlagTable
-
-    path = _entry(content_key)
+def get(content_key: str, model: type[M]) -> M | None:
+    """The `model` (the flag-table model) cached for a file whose bytes hash to `content_key`, or None (absent,
+    off, or not valid)."""
+    path = _entry(content_key, model)
     if path is None:
         return None
     try:
@@ -77,14 +74,14 @@ def get(content_key: str) -> FlagTable | None:
     if len(data) > MAX_ENTRY_BYTES:
         return None
     try:
-        return FlagTable.model_validate_json(data)
+        return model.model_validate_json(data)
     except (ValidationError, ValueError):
         return None
 
 
-def put(content_key: str, table: FlagTable) -> None:
+def put(content_key: str, table: BaseModel) -> None:
     """Keep `table` for the file whose bytes hash to `content_key`; any failure is skipped (best effort)."""
-    path = _entry(content_key)
+    path = _entry(content_key, type(table))
     if path is None:
         return
     tmp = None
@@ -101,7 +98,5 @@ def put(content_key: str, table: FlagTable) -> None:
         return
     finally:
         if tmp is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            except OSError:
-                pass

@@ -201,7 +201,7 @@ def load_table(path: Path, display: str | None = None) -> FlagTable:
     name = display or str(path)
     raw = read_bytes(path, name)  # a regular file under the size cap
     key = hashlib.sha256(raw).hexdigest()
-    table = _PARSED.get(key) or table_cache.get(key)
+    table = _PARSED.get(key) or table_cache.get(key, FlagTable)
     if table is None:
         refuse_aliases(raw.decode("utf-8", "replace"), name)  # the fast parser would expand an alias bomb
         table = _fast(raw)
