@@ -300,7 +300,7 @@ def test_the_readme_of_a_git_installed_tool_says_pipx_and_its_extra(tmp_path, mo
     from generator.cli import install_source
 
     record = {"url": "https://github.com/someone/catalog.git", "vcs_info": {"vcs": "git", "commit_id": SHA}}
-    monkeypatch.setattr("generator.cli.init.installed_source", lambda: install_source.from_record(record, "0.1.0"))
+    monkeypatch.setattr("generator.cli.install_source.installed", lambda: install_source.from_record(record, "0.1.0"))
     store = tmp_path / "store"
     assert main(["init", str(store)]) == 0
     assert "warning" not in capsys.readouterr().err
@@ -317,7 +317,7 @@ def test_a_local_install_writes_no_path_of_this_machine_into_the_store(tmp_path,
     from generator.cli import install_source
 
     record = {"url": "file:///home/me/src/catalog", "dir_info": {"editable": True}}
-    monkeypatch.setattr("generator.cli.init.installed_source", lambda: install_source.from_record(record, "0.1.0"))
+    monkeypatch.setattr("generator.cli.install_source.installed", lambda: install_source.from_record(record, "0.1.0"))
     store = tmp_path / "store"
     assert main(["init", str(store)]) == 0
     err = capsys.readouterr().err

@@ -22,12 +22,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from generator.cli.app import app
-from generator.cli.install_source import DISTRIBUTION, ToolSource
-from generator.cli.install_source import installed as installed_source
-from generator.adapters.git import Git
 from generator.core.errors import UsageError, translate_os_error
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported where used: `catalog --help` starts without git's adapter and the install reader
+    from generator.cli.install_source import ToolSource
     from generator.catalog import Catalog
     from generator.versions.releases import Releases
 
@@ -64,6 +62,8 @@ def init(
     existing = _check_target(target, force)
     source = embedded_catalog()
     print(f"catalog: copying from {source} (the embedded catalog)", file=sys.stderr)
+    from generator.cli.install_source import installed as installed_source
+
     tool = installed_source()
     print(f"catalog: the store's README and CI install the tool from {_one_line(tool.where)}", file=sys.stderr)
     parent = _existing_ancestor(target.parent)
@@ -217,6 +217,8 @@ def _install_text(tool: ToolSource) -> str:
                 "own README says (from a clone: `pipx install PATH`, or `pipx install 'PATH[market]'` for "
                 "`catalog serve`), and set the repository variable `CATALOG_TOOL` to a pip requirement CI can "
                 "install (the workflow fails with a message until it is set).")
+    from generator.cli.install_source import DISTRIBUTION
+
     extra = _with_extra(tool.pipx)
     return (f"Install the tool so that `catalog` is on your PATH (this store was started with the tool from "
             f"{_one_line(tool.shown)}):\n\n"
@@ -230,6 +232,8 @@ def _install_text(tool: ToolSource) -> str:
 
 def _with_extra(spec: str) -> str:
     """`spec` with the market extra: a name (`NAME==V` -> `NAME[market]==V`) or a URL (`NAME[market] @ URL`)."""
+    from generator.cli.install_source import DISTRIBUTION
+
     if spec.startswith(DISTRIBUTION):
         return DISTRIBUTION + "[market]" + spec[len(DISTRIBUTION):]
     return f"{DISTRIBUTION}[market] @ {spec}"
@@ -242,6 +246,8 @@ def _files(root: Path) -> list[Path]:
 
 def _git_repository(target: Path) -> Path | None:
     """The git work tree `target` already belongs to (then init leaves git alone), else None."""
+    from generator.adapters.git import Git
+
     if not Git.installed():
         return None
     top = Git().text(_existing_ancestor(target), "rev-parse", "--show-toplevel", check=False).strip()
@@ -250,6 +256,8 @@ def _git_repository(target: Path) -> Path | None:
 
 def _git_first_commit(staging: Path) -> str | None:
     """`git init` on main and one commit of every file; None when git is not installed."""
+    from generator.adapters.git import Git
+
     if not Git.installed():
         return None
     git = Git()
