@@ -26,6 +26,7 @@ from generator.engines.settings import settings_for
 from generator.fit.estimate import estimate
 from generator.fit.roofline import roofline
 from generator.fit.sizing import size_gpu, sized
+from generator.schema.device import SM
 
 STEP_TOKENS = 1024  # a chosen context is a whole number of these (or the model's maximum)
 # The kernels a GPU generation brings (compute capability, major.minor):
@@ -81,6 +82,9 @@ def exclusions(r: Resolved) -> list[str]:
         out.append(f"stack {stack.id} publishes {'/'.join(stack.platforms)} images only; "
                    f"{device.name} is {device.cpu_arch}")
     cc = device.compute_capability
+    if stack.cuda_archs and not any(_runs(cc, arch) for arch in stack.cuda_archs):
+        out.append(f"stack {stack.id}'s kernels are built for {', '.join(stack.cuda_archs)} only; {device.name} is "
+                   f"{device.arch}")
     weight = r.model.weight(r.app.quantization)
     if weight is not None and weight.format == "nvfp4" and cc < NVFP4_MIN:
         out.append(f"weights {weight.quant} are NVFP4, whose kernels are Blackwell's (sm_100+); {device.name} is "
@@ -92,6 +96,13 @@ def exclusions(r: Resolved) -> list[str]:
     if kv.startswith("fp8") and cc < FP8_MIN:
         out.append(f"KV cache {kv} is FP8, whose kernels need Ada or newer (sm_89+); {device.name} is {device.arch}")
     return out
+
+
+def _runs(cc: tuple[int, int], arch: str) -> bool:
+    """A cubin built for `arch` runs on compute capability `cc`: the same major revision, a minor at least its own
+    (NVIDIA's CUDA C++ Programming Guide, "Binary Compatibility")."""
+    m = SM.match(arch)
+    return m is not None and cc[0] == int(m.group(1)) and cc[1] >= int(m.group(2))
 
 
 def _with(r: Resolved, **update: object) -> Resolved:

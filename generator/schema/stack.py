@@ -57,6 +57,10 @@ class Stack(Strict):
     # The CPU architectures the image is published for, as a source records them; amd64 unless one records more
     # (a device of another architecture cannot pull it: docs/devices.md "Excluded devices").
     platforms: Annotated[tuple[CpuArch, ...], Field(min_length=1, max_length=4)] = ("amd64",)
+    # The CUDA architectures the image's kernels are built for (sm_120 ...), where a source records them; empty: not
+    # recorded, any GPU. A GPU runs a cubin of its own major revision and a lower or equal minor (docs/devices.md).
+    cuda_archs: Annotated[tuple[Annotated[str, StringConstraints(pattern=r"^sm_\d{2,3}[a-z]?$")], ...],
+                          Field(max_length=16)] = ()
     sources: Sources
 
     @model_validator(mode="after")
