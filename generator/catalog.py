@@ -16,8 +16,8 @@ from generator.core.errors import InputError, Problem, UsageError, translate_os_
 from generator.core.locate import embedded_catalog
 from generator.core.redact import secrets_in
 from generator.yamlio.loader import Document, load_model, read_document
-from generator.schema import (App, Calibration, ChatTemplate, Device, DeviceTarget, GenesisRegistry, Market, Model, Stack,
-                              WeightFile)
+from generator.schema import (App, Calibration, ChatTemplate, Device, DeviceTarget, GenesisRegistry, Market, Model,
+                              Stack, WeightFile)
 
 T = TypeVar("T", bound=BaseModel)
 Identified = TypeVar("Identified", Model, Stack, Device)  # the kinds of file that carry an `id`
@@ -349,7 +349,11 @@ def _targets(cat: Catalog, app: App, model: Model, stack: Stack, doc: Document, 
             continue
         variant = variant_app(app, entry, same_image=on.image == stack.image)
         found: list[Problem] = []
-        _check_engine_features(variant, on, lambda f, m: found.append(Problem(name, None, f, m)))
+
+        def note(field_: str, message: str, found: list[Problem] = found) -> None:
+            found.append(Problem(name, None, field_, message))
+
+        _check_engine_features(variant, on, note)
         _check_stack_offers(variant, model, on, doc, name, found)
         for problem in found:
             bad(problem.field or "stack", f"on {device.name} (stack {on.id}): {problem.message}")

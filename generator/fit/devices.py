@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from generator.catalog import Resolved, Target
 from generator.core.data import Data
 from generator.engines import engine_for
-from generator.engines.settings import settings_for
+from generator.engines.settings import LlamaCppSettings, settings_for
 from generator.fit.estimate import estimate
 from generator.fit.roofline import roofline
 from generator.fit.sizing import size_gpu, sized
@@ -138,11 +138,17 @@ def _kv_label(r: Resolved) -> str:
     return k if k == v else f"K {k} / V {v}"
 
 
+def _llama_server(r: Resolved) -> bool:
+    """The app runs llama-server, whose -ctk/-ctv take the ggml KV types of LLAMA_KV_LADDER."""
+    planned = sized(r)
+    return isinstance(settings_for(planned, engine_for(planned)), LlamaCppSettings)
+
+
 def _choose(r: Resolved, entry_kv: bool) -> tuple[Resolved, int]:
     """The KV type and context of a variant whose entry states no context: per candidate type its largest fitting
     context; the longest wins, the more precise on a tie."""
     candidates = [r]
-    if not entry_kv and r.stack.engine == "llamacpp" and r.app.kv_cache_type not in LLAMA_KV_LADDER:
+    if not entry_kv and _llama_server(r) and r.app.kv_cache_type not in LLAMA_KV_LADDER:
         candidates = [_with(r, kv_cache_type=t, kv_cache_type_v=None) for t in LLAMA_KV_LADDER] + [r]
     best, best_ctx = r, -1
     for candidate in candidates:

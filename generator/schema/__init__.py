@@ -10,7 +10,7 @@ from generator.schema.model import (Architecture, AttentionGroup, ChatTemplate, 
 from generator.schema.stack import Stack
 
 __all__ = [
-    "App", "Architecture", "AttentionGroup", "Benchmark", "Calibration", "ChatTemplate", "Device", "DeviceTarget", "Drafter",
-    "GenesisPatch", "GenesisRegistry", "GpuRoom", "Icons", "Mamba2Group", "Market", "Model", "Probe",
+    "App", "Architecture", "AttentionGroup", "Benchmark", "Calibration", "ChatTemplate", "Device", "DeviceTarget",
+    "Drafter", "GenesisPatch", "GenesisRegistry", "GpuRoom", "Icons", "Mamba2Group", "Market", "Model", "Probe",
     "RecurrentGroup", "Resources", "Speculative", "Stack", "WeightFile",
 ]
