@@ -147,3 +147,15 @@ def test_explain_app_device_and_list_device(capsys):
     assert code == 0 and "excluded" in out and "spread" in out and "plain" not in out
     code, _, err = run_cli(["list", "--device", "nosuchcard", "--catalog", str(DEVICES)], capsys)
     assert code == 2 and "unknown device" in err
+
+
+def test_the_store_card_carries_each_devices_plan():
+    """The store page's card (generator/market/page.py) lists the plan of every device the app targets."""
+    from generator.market.page import _card
+
+    cat = load_catalog(DEVICES)
+    plots: dict[str, bytes] = {}
+    card = _card(cat.apps["spread"], {}, [], plots)
+    assert [d.device for d in card.devices] == ["small-ada", "big-unified", "old-ampere"]
+    assert card.devices[1].context == 4096 and not card.devices[2].runs
+    assert _card(cat.apps["plain"], {}, [], plots).devices == ()  # one device: no devices line
