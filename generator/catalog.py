@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 from collections.abc import Callable, Iterable
@@ -16,7 +16,8 @@ from generator.core.errors import InputError, Problem, UsageError, translate_os_
 from generator.core.locate import embedded_catalog
 from generator.core.redact import secrets_in
 from generator.yamlio.loader import Document, load_model, read_document
-from generator.schema import App, ChatTemplate, Device, GenesisRegistry, Market, Model, Stack, WeightFile
+from generator.schema import (App, Calibration, ChatTemplate, Device, DeviceTarget, GenesisRegistry, Market, Model,
+                              Stack, WeightFile)
 
 T = TypeVar("T", bound=BaseModel)
 Identified = TypeVar("Identified", Model, Stack, Device)  # the kinds of file that carry an `id`
@@ -40,6 +41,17 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
+@dataclass(frozen=True)
+class Target:
+    """One more device an app targets (`devices:`), its references looked up: the device, the stack that runs there
+    (the app's own unless the entry names one) and the entry itself (docs/devices.md)."""
+
+    device: Device
+    stack: Stack
+    entry: DeviceTarget
+    index: int  # its position in `devices:` (for file:line)
+
+
 @dataclass
 class Resolved:
     """An app with its references looked up."""
@@ -54,9 +66,64 @@ class Resolved:
     market: Market = field(default_factory=Market)
     chat_template: ChatTemplateFile | None = None
     sized: tuple[str, ...] = ()  # app fields the memory fit filled in (generator/fit/sizing.py)
+    targets: tuple[Target, ...] = ()  # the more devices it targets (`devices:`), in the app's order
 
     def line(self, *loc: str | int) -> int:
         return self.doc.line_of(tuple(loc))
+
+    def on(self, target: Target) -> Resolved:
+        """This app as it runs on `target`'s device: its device and stack, the entry's fields over the app's, and what
+        was measured or stated for its own device left out (benchmarks, upstream's measured values, the GPU memory
+        and vLLM utilization, and calibration rows of another image). The context is the entry's or the app's: the
+        fit (generator/fit/devices.py) chooses one where the entry states none."""
+        same = target.stack.image == self.stack.image
+        app = variant_app(self.app, target.entry, same_image=same)
+        if same:
+            app = app.model_copy(update={"calibration": app.calibration + _carried(self.app.calibration, self.device,
+                                                                                   target.device)})
+        return replace(self, device=target.device, stack=target.stack, targets=(), sized=(), app=app)
+
+
+def _total(device: Device, cap_mib: int) -> int:
+    """The total an engine reads in the pod (the device's own, or its HAMi cap: Device.reported_total)."""
+    return device.memory_mib if device.reported_total == "device" else cap_mib
+
+
+def _carried(rows: tuple[Calibration, ...], own: Device, other: Device) -> tuple[Calibration, ...]:
+    """vLLM's measured KV availability carried to another device: what it measures is the memory besides the KV
+    (util x total - available), the same on any card for the same image and settings; the row's utilization is
+    rescaled so that util x the other device's total is the measured util x total (rows that would need more than
+    the whole card are dropped)."""
+    out = []
+    for row in rows:
+        if row.measure != "kv_available" or row.cap_mib is None or row.gpu_memory_utilization is None:
+            continue
+        util = row.gpu_memory_utilization * _total(own, row.cap_mib) / _total(other, row.cap_mib)
+        if util <= 1:
+            out.append(row.model_copy(update={
+                "gpu_memory_utilization": round(util, 6),
+                "what": f"{row.what} (on {own.name}; carried with its util x total)"[:2000]}))
+    return tuple(out)
+
+
+# calibration rows that hold for the device they were measured on only (its cap, its total): not carried as they are
+DEVICE_MEASURES = ("kv_available", "gpu_total")
+
+
+def variant_app(app: App, entry: DeviceTarget, *, same_image: bool) -> App:
+    """`app` with a `devices:` entry's fields over its own (see `Resolved.on`)."""
+    spec = None if entry.speculative == "off" else entry.speculative or app.speculative
+    update: dict[str, object] = {
+        "device": entry.device, "stack": app.stack if entry.stack is None else entry.stack,
+        "context_length": entry.context_length or app.context_length,
+        "kv_cache_type": entry.kv_cache_type or app.kv_cache_type,
+        "kv_cache_type_v": entry.kv_cache_type_v or (app.kv_cache_type_v if entry.kv_cache_type is None else None),
+        "speculative": spec, "extra_args": app.extra_args if entry.extra_args is None else entry.extra_args,
+        "gpu_memory_mib": entry.gpu_memory_mib, "gpu_memory_utilization": None, "devices": (),
+        "benchmarks": (), "measured": (),
+        "calibration": tuple(c for c in app.calibration if c.measure not in DEVICE_MEASURES) if same_image else (),
+    }
+    return app.model_copy(update=update)
 
 
 @dataclass
@@ -255,8 +322,43 @@ def _resolve(cat: Catalog, app: App, doc: Document, name: str, problems: list[Pr
         _check_stack_offers(app, model, stack, doc, name, problems)
     if len(problems) > before or model is None or stack is None or device is None:
         return None
+    targets = _targets(cat, app, model, stack, doc, name, problems)
+    if len(problems) > before:
+        return None
     return Resolved(app=app, model=model, stack=stack, device=device, genesis=cat.genesis, file=name, doc=doc,
-                    market=cat.market, chat_template=template)
+                    market=cat.market, chat_template=template, targets=targets)
+
+
+def _targets(cat: Catalog, app: App, model: Model, stack: Stack, doc: Document, name: str,
+             problems: list[Problem]) -> tuple[Target, ...]:
+    """The `devices:` entries with their device and stack, each variant checked as the app is (the stack offers its
+    speculative method, the engine its options), its problems named `devices.<i>.<field>`."""
+    out = []
+    for index, entry in enumerate(app.devices):
+        def bad(field_: str, message: str, index: int = index) -> None:
+            problems.append(Problem(name, doc.line_of(("devices", index, field_)), f"devices.{index}.{field_}",
+                                    message))
+
+        device = cat.devices.get(entry.device)
+        on = cat.stacks.get(entry.stack) if entry.stack else stack
+        if device is None:
+            bad("device", f"unknown device {entry.device!r}; known: {', '.join(sorted(cat.devices)) or 'none'}")
+        if on is None:
+            bad("stack", f"unknown stack {entry.stack!r}; known: {', '.join(sorted(cat.stacks))}")
+        if device is None or on is None:
+            continue
+        variant = variant_app(app, entry, same_image=on.image == stack.image)
+        found: list[Problem] = []
+
+        def note(field_: str, message: str, found: list[Problem] = found) -> None:
+            found.append(Problem(name, None, field_, message))
+
+        _check_engine_features(variant, on, note)
+        _check_stack_offers(variant, model, on, doc, name, found)
+        for problem in found:
+            bad(problem.field or "stack", f"on {device.name} (stack {on.id}): {problem.message}")
+        out.append(Target(device=device, stack=on, entry=entry, index=index))
+    return tuple(out)
 
 
 def _check_model_files(app: App, model: Model, stack: Stack | None, doc: Document, name: str,

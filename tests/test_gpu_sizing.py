@@ -169,4 +169,7 @@ def test_explain_device_shows_which_apps_run_together(catalog_copy, capsys):
     assert main(["explain", "--device", "olares-one", "--catalog", str(catalog_copy)]) == 0
     assert "together: gemma4e2bone, gemma4e2btwo" in capsys.readouterr().out
     assert main(["explain", "--device", "nosuchcard", "--catalog", str(catalog_copy)]) == 2
-    assert main(["explain", FAST, "--device", "olares-one", "--catalog", str(catalog_copy)]) == 2
+    # with an APP, --device is the app on that device (docs/devices.md): its own device, or one it does not target
+    assert main(["explain", FAST, "--device", "olares-one", "--catalog", str(catalog_copy)]) == 0
+    assert main(["explain", FAST, "--device", "nosuchcard", "--catalog", str(catalog_copy)]) == 2
+    assert main(["explain", "--catalog", str(catalog_copy)]) == 2

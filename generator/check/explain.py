@@ -13,6 +13,7 @@ from generator.engines.argv import Argv, normalize, origin_label
 from generator.engines.settings import Settings, settings_for
 from generator.core.errors import UsageError
 from generator.fit.calibrate import basis_of
+from generator.fit.devices import DevicePlan, device_plan, device_plans, variant_on
 from generator.fit.estimate import Fit, estimate
 from generator.fit.roofline import Measured, Reading, Roofline, reading, roofline
 
@@ -69,6 +70,7 @@ class Explanation:
     roofline: Roofline | None = None  # the decode bound at the measurement's context (else an empty cache)
     roofline_full: Roofline | None = None  # the same at the app's whole context
     reading: Reading | None = None  # the measured speed as a fraction of `roofline`
+    devices: tuple[DevicePlan, ...] = ()  # per device it targets (its own first), when it targets more than one
 
     def to_data(self) -> dict[str, Data]:
         """The `catalog explain --json` document."""
@@ -80,6 +82,7 @@ class Explanation:
             "roofline": self.roofline.as_dict() if self.roofline else None,
             "roofline_full_context": self.roofline_full.as_dict() if self.roofline_full else None,
             "speed_per_roofline": self.reading.as_dict() if self.reading else None,
+            "devices": [d.to_data() for d in self.devices],
         }
 
 
@@ -135,7 +138,17 @@ def explain_data(resolved: Resolved, catalog: Catalog, measured: Measured | None
     return Explanation(app=app.name, title=app.title, status=app.status, stack=resolved.stack.id, image=engine.image,
                        command=engine.command, args=_args(engine), env=env, overridden_env=overridden,
                        genesis=_genesis(settings), fit=estimate(resolved, engine, settings), roofline=roof,
-                       roofline_full=full, reading=read)
+                       roofline_full=full, reading=read, devices=device_plans(resolved) if resolved.targets else ())
+
+
+def app_on_device(resolved: Resolved, device_id: str) -> DevicePlan:
+    """`catalog explain APP --device DEVICE`: the app's plan on one device it targets (its own or one of `devices:`)."""
+    found = device_plan(resolved, device_id)
+    if found is None:
+        known = ", ".join([resolved.device.id, *(t.device.id for t in resolved.targets)])
+        raise UsageError(f"{resolved.app.name} does not target device {device_id!r}; it targets: {known} "
+                         "(add it to the app's `devices:`)")
+    return found
 
 
 # ---- one card, several apps (`catalog explain --device DEVICE`) ------------------------------------------------
@@ -210,9 +223,15 @@ def card_plan(catalog: Catalog, device_id: str) -> CardPlan:
     if device is None:
         raise UsageError(f"unknown device {device_id!r}; known: {', '.join(sorted(catalog.devices)) or 'none'}")
     apps = []
-    for r in catalog.select():
-        if r.device.id != device_id or r.app.status != "active":
+    for own in catalog.select():
+        if own.app.status != "active":
             continue
+        target = next((t for t in own.targets if t.device.id == device_id), None)
+        if own.device.id != device_id and target is None:
+            continue
+        r = variant_on(own, device_id)
+        if r is None:
+            continue  # it targets the device but does not run there (`explain APP` says why)
         spec = plan(r)
         planned = spec.resolved
         verdict = estimate(planned, spec.engine, settings_for(planned, spec.engine)).verdict
@@ -225,4 +244,5 @@ def card_plan(catalog: Catalog, device_id: str) -> CardPlan:
                     max(0, len(groups) - MAX_GROUPS))
 
 
-__all__ = ["ArgLine", "CardApp", "CardPlan", "EnvLine", "Explanation", "PatchLine", "card_plan", "explain_data"]
+__all__ = ["ArgLine", "CardApp", "CardPlan", "EnvLine", "Explanation", "PatchLine", "app_on_device", "card_plan",
+           "explain_data"]

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from generator.check.explain import CardPlan, Explanation
+from generator.fit.devices import DevicePlan
 from generator.check.run import AppResult
 from generator.fit.calibrate import basis_of
 from generator.fit.estimate import Fit
@@ -94,6 +95,32 @@ def print_explain(data: Explanation, console: Console) -> None:
         console.print(patches)
     _print_fit(data.fit, console)
     _print_roofline(data, console)
+    if data.devices:
+        print_devices(data.devices, console)
+
+
+def _tps(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.0f}"
+
+
+def print_devices(plans: tuple[DevicePlan, ...], console: Console) -> None:
+    """One row per device the app targets: its context, KV, memory envelope and roofline, or why it is excluded."""
+    table = _table("Devices (docs/devices.md)", "device", "mode", "stack", "context", "KV", "MiB", "fit",
+                   "roof t/s empty/full", "gave up / excluded")
+    for d in plans:
+        name = f"{escape(d.name)}{' (own)' if d.primary else ''}"
+        if not d.runs:
+            table.add_row(name, d.accelerator, d.stack, "—", "—", "—", "[red]excluded[/]", "—",
+                          escape("; ".join(d.excluded)))
+            continue
+        context = f"{d.context:,}" + (" (fit)" if d.context_chosen else "")
+        table.add_row(name, d.accelerator, d.stack, context, escape(d.kv), f"{d.gpu_mib:,}", d.verdict,
+                      f"{_tps(d.roof_empty_tps)}/{_tps(d.roof_full_tps)}", escape("; ".join(d.gave_up)))
+    console.print(table)
+
+
+def device_json(data: DevicePlan) -> str:
+    return json.dumps(data.to_data(), indent=2)
 
 
 def _print_roofline(data: Explanation, console: Console) -> None:
@@ -140,7 +167,7 @@ def _print_fit(fit: Fit, console: Console) -> None:
         console.print(f"[dim]assumption: {escape(line)}[/]", highlight=False)
 
 
-__all__ = ["check_json", "explain_json", "print_check", "print_explain"]
+__all__ = ["check_json", "device_json", "explain_json", "print_check", "print_devices", "print_explain"]
 
 
 # ---- explain --device ---------------------------------------------------------------------------------

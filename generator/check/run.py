@@ -57,8 +57,31 @@ def check_app(resolved: Resolved, catalog: Catalog, *, lint: bool, charts_dir: s
     findings = run_rules(ctx)
     if lint and resolved.app.status != "removed":
         findings += _lint(resolved, ctx, charts_dir, helm)
+    if resolved.app.status != "removed":
+        findings += _variant_findings(resolved, catalog)
     result.findings = _sorted(findings)
     return result
+
+
+# Rules that judge the app's title and description (its own device's text: "MTP", "262K"), not the engine of a variant:
+# not run on the variants (docs/devices.md "Checks").
+TEXT_RULES = ("CON003", "CON004")
+
+
+def _variant_findings(resolved: Resolved, catalog: Catalog) -> list[Finding]:
+    """The catalog rules on the app as it runs on each more device it targets (`devices:`, generator/fit/devices.py),
+    each finding naming the device; a device the app does not run on is `explain`'s to say, not a finding. The text
+    rules (TEXT_RULES) are the app's own, not its variants'."""
+    from generator.fit.devices import variant_on
+
+    out: list[Finding] = []
+    for target in resolved.targets:
+        variant = variant_on(resolved, target.device.id)
+        if variant is None:
+            continue
+        out += [replace(f, message=f"on {target.device.name} (devices.{target.index}): {f.message}")
+                for f in run_rules(context(variant, catalog)) if f.rule not in TEXT_RULES]
+    return out
 
 
 # Linting is CPU-bound (Helm engine, JSON schemas): past this many apps, one worker process per core.

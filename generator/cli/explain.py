@@ -43,22 +43,33 @@ def _explain_draft(cat: Catalog, name: str, as_json: bool) -> None:
 
 AppArg = Annotated[str | None, typer.Argument(help="The app to explain.", show_default=False)]
 DeviceOpt = Annotated[str | None, typer.Option(
-    "--device", help="Show which active apps of this device can run together on one card (no APP).")]
+    "--device", help="Without APP: which active apps of this device can run together on one card. With APP: the "
+                     "app on that device (context, KV, memory, roofline, or why it is excluded).")]
 
 
 @app.command()
 def explain(name: AppArg = None, catalog: CatalogOpt = None, as_json: JsonOpt = False,
             device: DeviceOpt = None) -> None:
     """Explain one app: every argument and env var with its origin, and its memory fit (FIT / TIGHT / FAIL).
-    With --device: the GPU memory of every active app of that device and which of them fit on one card together."""
+    With --device alone: the GPU memory of every active app of that device and which of them fit on one card together;
+    with APP and --device: what the fit gives the app on that device (docs/devices.md)."""
     from rich.console import Console
 
-    from generator.check.explain import card_plan, explain_data
-    from generator.check.report import card_json, explain_json, print_card, print_explain
+    from generator.check.explain import app_on_device, card_plan, explain_data
+    from generator.check.report import card_json, device_json, explain_json, print_card, print_devices, print_explain
 
-    if (name is None) == (device is None):
-        raise UsageError("give an APP to explain, or --device DEVICE (not both)")
+    if name is None and device is None:
+        raise UsageError("give an APP to explain, or --device DEVICE, or both")
     cat = load_catalog(use_catalog(catalog, command="explain", writes=False, quiet=as_json))
+    if name is not None and device is not None:
+        if device not in cat.devices:
+            raise UsageError(f"unknown device {device!r}; known: {', '.join(sorted(cat.devices)) or 'none'}")
+        one = app_on_device(cat.select([name], include_removed=True)[0], device)
+        if as_json:
+            sys.stdout.write(device_json(one) + "\n")
+        else:
+            print_devices((one,), Console())
+        return
     if device is not None:
         plan = card_plan(cat, device)
         if as_json:

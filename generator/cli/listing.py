@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
 
 from generator.core.text import plural
 from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog, use_catalog
@@ -65,8 +67,39 @@ def _rows(cat: Catalog) -> list[dict[str, Any]]:
             "roof_measured_tokens_per_s": read.measured.tokens_per_s if read else None,
             "roof_source": read.measured.source if read else None,
             "roof_loose": roof.loose if roof else None,
+            "devices": [r.device.id, *(t.device.id for t in r.targets)],
         })
     return rows + _draft_rows(cat, {str(row["name"]) for row in rows})
+
+
+def _device_rows(cat: Catalog, device_id: str) -> list[dict[str, Any]]:
+    """`catalog list --device D`: the apps that target D (their own device or `devices:`), each row as the fit plans
+    it there (generator/fit/devices.py): its context and roofline on D, or status `excluded` and why."""
+    from generator.core.errors import UsageError
+    from generator.fit.devices import device_plan
+
+    if device_id not in cat.devices:
+        raise UsageError(f"unknown device {device_id!r}; known: {', '.join(sorted(cat.devices)) or 'none'}")
+    rows = []
+    for row in _rows(cat):
+        if device_id not in row.get("devices", ()):
+            continue
+        r = cat.apps[row["name"]]
+        plan = device_plan(r, device_id) if r.app.status != "removed" else None
+        if r.device.id != device_id:  # measured speeds are the own device's: none here
+            row |= {"tokens_per_s": None, "measured": None, "smoke_verdict": None, "smoke_tokens_per_s": None,
+                    "smoke_date": None, "smoke_chart_version": None, "speed_per_roof": None,
+                    "roof_measured_tokens_per_s": None, "roof_source": None}
+        if plan is not None:
+            row |= {"context": plan.context if plan.runs else None,
+                    "roof_tokens_per_s": round(plan.roof_empty_tps, 1) if plan.roof_empty_tps else None,
+                    "stack": plan.stack, "gpu_mib": plan.gpu_mib if plan.runs else None,
+                    "excluded": list(plan.excluded), "gave_up": list(plan.gave_up)}
+            if not plan.runs:
+                row["status"] = "excluded"
+        row["device"] = device_id
+        rows.append(row)
+    return rows
 
 
 def _draft_rows(cat: Catalog, apps: set[str]) -> list[dict[str, Any]]:
@@ -86,11 +119,17 @@ def _draft_rows(cat: Catalog, apps: set[str]) -> list[dict[str, Any]]:
     return rows
 
 
+ListDeviceOpt = Annotated[str | None, typer.Option(
+    "--device", help="Only the apps that target this device, each as the fit plans it there (docs/devices.md).")]
+
+
 @app.command("list")
-def list_apps(catalog: CatalogOpt = None, as_json: JsonOpt = False) -> None:
+def list_apps(catalog: CatalogOpt = None, as_json: JsonOpt = False, device: ListDeviceOpt = None) -> None:
     """List the apps: name, title, model, stack, context, version, status, last tokens/s, its fraction of the
-    roofline (speed/roof), last smoke."""
-    rows = _rows(load_catalog(use_catalog(catalog, command="list", writes=False, quiet=as_json)))
+    roofline (speed/roof), last smoke. With --device: the apps that target that device, with its context and
+    roofline there (status `excluded` where the app's stack cannot run on it)."""
+    cat = load_catalog(use_catalog(catalog, command="list", writes=False, quiet=as_json))
+    rows = _device_rows(cat, device) if device is not None else _rows(cat)
     if as_json:
         print(json.dumps(rows, indent=2))
         return

@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 import shlex
+from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path, PurePosixPath
@@ -1519,11 +1520,20 @@ def _device(ctx: _Ctx, cat: Catalog, app: dict[str, Any]) -> None:
     if len(devices) == 1:
         app["device"] = devices[0].id
         return
+    # the device the catalog's apps name most (its market's device: a chart carries one `nvidia` envelope, which
+    # several desktop cards of the catalog could hold, docs/devices.md); with none, the smallest cap that holds it
+    home = Counter(r.app.device for r in cat.apps.values() if r.app.device in cat.devices)
     mib = app.get("gpu_memory_mib") or 0
     fitting = [d for d in devices if d.hami_cap_mib >= mib]
-    chosen = min(fitting, key=lambda d: d.hami_cap_mib) if fitting else max(devices, key=lambda d: d.hami_cap_mib)
+    if home:
+        chosen = cat.devices[min(home, key=lambda d: (-home[d], d))]
+        why = "the device most of the catalog's apps name"
+    else:
+        chosen = (min(fitting, key=lambda d: d.hami_cap_mib) if fitting
+                  else max(devices, key=lambda d: d.hami_cap_mib))
+        why = "the smallest HAMi cap that holds the app"
     app["device"] = chosen.id
-    ctx.note("device", f"the chart names no device; {chosen.id} chosen (the smallest HAMi cap that holds the app)")
+    ctx.note("device", f"the chart names no device; {chosen.id} chosen ({why})")
 
 
 def _validate(ctx: _Ctx, app: dict[str, Any]) -> None:

@@ -24,6 +24,7 @@ from jinja2 import Environment
 from generator.catalog import Catalog, Resolved, load_catalog
 from generator.chart.plan import plan
 from generator.core.errors import CatalogError
+from generator.fit.devices import DevicePlan, device_plans
 from generator.fit.estimate import estimate
 from generator.fit.sizing import sized
 from generator.market.history import LedgerReader, SmokePoint
@@ -61,6 +62,7 @@ class AppCard:
     benchmark: BenchmarkPoint | None
     speed_plot: str  # plot file names under plots/
     fit_plot: str
+    devices: tuple[DevicePlan, ...] = ()  # per device it targets, its own first (docs/devices.md); empty: one device
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,7 @@ def _served(name: str, builds: Mapping[str, MarketBuild]) -> tuple[Served, ...]:
 
 def _card(r: Resolved, builds: Mapping[str, MarketBuild], smokes: Sequence[SmokePoint],
           plots: dict[str, bytes]) -> AppCard:
+    devices = device_plans(r) if r.targets and r.app.status != "removed" else ()
     r = sized(r)  # an app may leave gpu_memory_mib to the fit (generator/fit/sizing.py)
     spec = plan(r)
     fit = estimate(r, spec.engine)
@@ -112,7 +115,7 @@ def _card(r: Resolved, builds: Mapping[str, MarketBuild], smokes: Sequence[Smoke
         context=fit.context, gpu_mib=fit.cap_mib,
         engine=r.stack.engine, stack=r.stack.title, image=spec.engine.image, fit=fit.summary(), fit_verdict=fit.verdict,
         last_smoke=smokes[-1] if smokes else None, smokes=len(smokes), benchmark=benchmarks[-1] if benchmarks else None,
-        speed_plot=speed, fit_plot=fitp,
+        speed_plot=speed, fit_plot=fitp, devices=devices,
     )
 
 
@@ -299,7 +302,8 @@ figcaption { font-size: 11px; color: #757575; }
 <dt>engine</dt><dd>{{ c.engine }} &middot; {{ c.stack }} <code>{{ c.image }}</code></dd>
 <dt>context</dt><dd>{{ "{:,}".format(c.context) }} tokens</dd>
 <dt>GPU memory</dt><dd>{{ "{:,}".format(c.gpu_mib) }} MiB &middot; <span class="{{ c.fit_verdict }}">{{ c.fit }}</span></dd>
-<dt>last smoke</dt><dd class="smoke">{% if c.last_smoke %}<span class="{{ c.last_smoke.verdict }}">{{ c.last_smoke.verdict }}</span>{% if c.last_smoke.tokens_per_s is not none %} &middot; {{ "%.1f" | format(c.last_smoke.tokens_per_s) }} tokens/s{% endif %} &middot; {{ c.last_smoke.when.strftime("%Y-%m-%d %H:%M") }} UTC &middot; chart {{ c.last_smoke.chart_version }} ({{ c.smokes }} in the ledger){% else %}no smoke yet{% endif %}{% if c.benchmark %}; recorded benchmark {{ "%.1f" | format(c.benchmark.tokens_per_s) }} tokens/s ({{ c.benchmark.date }}){% endif %}</dd>
+{% if c.devices %}<dt>devices</dt><dd class="devices">{% for d in c.devices %}<span class="device" data-device="{{ d.device }}">{{ d.name }} ({{ d.accelerator }}): {% if d.runs %}{{ "{:,}".format(d.context) }} tokens &middot; KV {{ d.kv }} &middot; {{ "{:,}".format(d.gpu_mib) }} MiB &middot; {{ d.verdict }}{% if d.roof_empty_tps is not none %} &middot; roofline {{ "%.0f" | format(d.roof_empty_tps) }} tokens/s{% endif %}{% if d.gave_up %} &middot; gave up: {{ d.gave_up | join("; ") }}{% endif %}{% else %}<span class="excluded">excluded</span>: {{ d.excluded | join("; ") }}{% endif %}</span>{% if not loop.last %}<br>{% endif %}{% endfor %}</dd>
+{% endif %}<dt>last smoke</dt><dd class="smoke">{% if c.last_smoke %}<span class="{{ c.last_smoke.verdict }}">{{ c.last_smoke.verdict }}</span>{% if c.last_smoke.tokens_per_s is not none %} &middot; {{ "%.1f" | format(c.last_smoke.tokens_per_s) }} tokens/s{% endif %} &middot; {{ c.last_smoke.when.strftime("%Y-%m-%d %H:%M") }} UTC &middot; chart {{ c.last_smoke.chart_version }} ({{ c.smokes }} in the ledger){% else %}no smoke yet{% endif %}{% if c.benchmark %}; recorded benchmark {{ "%.1f" | format(c.benchmark.tokens_per_s) }} tokens/s ({{ c.benchmark.date }}){% endif %}</dd>
 </dl>
 </div>
 <figure class="speed"><img src="plots/{{ c.speed_plot }}" alt="tokens/s history of {{ c.name }}" width="384" height="192"><figcaption>tokens/s: smokes from the ledger, recorded benchmarks</figcaption></figure>

@@ -1,6 +1,6 @@
 """Pure pydantic models of the catalog (no I/O)."""
 
-from generator.schema.app import App, Benchmark, GpuRoom, Probe, Resources, Speculative
+from generator.schema.app import App, Benchmark, DeviceTarget, GpuRoom, Probe, Resources, Speculative
 from generator.schema.calibration import Calibration
 from generator.schema.device import Device
 from generator.schema.genesis import GenesisPatch, GenesisRegistry
@@ -10,7 +10,7 @@ from generator.schema.model import (Architecture, AttentionGroup, ChatTemplate, 
 from generator.schema.stack import Stack
 
 __all__ = [
-    "App", "Architecture", "AttentionGroup", "Benchmark", "Calibration", "ChatTemplate", "Device", "Drafter",
-    "GenesisPatch", "GenesisRegistry", "GpuRoom", "Icons", "Mamba2Group", "Market", "Model", "Probe",
+    "App", "Architecture", "AttentionGroup", "Benchmark", "Calibration", "ChatTemplate", "Device", "DeviceTarget",
+    "Drafter", "GenesisPatch", "GenesisRegistry", "GpuRoom", "Icons", "Mamba2Group", "Market", "Model", "Probe",
     "RecurrentGroup", "Resources", "Speculative", "Stack", "WeightFile",
 ]

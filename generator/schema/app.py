@@ -49,6 +49,21 @@ class Speculative(Strict):
     drafter: Id | None = None  # a drafter of the app's model; None = the model's own MTP head
 
 
+class DeviceTarget(Strict):
+    """One more device the app targets beside its own `device` (docs/devices.md). The fit plans it from the same model
+    facts: a field left out is the app's own, except the context (left out: the largest that fits the device, up to the
+    model's) and the GPU memory (left out: sized). `speculative: off` drops the app's speculation there."""
+
+    device: Id
+    stack: Id | None = None  # a stack that runs on that device (one publishing its CPU's images, with its kernels)
+    context_length: Tokens | None = None
+    kv_cache_type: Name | None = None
+    kv_cache_type_v: Name | None = None
+    speculative: Speculative | Literal["off"] | None = None
+    extra_args: Args | None = None  # replaces the app's (a fork's flags on another stack)
+    gpu_memory_mib: MiB | None = None
+
+
 class Benchmark(Strict):
     """A measured figure, as the maintainer reports it (mean of warm runs)."""
 
@@ -119,6 +134,8 @@ class App(Strict):
     quantization: Id
     stack: Id
     device: Id
+    # more devices the app targets (docs/devices.md): each planned by the fit, rendered as one accelerator entry
+    devices: Annotated[tuple[DeviceTarget, ...], Field(max_length=8)] = ()
     context_length: Tokens
     served_name: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")] | None = None
     kv_cache_type: Name | None = None  # vLLM --kv-cache-dtype; llama.cpp K (and V unless kv_cache_type_v)
@@ -184,6 +201,9 @@ class App(Strict):
             raise ValueError("`removed_on` is only for status: removed")
         if len(set(self.genesis_patches)) != len(self.genesis_patches):
             raise ValueError("genesis_patches lists a patch twice")
+        targets = [t.device for t in self.devices]
+        if len(set(targets)) != len(targets) or self.device in targets:
+            raise ValueError("devices lists a device twice (or the app's own `device`)")
         if len(set(self.categories)) != len(self.categories):
             raise ValueError("categories lists a label twice")
         if SOURCE_LOCALE in self.i18n:

