@@ -32,7 +32,7 @@ from generator.flags.tables import FlagTable, FlagTables
 from generator.importer import programs
 from generator.importer.argv import Mapped, is_flag, map_argv
 from generator.importer.drafts import Pool, StackDraft, slug
-from generator.importer.helmview import Rendered, marked_envs, render_chart
+from generator.importer.helmview import Rendered, env_mark, marked_envs, render_chart
 from generator.importer.source import ChartFiles
 from generator.importer.workload import (
     EnvEntry,
@@ -165,6 +165,31 @@ def _family_prefix(argv: list[Token]) -> tuple[str, int] | None:
     if family:
         return family, 1
     return None
+
+
+def _manifest_defaults(ctx: _Ctx, tokens: list[Token]) -> list[Token]:
+    """An argument that is a whole manifest env (`<olaresEnv:ENGINE_ARGS>`) is that env's default, word-split
+    as the launcher's unquoted `${ENGINE_ARGS:-}` does (beclab/apps sglangqwen359bawq4bitv3/templates/
+    wrappers.yaml@2dbab57539b8ab4e8d08b4eafb7a2e13484e7049: ENGINE_ARGS, "a cmdline-style string ...
+    shell-word-split and appended after the --model-path / --served-model-name / --host / --port baseline"). Each
+    word's origin is the env's line in the manifest; an env without a default stays a mark (unmapped later)."""
+    defaults: dict[str, str] = {}
+    for env in ctx.r.manifest.get("envs") or ():
+        if isinstance(env, dict) and isinstance(env.get("default"), str | int | float):
+            defaults[str(env.get("envName", ""))] = str(env["default"])
+    out: list[Token] = []
+    for token in tokens:
+        names = marked_envs(token.text)
+        if len(names) != 1 or token.text != env_mark(names[0]) or names[0] not in defaults:
+            out.append(token)
+            continue
+        origin = ctx.manifest_origin(f"envName: {names[0]}")
+        try:
+            words = shlex.split(defaults[names[0]])
+        except ValueError:
+            words = defaults[names[0]].split()
+        out += [Token(word, origin, (names[0],)) for word in words]
+    return out
 
 
 def _engine_launch(pod: Pod, pool: Pool) -> tuple[Launch, str, int] | None:
@@ -1006,6 +1031,7 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool, renderer: CappedRe
     launch, family, prefix = engine
     if launch.problems or pod.problems:
         raise InputError(launch.problems + pod.problems)
+    launch.argv = _manifest_defaults(ctx, launch.argv)
     result.engine = family
     result.launcher = [(o.line, t) for o, t in launch.pre_exec]  # read by importer/__init__.py (issue 23)
     tokens = launch.argv[prefix:]
