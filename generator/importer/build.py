@@ -27,6 +27,7 @@ from generator.core.errors import CatalogError, InputError, Problem
 from generator.core.redact import literal_secret, secret_name
 from generator.core.text import safe_line
 from generator.engines.base import CHAT_TEMPLATE_DIR, CHAT_TEMPLATE_FILE, SLOT_DIR
+from generator.engines import sglang
 from generator.fit.sizing import sized
 from generator.flags.tables import FlagTable, FlagTables
 from generator.importer import programs
@@ -159,6 +160,8 @@ def _prefix_matches(argv: list[Token], command: tuple[str, ...]) -> bool:
 def _family_prefix(argv: list[Token]) -> tuple[str, int] | None:
     if not argv:
         return None
+    if shape := sglang.launcher_of([t.text for t in argv]):  # python -m sglang.launch_server, sglang serve
+        return "sglang", len(shape)
     family = programs.family_of(argv[0].text)
     if family == "vllm":
         return ("vllm", 2) if len(argv) > 1 and argv[1].text == "serve" else None

@@ -14,8 +14,11 @@ embedded one: its SGLang stack sglang-0-5-14 and model gemma4-e4b are what the c
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
+
+import pytest
 
 from generator.catalog import load_catalog
 from generator.chart.pipeline import render_app
@@ -203,3 +206,24 @@ def test_the_wrapper_launcher_imports_and_round_trips(tmp_path):
     assert back.status == "ok" and back.app is not None, back.missing
     for key in ("model", "stack", "context_length", "gpu_memory_utilization", "gpu_memory_mib", "extra_args"):
         assert back.app.get(key) == app.get(key), key
+
+
+@pytest.mark.parametrize("command", [["python", "-m", "sglang.launch_server"], ["sglang", "serve"]])
+def test_other_sglang_launchers_import_with_a_drafted_stack(tmp_path, command):
+    """`python -m sglang.launch_server` and `sglang serve` (python/sglang/cli/serve.py in sgl-project/sglang, the subcommand generator/engines/sglang.py LAUNCHERS names)
+    in an image no stack has: an SGLang app with a drafted stack, the args read as the stack's."""
+    catalog = tmp_path / "catalog"
+    shutil.copytree(CATALOG, catalog)
+    chart = _chart(tmp_path / "charts", "--context-length 8192 --mem-fraction-static 0.8")
+    deployment = chart / "templates" / "sglang.yaml"
+    argv = [*command, "--model-path", "google/gemma-4-E4B-it", "--served-model-name", "gemma-4-e4b",
+            "--port", "30000", "--context-length", "8192", "--mem-fraction-static", "0.8"]
+    deployment.write_text(deployment.read_text()
+                          .replace("docker.io/lmsysorg/sglang:v0.5.14-cu130", "example.org/lab/sglang:0.5.14")
+                          .replace('["/bin/sh", "/llm-init/wrappers/sglang.sh"]', json.dumps(argv)))
+    report = import_paths([chart], load_catalog(catalog), dry_run=True)
+    assert report.ok, report.problems
+    (result,) = report.results
+    assert result.engine == "sglang" and result.stack_draft, (result.status, result.missing)
+    assert result.app is not None
+    assert (result.app["context_length"], result.app["gpu_memory_utilization"]) == (8192, 0.8)
