@@ -21,7 +21,6 @@ EXCEPTIONS = {
     "catalog.py": 5,
     "chart/plan.py": 3,
     "cli/calibrate.py": 1,
-    "fit/calibrate.py": 2,
     "fit/memory.py": 2,
     "fit/probe.py": 2,
     "fit/roofline.py": 2,
