@@ -15,7 +15,7 @@ import shlex
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, cast
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -28,6 +28,7 @@ from generator.core.redact import literal_secret, secret_name
 from generator.core.text import safe_line
 from generator.engines.base import CHAT_TEMPLATE_DIR, CHAT_TEMPLATE_FILE, SLOT_DIR
 from generator.engines import sglang
+from generator.engines.family import Family, family_of, stack_engine
 from generator.fit.sizing import sized
 from generator.flags.tables import FlagTable, FlagTables
 from generator.importer import programs
@@ -201,7 +202,7 @@ def _engine_launch(pod: Pod, pool: Pool) -> tuple[Launch, str, int] | None:
     for launch in pod.launches:
         for stack in pool.stacks_with_image(launch.image):
             if _prefix_matches(launch.argv, tuple(stack.command)):
-                family = "lucebox" if stack.fork == "lucebox" else stack.engine
+                family = family_of(stack)
                 found.append((launch, family, len(stack.command)))
                 break
         else:
@@ -220,7 +221,7 @@ def _choose_stack(pool: Pool, launch: Launch, family: str, prefix: int, port: in
     program = tuple(t.text for t in launch.argv[:prefix])
     best: tuple[int, Stack] | None = None
     for stack in pool.stacks_with_image(launch.image):
-        engine_family = "lucebox" if stack.fork == "lucebox" else stack.engine
+        engine_family = family_of(stack)
         if engine_family != family or (port is not None and stack.port != port):
             continue
         score = 0
@@ -1160,11 +1161,11 @@ def _draft_stack(pool: Pool, launch: Launch, family: str, prefix: int, port: int
     ref, tag = (image.rsplit(":", 1) if ":" in image.rsplit("/", 1)[-1] else (image, "latest"))
     repo = ref.rsplit("/", 1)[-1]
     guessed = [f"id and title from the image {image}"]
-    data: dict[str, Any] = {"id": slug(f"{repo}-{tag}"), "title": f"{repo} {tag}"[:60],
-                            "engine": "vllm" if family == "vllm" else "llamacpp"}
+    engine, fork = stack_engine(cast(Family, family))
+    data: dict[str, Any] = {"id": slug(f"{repo}-{tag}"), "title": f"{repo} {tag}"[:60], "engine": engine}
     upstream = image.startswith(("ghcr.io/ggml-org/", "vllm/vllm-openai", "docker.io/vllm/vllm-openai"))
-    if family == "lucebox":
-        data["fork"] = "lucebox"
+    if fork is not None:
+        data["fork"] = fork
     elif upstream:
         data["fork"] = "upstream"
         guessed.append("fork upstream from the image's publisher")
@@ -1213,7 +1214,8 @@ def _argv_fields(ctx: _Ctx, fields: dict[str, Any], app: dict[str, Any], name: s
         if key in fields:
             app[key] = fields[key]
     if "context_length" not in app:
-        flag = {"vllm": "--max-model-len", "llamacpp": "--ctx-size", "lucebox": "--max-ctx"}[family]
+        flag = {"vllm": "--max-model-len", "llamacpp": "--ctx-size", "lucebox": "--max-ctx",
+                "sglang": "--context-length"}[family]
         ctx.result.missing.append(f"context_length (the chart passes no {flag})")
 
 

@@ -23,6 +23,7 @@ import pytest
 from generator.catalog import load_catalog
 from generator.chart.pipeline import render_app
 from generator.importer import import_paths
+from generator.yamlio.loader import load_untrusted
 
 CATALOG = Path(__file__).resolve().parents[2] / "catalog"
 NAME = "sglgemmawrapped"
@@ -221,9 +222,13 @@ def test_other_sglang_launchers_import_with_a_drafted_stack(tmp_path, command):
     deployment.write_text(deployment.read_text()
                           .replace("docker.io/lmsysorg/sglang:v0.5.14-cu130", "example.org/lab/sglang:0.5.14")
                           .replace('["/bin/sh", "/llm-init/wrappers/sglang.sh"]', json.dumps(argv)))
-    report = import_paths([chart], load_catalog(catalog), dry_run=True)
+    before = set((catalog / "drafts" / "stacks").glob("*.yaml"))
+    report = import_paths([chart], load_catalog(catalog))
     assert report.ok, report.problems
     (result,) = report.results
     assert result.engine == "sglang" and result.stack_draft, (result.status, result.missing)
     assert result.app is not None
     assert (result.app["context_length"], result.app["gpu_memory_utilization"]) == (8192, 0.8)
+    (drafted,) = set((catalog / "drafts" / "stacks").glob("*.yaml")) - before
+    stack = load_untrusted(drafted.read_text(), str(drafted))
+    assert stack["engine"] == "sglang" and stack["command"] == command  # not llama.cpp's (the old fall-through)
