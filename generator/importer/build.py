@@ -177,23 +177,33 @@ def _manifest_defaults(ctx: _Ctx, tokens: list[Token]) -> list[Token]:
     wrappers.yaml@2dbab57539b8ab4e8d08b4eafb7a2e13484e7049: ENGINE_ARGS, "a cmdline-style string ...
     shell-word-split and appended after the --model-path / --served-model-name / --host / --port baseline"). Each
     word's origin is the env's line in the manifest; an env without a default stays a mark (unmapped later)."""
-    defaults: dict[str, str] = {}
-    for env in ctx.r.manifest.get("envs") or ():
-        if isinstance(env, dict) and isinstance(env.get("default"), str | int | float):
-            defaults[str(env.get("envName", ""))] = str(env["default"])
     out: list[Token] = []
     for token in tokens:
-        names = marked_envs(token.text)
-        if len(names) != 1 or token.text != env_mark(names[0]) or names[0] not in defaults:
+        found = _env_default(ctx, token.text)
+        if found is None:
             out.append(token)
             continue
-        origin = ctx.manifest_origin(f"envName: {names[0]}")
+        name, default = found
+        origin = ctx.manifest_origin(f"envName: {name}")
         try:
-            words = shlex.split(defaults[names[0]])
+            words = shlex.split(default)
         except ValueError:
-            words = defaults[names[0]].split()
-        out += [Token(word, origin, (names[0],)) for word in words]
+            words = default.split()
+        out += [Token(word, origin, (name,)) for word in words]
     return out
+
+
+def _env_default(ctx: _Ctx, text: str) -> tuple[str, str] | None:
+    """(env, its manifest default) of a value that is one whole manifest env (`<olaresEnv:NAME>`), else None."""
+    names = marked_envs(text)
+    if len(names) != 1 or text.strip() != env_mark(names[0]):
+        return None
+    for env in ctx.r.manifest.get("envs") or ():
+        if not isinstance(env, dict) or env.get("envName") != names[0]:
+            continue
+        if isinstance(env.get("default"), str | int | float):
+            return names[0], str(env["default"])
+    return None
 
 
 def _engine_launch(pod: Pod, pool: Pool) -> tuple[Launch, str, int] | None:
@@ -332,6 +342,10 @@ def _container_resources(ctx: _Ctx, requests: dict[str, Any], limits: dict[str, 
                            ("memory_request", requests, "memory"), ("memory_limit", limits, "memory")):
         if name in src:
             quantity = _quantity(src[name])
+            if quantity is None and (found := _env_default(ctx, str(src[name]))) is not None:
+                quantity = _quantity(found[1])  # a manifest env's default (beclab/apps SGLANG_CPU_REQUEST ...)
+                if quantity is not None:
+                    ctx.note(origin, f"resources {name} {quantity} is manifest env {found[0]}'s default")
             if quantity is None:
                 ctx.unmapped(origin, f"resources {name} {src[name]!r} is not a quantity the catalog takes")
             else:

@@ -8,7 +8,8 @@ ENGINE_ARGS comes from `.Values.olaresEnv.ENGINE_ARGS` (templates/sglang.yaml), 
 declares (OlaresManifest.yaml `envs`: "--context-length 65536 --mem-fraction-static 0.85 ..."). The chart below
 is written here, a few lines in that shape (nothing copied): the served name is a literal (the official chart
 serves the repo id, which the catalog's served_name pattern refuses) and the GPU memory a literal gpumem (the
-official chart's `llmbase.gpuMiB` of a manifest env renders 0 outside Olares). The catalog is a copy of the
+official chart's `llmbase.gpuMiB` of a manifest env renders 0 outside Olares); the CPU request reads a manifest
+env, as the official chart's SGLANG_CPU_REQUEST does. The catalog is a copy of the
 embedded one: its SGLang stack sglang-0-5-14 and model gemma4-e4b are what the chart runs.
 """
 
@@ -80,6 +81,11 @@ envs:
     type: string
     editable: true
     default: "{{args}}"
+  - envName: SGLANG_CPU_REQUEST
+    required: true
+    type: string
+    editable: false
+    default: "4"
 """
 
 DEPLOYMENT = f"""{{{{- $oe := .Values.olaresEnv | default dict -}}}}
@@ -122,7 +128,7 @@ spec:
               readOnly: true
           resources:
             requests:
-              cpu: "4"
+              cpu: "{{{{ $oe.SGLANG_CPU_REQUEST | default "200m" }}}}"
               memory: 8Gi
               nvidia.com/gpumem: 20000
             limits:
@@ -193,6 +199,7 @@ def test_the_wrapper_launcher_imports_and_round_trips(tmp_path):
     app = result.app
     assert app is not None
     assert (app["context_length"], app["gpu_memory_utilization"]) == (16384, 0.85)
+    assert app["resources"]["cpu_request"] == "4"  # SGLANG_CPU_REQUEST's manifest default, not the template's 200m
     # the words of ENGINE_ARGS the catalog does not model are kept as extra args
     assert list(app["extra_args"]) == ["--chunked-prefill-size", "4096"]
     # render the imported app (the catalog's own chart: the argv in the Deployment, no wrapper) and import that
