@@ -263,6 +263,12 @@ def engine(r: Resolved) -> EngineSpec:
     return build(r, own)
 
 
+def supports(argv: list[str]) -> frozenset[str]:
+    """What the Router card may declare from the argv: nothing yet (the SGLang apps' cards name no tools or
+    thinking; SGLang's --tool-call-parser / --reasoning-parser are not read as such until a test boots one)."""
+    return frozenset()
+
+
 # ---- identity (smoke) and boot log (calibrate) --------------------------------------------------------
 
 # python/sglang/srt/entrypoints/http_server.py of v0.5.14: GET /model_info (model_path, model_type, ...; :648-665)
@@ -372,4 +378,4 @@ def recognise(image: str, program: str, script: str) -> str | None:
 
 __all__ = ["BOOT_LOG_NEEDS", "Budget", "BootFigure", "BootLog", "IDENTITY_PATHS", "LAUNCHERS", "Plan", "cell_bytes",
            "default_mem_fraction_static", "engine", "launcher_of", "mamba_per_request_bytes", "plan", "read_boot_line",
-           "read_boot_log", "recognise", "reserved_mib"]
+           "read_boot_log", "recognise", "reserved_mib", "supports"]
