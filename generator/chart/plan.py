@@ -10,7 +10,7 @@ from generator.chart.parts import (MODEL_SUPPORTS, Accelerator, ChartYaml, Conta
                                    EngineValues, Entrance, EnvValue, FetchFile, I18nManifest, ManifestSpec, Metadata,
                                    ModelCard, ModelFetch, OlaresManifest, Owners, ResourceList, SystemEnv, Values)
 from generator.chart.profiles import PROFILES, Profile, get_profile
-from generator.engines import EngineSpec, engine_for
+from generator.engines import EngineSpec, engine_for, supports_for
 from generator.engines.base import CHAT_TEMPLATE_FILE
 from generator.fit.sizing import sized
 from generator.schema.app import SOURCE_LOCALE
@@ -86,16 +86,9 @@ def _supports(r: Resolved, spec: EngineSpec) -> tuple[str, ...]:
       llama.cpp with `--jinja` (its docs/function-calling.md: tool calls need --jinja, a generic format
       serves any template);
     - thinking: vLLM runs a `--reasoning-parser` (vLLM docs, reasoning outputs). The catalog holds no
-      reasoning fact for llama.cpp models, so a llama.cpp app declares none."""
-    argv = spec.argv
-    engine = r.stack.engine
-    found = {
-        "vision": r.app.vision,
-        "tools": (engine == "vllm" and "--enable-auto-tool-choice" in argv and "--tool-call-parser" in argv)
-        or (engine == "llamacpp" and "--jinja" in argv),
-        "thinking": engine == "vllm" and "--reasoning-parser" in argv,
-    }
-    return tuple(s for s in MODEL_SUPPORTS if found[s])
+      reasoning fact for llama.cpp models, so a llama.cpp app declares none. SGLang declares neither yet."""
+    from_argv = supports_for(r, spec.argv)  # each engine module's `supports` (engines/__init__.py SUPPORTS)
+    return tuple(s for s in MODEL_SUPPORTS if (r.app.vision if s == "vision" else s in from_argv))
 
 
 def _i18n(r: Resolved, profile: Profile) -> dict[str, I18nManifest]:

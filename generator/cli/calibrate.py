@@ -1,4 +1,5 @@
-"""`catalog calibrate APP --log FILE|-`: a vLLM or llama.cpp boot log -> calibration rows, the fit before and after.
+"""`catalog calibrate APP --log FILE|-`: a vLLM, llama.cpp or SGLang boot log -> calibration rows, the fit before
+and after.
 
 The rows go to the app's file (what the engine allocated for this app) or to its model's file (`weights_loaded`,
 per weight file); `--write` adds them, a new row replacing an older one of the same measure, image and device
@@ -43,7 +44,8 @@ NoteOpt = Annotated[str | None, typer.Option("--note", help="Appended to every r
 def calibrate(name: AppArg, log: LogOpt, write: WriteOpt = False, catalog: CatalogOpt = None, as_json: JsonOpt = False,
               source: SourceOpt = None, image: ImageOpt = None, device: DeviceOpt = None, cap_mib: CapOpt = None,
               util: UtilOpt = None, gpu_mib: GpuOpt = None, when: DateOpt = None, note: NoteOpt = None) -> None:
-    """Read a vLLM or llama.cpp boot log into calibration rows; show the fit before and after (--write: keep them)."""
+    """Read a vLLM, llama.cpp or SGLang boot log into calibration rows; show the fit before and after (--write: keep
+    them)."""
     from generator.fit import calibrate as cal
 
     when_date = _options(when, gpu_mib, cap_mib, util)
@@ -53,7 +55,7 @@ def calibrate(name: AppArg, log: LogOpt, write: WriteOpt = False, catalog: Catal
     parsed = cal.parse(lines, where)
     from generator.engines.family import family_of
 
-    engine = family_of(r.stack)  # an SGLang app is refused by name below, not read as llama.cpp
+    engine = family_of(r.stack)  # the family whose boot-log lines the log must hold (fit/calibrate.py NEEDS)
 
     if parsed.engine is None:
         raise refuse(where, f"holds none of what `catalog calibrate` reads; a {engine} boot log needs "

@@ -22,5 +22,18 @@ def engine_for(r: Resolved) -> EngineSpec:
     return BUILDERS[family_of(r.stack)](r)
 
 
-__all__ = ["BUILDERS", "Arg", "Download", "EngineSpec", "EnvVar", "Family", "Mount", "engine_for", "family_of",
-           "hami_limit"]
+# What each family's argv lets the olares-v3 Router card declare (chart/plan.py MODEL_SUPPORTS: tools, thinking).
+SUPPORTS: dict[Family, Callable[[list[str]], frozenset[str]]] = {
+    "vllm": vllm.supports,
+    "llamacpp": llamacpp.supports,
+    "lucebox": lucebox.supports,
+    "sglang": sglang.supports,
+}
+
+
+def supports_for(r: Resolved, argv: list[str]) -> frozenset[str]:
+    return SUPPORTS[family_of(r.stack)](argv)
+
+
+__all__ = ["BUILDERS", "SUPPORTS", "Arg", "Download", "EngineSpec", "EnvVar", "Family", "Mount", "engine_for",
+           "family_of", "hami_limit", "supports_for"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Literal, assert_never, get_args
 
 from generator.schema import Stack
+from generator.schema.stack import Engine
 
 Family = Literal["vllm", "llamacpp", "lucebox", "sglang"]
 FAMILIES: tuple[Family, ...] = get_args(Family)
@@ -29,6 +30,16 @@ def family_of(stack: Stack) -> Family:
     assert_never(engine)
 
 
+def stack_engine(family: Family) -> tuple[Engine, str | None]:
+    """The stack `engine` and `fork` a family is declared with (the inverse of `family_of`; None: the fork is not
+    implied by the family): Lucebox is llama.cpp's `lucebox` fork, the others their own engine."""
+    if family == "lucebox":
+        return "llamacpp", "lucebox"
+    if family == "vllm" or family == "llamacpp" or family == "sglang":
+        return family, None
+    assert_never(family)
+
+
 def allocates_what_it_needs(stack: Stack) -> bool:
     """Whether the server allocates what its model needs (llama.cpp and its forks, Lucebox), rather than a fraction
     of the device it sizes its pool from (vLLM's utilization, SGLang's mem_fraction_static): only for the former is a
@@ -37,4 +48,4 @@ def allocates_what_it_needs(stack: Stack) -> bool:
     return family in ("llamacpp", "lucebox")
 
 
-__all__ = ["FAMILIES", "Family", "allocates_what_it_needs", "family_of"]
+__all__ = ["FAMILIES", "Family", "allocates_what_it_needs", "family_of", "stack_engine"]

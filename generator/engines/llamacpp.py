@@ -46,3 +46,10 @@ def own(head: Head) -> Own:
 
 def engine(r: Resolved) -> EngineSpec:
     return build(r, own)
+
+
+def supports(argv: list[str]) -> frozenset[str]:
+    """What the Router card may declare from the argv: tools with `--jinja` (llama.cpp docs/function-calling.md:
+    tool calls need --jinja, a generic format serves any template); the catalog holds no reasoning fact for
+    llama.cpp models, so no thinking."""
+    return frozenset({"tools"}) if "--jinja" in argv else frozenset()

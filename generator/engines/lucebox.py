@@ -5,6 +5,7 @@ from __future__ import annotations
 from generator.catalog import Resolved
 from generator.engines.base import Arg, EngineSpec, EnvVar, Head, Own, build
 from generator.engines.llamacpp import speculative
+from generator.engines.llamacpp import supports as llamacpp_supports
 
 
 def own(head: Head) -> Own:
@@ -26,3 +27,8 @@ def own(head: Head) -> Own:
 
 def engine(r: Resolved) -> EngineSpec:
     return build(r, own)
+
+
+def supports(argv: list[str]) -> frozenset[str]:
+    """As llama.cpp's (its stacks are llama.cpp's `lucebox` fork)."""
+    return llamacpp_supports(argv)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from generator.catalog import Resolved
@@ -262,6 +263,12 @@ def engine(r: Resolved) -> EngineSpec:
     return build(r, own)
 
 
+def supports(argv: list[str]) -> frozenset[str]:
+    """What the Router card may declare from the argv: nothing yet (the SGLang apps' cards name no tools or
+    thinking; SGLang's --tool-call-parser / --reasoning-parser are not read as such until a test boots one)."""
+    return frozenset()
+
+
 # ---- identity (smoke) and boot log (calibrate) --------------------------------------------------------
 
 # python/sglang/srt/entrypoints/http_server.py of v0.5.14: GET /model_info (model_path, model_type, ...; :648-665)
@@ -269,13 +276,49 @@ def engine(r: Resolved) -> EngineSpec:
 # (:638, :678) are the deprecated aliases of the same handlers, which log a warning on each call.
 IDENTITY_PATHS = ("/model_info", "/server_info")
 
-# Boot-log lines (v0.5.14 scheduler and memory pool; quoted in sgl-project/sglang issues, e.g. #29575):
-#   "KV Cache is allocated. #tokens: 580364, K size: 4.15 GB, V size: 4.15 GB"
-#   "max_total_num_tokens=2086558, chunked_prefill_size=8192, ..., context_len=256000, available_gpu_mem=17.22 GB"
-#   "Load weight end. ..., avail mem=19.08 GB, mem usage=3.76 GB."
+# Boot-log lines `catalog calibrate` reads (generator/fit/calibrate.py asks this module, line by line). The format
+# strings, in sgl-project/sglang's python/sglang/srt tree (v0.5.14 and the releases around it print the same text;
+# quoted in public logs: vllm-project/vllm#21348, kvcache-ai/ktransformers#1870, sgl-project/sglang#29575):
+#   mem_cache/memory_pool.py `_finalize_allocation_log`:
+#     f"KV Cache is allocated. #tokens: {num_tokens}, K size: {k_size_GB:.2f} GB, V size: {v_size_GB:.2f} GB"
+#     (newer pools insert "dtype: torch.float8_e4m3fn, " before "#tokens")
+#   managers/scheduler.py: f"max_total_num_tokens={...}, chunked_prefill_size=..., max_prefill_tokens=...,
+#     max_running_requests=..., context_len={...}, available_gpu_mem={...:.2f} GB" (older releases end at context_len)
+#   model_executor/model_runner.py `load_model`: f"Load weight end. elapsed=... s, type=..., [quant, ]avail
+#     mem={after_avail_memory:.2f} GB, mem usage={self.weight_load_mem_usage:.2f} GB."
+#   server_args.py: the first line, "server_args=ServerArgs(model_path='...', ...)"
+# "GB" is bytes / 2^30 (`get_available_gpu_memory`, the K/V sizes divide by GB = 1 << 30): GiB. With --tp N each rank
+# prints its own share; the first line (TP0) is read.
 _KV_LINE = re.compile(r"KV Cache is allocated\. .*?#tokens: (\d+), K size: ([\d.]+) GB, V size: ([\d.]+) GB")
-_TOTAL_LINE = re.compile(r"max_total_num_tokens=(\d+).*?context_len=(\d+)")
+_TOTAL_LINE = re.compile(r"max_total_num_tokens=(\d+)(?:.*?context_len=(\d+))?")
 _WEIGHT_LINE = re.compile(r"Load weight end\..*?avail mem=([\d.]+) GB, mem usage=([\d.]+) GB")
+_MODEL_LINE = re.compile(r"server_args=ServerArgs\(model_path='([^']+)'")
+
+
+@dataclass(frozen=True)
+class BootFigure:
+    """One figure of an SGLang boot log line."""
+
+    kind: str  # "kv_allocated" (GiB of K + V), "total_tokens" (tokens), "weights_loaded" (GiB), "model" (0)
+    value: float
+    tokens: int | None = None  # kv_allocated: the pool's #tokens
+    context: int | None = None  # total_tokens: context_len
+    detail: str = ""  # kv_allocated: "K x GiB + V y GiB"; weights_loaded: free GiB after; model: its path
+
+
+def read_boot_line(line: str, number: Callable[[str], float] = float) -> BootFigure | None:
+    """The figure one line of an SGLang boot log holds, or None; `number` reads each number (the caller's bounds)."""
+    if match := _KV_LINE.search(line):
+        k, v = number(match.group(2)), number(match.group(3))
+        return BootFigure("kv_allocated", k + v, tokens=int(number(match.group(1))), detail=f"K {k} GiB + V {v} GiB")
+    if match := _TOTAL_LINE.search(line):
+        context = int(number(match.group(2))) if match.group(2) else None
+        return BootFigure("total_tokens", number(match.group(1)), context=context)
+    if match := _WEIGHT_LINE.search(line):
+        return BootFigure("weights_loaded", number(match.group(2)), detail=f"{number(match.group(1))} GiB free after")
+    if match := _MODEL_LINE.search(line):
+        return BootFigure("model", 0.0, detail=match.group(1))
+    return None
 
 
 @dataclass(frozen=True)
@@ -294,13 +337,17 @@ def read_boot_log(text: str) -> BootLog:
     kv, total, weight = _KV_LINE.search(text), _TOTAL_LINE.search(text), _WEIGHT_LINE.search(text)
     return BootLog(
         max_total_num_tokens=int(total.group(1)) if total else None,
-        context_len=int(total.group(2)) if total else None,
+        context_len=int(total.group(2)) if total and total.group(2) else None,
         kv_tokens=int(kv.group(1)) if kv else None,
         k_gib=float(kv.group(2)) if kv else None,
         v_gib=float(kv.group(3)) if kv else None,
         avail_after_weights_gib=float(weight.group(1)) if weight else None,
         weights_gib=float(weight.group(2)) if weight else None,
     )
+
+
+BOOT_LOG_NEEDS = ("'KV Cache is allocated. #tokens: N, K size: X GB, V size: Y GB' or 'Load weight end. ..., "
+                  "mem usage=X GB'")
 
 
 # ---- import: the launcher shapes of an SGLang chart -----------------------------------------------------
@@ -329,5 +376,6 @@ def recognise(image: str, program: str, script: str) -> str | None:
     return ", ".join(hits) or None
 
 
-__all__ = ["Budget", "BootLog", "IDENTITY_PATHS", "LAUNCHERS", "Plan", "cell_bytes", "default_mem_fraction_static",
-           "engine", "launcher_of", "mamba_per_request_bytes", "plan", "read_boot_log", "recognise", "reserved_mib"]
+__all__ = ["BOOT_LOG_NEEDS", "Budget", "BootFigure", "BootLog", "IDENTITY_PATHS", "LAUNCHERS", "Plan", "cell_bytes",
+           "default_mem_fraction_static", "engine", "launcher_of", "mamba_per_request_bytes", "plan", "read_boot_line",
+           "read_boot_log", "recognise", "reserved_mib", "supports"]

@@ -49,3 +49,15 @@ def own(head: Head) -> Own:
 
 def engine(r: Resolved) -> EngineSpec:
     return build(r, own)
+
+
+def supports(argv: list[str]) -> frozenset[str]:
+    """What the Router card may declare from the argv (chart/plan.py MODEL_SUPPORTS): tools with
+    `--enable-auto-tool-choice` and a `--tool-call-parser` (vLLM docs, tool calling), thinking with a
+    `--reasoning-parser` (vLLM docs, reasoning outputs)."""
+    found = set()
+    if "--enable-auto-tool-choice" in argv and "--tool-call-parser" in argv:
+        found.add("tools")
+    if "--reasoning-parser" in argv:
+        found.add("thinking")
+    return frozenset(found)

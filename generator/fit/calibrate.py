@@ -1,4 +1,4 @@
-"""Boot logs -> calibration rows: what vLLM and llama.cpp print about memory, read back as measured figures.
+"""Boot logs -> calibration rows: what vLLM, llama.cpp and SGLang print about memory, read back as measured figures.
 
 Line formats, from the engines' sources at the pinned versions:
 - vLLM 0.20.0 (the wheel the catalog's vLLM flag tables are read from; 0.19.1 and 0.21.0 print the same lines):
@@ -18,6 +18,10 @@ Line formats, from the engines' sources at the pinned versions:
   llama-server hides these lines unless its log verbosity is raised (`-lv 4`): its default threshold is 3 and the
   library's lines are logged one level above.
 
+- SGLang v0.5.14: the engine family reads its own lines (generator/engines/sglang.py `read_boot_line`, which cites
+  the format strings): "KV Cache is allocated. #tokens: N, K size: X GB, V size: Y GB", "max_total_num_tokens=N,
+  ..., context_len=C", "Load weight end. ..., mem usage=X GB." and the model of "server_args=ServerArgs(...)".
+
 `parse()` reads every line it knows into typed `Reading`s; `vllm_rows()` / `llamacpp_rows()` turn them into
 `Calibration` rows with their provenance. Nothing here writes: `generator/cli/calibrate.py` does.
 """
@@ -26,7 +30,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import Literal, Protocol
@@ -36,10 +40,11 @@ from pydantic import ValidationError
 from generator.catalog import Resolved
 from generator.core.errors import InputError, Problem
 from generator.core.text import safe_line
+from generator.engines import sglang
 from generator.fit.ledger import Pool
 from generator.schema.calibration import Calibration
 
-Engine = Literal["vllm", "llamacpp"]
+Engine = Literal["vllm", "llamacpp", "sglang"]
 GIB_MIB = 1024.0
 
 
@@ -166,6 +171,8 @@ def parse(text: str | Iterable[str], where: str = "the log") -> Parsed:
             for kind, pattern in _LLAMA:
                 if match := pattern.search(line):
                     _add_llama(out, replace(_llama_reading(kind, match, number, line), scope=max(scope, 0)))
+            if (figure := sglang.read_boot_line(line, _f)) is not None:  # the family's own boot-log lines
+                _add_sglang(out, figure, number, line)
         except _BadFigure as exc:
             raise InputError([Problem(where, number, None, f"{safe_line(exc.text, 60)} is not a memory or token "
                                       f"figure (more than {_MAX_DIGITS} digits, or above 2^40); give the engine's "
@@ -200,6 +207,20 @@ def _identity(out: Parsed, line: str, number: int = 0) -> None:
                 out.n_ctx = out.n_ctx or value
             elif key == "n_ubatch":
                 out.ubatch = out.ubatch or value
+
+
+def _add_sglang(out: Parsed, figure: sglang.BootFigure, number: int, line: str) -> None:
+    """An SGLang figure (generator/engines/sglang.py `read_boot_line`); the model its server_args line names."""
+    assert out.models is not None
+    out.engine = "sglang"
+    if figure.kind == "model":
+        out.model = out.model or figure.detail
+        out.models.append((number, figure.detail))
+        return
+    if figure.kind == "total_tokens":
+        out.n_ctx = out.n_ctx or figure.context
+    _add(out, Reading(figure.kind, figure.value, number, line, context=figure.tokens or figure.context,
+                      detail=figure.detail))
 
 
 def _add_llama(out: Parsed, reading: Reading) -> None:
@@ -346,6 +367,22 @@ def llamacpp_rows(parsed: Parsed, p: Provenance) -> list[Row]:
     return rows
 
 
+def sglang_rows(parsed: Parsed, p: Provenance) -> list[Row]:
+    """SGLang readings -> weights_loaded (the model's, per weight file) and kv_needed (the pool: #tokens in K + V GiB)
+    rows. With --tp N the log's figures are one rank's (TP0, the first line read)."""
+    rows: list[Row] = []
+    if (w := parsed.first("weights_loaded")) is not None and p.quant:
+        rows.append(Row("model", _cal("weights_loaded", None, f"SGLang `{w.text[-120:]}`", p, value_gib=w.value,
+                                      quant=p.quant)))
+    if (kv := parsed.first("kv_allocated")) is not None and kv.context:
+        total = parsed.first("total_tokens")
+        said = f", max_total_num_tokens={int(total.value):,}" if total is not None else ""
+        rows.append(Row("app", _cal("kv_needed", None, f"SGLang: KV Cache is allocated, {kv.context:,} tokens in "
+                                    f"{kv.value:.2f} GiB ({kv.detail}{said})", p, value_gib=round(kv.value, 3),
+                                    context=kv.context)))
+    return rows
+
+
 DRAFT_SUFFIX = " (draft context)"  # the buffers of a second llama_context (MTP / draft model) in the same process
 
 
@@ -358,15 +395,17 @@ NEEDS = {
             "max-seq-len error with 'the estimated maximum model length is N'",
     "llamacpp": "'model buffer size', 'llama_kv_cache: size = ...', 'llama_memory_recurrent: size = ...' or "
                 "'compute buffer size' lines (llama-server prints them at -lv 4)",
+    "sglang": sglang.BOOT_LOG_NEEDS,
 }
 
 
+ROWS: dict[Engine, Callable[[Parsed, Provenance], list[Row]]] = {
+    "vllm": vllm_rows, "llamacpp": llamacpp_rows, "sglang": sglang_rows}
+
+
 def rows_of(parsed: Parsed, p: Provenance) -> list[Row]:
-    if parsed.engine == "vllm":
-        return vllm_rows(parsed, p)
-    if parsed.engine == "llamacpp":
-        return llamacpp_rows(parsed, p)
-    return []
+    """The rows of the engine the log is of (none for a log of no engine)."""
+    return ROWS[parsed.engine](parsed, p) if parsed.engine is not None else []
 
 
 def with_rows(existing: tuple[Calibration, ...], new: list[Calibration]) -> tuple[Calibration, ...]:
@@ -448,4 +487,4 @@ def largest_context(r: Resolved, upper: int | None = None) -> int:
 
 __all__ = ["DRAFT_SUFFIX", "NEEDS", "Basis", "Parsed", "Provenance", "Reading", "Row", "basis_of", "dated", "kv_pool",
            "largest_context",
-           "llamacpp_rows", "parse", "rows_of", "vllm_rows", "with_rows"]
+           "llamacpp_rows", "parse", "rows_of", "sglang_rows", "vllm_rows", "with_rows"]

@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, cast
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -28,12 +28,14 @@ from generator.core.errors import CatalogError, InputError, Problem
 from generator.core.redact import literal_secret, secret_name
 from generator.core.text import safe_line
 from generator.engines.base import CHAT_TEMPLATE_DIR, CHAT_TEMPLATE_FILE, SLOT_DIR
+from generator.engines import sglang
+from generator.engines.family import Family, family_of, stack_engine
 from generator.fit.sizing import sized
 from generator.flags.tables import FlagTable, FlagTables
 from generator.importer import programs
 from generator.importer.argv import Mapped, is_flag, map_argv
 from generator.importer.drafts import Pool, StackDraft, slug
-from generator.importer.helmview import Rendered, marked_envs, render_chart
+from generator.importer.helmview import Rendered, env_mark, marked_envs, render_chart
 from generator.importer.source import ChartFiles
 from generator.importer.workload import (
     EnvEntry,
@@ -160,11 +162,48 @@ def _prefix_matches(argv: list[Token], command: tuple[str, ...]) -> bool:
 def _family_prefix(argv: list[Token]) -> tuple[str, int] | None:
     if not argv:
         return None
+    if shape := sglang.launcher_of([t.text for t in argv]):  # python -m sglang.launch_server, sglang serve
+        return "sglang", len(shape)
     family = programs.family_of(argv[0].text)
     if family == "vllm":
         return ("vllm", 2) if len(argv) > 1 and argv[1].text == "serve" else None
     if family:
         return family, 1
+    return None
+
+
+def _manifest_defaults(ctx: _Ctx, tokens: list[Token]) -> list[Token]:
+    """An argument that is a whole manifest env (`<olaresEnv:ENGINE_ARGS>`) is that env's default, word-split
+    as the launcher's unquoted `${ENGINE_ARGS:-}` does (beclab/apps sglangqwen359bawq4bitv3/templates/
+    wrappers.yaml@2dbab57539b8ab4e8d08b4eafb7a2e13484e7049: ENGINE_ARGS, "a cmdline-style string ...
+    shell-word-split and appended after the --model-path / --served-model-name / --host / --port baseline"). Each
+    word's origin is the env's line in the manifest; an env without a default stays a mark (unmapped later)."""
+    out: list[Token] = []
+    for token in tokens:
+        found = _env_default(ctx, token.text)
+        if found is None:
+            out.append(token)
+            continue
+        name, default = found
+        origin = ctx.manifest_origin(f"envName: {name}")
+        try:
+            words = shlex.split(default)
+        except ValueError:
+            words = default.split()
+        out += [Token(word, origin, (name,)) for word in words]
+    return out
+
+
+def _env_default(ctx: _Ctx, text: str) -> tuple[str, str] | None:
+    """(env, its manifest default) of a value that is one whole manifest env (`<olaresEnv:NAME>`), else None."""
+    names = marked_envs(text)
+    if len(names) != 1 or text.strip() != env_mark(names[0]):
+        return None
+    for env in ctx.r.manifest.get("envs") or ():
+        if not isinstance(env, dict) or env.get("envName") != names[0]:
+            continue
+        if isinstance(env.get("default"), str | int | float):
+            return names[0], str(env["default"])
     return None
 
 
@@ -174,7 +213,7 @@ def _engine_launch(pod: Pod, pool: Pool) -> tuple[Launch, str, int] | None:
     for launch in pod.launches:
         for stack in pool.stacks_with_image(launch.image):
             if _prefix_matches(launch.argv, tuple(stack.command)):
-                family = "lucebox" if stack.fork == "lucebox" else stack.engine
+                family = family_of(stack)
                 found.append((launch, family, len(stack.command)))
                 break
         else:
@@ -193,7 +232,7 @@ def _choose_stack(pool: Pool, launch: Launch, family: str, prefix: int, port: in
     program = tuple(t.text for t in launch.argv[:prefix])
     best: tuple[int, Stack] | None = None
     for stack in pool.stacks_with_image(launch.image):
-        engine_family = "lucebox" if stack.fork == "lucebox" else stack.engine
+        engine_family = family_of(stack)
         if engine_family != family or (port is not None and stack.port != port):
             continue
         score = 0
@@ -304,6 +343,10 @@ def _container_resources(ctx: _Ctx, requests: dict[str, Any], limits: dict[str, 
                            ("memory_request", requests, "memory"), ("memory_limit", limits, "memory")):
         if name in src:
             quantity = _quantity(src[name])
+            if quantity is None and (found := _env_default(ctx, str(src[name]))) is not None:
+                quantity = _quantity(found[1])  # a manifest env's default (beclab/apps SGLANG_CPU_REQUEST ...)
+                if quantity is not None:
+                    ctx.note(origin, f"resources {name} {quantity} is manifest env {found[0]}'s default")
             if quantity is None:
                 ctx.unmapped(origin, f"resources {name} {src[name]!r} is not a quantity the catalog takes")
             else:
@@ -1007,6 +1050,7 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool, renderer: CappedRe
     launch, family, prefix = engine
     if launch.problems or pod.problems:
         raise InputError(launch.problems + pod.problems)
+    launch.argv = _manifest_defaults(ctx, launch.argv)
     result.engine = family
     result.launcher = [(o.line, t) for o, t in launch.pre_exec]  # read by importer/__init__.py (issue 23)
     tokens = launch.argv[prefix:]
@@ -1132,11 +1176,11 @@ def _draft_stack(pool: Pool, launch: Launch, family: str, prefix: int, port: int
     ref, tag = (image.rsplit(":", 1) if ":" in image.rsplit("/", 1)[-1] else (image, "latest"))
     repo = ref.rsplit("/", 1)[-1]
     guessed = [f"id and title from the image {image}"]
-    data: dict[str, Any] = {"id": slug(f"{repo}-{tag}"), "title": f"{repo} {tag}"[:60],
-                            "engine": "vllm" if family == "vllm" else "llamacpp"}
+    engine, fork = stack_engine(cast(Family, family))
+    data: dict[str, Any] = {"id": slug(f"{repo}-{tag}"), "title": f"{repo} {tag}"[:60], "engine": engine}
     upstream = image.startswith(("ghcr.io/ggml-org/", "vllm/vllm-openai", "docker.io/vllm/vllm-openai"))
-    if family == "lucebox":
-        data["fork"] = "lucebox"
+    if fork is not None:
+        data["fork"] = fork
     elif upstream:
         data["fork"] = "upstream"
         guessed.append("fork upstream from the image's publisher")
@@ -1185,7 +1229,8 @@ def _argv_fields(ctx: _Ctx, fields: dict[str, Any], app: dict[str, Any], name: s
         if key in fields:
             app[key] = fields[key]
     if "context_length" not in app:
-        flag = {"vllm": "--max-model-len", "llamacpp": "--ctx-size", "lucebox": "--max-ctx"}[family]
+        flag = {"vllm": "--max-model-len", "llamacpp": "--ctx-size", "lucebox": "--max-ctx",
+                "sglang": "--context-length"}[family]
         ctx.result.missing.append(f"context_length (the chart passes no {flag})")
 
 

@@ -355,9 +355,13 @@ class Pool:
         return template_id
 
     def stacks_with_image(self, image: str) -> list[Stack]:
-        found = [s for s in self.cat.stacks.values() if s.image == image]
+        # Docker Hub's implicit registry: `docker.io/lmsysorg/sglang:v0.5.14-cu130` (beclab/apps) is the stack's
+        # `lmsysorg/sglang:v0.5.14-cu130`
+        def bare(name: object) -> str:
+            return str(name).removeprefix("docker.io/library/").removeprefix("docker.io/")
+        found = [s for s in self.cat.stacks.values() if bare(s.image) == bare(image)]
         found += [Stack.model_construct(**{"fork": "upstream", "version": "", **_tuples(d.data)})
-                  for d in self.stacks.values() if d.data.get("image") == image]
+                  for d in self.stacks.values() if bare(d.data.get("image")) == bare(image)]
         return found
 
     def is_draft_stack(self, stack_id: str) -> bool:

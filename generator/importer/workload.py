@@ -214,6 +214,30 @@ def _shell_parts(full: list[str]) -> tuple[str, list[str]] | None:
     return None
 
 
+def _mounted_script(rendered: Rendered, container: dict[str, Any], pod: dict[str, Any],
+                    full: list[str]) -> tuple[str, Doc, list[str]] | None:
+    """(script, its ConfigMap, positional args) of `sh /path/script.sh [$1 ...]` where the script is a key of a
+    ConfigMap the chart mounts as a volume: the official Olares LLM charts' wrapper (beclab/apps
+    sglangqwen359bawq4bitv3/templates/sglang.yaml@2dbab57539b8ab4e8d08b4eafb7a2e13484e7049 runs
+    `["/bin/sh", "/llm-init/wrappers/sglang.sh"]` from ConfigMap llm-init-wrappers, templates/wrappers.yaml)."""
+    if len(full) < 2 or not programs.is_shell(full[0]) or not full[1].startswith("/"):
+        return None
+    found = on_volume(_mounts(container), full[1])
+    if found is None:
+        return None
+    volume, key = found
+    spec = next((v for v in pod.get("volumes") or () if isinstance(v, dict) and v.get("name") == volume), None)
+    ref = (spec or {}).get("configMap")
+    if not isinstance(ref, dict):
+        return None
+    items = {str(i.get("path")): str(i.get("key")) for i in ref.get("items") or () if isinstance(i, dict)}
+    cm = _configmaps(rendered.docs).get(str(ref.get("name") or ""))
+    text = ((cm.body.get("data") or {}) if cm else {}).get(items.get(key, key))
+    if cm is None or not isinstance(text, str):
+        return None
+    return text, cm, full[2:]
+
+
 def _download_lines(lines: list[ScriptLine], scope: dict[str, str], base: Origin,
                     by: str) -> tuple[list[Fetch], set[int]]:
     """Files a script fetches (`curl URL -o DEST`, `wget -O DEST URL`); also the line numbers that do it."""
@@ -437,6 +461,23 @@ class Pod:
     writes: list[Written] = field(default_factory=list)  # files init containers write from an env variable
 
 
+def _script_source(rendered: Rendered, lines: Lines, doc: Doc, raw_tokens: list[Token], anchor: int,
+                   shell: tuple[str, list[str]] | None,
+                   mounted: tuple[str, Doc, list[str]] | None) -> tuple[str, list[Token], Origin]:
+    """(script, positional tokens, the script's first line) of `sh -c SCRIPT` or of a mounted script file."""
+    if shell:
+        text = shell[0]
+        script_token = raw_tokens[2]
+        first = text.strip().splitlines()[0].strip() if text.strip() else ""
+        base_line = lines.find(doc.source, first, after=script_token.origin.line or anchor) if first else None
+        return text, raw_tokens[4:], Origin(script_token.origin.where, base_line or script_token.origin.line)
+    assert mounted is not None
+    text, cm, _ = mounted
+    first = text.strip().splitlines()[0].strip() if text.strip() else ""
+    base_line = lines.find(cm.source, first) if first else None
+    return text, raw_tokens[2:], Origin(rendered.where(cm.source), base_line)
+
+
 def _launch(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any]) -> Launch:
     problems: list[Problem] = []
     name = str(container.get("name") or "")
@@ -469,17 +510,13 @@ def _launch(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any
     image = str(container.get("image") or "")
     full = [t.text for t in raw_tokens]
     shell = _shell_parts(full)
+    mounted = None if shell else _mounted_script(rendered, container, pod_spec(doc), full)
     script = None
     script_origin = None
     pre_exec: list[tuple[Origin, str]] = []
     argv = raw_tokens
-    if shell:
-        text = shell[0]
-        script_token = raw_tokens[2]
-        positional = raw_tokens[4:] if len(raw_tokens) > 4 else []
-        first = text.strip().splitlines()[0].strip() if text.strip() else ""
-        base_line = lines.find(doc.source, first, after=script_token.origin.line or anchor) if first else None
-        script_origin = Origin(script_token.origin.where, base_line or script_token.origin.line)
+    if shell or mounted:
+        text, positional, script_origin = _script_source(rendered, lines, doc, raw_tokens, anchor, shell, mounted)
         # the script's first line (not blank) sits on base_line
         lead = len(text) - len(text.lstrip("\n"))
         offset = -text[:lead].count("\n")

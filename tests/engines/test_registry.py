@@ -11,7 +11,7 @@ import pytest
 
 from generator.catalog import load_catalog
 from generator.core.errors import InputError
-from generator.engines import BUILDERS, engine_for
+from generator.engines import BUILDERS, SUPPORTS, engine_for
 from generator.engines.family import FAMILIES, family_of
 from generator.engines.settings import AnySettings, settings_for
 from generator.fit.sizing import sized
@@ -22,6 +22,15 @@ FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "catalog_small"
 
 def test_every_family_has_a_builder():
     assert set(BUILDERS) == set(FAMILIES)
+
+
+def test_every_family_says_what_its_argv_supports():
+    assert set(SUPPORTS) == set(FAMILIES)
+    assert SUPPORTS["vllm"](["--enable-auto-tool-choice", "--tool-call-parser", "x", "--reasoning-parser", "y"]) \
+        == {"tools", "thinking"}
+    assert SUPPORTS["vllm"](["--tool-call-parser", "x"]) == frozenset()  # no auto tool choice: no tools
+    assert SUPPORTS["llamacpp"](["--jinja"]) == SUPPORTS["lucebox"](["--jinja"]) == {"tools"}
+    assert SUPPORTS["sglang"](["--tool-call-parser", "qwen3_coder", "--reasoning-parser", "qwen3"]) == frozenset()
 
 
 def test_every_engine_name_maps_to_a_family():
