@@ -206,3 +206,27 @@ def test_hybrid_padding_follows_vllms_grouping(attn, rec, expected):
     from generator.fit.vllm import hybrid_padding
 
     assert hybrid_padding(attn, rec) == expected
+
+
+# Boots that print the KV lines but not the available memory: their concurrency is still num_blocks / (blocks one
+# request needs), two integers, so the fit's per-request need in blocks is tested without the available memory.
+# All three: Qwen3.6-27B AutoRound int4, 2x RTX 3090 TP=2, max_model_len 262144, fp8_e5m2, prefix caching, MTP 3,
+# max_num_seqs 2, max_num_batched_tokens 8192 (the post's non-default args).
+BLOCK_ONLY = [
+    ("https://github.com/noonghunna/club-3090/issues/91", "v0.20.1", 619_479),
+    ("https://github.com/noonghunna/club-3090/issues/294", "v0.2x (kv_cache_utils.py:1733)", 622_408),
+    ("https://github.com/noonghunna/club-3090/issues/295", "v0.2x (kv_cache_utils.py:1733)", 620_944),
+]
+
+
+@pytest.mark.parametrize("url, version, kv_tokens", BLOCK_ONLY,
+                         ids=["club-3090#" + u.rsplit("/", 1)[1] for u, _, _ in BLOCK_ONLY])
+def test_per_request_need_in_blocks_matches_a_log_without_its_available_memory(cat, url, version, kv_tokens):
+    log = replace(LOGS[2], url=url, available_gib=0.0, kv_tokens=kv_tokens, concurrency=kv_tokens / 262144)
+    r, s = per_gpu(cat, log), settings(log)
+    _, _, page = block_layout(r, log.kv_cache_dtype, 3)
+    group_size = 17  # 16 attention + 1 MTP layer; 48 GDN layers padded to 51 (hybrid_padding)
+    per_request = kv_need_bytes(r, s, log.max_model_len) / (page * group_size)
+    assert per_request == 179
+    num_blocks = round(kv_tokens / log.max_model_len * per_request)
+    assert int(num_blocks / per_request * log.max_model_len) == kv_tokens  # an integer pool: the 179 is vLLM's
