@@ -153,7 +153,7 @@ def test_the_logged_tokens_are_concurrency_times_max_model_len():
 def test_hybrid_block_of_club_3090_642_counts_the_speculative_conv_rows(cat):
     """vLLM's block for the 27B at TP=2 with 3 MTP tokens is 1,600 tokens: only it gives the logged 2.37989x
     (426 blocks of 17 layers in 11.05 GiB / (cdiv(262,144, 1,600) + 3 GDN groups x 5 copies) = 426 / 179; the
-    v0.20.1 boots of club-3090#91, #294 and #295, same flags, give 423, 425 and 424 blocks over the same 179).
+    boots of club-3090#91 (v0.20.1), #294 and #295, same flags, give 423, 425 and 424 blocks over the same 179).
     The conv state keeps kernel - 1 + num_spec rows; without the 3 speculative rows the block is 1,568."""
     log = LOGS[2]
     r = per_gpu(cat, log)
