@@ -13,7 +13,9 @@ cdiv(context, block) pages; sliding-window layers min(window - 1 + max_num_batch
 Mamba/GDN state pages are per request: (2 if mamba_cache_mode == align else 1) + num_speculative_tokens
 copies. On hybrid models the block size is the smallest multiple of 16 whose attention page holds one
 state page, and state pages are padded to the attention page (this gives the 2080-token block the
-maintainer's Fast 2.0.2 note records for Qwen3.6 27B + turboquant_k8v4).
+maintainer's Fast 2.0.2 note records for Qwen3.6 27B + turboquant_k8v4, run without MTP); the GDN conv state
+keeps num_speculative_tokens more rows, and the layers of each type are padded to whole groups
+(`hybrid_padding`): both shown by public boot logs (tests/fit/test_vllm_public_logs.py).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from generator.fit.ledger import KV_COMPONENTS, Ledger
 from generator.fit.memory import (MIB, TURBOQUANT_BITS, Geometry, align_up, cdiv, group_bytes_per_token,
                                   recurrent_kind, recurrent_layer_bytes, vllm_group_bytes_per_token, vllm_slot_bytes)
 from generator.engines.settings import VllmSettings as Settings
-from generator.schema import Calibration
+from generator.schema import Calibration, Mamba2Group
 
 DEFAULT_BLOCK = 16
 HYBRID_BLOCK_ALIGN = 16
@@ -164,13 +166,21 @@ def _turboquant(s: Settings) -> bool:
     return str(s.kv_k.value) in TURBOQUANT_BITS
 
 
-def block_layout(r: Resolved, dtype: str) -> tuple[int, float, float]:
-    """(block tokens, attention bytes per token per layer, state page bytes per layer)."""
+def block_layout(r: Resolved, dtype: str, spec_tokens: int = 0) -> tuple[int, float, float]:
+    """(block tokens, attention bytes per token per layer, state page bytes per layer).
+
+    A Gated-DeltaNet conv state keeps kernel - 1 + num_speculative_tokens rows (vllm-project/vllm
+    vllm/model_executor/layers/mamba/mamba_utils.py `MambaStateShapeCalculator.gated_delta_net_state_shape`), so
+    speculative tokens enlarge the state page and the hybrid block: Qwen3.6 27B at TP=2 with 3 MTP tokens has a
+    1,600-token block, not 1,568 (club-3090#642, tests/fit/test_vllm_public_logs.py)."""
     geo = Geometry.of(r.model.architecture)
     per_token = vllm_group_bytes_per_token(geo.full, dtype)
     if geo.recurrent is None:
         return DEFAULT_BLOCK, per_token, 0.0
     state = recurrent_layer_bytes(geo.recurrent, ssm_bytes=SSM_BYTES, conv_bytes=CONV_BYTES)
+    rec = geo.recurrent
+    if spec_tokens and not isinstance(rec, Mamba2Group):
+        state += (2 * rec.k_heads + rec.v_heads) * rec.head_dim * spec_tokens * CONV_BYTES
     block = align_up(cdiv(int(state), int(per_token)), HYBRID_BLOCK_ALIGN)
     return block, per_token, block * per_token
 
@@ -179,7 +189,7 @@ def kv_need_parts(r: Resolved, s: Settings, context: int) -> list[tuple[str, flo
     """(component, bytes, note) of the KV one request at `context` tokens needs."""
     geo = Geometry.of(r.model.architecture)
     dtype = str(s.kv_k.value)
-    block, per_token, page = block_layout(r, dtype)
+    block, per_token, page = block_layout(r, dtype, s.spec_tokens or 0)
     blocks = cdiv(context, block)
     slot = vllm_slot_bytes(dtype, geo.full.head_dim)
     heads = (f"one MLA latent of {per_token:.0f} B ({dtype})" if geo.full.mla
@@ -197,9 +207,27 @@ def kv_need_parts(r: Resolved, s: Settings, context: int) -> list[tuple[str, flo
                     f"{geo.recurrent.layers} {recurrent_kind(geo.recurrent)} layers x {page / MIB:.2f} MiB page "
                     "(fp32 state + conv, padded) "
                     f"x {copies} copies ({s.mamba_mode.value} mode + {s.spec_tokens or 0} speculative)"))
+    if geo.recurrent is not None:
+        attn = geo.full.layers + (geo.mtp_layers if any(c == "KV MTP layer" for c, _, _ in out) else 0)
+        group, attn_pad, rec_pad = hybrid_padding(attn, geo.recurrent.layers)
+        if attn_pad or rec_pad:
+            out.append(("KV padding layers", attn_pad * blocks * page + rec_pad * page * copies,
+                        f"{attn_pad + rec_pad} padding layers: {attn} attention and {geo.recurrent.layers} "
+                        f"{recurrent_kind(geo.recurrent)} layers in groups of {group} (vLLM 'Add N padding layers')"))
     if geo.kv_shared_layers:
         out.append(("KV shared layers", 0.0, f"{geo.kv_shared_layers} layers reuse earlier KV"))
     return out
+
+
+def hybrid_padding(attn_layers: int, rec_layers: int) -> tuple[int, int, int]:
+    """(group size, attention padding layers, recurrent padding layers) of vLLM's hybrid grouping: the group size
+    is the smaller layer count, or the larger when it is under 1.5x the smaller; each type is padded to whole groups
+    (vllm-project/vllm@001cabc1be16a59a70d720ed61a13b678c060a18 vllm/v1/core/kv_cache_utils.py
+    `_get_kv_cache_groups_uniform_page_size`; Qwen3.6 27B + MTP: 17 and 48 -> "Add 3 padding layers",
+    club-3090#617)."""
+    low, high = min(attn_layers, rec_layers), max(attn_layers, rec_layers)
+    group = high if high < low * 1.5 else low
+    return group, cdiv(attn_layers, group) * group - attn_layers, cdiv(rec_layers, group) * group - rec_layers
 
 
 def _sliding(s: Settings, geo: Geometry, dtype: str, context: int) -> tuple[str, float, str]:
@@ -286,4 +314,5 @@ def _outside(r: Resolved, s: Settings, ledger: Ledger) -> None:
                    "Genesis P5 v2 docstring)")
 
 
-__all__ = ["block_layout", "build", "graphs_mib", "kv_need_bytes", "kv_need_parts", "reported_total", "weights_part"]
+__all__ = ["block_layout", "build", "graphs_mib", "hybrid_padding", "kv_need_bytes", "kv_need_parts", "reported_total",
+           "weights_part"]
