@@ -41,16 +41,17 @@ class Argv:
 
     def __init__(self, engine: EngineSpec):
         self.tokens = [(text, arg.origin, i) for arg in engine.args for i, text in enumerate(arg.tokens)]
+        # every `-...` token by its normalized name, in argv order: a lookup reads only its own flag's tokens
+        self._by_name: dict[str, list[tuple[int, str, str | None]]] = {}
+        for index, (text, _, _) in enumerate(self.tokens):
+            if text.startswith("-"):
+                head, eq, tail = text.partition("=")
+                self._by_name.setdefault(normalize(head), []).append((index, head, tail if eq else None))
 
     def _matches(self, names: tuple[str, ...]) -> list[tuple[int, str, str | None]]:
-        found = []
-        for index, (text, _, _) in enumerate(self.tokens):
-            if not text.startswith("-"):
-                continue
-            head, eq, tail = text.partition("=")
-            if normalize(head) in names:
-                found.append((index, head, tail if eq else None))
-        return found
+        if len(names) == 1:
+            return self._by_name.get(names[0], [])
+        return sorted(found for name in set(names) for found in self._by_name.get(name, ()))
 
     def all(self, *names: str, boolean: bool = False) -> list[Flag]:
         out = []
