@@ -27,7 +27,7 @@ def settings_of(r: Any, row: dict) -> Any:
     update: dict[str, Any] = {
         "context": Value(row["context"], None, "sweep"), "kv_k": Value(row["kv"], None, "sweep"),
         "kv_v": Value(row["kv"], None, "sweep"), "ubatch": Value(row["ubatch"], None, "sweep"),
-        "parallel": Value(row["parallel"], None, "sweep"), "flash_attn": Value("on", None, "sweep"),
+        "parallel": Value(row["parallel"], None, "sweep"), "flash_attn": Value(row.get("fa", "on"), None, "sweep"),
         "swa_full": Value(row["swa_full"], None, "sweep"),
         "spec_method": "mtp" if row["mtp"] else None, "spec_tokens": 3 if row["mtp"] else None,
     }

@@ -135,7 +135,7 @@ def args_of(row: dict) -> list[str]:
     args = ["-c", str(row["context"]), "-ctk", row["kv"], "-ctv", row["kv"], "-ub", str(row["ubatch"])]
     if row["batch"] is not None:
         args += ["-b", str(row["batch"])]
-    args += ["-np", str(row["parallel"]), "-fa", "on"]
+    args += ["-np", str(row["parallel"]), "-fa", row.get("fa", "on")]
     if row["swa_full"]:
         args.append("--swa-full")
     if row["mtp"]:
