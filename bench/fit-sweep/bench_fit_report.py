@@ -162,7 +162,8 @@ def report(ns: argparse.Namespace) -> int:
         cells = [f"{r['expected'][p]:,.0f} / {r['measured'].get(p, 0.0):,.0f}" for p in PARTS]
         row = r["row"]
         flags = (f"c {row['context']} kv {row['kv']} ub {row['ubatch']} b {row['batch'] or '-'} np {row['parallel']}"
-                 + (" mtp" if row["mtp"] else "") + (" swa-full" if row["swa_full"] else ""))
+                 + (" mtp" if row["mtp"] else "") + (" swa-full" if row["swa_full"] else "")
+                 + (" fa-off" if row.get("fa") == "off" else ""))
         lines.append(f"| {r['id']} | {r['half']} | {flags} | {est:,.0f} / {r['nvml']:,.0f} ({err:+.1f} %) | "
                      + " | ".join(cells) + " |")
     text = "\n".join(lines) + "\n"

@@ -62,7 +62,8 @@ CUDA_CONTEXT_SOURCE = ("fitted on the H200 sweep's fit half (bench/fit-accuracy.
 # rows never put one branch at the peak, its rate is the largest those rows allow (devstral and gemma4-e2b
 # attention, glm47-flash rest-of-layer). A model outside the sweep uses v3's global sum form (COMPUTE_GLOBAL).
 # Tested on configurations chosen after v4 was committed (bench/fit-sweep/design-v4.json; bench/fit-accuracy.md).
-FIT_FORMULA_VERSION = "fit-llamacpp v4"
+# v4.1 (after v4's test set was measured, so not tested by it): the `-fa off` KQ term without v4's extra stream factor.
+FIT_FORMULA_VERSION = "fit-llamacpp v4.1"
 MASK_BYTES = 2
 FA_F16_BYTES = 2
 COMPUTE_BASE_MIB = 0.2
@@ -439,7 +440,9 @@ def compute_formula(r: Resolved, s: Settings, *, f16_kv_copy: bool = True) -> tu
     peak = COMPUTE_PEAK_BY_MODEL.get(r.model.id) if shape is not None else None
     if peak is not None:
         assert shape is not None
-        kq = per_seq * n * ubatch * shape.n_head * 4 if fa_off else 0  # one layer's f32 KQ, softmax in place
+        # one layer's f32 KQ [n_kv, n_tokens / n_stream, n_head, n_stream] = n_ctx_seq x ubatch x n_head (softmax in
+        # place); v4 multiplied it by the stream count once more (fixed in v4.1, found on v4's test set)
+        kq = per_seq * ubatch * shape.n_head * 4 if fa_off else 0
         attn = (f16_kv + kq) / MIB + peak[0] * ubatch / 1024
         rest = peak[1] * ubatch / 1024
         mib = (mask + swa) / MIB + max(attn, rest) + COMPUTE_BASE_MIB
@@ -482,8 +485,11 @@ def _compute_target(r: Resolved, s: Settings, ledger: Ledger) -> None:
     ledger.assume("llama.cpp CUDA compute buffer ~ KQ masks + max(attention node, rest of the layer) per ubatch "
                   "token (fitted on the H200 sweeps' 112 configurations; an app's own `compute_buffer` row measured at "
                   "its context and ubatch replaces it)")
-    if isinstance(s, LlamaCppSettings) and s.flash_attn.value == "off" and r.model.id not in COMPUTE_PEAK_BY_MODEL:
-        ledger.assume("flash attention off: the KQ scratch (ubatch x context x heads) is not modelled")
+    if isinstance(s, LlamaCppSettings) and s.flash_attn.value == "off":
+        ledger.assume("flash attention off: " + ("the KQ scratch (ubatch x context x heads) is not modelled"
+                      if r.model.id not in COMPUTE_PEAK_BY_MODEL else "one layer's f32 KQ is modelled; the MTP draft "
+                      "context's KQ and a sliding-window model's larger KV without flash attention are not "
+                      "(bench/fit-accuracy.md)"))
 
 
 __all__ = ["build", "compute_formula", "cuda_context_formula", "effective_ubatch", "host_weights_mib", "kv_parts",

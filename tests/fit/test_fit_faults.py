@@ -151,6 +151,12 @@ def test_flash_attention_off_sizes_the_f32_mask_and_one_layers_kq():
     assert L.compute_formula(r, off)[0] == pytest.approx(  # type: ignore[arg-type]
         32768 * 512 * 4 / MIB + max(kq + a * 512 / 1024, b * 512 / 1024) + L.COMPUTE_BASE_MIB)
     assert L.compute_formula(r, off)[0] - L.compute_formula(r, on)[0] > kq - b * 512 / 1024  # type: ignore[arg-type]
+    # two slots: two streams of 16,384 cells, each with half the ubatch: KQ is n_ctx_seq x ubatch x n_head in all
+    # (v4 counted it once more per stream: +2,698 MiB on Nemotron 3 Nano 4B at 32K, ub 1024, 2 slots, measured 2,701)
+    _, two = _settings("llamacppqwen36dense27bone", context=32768, parallel=2, ubatch=512, kv_k="f16", kv_v="f16",
+                       flash_attn="off")
+    assert L.compute_formula(r, two)[0] == pytest.approx(  # type: ignore[arg-type]
+        16384 * 512 * 4 / MIB + max(kq / 2 + a * 512 / 1024, b * 512 / 1024) + L.COMPUTE_BASE_MIB)
 
 
 def test_the_mtp_draft_compute_buffer_is_per_ubatch_token():
