@@ -27,7 +27,7 @@ def settings_of(r: Any, row: dict) -> Any:
     update: dict[str, Any] = {
         "context": Value(row["context"], None, "sweep"), "kv_k": Value(row["kv"], None, "sweep"),
         "kv_v": Value(row["kv"], None, "sweep"), "ubatch": Value(row["ubatch"], None, "sweep"),
-        "parallel": Value(row["parallel"], None, "sweep"), "flash_attn": Value("on", None, "sweep"),
+        "parallel": Value(row["parallel"], None, "sweep"), "flash_attn": Value(row.get("fa", "on"), None, "sweep"),
         "swa_full": Value(row["swa_full"], None, "sweep"),
         "spec_method": "mtp" if row["mtp"] else None, "spec_tokens": 3 if row["mtp"] else None,
     }
@@ -162,7 +162,8 @@ def report(ns: argparse.Namespace) -> int:
         cells = [f"{r['expected'][p]:,.0f} / {r['measured'].get(p, 0.0):,.0f}" for p in PARTS]
         row = r["row"]
         flags = (f"c {row['context']} kv {row['kv']} ub {row['ubatch']} b {row['batch'] or '-'} np {row['parallel']}"
-                 + (" mtp" if row["mtp"] else "") + (" swa-full" if row["swa_full"] else ""))
+                 + (" mtp" if row["mtp"] else "") + (" swa-full" if row["swa_full"] else "")
+                 + (" fa-off" if row.get("fa") == "off" else ""))
         lines.append(f"| {r['id']} | {r['half']} | {flags} | {est:,.0f} / {r['nvml']:,.0f} ({err:+.1f} %) | "
                      + " | ".join(cells) + " |")
     text = "\n".join(lines) + "\n"

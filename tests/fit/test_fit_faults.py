@@ -113,7 +113,55 @@ def test_the_kq_mask_is_per_stream():
     r, one = _settings("llamacppqwen36dense27bone", context=65536, parallel=1, ubatch=512, kv_k="f16", kv_v="f16")
     _, four = _settings("llamacppqwen36dense27bone", context=65536, parallel=4, ubatch=512, kv_k="f16", kv_v="f16")
     drop = L.compute_formula(r, one)[0] - L.compute_formula(r, four)[0]  # type: ignore[arg-type]
-    assert drop == pytest.approx(L.COMPUTE_MASK * (65536 - 16384) * 512 * 2 / MIB)
+    assert drop == pytest.approx((65536 - 16384) * 512 * 2 / MIB)  # the f16 mask at its source size (v4)
+
+
+# ---- v4: the compute buffer is a peak (a max over the graph), not a sum ---------------------------------------------
+
+def test_the_compute_buffer_peak_is_a_max_of_the_attention_node_and_the_rest():
+    """Qwen3.6 27B, ubatch 512: with an f16 cache the rest of the layer (288.5 KiB per token) is the peak and the
+    context moves only the mask; with a q4_0 cache at 262K the f16 K/V copies of the FA node are the peak and the
+    rest-of-layer term no longer adds."""
+    r, small = _settings("llamacppqwen36dense27bone", context=16384, parallel=1, ubatch=512, kv_k="f16", kv_v="f16")
+    _, big = _settings("llamacppqwen36dense27bone", context=65536, parallel=1, ubatch=512, kv_k="f16", kv_v="f16")
+    a, b = L.COMPUTE_PEAK_BY_MODEL["qwen36-27b"]
+    assert L.compute_formula(r, small)[0] == pytest.approx(16384 * 512 * 2 / MIB + b * 512 / 1024
+                                                            + L.COMPUTE_BASE_MIB)  # type: ignore[arg-type]
+    assert L.compute_formula(r, big)[0] - L.compute_formula(r, small)[0] == pytest.approx(  # type: ignore[arg-type]
+        (65536 - 16384) * 512 * 2 / MIB)
+    _, q4 = _settings("llamacppqwen36dense27bone", context=262144, parallel=1, ubatch=512, kv_k="q4_0", kv_v="q4_0")
+    fa = r.model.architecture.full_attention  # type: ignore[attr-defined]
+    f16_copies = 262144 * fa.kv_heads * fa.head_dim * 2 * 2 / MIB  # K and V of one layer at f16
+    mib, note = L.compute_formula(r, q4)  # type: ignore[arg-type]
+    assert mib == pytest.approx(262144 * 512 * 2 / MIB + f16_copies + a * 512 / 1024 + L.COMPUTE_BASE_MIB)
+    assert "peak at the attention node" in note
+
+
+def test_flash_attention_off_sizes_the_f32_mask_and_one_layers_kq():
+    """`-fa off` (f16 cache): the mask is f32 (src/llama-graph.cpp:1014) and the attention node holds one layer's f32
+    KQ, n_kv x ubatch x n_head (src/llama-graph.cpp:2763; the softmax is in place)."""
+    from generator.fit.realshape import SHAPES
+
+    r, on = _settings("llamacppqwen36dense27bone", context=32768, parallel=1, ubatch=512, kv_k="f16", kv_v="f16",
+                      flash_attn="on")
+    _, off = _settings("llamacppqwen36dense27bone", context=32768, parallel=1, ubatch=512, kv_k="f16", kv_v="f16",
+                       flash_attn="off")
+    a, b = L.COMPUTE_PEAK_BY_MODEL["qwen36-27b"]
+    kq = 32768 * 512 * SHAPES["qwen36-27b"].n_head * 4 / MIB
+    assert L.compute_formula(r, off)[0] == pytest.approx(  # type: ignore[arg-type]
+        32768 * 512 * 4 / MIB + max(kq + a * 512 / 1024, b * 512 / 1024) + L.COMPUTE_BASE_MIB)
+    assert L.compute_formula(r, off)[0] - L.compute_formula(r, on)[0] > kq - b * 512 / 1024  # type: ignore[arg-type]
+    # two slots: two streams of 16,384 cells, each with half the ubatch: KQ is n_ctx_seq x ubatch x n_head in all
+    # (v4 counted it once more per stream: +2,698 MiB on Nemotron 3 Nano 4B at 32K, ub 1024, 2 slots, measured 2,701)
+    _, two = _settings("llamacppqwen36dense27bone", context=32768, parallel=2, ubatch=512, kv_k="f16", kv_v="f16",
+                       flash_attn="off")
+    assert L.compute_formula(r, two)[0] == pytest.approx(  # type: ignore[arg-type]
+        16384 * 512 * 4 / MIB + max(kq / 2 + a * 512 / 1024, b * 512 / 1024) + L.COMPUTE_BASE_MIB)
+
+
+def test_the_mtp_draft_compute_buffer_is_per_ubatch_token():
+    r, s = _settings("llamacppqwen36mtpone", context=65536, parallel=2, ubatch=1024, batch=2048)
+    assert L.mtp_compute_formula(r, s) == pytest.approx(L.MTP_ACT_BY_MODEL["qwen36-27b"])  # type: ignore[arg-type]
 
 
 # ---- 4. what the first request allocates ---------------------------------------------------------------------------
