@@ -22,7 +22,7 @@ from generator.lint import helm
 from generator.lint.run import lint_chart
 from generator.lint.values import olares_values
 
-from support.catalogs import FIXTURES
+from support.catalogs import FIXTURES, REPO
 
 DEVICES = FIXTURES / "catalog_devices"
 APP = "spread"
@@ -132,3 +132,23 @@ def test_an_app_whose_devices_share_its_mode_or_are_excluded_renders_as_before(c
     """`multi`'s unified box is excluded (amd64-only stack) and its other card shares the own mode: no more entry."""
     for name in ("multi", "plain"):
         assert render(plan(cat.apps[name], OLARES_V3_MODES)) == render(plan(cat.apps[name], OLARES_V3))
+
+
+def test_the_catalogs_apps_with_a_spark_entry_render_one_chart_for_both_modes():
+    """The embedded catalog with per_mode on (what flipping the catalog's olares-v3 would publish): the llama.cpp
+    apps that target the DGX Spark on beclab's multi-arch image gain its mode; the vLLM app whose image is amd64 only
+    and the apps without `devices:` render as today; every mode passes the lint but the market's OLARES025."""
+
+    embedded = load_catalog(REPO / "catalog")
+    gained = {}
+    for r in embedded.select():
+        if r.app.status == "removed" or not r.targets:
+            continue
+        spec = plan(r, OLARES_V3_MODES)
+        if spec.modes:
+            gained[r.app.name] = [(m.mode, m.device) for m in spec.modes]
+            assert {f.rule for f in lint_chart(r.app.name, render(spec))} == {"OLARES025"}
+        else:
+            assert render(spec) == render(plan(r, OLARES_V3))
+    assert gained == {name: [("nvidia-gb10", "dgx-spark")]
+                      for name in ("gemma426ba4bone", "gemma4e2bone", "llamacppqwen36mtpone")}
