@@ -103,6 +103,31 @@ class Accelerator:
 
 
 @dataclass(frozen=True)
+class ModeEnvelope:
+    """A further `spec.accelerator` entry: the app on the reference device of another mode (docs/devices.md
+    "Charts"). `gpu_memory` None: the mode has no GPU memory of its own (nvidia-gb10: the pod's memory is the GPU's;
+    OAC's gpuMemoryModes are nvidia and amd-gpu, beclab/Olares framework/oac/internal/manifest/resources.go
+    @e0a30de0bc32f5be7f1f2d7c1414b42d0efac24c)."""
+
+    mode: str
+    required_cpu: str
+    limited_cpu: str
+    required_memory: str
+    limited_memory: str
+    required_disk: str
+    limited_disk: str
+    gpu_memory: str | None = None
+
+    def to_data(self) -> dict[str, Data]:
+        out: dict[str, Data] = {"mode": self.mode, "requiredCpu": self.required_cpu, "limitedCpu": self.limited_cpu,
+                                "requiredMemory": self.required_memory, "limitedMemory": self.limited_memory,
+                                "requiredDisk": self.required_disk, "limitedDisk": self.limited_disk}
+        if self.gpu_memory is not None:
+            out.update({"requiredGPUMemory": self.gpu_memory, "limitedGPUMemory": self.gpu_memory})
+        return out
+
+
+@dataclass(frozen=True)
 class ManifestSpec:
     # the app's version: the market shows it as the version users install (the maintainer's charts write
     # metadata.version there; beclab/Olares@3b1fb4b4a3bb378c5a9efd9aca2f2c31d4337c1e
@@ -119,6 +144,7 @@ class ManifestSpec:
     locale: tuple[str, ...] = ("en-US",)
     support_arch: tuple[str, ...] = ("amd64",)
     only_admin: bool = True
+    modes: tuple[ModeEnvelope, ...] = ()  # olares-v3 per-mode charts: the entries after the app's own mode
 
     def to_data(self, profile: Profile = OLARES_V3) -> dict[str, Data]:
         out: dict[str, Data] = {"versionName": self.version_name, "fullDescription": self.full_description}
@@ -137,7 +163,8 @@ class ManifestSpec:
         if profile.flat_resources:
             out.update(self.accelerator[0].flat_data())  # v2 has one envelope: the nvidia one
         else:
-            out["accelerator"] = [a.to_data() for a in self.accelerator]
+            entries: list[Data] = [a.to_data() for a in self.accelerator]
+            out["accelerator"] = entries + [m.to_data() for m in self.modes]
         return out
 
 
@@ -330,6 +357,47 @@ class FetchFile:
 
 
 @dataclass(frozen=True)
+class ModeResources:
+    """A mode's container resources; `gpumem` None leaves `nvidia.com/gpumem` out (nvidia-gb10: the pod's memory is
+    the GPU's, beclab/apps llamacppqwen3627bmtpq4kxlv3/templates/llamacpp.yaml)."""
+
+    cpu_request: str
+    cpu_limit: str
+    memory_request: str
+    memory_limit: str
+    gpumem: int | None
+
+    def to_data(self) -> dict[str, Data]:
+        gpu: dict[str, Data] = {} if self.gpumem is None else {GPU_RESOURCE: self.gpumem}
+        return {"requests": {"cpu": self.cpu_request, "memory": self.memory_request, **gpu},
+                "limits": {"cpu": self.cpu_limit, "memory": self.memory_limit, **gpu}}
+
+
+@dataclass(frozen=True)
+class ModeEngine:
+    """values.yaml `modes.<mode>`: what the Deployment takes instead of `engine` when Olares installs the app in that
+    accelerator mode (the startup budget stays the app's own)."""
+
+    image: str
+    command: tuple[str, ...]
+    args: tuple[str, ...]  # `$` already doubled for Kubernetes
+    env: tuple[EnvValue, ...]
+    port: int  # the container's; the Service keeps the app's own port and targets the container's named port
+    health_path: str
+    resources: ModeResources
+    files: tuple[FetchFile, ...]  # what the init container fetches in this mode (instead of modelFetch.files)
+
+    def to_data(self) -> dict[str, Data]:
+        out: dict[str, Data] = {"image": self.image}
+        if self.command:
+            out["command"] = list(self.command)
+        out.update({"args": list(self.args), "env": [e.to_data() for e in self.env], "port": self.port,
+                    "healthPath": self.health_path, "resources": self.resources.to_data(),
+                    "files": [f.to_data() for f in self.files]})
+        return out
+
+
+@dataclass(frozen=True)
 class ModelFetch:
     """The init container that downloads GGUF files before the engine starts (empty `files` for vLLM)."""
 
@@ -345,10 +413,15 @@ class Values:
     workloads: dict[str, int]  # workload name -> replicaCount
     engine: EngineValues
     model_fetch: ModelFetch
+    modes: tuple[tuple[str, ModeEngine], ...] = ()  # olares-v3 per-mode charts: mode -> its engine values
 
     def to_data(self) -> dict[str, Data]:
-        return {"workloads": {name: {"replicaCount": n} for name, n in self.workloads.items()},
-                "engine": self.engine.to_data(), "modelFetch": self.model_fetch.to_data()}
+        out: dict[str, Data] = {"workloads": {name: {"replicaCount": n} for name, n in self.workloads.items()},
+                                "engine": self.engine.to_data()}
+        if self.modes:
+            out["modes"] = {mode: m.to_data() for mode, m in self.modes}
+        out["modelFetch"] = self.model_fetch.to_data()
+        return out
 
 
 # ---- owners -------------------------------------------------------------------------------------------------
@@ -373,5 +446,5 @@ def key_paths(node: Data, prefix: str = "") -> list[str]:
 
 __all__ = ["Accelerator", "ChartYaml", "ContainerResources", "Data", "Dependency", "EngineValues", "EnvValue",
            "Entrance", "FetchFile", "FixedEnv", "GPU_RESOURCE", "I18nManifest", "MODEL_SUPPORTS", "ManifestSpec",
-           "Metadata", "ModelCard", "ModelFetch", "OlaresManifest",
+           "Metadata", "ModeEngine", "ModeEnvelope", "ModeResources", "ModelCard", "ModelFetch", "OlaresManifest",
            "Owners", "ResourceList", "SystemEnv", "Values", "key_paths"]

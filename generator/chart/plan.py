@@ -3,21 +3,39 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from generator.catalog import Resolved
 from generator.chart.parts import (MODEL_SUPPORTS, Accelerator, ChartYaml, ContainerResources, Dependency,
                                    EngineValues, Entrance, EnvValue, FetchFile, I18nManifest, ManifestSpec, Metadata,
-                                   ModelCard, ModelFetch, OlaresManifest, Owners, ResourceList, SystemEnv, Values)
+                                   ModeEngine, ModeEnvelope, ModelCard, ModelFetch, ModeResources, OlaresManifest,
+                                   Owners, ResourceList, SystemEnv, Values)
 from generator.chart.profiles import PROFILES, Profile, get_profile
 from generator.engines import EngineSpec, engine_for, supports_for
 from generator.engines.base import CHAT_TEMPLATE_FILE
+from generator.fit.devices import variant_on
 from generator.fit.sizing import sized
 from generator.schema.app import SOURCE_LOCALE
 
 STARTUP_BUDGET_S = 3600  # first boot downloads the weights (docs/domain.md)
 INIT_IMAGE = "docker.io/alpine:3.20"  # the maintainer's charts fetch GGUF files with it
 CONTAINER = "engine"
+# The modes whose GPU memory is HAMi's `nvidia.com/gpumem` (OAC gpuMemoryModes holds nvidia and amd-gpu; the catalog's
+# devices are NVIDIA): on any other mode (nvidia-gb10) the GPU memory is the pod's memory, as beclab's charts set it
+# (github.com/beclab/apps@83b36160a35727c3c33d85714a5e8382ad48ffcd llamacppqwen3627bmtpq4kxlv3/templates/llamacpp.yaml
+# lines 16-28, 132-147: on nvidia-gb10 no gpumem, the memory request and limit are the GPU figure).
+GPUMEM_MODES = ("nvidia",)
+
+
+@dataclass(frozen=True)
+class ModePlan:
+    """One more accelerator mode of a per-mode chart: the device whose plan it carries (the first of the app's
+    `devices:` in that mode that runs there), the variant as sized there and its engine."""
+
+    mode: str
+    device: str
+    resolved: Resolved
+    engine: EngineSpec
 
 
 @dataclass(frozen=True)
@@ -33,6 +51,7 @@ class ChartSpec:
     resolved: Resolved  # the app as planned: GPU memory (and vLLM utilization) filled in by the fit when left out
     profile: Profile
     files: dict[str, str] = field(default_factory=dict)  # chart files shipped verbatim (the chat template)
+    modes: tuple[ModePlan, ...] = ()  # per-mode charts (Profile.per_mode): the other modes, each on its device
     i18n: dict[str, I18nManifest] = field(default_factory=dict)  # locale -> i18n/<locale>/OlaresManifest.yaml
 
 
@@ -79,6 +98,61 @@ def _accelerator(r: Resolved, profile: Profile) -> Accelerator:
                        required_gpu_memory=gpu, limited_gpu_memory=gpu)
 
 
+def _mode_plans(r: Resolved, spec: EngineSpec) -> tuple[ModePlan, ...]:
+    """Per mode other than the app's own, the first device of `devices:` in that mode the app runs on (an excluded
+    device gives no mode). The app's own mode keeps the app's own device: one chart can only branch on the mode
+    Olares injects, so desktop cards of the same mode share the own device's values."""
+    out: list[ModePlan] = []
+    seen = {r.device.accelerator}
+    for target in r.targets:
+        mode = target.device.accelerator
+        if mode in seen:
+            continue
+        variant = variant_on(r, target.device.id)
+        if variant is None:
+            continue
+        seen.add(mode)
+        planned = sized(variant)
+        engine = engine_for(planned)
+        # the mounts come from app fields a `devices:` entry cannot override (engines/base.py `mounts`)
+        assert engine.mounts == spec.mounts, f"{r.app.name}: {target.device.id} mounts differ"
+        out.append(ModePlan(mode, target.device.id, planned, engine))
+    return tuple(out)
+
+
+def _mode_values(m: ModePlan) -> ModeEngine:
+    res = m.resolved.app.resources
+    gpu = _gpu_mib(m.resolved)
+    if m.mode in GPUMEM_MODES:
+        resources = ModeResources(res.cpu_request, res.cpu_limit, res.memory_request, res.memory_limit, gpu)
+    else:  # the GPU's memory is the pod's: request and limit the GPU figure (beclab's charts, GPUMEM_MODES)
+        resources = ModeResources(res.cpu_request, res.cpu_limit, f"{gpu}Mi", f"{gpu}Mi", None)
+    spec = m.engine
+    return ModeEngine(image=spec.image, command=tuple(k8s_literal(c) for c in spec.command),
+                      args=tuple(k8s_literal(a) for a in spec.argv),
+                      env=tuple(EnvValue(e.name, k8s_literal(e.value)) for e in spec.env), port=spec.port,
+                      health_path=spec.health_path, resources=resources,
+                      files=tuple(FetchFile(d.repo, d.revision, d.file, d.path) for d in spec.downloads))
+
+
+def _mode_envelope(m: ModePlan, profile: Profile) -> ModeEnvelope:
+    res = m.resolved.app.resources
+    cpu = whole_cores if profile.integer_cpu else str
+    gpu = f"{_gpu_mib(m.resolved)}Mi"
+    if m.mode in GPUMEM_MODES:
+        return ModeEnvelope(m.mode, cpu(res.cpu_request), cpu(res.cpu_limit), res.memory_request, res.memory_limit,
+                            res.disk_request, res.disk_limit, gpu)
+    return ModeEnvelope(m.mode, cpu(res.cpu_request), cpu(res.cpu_limit), gpu, gpu, res.disk_request,
+                        res.disk_limit)
+
+
+def _support_arch(r: Resolved, modes: tuple[ModePlan, ...]) -> tuple[str, ...]:
+    """The CPU architectures of the modes' devices, amd64 first (every image of a mode publishes its device's CPU:
+    generator/fit/devices.py excludes the device otherwise)."""
+    found = {r.device.cpu_arch, *(m.resolved.device.cpu_arch for m in modes)}
+    return tuple(sorted(found, key=lambda a: (a != "amd64", a)))
+
+
 def _supports(r: Resolved, spec: EngineSpec) -> tuple[str, ...]:
     """MODEL_SUPPORTS from facts the chart already holds (docs/profiles.md "Router"):
     - vision: the app serves images (`vision: true`: the engine gets the mmproj / the multimodal limit);
@@ -103,7 +177,7 @@ def _i18n(r: Resolved, profile: Profile) -> dict[str, I18nManifest]:
     return out
 
 
-def _manifest(r: Resolved, spec: EngineSpec, profile: Profile) -> OlaresManifest:
+def _manifest(r: Resolved, spec: EngineSpec, profile: Profile, modes: tuple[ModePlan, ...] = ()) -> OlaresManifest:
     app = r.app
     locales = (SOURCE_LOCALE, *sorted(app.i18n)) if profile.i18n else (SOURCE_LOCALE,)
     return OlaresManifest(
@@ -116,7 +190,9 @@ def _manifest(r: Resolved, spec: EngineSpec, profile: Profile) -> OlaresManifest
                           upgrade_description=app.upgrade_description, developer=app.developer or app.owners[0],
                           submitter=app.submitter or app.owners[0], accelerator=(_accelerator(r, profile),),
                           locale=locales, website=app.website, source_code=app.source_code,
-                          license=tuple((lic.text, lic.url) for lic in app.license)),
+                          license=tuple((lic.text, lic.url) for lic in app.license),
+                          support_arch=_support_arch(r, modes) if modes else ("amd64",),
+                          modes=tuple(_mode_envelope(m, profile) for m in modes)),
         dependencies=(Dependency("olares", profile.olares_dependency, "system"),),
         envs=(SystemEnv("HF_ENDPOINT", profile.hf_endpoint_from, profile.env_flags),
               SystemEnv("HF_TOKEN", profile.hf_token_from, profile.env_flags)),
@@ -136,9 +212,13 @@ def plan(r: Resolved, profile: Profile | str | None = None) -> ChartSpec:
     chart = ChartYaml(name=app.name, description=app.description.splitlines()[0], icon=app.icon, version=app.version,
                       app_version=app.version)
     files = {CHAT_TEMPLATE_FILE: r.chat_template.text} if r.chat_template is not None else {}
-    return ChartSpec(name=app.name, chart=chart, manifest=_manifest(r, spec, chosen), values=_values(r, spec),
+    modes = _mode_plans(r, spec) if chosen.per_mode and not chosen.flat_resources else ()
+    values = _values(r, spec)
+    if modes:
+        values = replace(values, modes=tuple((m.mode, _mode_values(m)) for m in modes))
+    return ChartSpec(name=app.name, chart=chart, manifest=_manifest(r, spec, chosen, modes), values=values,
                      owners=Owners(tuple(app.owners)), engine=spec, resolved=r, profile=chosen, files=files,
-                     i18n=_i18n(r, chosen))
+                     i18n=_i18n(r, chosen), modes=modes)
 
 
-__all__ = ["CONTAINER", "ChartSpec", "k8s_literal", "plan", "whole_cores"]
+__all__ = ["CONTAINER", "GPUMEM_MODES", "ChartSpec", "ModePlan", "k8s_literal", "plan", "whole_cores"]

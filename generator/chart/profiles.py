@@ -20,7 +20,7 @@ A catalog picks its profile in catalog/market.yaml (`profile:`); a publish targe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from generator.core.errors import UsageError
 from generator.schema.market import DEFAULT_PROFILE, ProfileName
@@ -48,6 +48,12 @@ class Profile:
     i18n: bool = False  # i18n/<locale>/OlaresManifest.yaml per locale of spec.locale
     llm_gateway: bool = False  # options.LLMGatewaySupported and the MODEL_* envs Router reads (0.12.0)
     env_flags: bool = False  # HF envs declared `required: false, applyOnChange: true` (the official v3 charts)
+    # one chart for every accelerator mode the app's devices install under (docs/devices.md "Charts"): a
+    # `spec.accelerator` entry per mode, values.yaml `modes.<mode>`, the Deployment choosing by the injected GPU type.
+    # Off in the catalog's olares-v3: the maintainer's market validator accepts exactly one accelerator entry, mode
+    # nvidia (scripts/validate-manifests-v3.js@b41af142 'must declare one nvidia accelerator envelope'; OLARES025).
+    # OLARES_V3_MODES is olares-v3 with it on; the v2 profile keeps one device (flat fields, one envelope).
+    per_mode: bool = False
 
 
 OLARES_V3 = Profile(
@@ -74,6 +80,8 @@ OLARES_V2 = Profile(
     source=f"{MARKET_SOURCE} CLAUDE.md, */OlaresManifest.yaml, scripts/build-catalog.js",
 )
 
+OLARES_V3_MODES = replace(OLARES_V3, per_mode=True)  # olares-v3, one chart for every mode (docs/devices.md "Charts")
+
 PROFILES: dict[str, Profile] = {p.name: p for p in (OLARES_V2, OLARES_V3)}
 DEFAULT = PROFILES[DEFAULT_PROFILE]
 
@@ -86,4 +94,5 @@ def get_profile(name: str) -> Profile:
     return found
 
 
-__all__ = ["DEFAULT", "V3_MARKET_SOURCE", "OLARES_V2", "OLARES_V3", "PROFILES", "Profile", "get_profile"]
+__all__ = ["DEFAULT", "V3_MARKET_SOURCE", "OLARES_V2", "OLARES_V3", "OLARES_V3_MODES", "PROFILES", "Profile",
+           "get_profile"]

@@ -72,7 +72,7 @@ def _fetch_dollar(spec: ChartSpec) -> bool:
     """Whether a file the init container fetches holds `$`: Kubernetes expands `$(VAR)` in env values, so
     the template then doubles every `$` of FILE_i_SRC/DST (the schema refuses `$` there; this is the second
     line of defence, and charts without a `$` keep their bytes)."""
-    files = spec.values.model_fetch.files
+    files = spec.values.model_fetch.files + tuple(f for _, m in spec.values.modes for f in m.files)
     return any("$" in value for f in files for value in (f.repo, f.revision, f.file, f.path))
 
 
@@ -83,6 +83,8 @@ def render(spec: ChartSpec) -> dict[str, str]:
                "values": spec.values.to_data(), "owners": spec.owners.to_data(), "container": CONTAINER,
                "fetch_dollar": _fetch_dollar(spec),
                "models_path": spec.profile.models_path,
+               "modes": [m.mode for m in spec.modes],  # per-mode charts: the Deployment picks .Values.modes.<mode>
+               "engine": "$engine" if spec.modes else ".Values.engine",
                "chat_template": CHAT_TEMPLATE_FILE if CHAT_TEMPLATE_FILE in spec.files else None,
                "mounts": [{"name": m.name, "path": m.path, "kind": m.kind} for m in spec.engine.mounts]}
     out = {path: text for path, template in _templates() if (text := template.render(context)).strip()}
