@@ -15,7 +15,7 @@ import yaml
 
 from generator.catalog import load_catalog
 from generator.chart.plan import GPUMEM_MODES, k8s_literal, plan
-from generator.chart.profiles import OLARES_V2, OLARES_V3, OLARES_V3_MODES
+from generator.chart.profiles import OLARES_V2, OLARES_V3, OLARES_V3_ONE_MODE
 from generator.chart.render import render
 from generator.fit.devices import device_plan
 from generator.lint import helm
@@ -47,7 +47,7 @@ def deployment(tree: dict[str, str], gpu: str | None, *, only_legacy: bool = Fal
 
 
 def test_each_mode_gets_the_plan_of_its_device(cat):
-    spec = plan(cat.apps[APP], OLARES_V3_MODES)
+    spec = plan(cat.apps[APP], OLARES_V3)
     assert [(m.mode, m.device) for m in spec.modes] == [("nvidia-gb10", "big-unified")]
     tree = render(spec)
     own, gb10 = spec.engine, spec.modes[0]
@@ -82,14 +82,14 @@ def test_each_mode_gets_the_plan_of_its_device(cat):
 def test_an_unknown_or_no_selected_mode_gets_the_own_devices_values(cat):
     """app-service injects "none" when no GPU type was selected (appcfg GetSelectedGpuTypeValue): the chart keeps
     the app's own device's values, as it does for a mode it carries none for."""
-    spec = plan(cat.apps[APP], OLARES_V3_MODES)
+    spec = plan(cat.apps[APP], OLARES_V3)
     tree = render(spec)
     for gpu in ("none", "amd-gpu"):
         assert deployment(tree, gpu)["containers"][0]["image"] == spec.engine.image
 
 
 def test_the_manifest_has_one_accelerator_entry_per_mode_and_both_architectures(cat):
-    spec = plan(cat.apps[APP], OLARES_V3_MODES)
+    spec = plan(cat.apps[APP], OLARES_V3)
     manifest = yaml.safe_load(render(spec)["OlaresManifest.yaml"])["spec"]
     own, gb10 = manifest["accelerator"]
     assert own["mode"] == "nvidia" and own["requiredGPUMemory"] == f"{spec.resolved.app.gpu_memory_mib}Mi"
@@ -101,18 +101,27 @@ def test_the_manifest_has_one_accelerator_entry_per_mode_and_both_architectures(
     assert manifest["supportArch"] == ["amd64", "arm64"]
 
 
-def test_the_lint_passes_every_mode_but_the_maintainers_one_envelope_rule(cat):
-    """Each mode is rendered and checked (OLARES010 per mode, OLARES020, the Kubernetes schemas); only OLARES025
-    fires: the maintainer's market accepts exactly one nvidia entry (validate-manifests-v3.js@b41af142), which is
-    why the catalog's olares-v3 keeps per_mode off."""
-    found = lint_chart(APP, render(plan(cat.apps[APP], OLARES_V3_MODES)))
-    assert {f.rule for f in found} == {"OLARES025"}
+def test_the_lint_passes_every_mode(cat):
+    """Each mode is rendered and checked (OLARES010 per mode, OLARES020, OLARES025 with its nvidia entry first, the
+    Kubernetes schemas); the one-mode variant passes too."""
     assert lint_chart(APP, render(plan(cat.apps[APP], OLARES_V3))) == []
+    assert lint_chart(APP, render(plan(cat.apps[APP], OLARES_V3_ONE_MODE))) == []
 
 
-@pytest.mark.parametrize("profile", [OLARES_V3, OLARES_V2])
+def test_olares025_refuses_a_chart_without_its_nvidia_entry_first_or_with_a_mode_twice(cat):
+    tree = render(plan(cat.apps[APP], OLARES_V3))
+    text = tree["OlaresManifest.yaml"]
+    manifest = yaml.safe_load(text)
+    entries = manifest["spec"]["accelerator"]
+    for broken in (list(reversed(entries)), entries + [entries[1]], entries + [{**entries[1], "mode": "nvidia-x"}]):
+        manifest["spec"]["accelerator"] = broken
+        found = lint_chart(APP, {**tree, "OlaresManifest.yaml": yaml.safe_dump(manifest, sort_keys=False)})
+        assert "OLARES025" in {f.rule for f in found}, broken
+
+
+@pytest.mark.parametrize("profile", [OLARES_V3_ONE_MODE, OLARES_V2])
 def test_without_per_mode_the_chart_keeps_one_device(cat, profile):
-    """The catalog's olares-v3 and the v2 profile: one envelope, no `modes`, no branch on the GPU type."""
+    """olares-v3 with one mode and the v2 profile: one envelope, no `modes`, no branch on the GPU type."""
     spec = plan(cat.apps[APP], profile)
     tree = render(spec)
     assert spec.modes == ()
@@ -131,24 +140,24 @@ def test_without_per_mode_the_chart_keeps_one_device(cat, profile):
 def test_an_app_whose_devices_share_its_mode_or_are_excluded_renders_as_before(cat):
     """`multi`'s unified box is excluded (amd64-only stack) and its other card shares the own mode: no more entry."""
     for name in ("multi", "plain"):
-        assert render(plan(cat.apps[name], OLARES_V3_MODES)) == render(plan(cat.apps[name], OLARES_V3))
+        assert render(plan(cat.apps[name], OLARES_V3)) == render(plan(cat.apps[name], OLARES_V3_ONE_MODE))
 
 
 def test_the_catalogs_apps_with_a_spark_entry_render_one_chart_for_both_modes():
     """The embedded catalog with per_mode on (what flipping the catalog's olares-v3 would publish): the llama.cpp
     apps that target the DGX Spark on beclab's multi-arch image gain its mode; the vLLM app whose image is amd64 only
-    and the apps without `devices:` render as today; every mode passes the lint but the market's OLARES025."""
+    and the apps without `devices:` render as with one mode; every mode passes the lint."""
 
     embedded = load_catalog(REPO / "catalog")
     gained = {}
     for r in embedded.select():
         if r.app.status == "removed" or not r.targets:
             continue
-        spec = plan(r, OLARES_V3_MODES)
+        spec = plan(r, OLARES_V3)
         if spec.modes:
             gained[r.app.name] = [(m.mode, m.device) for m in spec.modes]
-            assert {f.rule for f in lint_chart(r.app.name, render(spec))} == {"OLARES025"}
+            assert lint_chart(r.app.name, render(spec)) == []
         else:
-            assert render(spec) == render(plan(r, OLARES_V3))
+            assert render(spec) == render(plan(r, OLARES_V3_ONE_MODE))
     assert gained == {name: [("nvidia-gb10", "dgx-spark")]
                       for name in ("gemma426ba4bone", "gemma4e2bone", "llamacppqwen36mtpone")}

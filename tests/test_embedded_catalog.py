@@ -218,9 +218,12 @@ def test_committed_cu130_nightly_table_matches_the_0_18_0_wheel(tmp_path):
 
 def test_every_shipped_app_round_trips_through_import(tmp_path):
     """`catalog import` of each app's chart gives back the app (tests/importer/test_import_roundtrip.py checks
-    the logic on fixtures; this checks that every shipped app is expressible: nothing unmapped, nothing changed)."""
+    the logic on fixtures; this checks that every shipped app is expressible: nothing unmapped, nothing changed).
+    One loss is by design: an app whose chart carries another accelerator mode (`devices:` with a DGX Spark) is
+    imported for its own device, and the import says so in exactly one note; `devices:` (which cards, overrides)
+    is catalog data a chart does not hold (docs/devices.md "Charts")."""
     from generator.chart.pipeline import render_app
-    from generator.importer.build import CHART_FIELDS, import_chart
+    from generator.importer.build import CHART_FIELDS, PER_MODE_NOTE, import_chart
     from generator.importer.drafts import Pool
     from generator.importer.source import read_chart
     from generator.schema import App
@@ -235,7 +238,11 @@ def test_every_shipped_app_round_trips_through_import(tmp_path):
         got = App.model_validate(_frozen(result.app)) if result.status == "ok" and result.app else None
         diffs = [k for k in CHART_FIELDS if got is not None and k != "unmapped"
                  and getattr(resolved.app, k) != getattr(got, k)]
-        if result.status != "ok" or result.unmapped or diffs:
+        unmapped = list(result.unmapped)
+        modes = [n for n in unmapped if PER_MODE_NOTE in n]
+        if resolved.app.devices and len(modes) == 1:
+            unmapped.remove(modes[0])
+        if result.status != "ok" or unmapped or diffs:
             bad[name] = (result.status, result.missing, result.unmapped, diffs)
     assert not bad, bad
 

@@ -50,9 +50,11 @@ class Profile:
     env_flags: bool = False  # HF envs declared `required: false, applyOnChange: true` (the official v3 charts)
     # one chart for every accelerator mode the app's devices install under (docs/devices.md "Charts"): a
     # `spec.accelerator` entry per mode, values.yaml `modes.<mode>`, the Deployment choosing by the injected GPU type.
-    # Off in the catalog's olares-v3: the maintainer's market validator accepts exactly one accelerator entry, mode
-    # nvidia (scripts/validate-manifests-v3.js@b41af142 'must declare one nvidia accelerator envelope'; OLARES025).
-    # OLARES_V3_MODES is olares-v3 with it on; the v2 profile keeps one device (flat fields, one envelope).
+    # On in olares-v3: Olares installs the entry whose mode matches the selected GPU type (beclab/Olares@1b311ec3
+    # framework/app-service/pkg/appinstaller/helm_utils.go:173-178, appcfg resolveResourceMode). The maintainer's
+    # market validator accepts exactly one entry, mode nvidia (scripts/validate-manifests-v3.js@b41af142 'must declare
+    # one nvidia accelerator envelope'): where it and the platform differ, the platform wins (docs/devices.md).
+    # The v2 profile keeps one device (flat fields, one envelope).
     per_mode: bool = False
 
 
@@ -67,7 +69,7 @@ OLARES_V3 = Profile(
     hf_endpoint_from="OLARES_USER_HUGGINGFACE_SERVICE", hf_token_from="OLARES_USER_HUGGINGFACE_TOKEN",
     source="Olares OlaresManifest reference 0.12.0 (https://docs.olares.com/developer/develop/package/manifest.html); "
            f"{V3_MARKET_SOURCE} scripts/validate-manifests-v3.js",
-    appid=False, only_admin=False, i18n=True, llm_gateway=True, env_flags=True,
+    appid=False, only_admin=False, i18n=True, llm_gateway=True, env_flags=True, per_mode=True,
 )
 
 OLARES_V2 = Profile(
@@ -80,7 +82,7 @@ OLARES_V2 = Profile(
     source=f"{MARKET_SOURCE} CLAUDE.md, */OlaresManifest.yaml, scripts/build-catalog.js",
 )
 
-OLARES_V3_MODES = replace(OLARES_V3, per_mode=True)  # olares-v3, one chart for every mode (docs/devices.md "Charts")
+OLARES_V3_ONE_MODE = replace(OLARES_V3, per_mode=False)  # olares-v3 with one accelerator entry (docs/devices.md)
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (OLARES_V2, OLARES_V3)}
 DEFAULT = PROFILES[DEFAULT_PROFILE]
@@ -94,5 +96,5 @@ def get_profile(name: str) -> Profile:
     return found
 
 
-__all__ = ["DEFAULT", "V3_MARKET_SOURCE", "OLARES_V2", "OLARES_V3", "OLARES_V3_MODES", "PROFILES", "Profile",
+__all__ = ["DEFAULT", "V3_MARKET_SOURCE", "OLARES_V2", "OLARES_V3", "OLARES_V3_ONE_MODE", "PROFILES", "Profile",
            "get_profile"]

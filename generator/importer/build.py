@@ -737,6 +737,9 @@ def _manifest_entrances(ctx: _Ctx, manifest: dict[str, Any], app: dict[str, Any]
         ctx.unmapped(ctx.manifest_origin("sharedEntrances:"), "sharedEntrances are not modelled")
 
 
+PER_MODE_NOTE = "another accelerator mode"  # what a chart of several modes cannot give back: the devices of each
+
+
 def _manifest_spec(ctx: _Ctx, spec: dict[str, Any], stack: Stack | None) -> None:
     """spec fields: versionName, the keys the catalog models, locale and supportArch."""
     version_name = spec.get("versionName")
@@ -752,7 +755,13 @@ def _manifest_spec(ctx: _Ctx, spec: dict[str, Any], stack: Stack | None) -> None
         ctx.unmapped(ctx.manifest_origin(f"{key}:"), f"spec.{key} is not modelled")
     if spec.get("locale") not in (None, ["en-US"]):
         ctx.unmapped(ctx.manifest_origin("locale:"), f"spec.locale {spec.get('locale')} (the catalog writes [en-US])")
-    if spec.get("supportArch") not in (None, ["amd64"]):
+    modes = [str(a.get("mode")) for a in spec.get("accelerator") or () if isinstance(a, dict)] \
+        if isinstance(spec.get("accelerator"), list) else []
+    if len(modes) > 1:  # one chart for several accelerator modes (the catalog's `devices:`, docs/devices.md "Charts")
+        ctx.unmapped(ctx.manifest_origin("accelerator:"),
+                     f"{PER_MODE_NOTE}: spec.accelerator {', '.join(modes[1:])} and values.yaml modes (imported for "
+                     f"the {modes[0]} entry; declare the other devices under `devices:`)")
+    elif spec.get("supportArch") not in (None, ["amd64"]):
         ctx.unmapped(ctx.manifest_origin("supportArch:"), f"spec.supportArch {spec.get('supportArch')} (the catalog "
                                                           "writes [amd64])")
 

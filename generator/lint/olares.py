@@ -748,17 +748,28 @@ def v3_categories(view: ChartView) -> Iterator[Issue]:
                     _at(view, MANIFEST, "categories:"))
 
 
-@chart_rule("OLARES025", "olares-v3: exactly one spec.accelerator entry, mode nvidia, with all eight quantities",
-            "the maintainer's market serves NVIDIA-only CUDA apps and reads the one nvidia envelope",
-            f"{V3_VALIDATOR} 'must declare one nvidia accelerator envelope', 'accelerator is missing <key>'")
+@chart_rule("OLARES025", "olares-v3: the first spec.accelerator entry is mode nvidia with all eight quantities; any "
+            "other entry is another Olares mode, each mode once",
+            "the maintainer's market reads the first, nvidia envelope; Olares installs the entry whose mode matches "
+            "the selected GPU type (app-service resolveResourceMode), so an app that also runs on a DGX Spark "
+            "carries a "
+            "second, nvidia-gb10 entry. The maintainer's validator accepts exactly one entry: where it and the "
+            "platform differ the platform wins (docs/devices.md \"Charts\")",
+            f"{V3_VALIDATOR} 'must declare one nvidia accelerator envelope', 'accelerator is missing <key>'; "
+            "beclab/Olares@1b311ec3dc2c3d49eb37d5493f1da4074dea6b6a framework/app-service/pkg/appinstaller/"
+            "helm_utils.go:173-178 (GPU.Type and gpu from the selected GPU type), appcfg resolveResourceMode")
 def v3_one_nvidia(view: ChartView) -> Iterator[Issue]:
     if not _v3(view):
         return
     entries = view.accelerators()
-    if len(entries) != 1 or entries[0].get("mode") != "nvidia":
-        yield Issue(f"spec.accelerator has {len(entries)} entries ({', '.join(str(e.get('mode')) for e in entries)})",
-                    "declare one entry, mode nvidia", MANIFEST, _at(view, MANIFEST, "accelerator:"))
+    modes = [str(e.get("mode")) for e in entries]
+    if not entries or modes[0] != "nvidia":
+        yield Issue(f"spec.accelerator has {len(entries)} entries ({', '.join(modes)})",
+                    "declare the nvidia entry first", MANIFEST, _at(view, MANIFEST, "accelerator:"))
         return
+    for mode in sorted({m for m in modes if modes.count(m) > 1 or m not in MODES}):
+        yield Issue(f"spec.accelerator mode {mode} is {'declared twice' if mode in MODES else 'not an Olares mode'}",
+                    f"one entry per mode, among {', '.join(MODES)}", MANIFEST, _at(view, MANIFEST, "accelerator:"))
     for key in ENVELOPE_KEYS + GPU_KEYS:
         if entries[0].get(key) is None:
             yield Issue(f"spec.accelerator[0] has no {key}", f"declare {key}", MANIFEST,

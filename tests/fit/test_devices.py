@@ -119,10 +119,19 @@ def test_a_variant_is_checked_against_its_own_stack(cat_copy):
 
 
 def test_targets_do_not_change_the_chart_of_the_own_device(cat_copy):
-    before = render_app(load_catalog(cat_copy).apps["plain"], "olares-v3")
+    """A target of another mode adds that mode to the v3 chart (docs/devices.md "Charts") and leaves the own device's
+    envelope and engine values as they were; the v2 chart (one device) does not change at all."""
+    import yaml
+
+    before = {p: render_app(load_catalog(cat_copy).apps["plain"], p) for p in ("olares-v3", "olares-v2")}
     edit_app(cat_copy, "plain", devices=[{"device": "big-unified", "stack": "llamacpp-multiarch"}])
-    after = render_app(load_catalog(cat_copy).apps["plain"], "olares-v3")
-    assert after == before
+    after = {p: render_app(load_catalog(cat_copy).apps["plain"], p) for p in ("olares-v3", "olares-v2")}
+    assert after["olares-v2"] == before["olares-v2"]
+    old, new = (yaml.safe_load(t["OlaresManifest.yaml"])["spec"]["accelerator"] for t in (before["olares-v3"],
+                                                                                          after["olares-v3"]))
+    assert new[0] == old[0] and [e["mode"] for e in new] == ["nvidia", "nvidia-gb10"]
+    old_values, new_values = (yaml.safe_load(t["values.yaml"]) for t in (before["olares-v3"], after["olares-v3"]))
+    assert new_values["engine"] == old_values["engine"] and "nvidia-gb10" in new_values["modes"]
 
 
 def test_explain_app_device_and_list_device(capsys):
