@@ -231,6 +231,16 @@ def test_the_mtp_draft_context_adds_its_own_pool_and_cublas_on_a_moe():
     assert L.cuda_context_formula(r, s)[0] == moe - L.CUBLAS_MIB - L.MTP_DRAFT_POOL_MIB  # type: ignore[arg-type]
 
 
+def test_without_flash_attention_the_dense_mtp_draft_context_reaches_cublas_too():
+    """v5: the draft context's KQ / KQV go to cuBLAS with `-fa off` (measured on Qwen3.6 27B, dense: 853-855 MiB,
+    v4 729)."""
+    r, s = _settings("llamacppqwen36mtpone", kv_k="f16", kv_v="f16")  # Qwen3.6 27B (dense) with its NextN layer
+    mtp = replace(s, spec_method="mtp", spec_tokens=3)
+    on = L.cuda_context_formula(r, mtp)[0]  # type: ignore[arg-type]
+    off = L.cuda_context_formula(r, replace(mtp, flash_attn=Value("off", None, "test")))[0]  # type: ignore[arg-type]
+    assert off - on == L.CUBLAS_MIB  # the target reaches cuBLAS anyway (Gated-DeltaNet F32 weights): the draft's
+
+
 # ---- the real llama-server (CPU build) --------------------------------------------------------------------------
 
 needs_server = pytest.mark.needs_llama_server
