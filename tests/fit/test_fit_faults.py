@@ -159,9 +159,49 @@ def test_flash_attention_off_sizes_the_f32_mask_and_one_layers_kq():
         16384 * 512 * 4 / MIB + max(kq / 2 + a * 512 / 1024, b * 512 / 1024) + L.COMPUTE_BASE_MIB)
 
 
-def test_the_mtp_draft_compute_buffer_is_per_ubatch_token():
-    r, s = _settings("llamacppqwen36mtpone", context=65536, parallel=2, ubatch=1024, batch=2048)
-    assert L.mtp_compute_formula(r, s) == pytest.approx(L.MTP_ACT_BY_MODEL["qwen36-27b"])  # type: ignore[arg-type]
+def test_the_mtp_draft_compute_buffer_holds_its_mask_logits_and_kq_at_source_size():
+    """v5: logits + max(mask + KQ + a x ubatch, b x ubatch). A long context with a small ubatch puts the (f16) mask
+    branch at the peak (v4 dropped it: -100 MiB on Qwen3.6 35B-A3B at 262K, ub 256); `-fa off` adds the NextN layer's
+    f32 KQ (v4 left it out: -1.9 GiB on Qwen3.6 35B-A3B at 16K, ub 2048)."""
+    from generator.fit.realshape import SHAPES
+
+    a, b = L.MTP_PEAK_BY_MODEL["qwen36-27b"]
+    r, s = _settings("llamacppqwen36mtpone", context=262144, parallel=1, ubatch=256, batch=256)
+    vocab = r.model.architecture.vocab_size  # type: ignore[attr-defined]
+    mask = 262144 * 256 * 2 / MIB
+    assert mask + a * 256 / 1024 > b * 256 / 1024  # the mask branch is the peak here
+    assert L.mtp_compute_formula(r, s) == pytest.approx(  # type: ignore[arg-type]
+        vocab * 4 / MIB + mask + a * 256 / 1024)
+    _, off = _settings("llamacppqwen36mtpone", context=16384, parallel=2, ubatch=2048, batch=2048, kv_k="f16",
+                       kv_v="f16", flash_attn="off")
+    per_seq = 8192
+    kq = per_seq * 2048 * SHAPES["qwen36-27b"].n_head * 4 / MIB
+    assert L.mtp_compute_formula(r, off) == pytest.approx(  # type: ignore[arg-type]
+        2 * vocab * 4 / MIB + per_seq * 2048 * 4 / MIB + kq + a * 2048 / 1024)
+    _, on = _settings("llamacppqwen36mtpone", context=16384, parallel=2, ubatch=2048, batch=2048, kv_k="f16",
+                      kv_v="f16")
+    assert L.mtp_compute_formula(r, off) - L.mtp_compute_formula(r, on) > kq / 2  # type: ignore[arg-type]
+
+
+def test_without_flash_attention_every_v_cache_is_as_wide_as_the_widest_layer():
+    """llama.cpp stores V transposed without flash attention and sizes each layer's V at n_embd_v_gqa_max
+    (src/llama-kv-cache.cpp:210): Gemma 4's sliding-window layers get the full-attention layers' V width.
+    Measured on Gemma 4 E2B at 8K, 4 slots, ub 1024 (bench/fit-sweep/h200-v4 gemma4-e2b-q8_0@v4-1): 156 MiB without
+    flash attention; v4 said 120."""
+    flags = {"context": 8192, "parallel": 4, "ubatch": 1024, "batch": 2048, "kv_k": "f16", "kv_v": "f16"}
+    r, on = _settings("gemma4e2bone", **flags)
+    _, off = _settings("gemma4e2bone", **flags, flash_attn="off")
+    geo = Geometry.of(r.model.architecture)  # type: ignore[attr-defined]
+    assert geo.sliding is not None
+    vmax = L.v_width_padded(geo)
+    assert vmax == max(geo.full.kv_heads * geo.full.head_dim, geo.sliding.kv_heads * geo.sliding.head_dim)
+    assert vmax > geo.sliding.kv_heads * geo.sliding.head_dim
+    p_on, p_off = _parts(r, on), _parts(r, off)
+    assert p_off["KV full attention"] == pytest.approx(p_on["KV full attention"])  # the widest layers: unchanged
+    swa_cells = L.swa_cells_per_stream(off, geo, L.seq_cells(r, off))  # type: ignore[arg-type]
+    extra = geo.sliding.layers * (vmax - geo.sliding.kv_heads * geo.sliding.head_dim) * 2 * swa_cells * 4 / MIB
+    assert p_off["KV sliding window"] - p_on["KV sliding window"] == pytest.approx(extra)
+    assert sum(p_off.values()) == pytest.approx(156, abs=2)
 
 
 # ---- 4. what the first request allocates ---------------------------------------------------------------------------
@@ -189,6 +229,16 @@ def test_the_mtp_draft_context_adds_its_own_pool_and_cublas_on_a_moe():
     moe = L.cuda_context_formula(r, replace(s, spec_method="mtp", spec_tokens=3))[0]  # type: ignore[arg-type]
     assert moe == L.CUDA_CONTEXT_MIB + L.FIRST_REQUEST_POOL_MIB + 2 * L.CUBLAS_MIB + L.MTP_DRAFT_POOL_MIB
     assert L.cuda_context_formula(r, s)[0] == moe - L.CUBLAS_MIB - L.MTP_DRAFT_POOL_MIB  # type: ignore[arg-type]
+
+
+def test_without_flash_attention_the_dense_mtp_draft_context_reaches_cublas_too():
+    """v5: the draft context's KQ / KQV go to cuBLAS with `-fa off` (measured on Qwen3.6 27B, dense: 853-855 MiB,
+    v4 729)."""
+    r, s = _settings("llamacppqwen36mtpone", kv_k="f16", kv_v="f16")  # Qwen3.6 27B (dense) with its NextN layer
+    mtp = replace(s, spec_method="mtp", spec_tokens=3)
+    on = L.cuda_context_formula(r, mtp)[0]  # type: ignore[arg-type]
+    off = L.cuda_context_formula(r, replace(mtp, flash_attn=Value("off", None, "test")))[0]  # type: ignore[arg-type]
+    assert off - on == L.CUBLAS_MIB  # the target reaches cuBLAS anyway (Gated-DeltaNet F32 weights): the draft's
 
 
 # ---- the real llama-server (CPU build) --------------------------------------------------------------------------
