@@ -1131,10 +1131,11 @@ def _finish(ctx: _Ctx, cat: Catalog, mapped: Mapped, app: dict[str, Any]) -> Non
 
 def _omit_sized(ctx: _Ctx, cat: Catalog, app: dict[str, Any]) -> None:
     """A GPU memory (and a vLLM utilization) equal to what the fit sizes is written as the catalog writes it:
-    left out (generator/fit/sizing.py `sized`). The room an existing app leaves (`gpu_room`, not in a chart) is
-    part of that sizing."""
+    left out (generator/fit/sizing.py `sized`). The room an existing app leaves (`gpu_room`) and its measured
+    calibration rows (`calibration`), neither in a chart, are part of that sizing."""
     existing = cat.apps.get(str(app.get("name")))
     room = existing.app.gpu_room if existing is not None else None
+    calibration = existing.app.calibration if existing is not None else None
     mib, util = app.get("gpu_memory_mib"), app.get("gpu_memory_utilization")
     if mib is None or (existing is not None and existing.app.gpu_memory_mib == mib):
         return  # the catalog's app states this very number: its spelling is kept (`--update` leaves it)
@@ -1146,6 +1147,8 @@ def _omit_sized(ctx: _Ctx, cat: Catalog, app: dict[str, Any]) -> None:
         fields = {k: v for k, v in _tuples(app).items() if k not in left_out}
         if room is not None:
             fields["gpu_room"] = room
+        if calibration:
+            fields["calibration"] = calibration
         candidate = App.model_validate(fields)
         r = _resolved(cat, candidate)
         if r is None:
