@@ -71,6 +71,21 @@ def test_require_all_fails_when_one_skips_itself(tmp_path):
     assert "test_sample.py::test_needs_it (skipped)" in done.stdout
 
 
+def test_require_all_counts_an_expected_failure_as_run(tmp_path):
+    """A marked test that ran and xfailed on a known miss (tests/fit/test_realshape_server.py) did run: no failure
+    (one that skips itself still fails the run, above)."""
+    (tmp_path / "test_sample.py").write_text(SAMPLE.replace("def test_needs_it():\n    pass",
+                                                            "def test_needs_it():\n    pytest.xfail('known miss')"))
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    clean = {k: v for k, v in os.environ.items() if k not in ("LLAMA_SERVER", REQUIRE_ALL, "PYTEST_ADDOPTS")}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "support.tiers", "-p", "no:cacheprovider", "-rs",
+                           "--strict-markers", "test_sample.py"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, check=False, env={**clean, "PYTHONPATH": str(TESTS), REQUIRE_ALL: "1",
+                                                         "LLAMA_SERVER": sys.executable})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed, 1 xfailed" in done.stdout
+
+
 def test_a_broken_llama_server_path_fails_rather_than_skips(tmp_path):
     done = run_pytest(tmp_path, LLAMA_SERVER=str(tmp_path / "no-such-llama-server"))
     assert done.returncode == 1, done.stdout + done.stderr

@@ -60,9 +60,6 @@ def test_llama_server_allocates_what_the_fit_says(app: str, models: Path, tmp_pa
 
     target = [r.value for r in parsed.all("compute_buffer") if r.scope == 0 and r.device == "CPU"]
     assert len(target) == 1, log[-3000:]
-    if app in CPU_COMPUTE_KNOWN_MISS and abs(target[0] - probe.cpu_compute_mib) > COMPUTE_TOLERANCE_MIB:
-        pytest.xfail(f"v4's CPU compute {probe.cpu_compute_mib:.0f} MiB vs {target[0]:.0f} MiB on the CPU build")
-    assert abs(target[0] - probe.cpu_compute_mib) <= COMPUTE_TOLERANCE_MIB, (target[0], probe.cpu_compute_mib)
     if probe.mtp:
         from dataclasses import replace
 
@@ -73,6 +70,10 @@ def test_llama_server_allocates_what_the_fit_says(app: str, models: Path, tmp_pa
         draft = [x.value for x in parsed.all("compute_buffer") if x.scope == 1 and x.device == "CPU"]
         expected = mtp_compute_formula(r, settings_for(replace(r), engine_for(r)))
         assert len(draft) == 1 and abs(draft[0] - expected) <= COMPUTE_TOLERANCE_MIB, (draft, expected)
+    # last, so that every other check above has run when the known miss xfails
+    if app in CPU_COMPUTE_KNOWN_MISS and abs(target[0] - probe.cpu_compute_mib) > COMPUTE_TOLERANCE_MIB:
+        pytest.xfail(f"v4's CPU compute {probe.cpu_compute_mib:.0f} MiB vs {target[0]:.0f} MiB on the CPU build")
+    assert abs(target[0] - probe.cpu_compute_mib) <= COMPUTE_TOLERANCE_MIB, (target[0], probe.cpu_compute_mib)
 
 
 @pytest.mark.parametrize("model_id,quant,kv_mib", [
