@@ -70,6 +70,13 @@ class Entrance:
                 "openMethod": self.open_method, "authLevel": self.auth_level}
 
 
+def _cpu_memory_disk(entry: Accelerator | ModeEnvelope) -> dict[str, str]:
+    """The six CPU, memory and disk reservations of an accelerator entry by their manifest keys, in manifest order."""
+    return {"requiredCpu": entry.required_cpu, "limitedCpu": entry.limited_cpu,
+            "requiredMemory": entry.required_memory, "limitedMemory": entry.limited_memory,
+            "requiredDisk": entry.required_disk, "limitedDisk": entry.limited_disk}
+
+
 @dataclass(frozen=True)
 class Accelerator:
     """One `spec.accelerator` entry: the resources Olares reserves for the app in one GPU mode."""
@@ -86,9 +93,7 @@ class Accelerator:
 
     def resources(self) -> dict[str, str]:
         """Every reservation by its manifest key (what `catalog bump` compares), without the mode."""
-        return {"requiredCpu": self.required_cpu, "limitedCpu": self.limited_cpu,
-                "requiredMemory": self.required_memory, "limitedMemory": self.limited_memory,
-                "requiredDisk": self.required_disk, "limitedDisk": self.limited_disk,
+        return {**_cpu_memory_disk(self),
                 "requiredGPUMemory": self.required_gpu_memory, "limitedGPUMemory": self.limited_gpu_memory}
 
     def to_data(self) -> dict[str, Data]:
@@ -96,9 +101,7 @@ class Accelerator:
 
     def flat_data(self) -> dict[str, Data]:
         """olares-v2: the same reservations as flat `spec` fields (GPU memory as `requiredGpu`/`limitedGpu`)."""
-        return {"requiredCpu": self.required_cpu, "limitedCpu": self.limited_cpu,
-                "requiredMemory": self.required_memory, "limitedMemory": self.limited_memory,
-                "requiredDisk": self.required_disk, "limitedDisk": self.limited_disk,
+        return {**_cpu_memory_disk(self),
                 "requiredGpu": self.required_gpu_memory, "limitedGpu": self.limited_gpu_memory}
 
 
@@ -119,9 +122,7 @@ class ModeEnvelope:
     gpu_memory: str | None = None
 
     def to_data(self) -> dict[str, Data]:
-        out: dict[str, Data] = {"mode": self.mode, "requiredCpu": self.required_cpu, "limitedCpu": self.limited_cpu,
-                                "requiredMemory": self.required_memory, "limitedMemory": self.limited_memory,
-                                "requiredDisk": self.required_disk, "limitedDisk": self.limited_disk}
+        out: dict[str, Data] = {"mode": self.mode, **_cpu_memory_disk(self)}
         if self.gpu_memory is not None:
             out.update({"requiredGPUMemory": self.gpu_memory, "limitedGPUMemory": self.gpu_memory})
         return out
