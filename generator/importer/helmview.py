@@ -333,14 +333,17 @@ def _paired(docs: list[Doc], others: list[Doc]) -> tuple[list[tuple[Doc, Doc]], 
 
 
 def _line_of(files: ChartFiles, rel: str, path: Path_) -> int | None:
-    """The template line of a value's key (its last key), for a note's `file:line`."""
-    leaf = next((p for p in reversed(path) if isinstance(p, str)), None)
-    if leaf is None:
-        return None
-    for number, line in enumerate((files.text(rel) or "").splitlines(), start=1):
-        if f"{leaf}:" in line:
-            return number
-    return None
+    """The template line of a value, for a note's `file:line`: its keys looked up in order, each at or after the
+    line of the one before (`limits:` then `nvidia.com/gpumem:`); None when its last key is not found."""
+    lines = (files.text(rel) or "").splitlines()
+    at, found = 0, None
+    for key in (p for p in path if isinstance(p, str)):
+        hit = next((n for n in range(at, len(lines)) if f"{key}:" in lines[n]), None)
+        if hit is not None:
+            at, found = hit, hit + 1
+        else:
+            found = None
+    return found
 
 
 def _effective_docs(files: ChartFiles, docs: list[Doc], effective_docs: list[Doc],
