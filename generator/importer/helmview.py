@@ -415,9 +415,14 @@ def _second_pass(renderer: CappedRenderer, folder: Path, files: ChartFiles, char
     try:
         rendered = _render(renderer, folder, injected, name)
         installed = rendered if effective_env == injected["olaresEnv"] else render(effective_env)
-        probes = {n: render({**effective_env, n: PROBE}) for n in unknown[:MAX_PROBES]}
     except HelmFailure as exc:
         raise InputError(_helm_problems(files, exc.detail, chart_dir)) from exc
+    probes: dict[str, dict[str, str]] = {}
+    for env_name in unknown[:MAX_PROBES]:
+        try:
+            probes[env_name] = render({**effective_env, env_name: PROBE})
+        except HelmFailure:
+            continue  # the template refuses the probe (a `fail` on its format): nothing is learnt from it
     docs, errors = documents(rendered)
     installed_docs, installed_errors = documents(installed) if installed is not rendered else (docs, [])
     if errors or installed_errors:

@@ -184,6 +184,20 @@ def test_the_official_base_chart_is_a_draft_that_says_what_is_set_at_install(tmp
     assert "greater than 0" not in missing and "served_name" not in missing
 
 
+def test_a_template_that_refuses_the_probe_still_imports(tmp_path):
+    """The probe of an env with no default (helmview PROBE) is only a question: a chart whose template `fail`s on
+    it imports as before (the answer is just not known)."""
+    chart = tmp_path / BASE
+    shutil.copytree(FIXTURES / BASE, chart)
+    template = chart / "templates" / "sglang.yaml"
+    template.write_text(template.read_text() + '{{- if eq (.Values.olaresEnv.SGLANG_REQUIRED_GPU_MEMORY | default "")'
+                        ' "1" }}{{ fail "SGLANG_REQUIRED_GPU_MEMORY 1 is too small" }}{{- end }}\n')
+    report = import_paths([chart], load_catalog(_catalog(tmp_path)), dry_run=True)
+    assert report.ok, report.problems
+    (result,) = report.results
+    assert result.status == "draft" and result.problems == []
+
+
 def _yaml(data: dict) -> str:
     import io
 
