@@ -71,6 +71,7 @@ CHART_HF_HOME = "/models"  # generator/engines/*.py: HF_HOME of every rendered c
 # (https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables), HF_HUB_CACHE's older
 # spelling HUGGINGFACE_HUB_CACHE (https://huggingface.co/docs/huggingface_hub/v0.12.0/package_reference/
 # environment_variables) and transformers' TRANSFORMERS_CACHE (https://huggingface.co/docs/transformers/installation)
+HF_REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9._-]+")  # a Hugging Face repo id, owner/name
 HF_CACHE_ENVS = ("HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE")
 CHART_MODELS = "/models"  # generator/engines/base.py MODELS_DIR: where the rendered chart's files are
 GPUMEM = "nvidia.com/gpumem"
@@ -1308,10 +1309,24 @@ def _served_repo(ctx: _Ctx, mapped: Mapped, served: str, name: str) -> bool:
         return False
     repo = mapped.model_repo[0] if mapped.model_repo is not None else None
     what = "the model's Hugging Face repo id (the model and weight are found by it)" if served == repo else \
-        "a name with a `/`"
+        "a Hugging Face repo id" if HF_REPO.fullmatch(served) else "a name with a `/`"
     ctx.unmapped(origin, f"--served-model-name {served} is {what}; the catalog's served_name takes no `/` "
                          f"(generator/schema/app.py): a re-render serves {name!r}")
     return True
+
+
+def _served_weight(ctx: _Ctx, mapped: Mapped, pool: Pool, path: str, origin: Origin,
+                   name: str) -> tuple[str, str] | None:
+    """(model id, quantization) of a weight the catalog (or a draft) has under the repo id the engine serves its
+    model as (`--served-model-name org/repo`), when the engine loads a path the chart does not download; else None.
+    A served name is a name, not a download: only a weight already known is taken, never a new draft."""
+    served = mapped.fields.get("served_name")
+    if not isinstance(served, str) or not HF_REPO.fullmatch(served) or pool.find_weight(served, None, None) is None:
+        return None
+    model_id, quant = _weight(ctx, pool, served, None, None, str(origin), name)
+    ctx.unmapped(origin, f"the engine loads {path}; the model is found by the repo id it is served as, {served} "
+                         f"(model {model_id}, weight {quant}): a re-render downloads that repo")
+    return model_id, quant
 
 
 def _argv_model(ctx: _Ctx, mapped: Mapped, pool: Pool, fetches: list[Fetch],
@@ -1326,7 +1341,10 @@ def _argv_model(ctx: _Ctx, mapped: Mapped, pool: Pool, fetches: list[Fetch],
                                       "(the user names the model at install); a catalog app serves one model: "
                                       f"set {envs[0]}'s default to a Hugging Face repo id")
             ctx.unmapped(origin, f"the engine serves {repo}, set at install")
-        elif not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9._-]+", repo):
+        elif not HF_REPO.fullmatch(repo):
+            found = _served_weight(ctx, mapped, pool, repo, origin, name)
+            if found is not None:
+                return found
             ctx.result.missing.append(f"model: {repo} is not a Hugging Face repo id (a local path?)")
             ctx.unmapped(origin, f"the engine serves {repo}, not a Hugging Face repo")
         else:
@@ -1334,6 +1352,8 @@ def _argv_model(ctx: _Ctx, mapped: Mapped, pool: Pool, fetches: list[Fetch],
     elif mapped.model_path is not None:
         path, origin = mapped.model_path
         fetch = _fetch_for(path, fetches)
+        if fetch is None and (found := _served_weight(ctx, mapped, pool, path, origin, name)) is not None:
+            return found
         if fetch is None:
             ctx.result.missing.append(f"model: {path} is not downloaded by the chart (no curl/wget or fetch container "
                                       "names it), so its Hugging Face repo is unknown")

@@ -184,6 +184,29 @@ def test_the_official_base_chart_is_a_draft_that_says_what_is_set_at_install(tmp
     assert "greater than 0" not in missing and "served_name" not in missing
 
 
+def test_a_local_model_path_is_found_by_the_repo_id_it_is_served_as(tmp_path):
+    """The same chart loading a folder it does not download, served as the repo id: the served name finds the
+    catalog's weight (a known one only: a served name is no download to draft from), and the path is unmapped."""
+    catalog = _catalog(tmp_path)
+    (catalog / "models" / "qwen3.5-9b.yaml").write_text(_yaml(MODEL))
+    chart = tmp_path / QWEN
+    shutil.copytree(FIXTURES / QWEN, chart)
+    wrappers = chart / "templates" / "wrappers.yaml"
+    wrappers.write_text(wrappers.read_text().replace('--model-path "$MODEL_NAME"', "--model-path /srv/qwen"))
+    report = import_paths([chart], load_catalog(catalog), dry_run=True)
+    assert report.ok, report.problems
+    (result,) = report.results
+    assert result.status == "ok" and result.app is not None, result.missing
+    assert (result.app["model"], result.app["quantization"]) == ("qwen3.5-9b", "awq-4bit")
+    assert any(f"the engine loads /srv/qwen; the model is found by the repo id it is served as, {REPO}" in u
+               for u in result.unmapped)
+    # with no such weight in the catalog, the served name drafts nothing: the path is what is missing
+    report = import_paths([chart], load_catalog(_catalog(tmp_path / "shipped")), dry_run=True)
+    (result,) = report.results
+    assert result.status == "draft" and not result.model_draft
+    assert any(m.startswith("model: /srv/qwen") for m in result.missing), result.missing
+
+
 def test_a_template_that_refuses_the_probe_still_imports(tmp_path):
     """The probe of an env with no default (helmview PROBE) is only a question: a chart whose template `fail`s on
     it imports as before (the answer is just not known)."""
