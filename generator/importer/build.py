@@ -35,7 +35,7 @@ from generator.flags.tables import FlagTable, FlagTables
 from generator.importer import programs
 from generator.importer.argv import Mapped, is_flag, map_argv
 from generator.importer.drafts import Pool, StackDraft, slug
-from generator.importer.helmview import Rendered, env_mark, marked_envs, render_chart
+from generator.importer.helmview import Rendered, doc_key, env_mark, marked_envs, path_to, render_chart
 from generator.importer.source import ChartFiles
 from generator.importer.workload import (
     EnvEntry,
@@ -67,6 +67,12 @@ HAMI_ENV = "CUDA_DEVICE_MEMORY_LIMIT_0"
 # a literal secret is never copied into the catalog nor shown: secret-named env variables and flags (`--api-key` of
 # llama-server and vLLM, `--hf-token`) and any value holding a token (core/redact.py `secret_name`, `literal_secret`)
 CHART_HF_HOME = "/models"  # generator/engines/*.py: HF_HOME of every rendered chart
+# where huggingface_hub and transformers cache downloads: HF_HOME and HF_HUB_CACHE
+# (https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables), HF_HUB_CACHE's older
+# spelling HUGGINGFACE_HUB_CACHE (https://huggingface.co/docs/huggingface_hub/v0.12.0/package_reference/
+# environment_variables) and transformers' TRANSFORMERS_CACHE (https://huggingface.co/docs/transformers/installation)
+HF_REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9._-]+")  # a Hugging Face repo id, owner/name
+HF_CACHE_ENVS = ("HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE")
 CHART_MODELS = "/models"  # generator/engines/base.py MODELS_DIR: where the rendered chart's files are
 GPUMEM = "nvidia.com/gpumem"
 STARTUP_BUDGET_S = 3600  # generator/chart/plan.py STARTUP_BUDGET_S
@@ -397,6 +403,14 @@ def _manifest_resources(ctx: _Ctx, out: dict[str, str]) -> None:
 def _gpu_memory(ctx: _Ctx, launch: Launch, app: dict[str, Any]) -> None:
     candidates = _gpu_candidates(ctx, launch)
     if not candidates:
+        unknown = _set_at_install(ctx, launch, ("resources", "limits", GPUMEM)) or _set_at_install(
+            ctx, launch, ("resources", "requests", GPUMEM))
+        if unknown:
+            envs = ", ".join(unknown)
+            ctx.result.missing.append(f"gpu_memory_mib: the chart computes {GPUMEM} from manifest env {envs}, which "
+                                      "has no default (the user sets it at install); a catalog app states its GPU "
+                                      "memory")
+            return
         ctx.result.missing.append("gpu_memory_mib (the chart sets no CUDA_DEVICE_MEMORY_LIMIT_0, nvidia.com/gpumem "
                                   "or GPU memory in the manifest)")
         return
@@ -410,6 +424,15 @@ def _gpu_memory(ctx: _Ctx, launch: Launch, app: dict[str, Any]) -> None:
             ctx.unmapped(where, f"{other} ({value} MiB) differs from gpu_memory_mib {mib} taken from {label}")
         elif other.startswith("spec requiredGpu") and value != mib:
             ctx.unmapped(where, f"{other}: the catalog requests and limits the same GPU memory ({mib} MiB)")
+
+
+def _set_at_install(ctx: _Ctx, launch: Launch, tail: tuple[str, ...]) -> tuple[str, ...]:
+    """The manifest envs with no default (set at install) a container value is computed from (helmview
+    `Rendered.unknown`); () when it is not."""
+    where = path_to(launch.workload.body, launch.container)
+    if where is None:
+        return ()
+    return ctx.r.unknown.get(doc_key(launch.workload), {}).get((*where, *tail), ())
 
 
 def _gpu_candidates(ctx: _Ctx, launch: Launch) -> list[tuple[str, int, Origin]]:
@@ -426,6 +449,8 @@ def _gpu_candidates(ctx: _Ctx, launch: Launch) -> list[tuple[str, int, Origin]]:
     anchor = ctx.lines.container_anchor(launch.workload, launch.name)
     for part in ("limits", "requests"):
         value = (res.get(part) or {}).get(GPUMEM)
+        if value is not None and _set_at_install(ctx, launch, ("resources", part, GPUMEM)):
+            continue  # computed from an env with no default: `_gpu_memory` says so
         if value is not None:
             try:
                 mib = int(str(value))
@@ -455,7 +480,7 @@ def _env(ctx: _Ctx, launch: Launch, stack: Stack | None, family: str, consumed: 
     kv: dict[str, str] = {}
     for name, entry in launch.env.items():
         value = entry.value
-        if _env_left_out(ctx, name, entry, consumed) or value is None:
+        if _env_left_out(ctx, name, entry, consumed) or value is None or _hf_cache_elsewhere(ctx, launch, name, entry):
             continue
         if family == "lucebox" and name in ("DFLASH27B_KV_K", "DFLASH27B_KV_V"):
             kv[name] = value
@@ -478,6 +503,26 @@ def _env(ctx: _Ctx, launch: Launch, stack: Stack | None, family: str, consumed: 
         app["genesis_patches"] = patches
     if env:
         app["env"] = env
+
+
+def _hf_cache_elsewhere(ctx: _Ctx, launch: Launch, name: str, entry: EnvEntry) -> bool:
+    """A Hugging Face cache variable pointing outside the catalog's model cache (HF_HOME=/models on its `models`
+    volume, generator/engines/*.py): left out, said. Kept, it would point the re-rendered engine at a folder no
+    volume holds (the chart's own cache volume is not rendered), so every start would download the model into the
+    container (beclab/apps sglangqwen359bawq4bitv3/templates/sglang.yaml sets HF_HOME=/cache/hf on its hf-cache
+    hostPath for that reason)."""
+    value = entry.value
+    if name not in HF_CACHE_ENVS or value is None or PurePosixPath(value) == PurePosixPath(CHART_HF_HOME) \
+            or PurePosixPath(value).is_relative_to(CHART_HF_HOME):
+        return False
+    mounts = tuple((str(m.get("mountPath") or ""), str(m.get("name") or ""))
+                   for m in launch.container.get("volumeMounts") or () if isinstance(m, dict))
+    volumes = sorted({vol for path, vol in mounts if path and (PurePosixPath(path).is_relative_to(value)
+                                                               or PurePosixPath(value).is_relative_to(path))})
+    where = f" (on volume {', '.join(volumes)}, not rendered)" if volumes else ""
+    ctx.unmapped(entry.origin, f"env {name} {value}: the chart's Hugging Face cache{where}; a re-render caches the "
+                               f"model under HF_HOME={CHART_HF_HOME}, its models volume")
+    return True
 
 
 def _env_left_out(ctx: _Ctx, name: str, entry: EnvEntry, consumed: set[str]) -> bool:
@@ -1211,7 +1256,7 @@ def _apply_argv(ctx: _Ctx, mapped: Mapped, app: dict[str, Any], pool: Pool, fami
                 fetches: list[Fetch]) -> None:
     name = str(app.get("name") or ctx.result.label)
     fields = dict(mapped.fields)
-    _argv_fields(ctx, fields, app, name, family)
+    _argv_fields(ctx, mapped, fields, app, name, family)
     model_id, quant = _argv_model(ctx, mapped, pool, fetches, name)
     if model_id is not None:
         app["model"], app["quantization"] = model_id, quant
@@ -1232,9 +1277,12 @@ def _apply_argv(ctx: _Ctx, mapped: Mapped, app: dict[str, Any], pool: Pool, fami
     _model_files_in_extra(ctx, mapped, fetches)
 
 
-def _argv_fields(ctx: _Ctx, fields: dict[str, Any], app: dict[str, Any], name: str, family: str) -> None:
+def _argv_fields(ctx: _Ctx, mapped: Mapped, fields: dict[str, Any], app: dict[str, Any], name: str,
+                 family: str) -> None:
     """The served name and the fields the argv sets directly; a missing context length is said."""
     served = fields.pop("served_name", None)
+    if served is not None and _served_repo(ctx, mapped, served, name):
+        served = None
     if served is not None and served != name:
         app["served_name"] = served
     for key in ("context_length", "kv_cache_type", "kv_cache_type_v", "gpu_memory_utilization"):
@@ -1246,6 +1294,41 @@ def _argv_fields(ctx: _Ctx, fields: dict[str, Any], app: dict[str, Any], name: s
         ctx.result.missing.append(f"context_length (the chart passes no {flag})")
 
 
+def _served_repo(ctx: _Ctx, mapped: Mapped, served: str, name: str) -> bool:
+    """A served name the catalog's `served_name` cannot hold, said: one that is the model's Hugging Face repo id
+    (the official SGLang charts pass `--served-model-name "$MODEL_NAME"`, the `--model-path` repo: beclab/apps
+    sglangqwen359bawq4bitv3/templates/wrappers.yaml), one of a manifest env with no default, or another name with a
+    `/`. The model is identified by that repo (`_argv_model`); a re-render serves the app's name."""
+    origin = mapped.origins.get("served_name", "served_name")
+    envs = marked_envs(served)
+    if envs:
+        ctx.unmapped(origin, f"--served-model-name is manifest env {', '.join(envs)}, which has no default (the user "
+                             f"names the model at install); a re-render serves {name!r}")
+        return True
+    if "/" not in served:
+        return False
+    repo = mapped.model_repo[0] if mapped.model_repo is not None else None
+    what = "the model's Hugging Face repo id (the model and weight are found by it)" if served == repo else \
+        "a Hugging Face repo id" if HF_REPO.fullmatch(served) else "a name with a `/`"
+    ctx.unmapped(origin, f"--served-model-name {served} is {what}; the catalog's served_name takes no `/` "
+                         f"(generator/schema/app.py): a re-render serves {name!r}")
+    return True
+
+
+def _served_weight(ctx: _Ctx, mapped: Mapped, pool: Pool, path: str, origin: Origin,
+                   name: str) -> tuple[str, str] | None:
+    """(model id, quantization) of a weight the catalog (or a draft) has under the repo id the engine serves its
+    model as (`--served-model-name org/repo`), when the engine loads a path the chart does not download; else None.
+    A served name is a name, not a download: only a weight already known is taken, never a new draft."""
+    served = mapped.fields.get("served_name")
+    if not isinstance(served, str) or not HF_REPO.fullmatch(served) or pool.find_weight(served, None, None) is None:
+        return None
+    model_id, quant = _weight(ctx, pool, served, None, None, str(origin), name)
+    ctx.unmapped(origin, f"the engine loads {path}; the model is found by the repo id it is served as, {served} "
+                         f"(model {model_id}, weight {quant}): a re-render downloads that repo")
+    return model_id, quant
+
+
 def _argv_model(ctx: _Ctx, mapped: Mapped, pool: Pool, fetches: list[Fetch],
                 name: str) -> tuple[str | None, str | None]:
     """(model id, quantization) of the weights the engine serves: a Hugging Face repo, a file the chart
@@ -1253,7 +1336,15 @@ def _argv_model(ctx: _Ctx, mapped: Mapped, pool: Pool, fetches: list[Fetch],
     model_id = quant = None
     if mapped.model_repo is not None:
         repo, origin = mapped.model_repo
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9._-]+", repo):
+        if envs := marked_envs(repo):
+            ctx.result.missing.append(f"model: the engine serves manifest env {', '.join(envs)}, which has no default "
+                                      "(the user names the model at install); a catalog app serves one model: "
+                                      f"set {envs[0]}'s default to a Hugging Face repo id")
+            ctx.unmapped(origin, f"the engine serves {repo}, set at install")
+        elif not HF_REPO.fullmatch(repo):
+            found = _served_weight(ctx, mapped, pool, repo, origin, name)
+            if found is not None:
+                return found
             ctx.result.missing.append(f"model: {repo} is not a Hugging Face repo id (a local path?)")
             ctx.unmapped(origin, f"the engine serves {repo}, not a Hugging Face repo")
         else:
@@ -1261,6 +1352,8 @@ def _argv_model(ctx: _Ctx, mapped: Mapped, pool: Pool, fetches: list[Fetch],
     elif mapped.model_path is not None:
         path, origin = mapped.model_path
         fetch = _fetch_for(path, fetches)
+        if fetch is None and (found := _served_weight(ctx, mapped, pool, path, origin, name)) is not None:
+            return found
         if fetch is None:
             ctx.result.missing.append(f"model: {path} is not downloaded by the chart (no curl/wget or fetch container "
                                       "names it), so its Hugging Face repo is unknown")
@@ -1560,13 +1653,22 @@ def _weight(ctx: _Ctx, pool: Pool, repo: str, file: str | None, revision: str | 
         model_id, quant, in_catalog = found
         if not in_catalog:
             ctx.result.model_draft = True
-            ctx.result.missing.append(f"model {model_id}: weight {quant} is a draft (drafts/models/{model_id}.yaml)")
+            ctx.result.missing.append(f"model {model_id}: weight {quant} is a draft (drafts/models/{model_id}.yaml)"
+                                      + _draft_lacks(pool, model_id))
         return model_id, quant
     model_id, quant, how = pool.add_weight(repo, file, revision, ref, app)
     ctx.result.model_draft = True
     what = "a new model" if how == "new model" else f"weight {quant} {how}"
-    ctx.result.missing.append(f"model {model_id}: {what} — complete drafts/models/{model_id}.yaml")
+    ctx.result.missing.append(f"model {model_id}: {what} — complete drafts/models/{model_id}.yaml"
+                              + _draft_lacks(pool, model_id))
     return model_id, quant
+
+
+def _draft_lacks(pool: Pool, model_id: str) -> str:
+    """What a drafted model lacks, said in the app's reason: facts no chart states (the architecture of the
+    model's config.json, the weight's size, their sources)."""
+    lacks = pool.models[model_id].missing()[0] if model_id in pool.models else []
+    return f"; it lacks {', '.join(lacks)}" if lacks else ""
 
 
 def _device(ctx: _Ctx, cat: Catalog, app: dict[str, Any]) -> None:

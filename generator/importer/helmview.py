@@ -11,6 +11,16 @@ Helm renders a missing value as an empty string, silently. So before rendering, 
 template reads outside a guard (`if`, `with`, `default`, ...) is looked up in values.yaml plus the
 injected values; a missing one is an input error at its line. `.Values.olaresEnv.X` for an env the
 manifest does not declare is what Olares renders empty: a note, not an error.
+
+The templates are rendered twice. Once with each declared env as a mark (`<olaresEnv:NAME>`), so a value that
+came from an env is traced to it; once with the values Olares injects at install: app-service puts every env of
+the app's AppEnv into `.Values.olaresEnv` as its effective value (beclab/Olares@982b0b54a8c863be49e18299986bf9f534ca71ec
+framework/app-service/pkg/appinstaller/helm_utils.go:303-314 `AddEnvironmentVariables`:
+`values["olaresEnv"][env.EnvName] = env.GetEffectiveValue()`), the value set or else the manifest's default
+(beclab/api@36519b6c26524f89f83d01eee3c5ed6bc658fba7 api/sys.bytetrade.io/v1alpha1/common_types.go:33-40
+`GetEffectiveValue`). A value a template computes from an env (the official SGLang charts' `llmbase.gpuMiB`
+helper turns SGLANG_REQUIRED_GPU_MEMORY "23Gi" into `nvidia.com/gpumem: 23552`; of the mark it makes 0) differs
+between the two renders: the defaults' render is what Olares installs, so it is the one kept, with a note.
 """
 
 from __future__ import annotations
@@ -43,6 +53,11 @@ _ERROR_AT = re.compile(r"(?P<file>[^\s:()\"]+\.(?:yaml|yml|tpl|txt)):(?P<line>[0
 _SAFE_DIR = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 _MANIFEST_VERSION = re.compile(r"""^olaresManifest\.version:\s*['"]?([0-9]+)\.([0-9]+)""", re.MULTILINE)
 _API_V3 = re.compile(r"""^apiVersion:\s*['"]?v3['"]?\s*$""", re.MULTILINE)
+Path_ = tuple[str | int, ...]  # a value's place in a document body: keys and list indexes
+DocKey = tuple[str, str, str]  # (template, kind, name) of a rendered document
+Unknown = dict[DocKey, dict[Path_, tuple[str, ...]]]  # values computed from envs with no default, and those envs
+PROBE = "1"  # what an env with no known value is set to, to find the values a template computes from it
+MAX_PROBES = 8  # envs probed one by one (one Helm render each); the official SGLang base chart has 4
 
 
 def plain_manifest(text: str) -> bool:
@@ -79,6 +94,9 @@ class Rendered:
     docs: list[Doc]
     declared_env: tuple[str, ...]
     notes: list[Problem] = field(default_factory=list)
+    # values a template computes from an env with no default (set at install), with those envs (helmview
+    # `_unknown_paths`): the chart does not say what they are
+    unknown: Unknown = field(default_factory=dict)
 
     def where(self, rel: str) -> str:
         return self.files.where(rel)
@@ -249,6 +267,173 @@ def render_chart(files: ChartFiles, renderer: CappedRenderer | None = None) -> R
     return _render_chart(files, renderer)
 
 
+def installed_env(manifest: dict[str, Any], declared: tuple[str, ...]) -> dict[str, str]:
+    """The `.Values.olaresEnv` Olares injects at install: each env's default (GetEffectiveValue with no value set,
+    see the module docstring). An env with no default (the user fills it at install) or taken from a system env
+    (`valueFrom`) has no value known here: it stays a mark."""
+    out = {name: env_mark(name) for name in declared}
+    for env in manifest.get("envs") or ():
+        if not isinstance(env, dict) or not env.get("envName") or env.get("valueFrom"):
+            continue
+        default = env.get("default")
+        if isinstance(default, str | int | float) and not isinstance(default, bool):
+            out[str(env["envName"])] = str(default)  # "" too: GetEffectiveValue gives it
+    return out
+
+
+def _unmark(value: str, env: dict[str, str]) -> str:
+    return _MARK.sub(lambda m: env.get(m.group(1), m.group(0)), value)
+
+
+def _dotted(path: Path_) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _reconciled(marked: Any, effective: Any, env: dict[str, str], path: Path_,
+                diffs: list[tuple[Path_, Any, Any]]) -> Any:
+    """`marked` where it is `effective` once its marks are the envs' values; else `effective` (recorded)."""
+    if isinstance(marked, dict) and isinstance(effective, dict) and marked.keys() == effective.keys():
+        return {k: _reconciled(marked[k], effective[k], env, (*path, str(k)), diffs) for k in marked}
+    if isinstance(marked, list) and isinstance(effective, list) and len(marked) == len(effective):
+        pairs = enumerate(zip(marked, effective, strict=True))
+        return [_reconciled(m, e, env, (*path, i), diffs) for i, (m, e) in pairs]
+    same = _unmark(marked, env) == effective if isinstance(marked, str) and isinstance(effective, str) \
+        else marked == effective
+    if same:
+        return marked
+    diffs.append((path, marked, effective))
+    return effective
+
+
+def _shown(value: Any) -> str:
+    text = repr(value) if not isinstance(value, dict | list) else f"a {type(value).__name__} of {len(value)}"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def doc_key(doc: Doc) -> DocKey:
+    return doc.source, doc.kind, doc.name
+
+
+def _paired(docs: list[Doc], others: list[Doc]) -> tuple[list[tuple[Doc, Doc]], list[Doc], list[Doc]]:
+    """(pairs, only in `docs`, only in `others`): documents paired by template, kind and name, in order."""
+    pending: dict[DocKey, list[Doc]] = {}
+    for doc in others:
+        pending.setdefault(doc_key(doc), []).append(doc)
+    pairs, alone = [], []
+    for doc in docs:
+        twins = pending.get(doc_key(doc)) or []
+        if twins:
+            pairs.append((doc, twins.pop(0)))
+        else:
+            alone.append(doc)
+    return pairs, alone, [d for rest in pending.values() for d in rest]
+
+
+def _line_of(files: ChartFiles, rel: str, path: Path_) -> int | None:
+    """The template line of a value, for a note's `file:line`: its keys looked up in order, each at or after the
+    line of the one before (`limits:` then `nvidia.com/gpumem:`); None when its last key is not found."""
+    lines = (files.text(rel) or "").splitlines()
+    at, found = 0, None
+    for key in (p for p in path if isinstance(p, str)):
+        hit = next((n for n in range(at, len(lines)) if f"{key}:" in lines[n]), None)
+        if hit is not None:
+            at, found = hit, hit + 1
+        else:
+            found = None
+    return found
+
+
+def _effective_docs(files: ChartFiles, docs: list[Doc], effective_docs: list[Doc],
+                    env: dict[str, str]) -> tuple[list[Doc], list[Problem]]:
+    """The marked render's documents, each value a template computed from an env taken from the render with the
+    envs' defaults (what Olares installs); a note per value taken. A document only the defaults' render has is
+    added, one it lacks is dropped (each noted)."""
+    notes: list[Problem] = []
+    pairs, dropped, added = _paired(docs, effective_docs)
+    out: list[Doc] = []
+    for doc, twin in pairs:
+        diffs: list[tuple[Path_, Any, Any]] = []
+        body = _reconciled(doc.body, twin.body, env, (), diffs)
+        for path, was, now in diffs:
+            notes.append(Problem(files.where(doc.source), _line_of(files, doc.source, path), None,
+                                 f"{doc.label} {_dotted(path)}: {_shown(now)} with the manifest envs' defaults, what "
+                                 f"Olares installs (the template computes it from an env: {_shown(was)} with the "
+                                 "env as a placeholder)"))
+        out.append(Doc(doc.source, body))
+    for doc in dropped:
+        notes.append(Problem(files.where(doc.source), None, None, f"{doc.label} is not rendered with the manifest "
+                             "envs' defaults (what Olares installs): left out"))
+    for doc in added:
+        notes.append(Problem(files.where(doc.source), None, None, f"{doc.label} is rendered only with the manifest "
+                             "envs' defaults (what Olares installs): read from that render"))
+        out.append(doc)
+    return out, notes
+
+
+def _unknown_paths(docs: list[Doc], probes: dict[str, list[Doc]], env: dict[str, str]) -> Unknown:
+    """The values a template computes from an env with no value known before install (no default): those that
+    change when that env alone is set to PROBE, each with the envs it changes with."""
+    out: Unknown = {}
+    for name, probed in probes.items():
+        probe_env = {**env, name: PROBE}
+        for doc, twin in _paired(docs, probed)[0]:
+            diffs: list[tuple[Path_, Any, Any]] = []
+            _reconciled(doc.body, twin.body, probe_env, (), diffs)
+            for path, _was, _now in diffs:
+                at = out.setdefault(doc_key(doc), {})
+                at[path] = (*at.get(path, ()), name)
+    return out
+
+
+def path_to(node: Any, target: Any, path: Path_ = ()) -> Path_ | None:
+    """Where the object `target` (by identity) sits in a document body."""
+    if node is target:
+        return path
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, value in items:
+        found = path_to(value, target, (*path, key))
+        if found is not None:
+            return found
+    return None
+
+
+def _second_pass(renderer: CappedRenderer, folder: Path, files: ChartFiles, chart_dir: str, name: str,
+                 manifest: dict[str, Any], values: dict[str, Any], declared: tuple[str, ...],
+                 injected: dict[str, Any]) -> tuple[list[Doc], list[Problem], Unknown]:
+    """The templates rendered with the envs as marks, again with their defaults (what Olares installs, which wins
+    where a template computes a value from an env) and, when an env has no default, with it set to PROBE (to find
+    the values computed from it): (documents, notes, values computed from an env with no default)."""
+    effective_env = installed_env(manifest, declared)
+    unknown = tuple(n for n in declared if effective_env[n] == env_mark(n))
+
+    def render(env: dict[str, str]) -> dict[str, str]:
+        return _render(renderer, folder, olares_values(name, manifest, values, olares_env=env), name)
+
+    try:
+        rendered = _render(renderer, folder, injected, name)
+        installed = rendered if effective_env == injected["olaresEnv"] else render(effective_env)
+    except HelmFailure as exc:
+        raise InputError(_helm_problems(files, exc.detail, chart_dir)) from exc
+    probes: dict[str, dict[str, str]] = {}
+    for env_name in unknown[:MAX_PROBES]:
+        try:
+            probes[env_name] = render({**effective_env, env_name: PROBE})
+        except HelmFailure:
+            continue  # the template refuses the probe (a `fail` on its format): nothing is learnt from it
+    docs, errors = documents(rendered)
+    installed_docs, installed_errors = documents(installed) if installed is not rendered else (docs, [])
+    if errors or installed_errors:
+        raise InputError([Problem(files.where(src), None, None, msg) for src, msg in errors or installed_errors])
+    notes: list[Problem] = []
+    if installed is not rendered:
+        docs, notes = _effective_docs(files, docs, installed_docs, effective_env)
+    unknown_paths = _unknown_paths(docs, {n: documents(text)[0] for n, text in probes.items()}, effective_env)
+    return docs, notes, unknown_paths
+
+
 def _render_chart(files: ChartFiles, renderer: CappedRenderer) -> Rendered:
     chart = _mapping(files, "Chart.yaml")
     values = _mapping(files, "values.yaml", optional=True)
@@ -302,21 +487,17 @@ def _render_chart(files: ChartFiles, renderer: CappedRenderer) -> Rendered:
             raise InputError(problems)
         second = root / "templates" / chart_dir
         _write(second, files.files)
-        try:
-            rendered = _render(renderer, second, injected, name)
-        except HelmFailure as exc:
-            raise InputError(_helm_problems(files, exc.detail, chart_dir)) from exc
+        docs, computed, unknown = _second_pass(renderer, second, files, chart_dir, name, manifest, values, declared,
+                                               injected)
+        notes += computed
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    docs, errors = documents(rendered)
-    if errors:
-        raise InputError([Problem(files.where(src), None, None, msg) for src, msg in errors])
     owners_data = _mapping(files, "owners", optional=True) if "owners" in files.files else {}
     owners = tuple(str(o) for o in owners_data.get("owners") or ()) if isinstance(owners_data, dict) else ()
     return Rendered(files=files, chart=chart, values=values, manifest=manifest,
                     manifest_templated="{{" in manifest_text and not plain_manifest(manifest_text), i18n=i18n,
                     owners=owners, docs=docs,
-                    declared_env=declared, notes=notes)
+                    declared_env=declared, notes=notes, unknown=unknown)
 
 
-__all__ = ["Rendered", "env_mark", "marked_envs", "missing_refs", "render_chart"]
+__all__ = ["Rendered", "doc_key", "env_mark", "installed_env", "marked_envs", "missing_refs", "path_to", "render_chart"]

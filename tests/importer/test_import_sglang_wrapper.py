@@ -8,8 +8,8 @@ ENGINE_ARGS comes from `.Values.olaresEnv.ENGINE_ARGS` (templates/sglang.yaml), 
 declares (OlaresManifest.yaml `envs`: "--context-length 65536 --mem-fraction-static 0.85 ..."). The chart below
 is written here, a few lines in that shape (nothing copied): the served name is a literal (the official chart
 serves the repo id, which the catalog's served_name pattern refuses) and the GPU memory a literal gpumem (the
-official chart's `llmbase.gpuMiB` of a manifest env renders 0 outside Olares); the CPU request reads a manifest
-env, as the official chart's SGLANG_CPU_REQUEST does. The catalog is a copy of the
+official chart's `llmbase.gpuMiB` of a manifest env: test_import_official_sglang.py imports the official charts
+themselves); the CPU request reads a manifest env, as the official chart's SGLANG_CPU_REQUEST does. The catalog is a copy of the
 embedded one: its SGLang stack sglang-0-5-14 and model gemma4-e4b are what the chart runs.
 """
 
