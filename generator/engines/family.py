@@ -23,9 +23,8 @@ def family(name: Family) -> EngineFamily:
     decl = declaration(name)
     module = import_module(f"generator.engines.{decl.family}")
     found = getattr(module, "FAMILY", None)
-    if not isinstance(found, EngineFamily) or found.declared != decl:
-        raise TypeError(f"generator/engines/{decl.family}.py: FAMILY must be the EngineFamily of {decl} "
-                        "(generator/engines/interface.py)")
+    assert isinstance(found, EngineFamily) and found.declared == decl, (
+        f"generator/engines/{decl.family}.py: FAMILY must be the EngineFamily of {decl} (engines/interface.py)")
     return found
 
 

@@ -10,20 +10,20 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from generator.schema.engines import Declared
 
 if TYPE_CHECKING:
     from generator.catalog import Resolved
     from generator.engines.base import EngineSpec
-    from generator.engines.settings import AnySettings
 
 MAX_COUNT = 10**9
 SEMVER = re.compile(r"^v?(\d+\.\d+\.\d+)(?=$|[-+.a-z])")  # `v0.19.1-cu130`, `0.19.1+cu130`
 
 Text = Callable[[object], "str | None"]  # a value the server sent, fit to keep (generator/smoke/identity.py `_text`)
-Get = Callable[[str], "dict[str, Any] | None"]  # GET a JSON object (None: not said)
+Answer = dict[str, object]  # a JSON object a server answered, as json.loads returns it
+Get = Callable[[str], "Answer | None"]  # GET the engine's own endpoint (None: not said)
 
 
 def count(value: object) -> int | None:
@@ -42,12 +42,12 @@ class Said:
     """The answers every server is asked (each None where it did not answer): llama.cpp `/props` (with its
     `default_generation_settings`), the `/v1/models` card of the served name, `/version`."""
 
-    props: dict[str, Any] | None
-    card: dict[str, Any] | None
-    version: dict[str, Any] | None
+    props: Answer | None
+    card: Answer | None
+    version: Answer | None
 
     @property
-    def generation(self) -> dict[str, Any]:
+    def generation(self) -> Answer:
         settings = self.props.get("default_generation_settings") if self.props else None
         return settings if isinstance(settings, dict) else {}
 
@@ -100,7 +100,7 @@ class EngineFamily:
     declared: Declared
     build: Callable[[Resolved], EngineSpec]
     supports: Callable[[list[str]], frozenset[str]]
-    settings: Callable[[Resolved, EngineSpec], AnySettings]
+    settings: Callable[[Resolved, EngineSpec], object]  # a Settings of engines/settings.py AnySettings
     fit: str
     server: Server
     parser: Parser = Parser()
@@ -112,4 +112,5 @@ class EngineFamily:
         return self.declared.family
 
 
-__all__ = ["MAX_COUNT", "SEMVER", "EngineFamily", "Get", "Parser", "Said", "Server", "Text", "count", "semver"]
+__all__ = ["MAX_COUNT", "SEMVER", "Answer", "EngineFamily", "Get", "Parser", "Said", "Server", "Text", "count",
+           "semver"]

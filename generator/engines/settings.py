@@ -331,8 +331,12 @@ def sglang_settings(r: Resolved, engine: EngineSpec) -> SglangSettings:
 
 
 def settings_for(r: Resolved, engine: EngineSpec) -> AnySettings:
-    """The typed settings of `r`, read by its family's reader (generator/engines/<family>.py FAMILY.settings)."""
-    return family_for(r.stack).settings(r, engine)
+    """The typed settings of `r`, read by its family's reader (generator/engines/<family>.py FAMILY.settings): one
+    of AnySettings (a family with settings of its own adds its class there)."""
+    s = family_for(r.stack).settings(r, engine)
+    assert isinstance(s, VllmSettings | LlamaCppSettings | LuceboxSettings | SglangSettings), \
+        f"{r.stack.family.family}: FAMILY.settings gave {type(s).__name__}, not one of AnySettings"
+    return s
 
 
 __all__ = ["AnySettings", "EngineFamily", "GgufSettings", "LlamaCppSettings", "LuceboxSettings", "Settings",
