@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, NewType
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, WithJsonSchema
 
 
 @dataclass(frozen=True)
@@ -55,8 +55,9 @@ def known_engine(name: str) -> str:
     return name
 
 
-# The engine name: a string the registry knows (checked wherever a model holds one: stacks, flag tables, ledger rows).
-Engine = Annotated[str, AfterValidator(known_engine)]
+# The engine name: a string the registry knows (checked wherever a model holds one: stacks, flag tables, ledger rows);
+# its JSON schema lists the names, so a schema-keyed cache (generator/flags/cache.py) follows the registry.
+Engine = Annotated[str, AfterValidator(known_engine), WithJsonSchema({"type": "string", "enum": list(ENGINES)})]
 
 
 def declared(engine: str, fork: str) -> Declared:
