@@ -57,7 +57,8 @@ def test_every_engine_has_one_server_identity():
 
 
 def test_each_settings_class_names_its_family():
-    assert {cls.FAMILY for cls in get_args(AnySettings)} == set(FAMILIES)
+    # every settings class is a registered family's (a new family may read its argv into an existing class)
+    assert {cls.FAMILY for cls in get_args(AnySettings)} <= set(FAMILIES)
 
 
 def test_fixture_apps_dispatch_to_their_family():
