@@ -372,7 +372,7 @@ def _check_model_files(app: App, model: Model, stack: Stack | None, doc: Documen
         problems.append(Problem(name, doc.line_of(("speculative", "drafter")), "speculative.drafter",
                                 f"model {model.id!r} has no drafter {drafter!r}; known: "
                                 + (", ".join(d.id for d in model.drafters) or "none")))
-    if app.vision and model.mmproj is None and stack is not None and stack.engine == "llamacpp":
+    if app.vision and model.mmproj is None and stack is not None and stack.family.gguf:
         bad("vision", f"model {model.id!r} has no vision projector (mmproj); set vision: false")
 
 
@@ -406,12 +406,12 @@ def _check_extras(cat: Catalog, app: App, model: Model | None, stack: Stack | No
 
 def _check_engine_features(app: App, stack: Stack, bad: Callable[[str, str], None]) -> None:
     """Fields that only one engine family turns into arguments."""
-    if app.audio and stack.engine != "vllm":
+    if app.audio and not stack.family.audio:
         bad("audio", f"audio input is a vLLM option; stack {stack.id} is {stack.engine}")
     if app.python_packages and not stack.command:
         bad("python_packages", f"stack {stack.id} runs its image's entrypoint: set the stack's `command` so the "
             "packages can be installed before it")
-    if app.slot_save and (stack.engine != "llamacpp" or stack.fork == "lucebox"):
+    if app.slot_save and not stack.family.slot_save:
         bad("slot_save", f"--slot-save-path is a llama-server option; stack {stack.id} runs {stack.fork} "
             f"{stack.engine}")
 
@@ -440,7 +440,7 @@ def _check_stack_offers(app: App, model: Model, stack: Stack, doc: Document, nam
             if "{tokens}" in spelling and spec.tokens is None:
                 bad(("speculative", "tokens"), f"stack {stack.id} spells `{spec.method}` with a draft length ({shown}) "
                     "but none is set; set speculative.tokens (e.g. 3)")
-    if stack.engine == "llamacpp":
+    if stack.family.gguf:
         _check_gguf_files(app, model, stack, bad)
 
 

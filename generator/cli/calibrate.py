@@ -53,7 +53,7 @@ def calibrate(name: AppArg, log: LogOpt, write: WriteOpt = False, catalog: Catal
     r = cat.select([name], include_removed=True)[0]
     lines, where = _read(log)
     parsed = cal.parse(lines, where)
-    from generator.engines.family import family_of
+    from generator.engines.family import family_for, family_of
 
     engine = family_of(r.stack)  # the family whose boot-log lines the log must hold (fit/calibrate.py NEEDS)
 
@@ -69,7 +69,7 @@ def calibrate(name: AppArg, log: LogOpt, write: WriteOpt = False, catalog: Catal
                           cap_mib=cap_mib or settings_cap, util=util or settings_util, quant=r.app.quantization,
                           when=when_date)
     rows = cal.rows_of(parsed, prov)
-    if gpu_mib is not None and engine == "llamacpp":
+    if gpu_mib is not None and family_for(r.stack).calibrate_gpu_rows:
         rows += _gpu_rows(parsed, prov, gpu_mib)
     if note:
         rows = cal.noted(rows, note, prov)

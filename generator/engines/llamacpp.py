@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 from generator.catalog import Resolved
 from generator.engines.base import SLOT_DIR, Arg, EngineSpec, Head, Own, build, chat_template_path, fill
+from generator.engines.interface import EngineFamily, Get, Parser, Said, Server, Text, count
+from generator.engines.settings import llama_settings
+from generator.schema.engines import declaration
+
+BUILD = re.compile(r"(?:^|[-_:])b(\d{3,})(?=$|[-_.])")  # `server-cuda13-b8740`, `b8740-3f7c1d2`
 
 
 def speculative(head: Head) -> list[Arg]:
@@ -53,3 +60,30 @@ def supports(argv: list[str]) -> frozenset[str]:
     tool calls need --jinja, a generic format serves any template); the catalog holds no reasoning fact for
     llama.cpp models, so no thinking."""
     return frozenset({"tools"}) if "--jinja" in argv else frozenset()
+
+
+def build_of(text: str) -> str | None:
+    """`b8740` from an image tag (ggml-org/llama.cpp's `server-cuda13-b8740`) or a `build_info` (`b8740-3f7c1d2`)."""
+    match = BUILD.search(text)
+    return f"b{match.group(1)}" if match else None
+
+
+def _said(said: Said, get: Get, text: Text) -> tuple[str | None, str | None, int | None]:
+    """`GET /props` (ggml-org/llama.cpp@001d906a6d86e2490e394361e7cc6f478b100088 tools/server/server-context.cpp,
+    `get_res_props`): `build_info`, `model_path`, `default_generation_settings.n_ctx` (the per-slot context); the
+    `/v1/models` card's `meta.n_ctx` (same file, `get_res_model_info`) where /props does not say it."""
+    props, card = said.props, said.card
+    meta = card.get("meta") if card else None
+    context = count(said.generation.get("n_ctx")) or (count(meta.get("n_ctx")) if isinstance(meta, dict) else None)
+    return (text(props.get("build_info")) if props else None, text(props.get("model_path")) if props else None,
+            context)
+
+
+def _answers_props(said: Said) -> bool:
+    return said.props is not None and ("build_info" in said.props or "model_path" in said.props)
+
+
+SERVER = Server("llama.cpp", "llamacpp", _said, build_of, sniff=_answers_props, sniff_order=0, default=True)
+PARSER = Parser(strict_ints=True)
+FAMILY = EngineFamily(declaration("llamacpp"), engine, supports, llama_settings, fit="llamacpp", server=SERVER,
+                      parser=PARSER, calibrate_gpu_rows=True, allocates=True)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from generator.catalog import Resolved
 from generator.engines.base import Arg, EngineSpec, EnvVar, Head, Own, build
-from generator.engines.llamacpp import speculative
+from generator.engines.interface import EngineFamily
+from generator.engines.llamacpp import PARSER, SERVER, speculative
 from generator.engines.llamacpp import supports as llamacpp_supports
+from generator.engines.settings import lucebox_settings
+from generator.schema.engines import declaration
 
 
 def own(head: Head) -> Own:
@@ -32,3 +35,8 @@ def engine(r: Resolved) -> EngineSpec:
 def supports(argv: list[str]) -> frozenset[str]:
     """As llama.cpp's (its stacks are llama.cpp's `lucebox` fork)."""
     return llamacpp_supports(argv)
+
+
+# A Lucebox stack is llama.cpp's `lucebox` fork: smoke reads it as a llama.cpp server, its memory as llama.cpp's.
+FAMILY = EngineFamily(declaration("lucebox"), engine, supports, lucebox_settings, fit="llamacpp", server=SERVER,
+                      parser=PARSER, allocates=True)

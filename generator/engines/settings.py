@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import ClassVar, Generic, TypeVar, assert_never
+from typing import ClassVar, Generic, TypeVar
 
 from generator.engines.argv import Argv, Flag, env_var, normalize
 from generator.catalog import Resolved
 from generator.engines.base import EngineSpec
-from generator.engines.family import Family, family_of
+from generator.engines.family import Family, family_for
 from generator.engines.genesis_env import PatchState, patch_states
 
 # vLLM defaults for the pinned 0.19-0.21 images (docs/domain.md: "current main 0.92, older releases 0.9").
@@ -99,7 +99,7 @@ class Settings:
 
 @dataclass(frozen=True, kw_only=True)
 class VllmSettings(Settings):
-    FAMILY: ClassVar[EngineFamily] = "vllm"
+    FAMILY: ClassVar[EngineFamily] = Family("vllm")
     util: Value[float]  # --gpu-memory-utilization
     batched: Value[int]  # --max-num-batched-tokens
     seqs: Value[int]  # --max-num-seqs
@@ -120,7 +120,7 @@ class GgufSettings(Settings):
 
 @dataclass(frozen=True, kw_only=True)
 class LlamaCppSettings(GgufSettings):
-    FAMILY: ClassVar[EngineFamily] = "llamacpp"
+    FAMILY: ClassVar[EngineFamily] = Family("llamacpp")
     flash_attn: Value[str | None]  # -fa on|off|auto; None: not set
     swa_full: Value[bool]  # --swa-full
     kv_k_draft: Value[str]  # -ctkd
@@ -132,14 +132,14 @@ class LlamaCppSettings(GgufSettings):
 
 @dataclass(frozen=True, kw_only=True)
 class LuceboxSettings(GgufSettings):
-    FAMILY: ClassVar[EngineFamily] = "lucebox"
+    FAMILY: ClassVar[EngineFamily] = Family("lucebox")
 
 
 @dataclass(frozen=True, kw_only=True)
 class SglangSettings(Settings):
     """SGLang: the static pool's fraction, the request cap and the ratios that split the pool (engines/sglang.py)."""
 
-    FAMILY: ClassVar[EngineFamily] = "sglang"
+    FAMILY: ClassVar[EngineFamily] = Family("sglang")
     fraction: Value[float | None]  # --mem-fraction-static; None: SGLang's own default (engines/sglang.py)
     requests: Value[int | None]  # --max-running-requests; None: SGLang's own choice
     mamba_ratio: Value[float]  # --mamba-full-memory-ratio
@@ -331,16 +331,12 @@ def sglang_settings(r: Resolved, engine: EngineSpec) -> SglangSettings:
 
 
 def settings_for(r: Resolved, engine: EngineSpec) -> AnySettings:
-    family = family_of(r.stack)
-    if family == "vllm":
-        return vllm_settings(r, engine)
-    if family == "lucebox":
-        return lucebox_settings(r, engine)
-    if family == "llamacpp":
-        return llama_settings(r, engine)
-    if family == "sglang":
-        return sglang_settings(r, engine)
-    assert_never(family)
+    """The typed settings of `r`, read by its family's reader (generator/engines/<family>.py FAMILY.settings): one
+    of AnySettings (a family with settings of its own adds its class there)."""
+    s = family_for(r.stack).settings(r, engine)
+    assert isinstance(s, VllmSettings | LlamaCppSettings | LuceboxSettings | SglangSettings), \
+        f"{r.stack.family.family}: FAMILY.settings gave {type(s).__name__}, not one of AnySettings"
+    return s
 
 
 __all__ = ["AnySettings", "EngineFamily", "GgufSettings", "LlamaCppSettings", "LuceboxSettings", "Settings",

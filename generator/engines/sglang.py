@@ -39,6 +39,9 @@ from dataclasses import dataclass
 
 from generator.catalog import Resolved
 from generator.engines.base import Arg, EngineSpec, Head, Own, build, chat_template_path
+from generator.engines.interface import EngineFamily, Get, Said, Server, Text, count, semver
+from generator.engines.settings import sglang_settings
+from generator.schema.engines import declaration
 from generator.schema import Architecture, AttentionGroup, Mamba2Group
 
 GIB = 1 << 30
@@ -276,6 +279,25 @@ def supports(argv: list[str]) -> frozenset[str]:
 # (:638, :678) are the deprecated aliases of the same handlers, which log a warning on each call.
 IDENTITY_PATHS = ("/model_info", "/server_info")
 
+
+def _said(said: Said, get: Get, text: Text) -> tuple[str | None, str | None, int | None]:
+    """SGLang's identity endpoints (IDENTITY_PATHS): the model path from /model_info, the version and the context
+    length (the ServerArgs field) from /server_info; the card's root and max_model_len where they do not answer."""
+    model_path, server_path = IDENTITY_PATHS
+    info = get(model_path)
+    server = get(server_path)
+    version = text(server.get("version")) if server else None
+    path = text(info.get("model_path")) if info else None
+    context = count(server.get("context_length")) if server else None
+    card = said.card
+    if card:
+        path = path or text(card.get("root"))
+        context = context or count(card.get("max_model_len"))
+    return version, path, context
+
+
+SERVER = Server("SGLang", "sglang", _said, semver)  # SGLang's card: owned_by "sglang" (openai/protocol.py:74)
+
 # Boot-log lines `catalog calibrate` reads (generator/fit/calibrate.py asks this module, line by line). The format
 # strings, in sgl-project/sglang's python/sglang/srt tree (v0.5.14 and the releases around it print the same text;
 # quoted in public logs: vllm-project/vllm#21348, kvcache-ai/ktransformers#1870, sgl-project/sglang#29575):
@@ -376,6 +398,8 @@ def recognise(image: str, program: str, script: str) -> str | None:
     return ", ".join(hits) or None
 
 
-__all__ = ["BOOT_LOG_NEEDS", "Budget", "BootFigure", "BootLog", "IDENTITY_PATHS", "LAUNCHERS", "Plan", "cell_bytes",
-           "default_mem_fraction_static", "engine", "launcher_of", "mamba_per_request_bytes", "plan", "read_boot_line",
-           "read_boot_log", "recognise", "reserved_mib", "supports"]
+FAMILY = EngineFamily(declaration("sglang"), engine, supports, sglang_settings, fit="sglang", server=SERVER)
+
+__all__ = ["BOOT_LOG_NEEDS", "FAMILY", "Budget", "BootFigure", "BootLog", "IDENTITY_PATHS", "LAUNCHERS", "Plan",
+           "cell_bytes", "default_mem_fraction_static", "engine", "launcher_of", "mamba_per_request_bytes", "plan",
+           "read_boot_line", "read_boot_log", "recognise", "reserved_mib", "supports"]

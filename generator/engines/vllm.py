@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from generator.catalog import Resolved
 import json
 
+from generator.catalog import Resolved
 from generator.engines.base import Arg, EngineSpec, Head, Own, build, chat_template_path, compact_json
+from generator.engines.interface import EngineFamily, Get, Parser, Said, Server, Text, count, semver
+from generator.engines.settings import vllm_settings
+from generator.schema.engines import declaration
 
 SPEC_METHODS = {"mtp": "mtp", "draft": "draft_model", "dflash": "dflash", "ngram": "ngram"}  # catalog -> vLLM
 
@@ -61,3 +64,21 @@ def supports(argv: list[str]) -> frozenset[str]:
     if "--reasoning-parser" in argv:
         found.add("thinking")
     return frozenset(found)
+
+
+def _said(said: Said, get: Get, text: Text) -> tuple[str | None, str | None, int | None]:
+    """`GET /version` (vllm/entrypoints/openai/api_server.py `show_version`: `{"version": VLLM_VERSION}`) and the
+    `/v1/models` `ModelCard` (vllm-project/vllm@0052bed36509c7a5a2d8e48265334e40cf2f5a0e
+    vllm/entrypoints/openai/protocol.py: `root` = the model the server was started with, `max_model_len`)."""
+    card, version = said.card, said.version
+    return (text(version.get("version")) if version else None, text(card.get("root")) if card else None,
+            count(card.get("max_model_len")) if card else None)
+
+
+def _answers_version(said: Said) -> bool:
+    return said.version is not None and isinstance(said.version.get("version"), str)
+
+
+SERVER = Server("vLLM", "vllm", _said, semver, sniff=_answers_version, sniff_order=1, metrics=True)
+FAMILY = EngineFamily(declaration("vllm"), engine, supports, vllm_settings, fit="vllm", server=SERVER,
+                      parser=Parser(abbreviations=True))

@@ -49,10 +49,6 @@ QUANTIZED_V = {"q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "turbo2", "turb
                "turbo2_tcq", "turbo3_tcq"}
 
 
-def known_kv_type(engine: str, dtype: str) -> bool:
-    return dtype in (VLLM_BYTES if engine == "vllm" else GGML_BYTES) or dtype in TURBOQUANT_BITS
-
-
 def vllm_slot_bytes(dtype: str, head_dim: int) -> float:
     """Bytes vLLM stores per token and KV head (K and V together)."""
     if dtype in TURBOQUANT_BITS:
@@ -156,6 +152,6 @@ class Geometry:
 __all__ = [
     "GGML_BYTES", "GGML_DEFAULT", "GIB", "Geometry", "MIB", "QUANTIZED_V", "TURBOQUANT_BITS", "VLLM_BYTES",
     "Recurrent", "align_up", "cdiv", "ggml_group_bytes_per_token", "ggml_slot_bytes", "group_bytes_per_token",
-    "known_kv_type", "mla_latent", "recurrent_kind", "recurrent_layer_bytes", "recurrent_state_bytes",
+    "mla_latent", "recurrent_kind", "recurrent_layer_bytes", "recurrent_state_bytes",
     "vllm_group_bytes_per_token", "vllm_slot_bytes",
 ]

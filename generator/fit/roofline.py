@@ -24,7 +24,7 @@ from generator.catalog import Resolved
 from generator.core.data import Data
 from generator.core.errors import UsageError
 from generator.engines import engine_for
-from generator.engines.settings import AnySettings, settings_for
+from generator.engines.settings import AnySettings, VllmSettings, settings_for
 from generator.fit.memory import (MIB, Geometry, ggml_slot_bytes, group_bytes_per_token, recurrent_state_bytes,
                                   vllm_slot_bytes)
 from generator.fit.sizing import sized
@@ -190,7 +190,7 @@ def _weights(r: Resolved) -> tuple[float, str]:
 
 def _slot(s: AnySettings, head_dim: int) -> float:
     k, v = str(s.kv_k.value), str(s.kv_v.value)
-    return vllm_slot_bytes(k, head_dim) if s.engine == "vllm" else ggml_slot_bytes(k, v, head_dim)
+    return vllm_slot_bytes(k, head_dim) if isinstance(s, VllmSettings) else ggml_slot_bytes(k, v, head_dim)
 
 
 def _kv(r: Resolved, s: AnySettings, context: int) -> tuple[float, str]:
@@ -212,7 +212,8 @@ def _state(r: Resolved, s: AnySettings) -> tuple[float, str]:
     rec = r.model.architecture.recurrent
     if rec is None:
         return 0.0, "no recurrent layers"
-    conv = CONV_BYTES if s.engine == "vllm" else 4  # vLLM keeps the conv state in the model dtype, llama.cpp in f32
+    # vLLM keeps the conv state in the model dtype, llama.cpp in f32
+    conv = CONV_BYTES if isinstance(s, VllmSettings) else 4
     return (recurrent_state_bytes(rec, ssm_bytes=SSM_BYTES, conv_bytes=conv),
             f"{rec.layers} GDN layers, one sequence's fp32 state + conv state, read once a step")
 

@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import assert_never
+from collections.abc import Callable
+from typing import Any
 
 from generator.catalog import Resolved
 from generator.engines import engine_for, sglang
-from generator.engines.settings import (AnySettings, LlamaCppSettings, LuceboxSettings, SglangSettings, VllmSettings,
-                                        settings_for)
+from generator.engines.family import family_for
+from generator.engines.settings import AnySettings, SglangSettings, VllmSettings, settings_for
 from generator.fit import llamacpp as fit_llamacpp
 from generator.fit import sglang as fit_sglang
 from generator.fit import vllm as fit_vllm
@@ -114,16 +115,16 @@ def needs(ledger: Ledger) -> tuple[float, float]:
     return total, after
 
 
+# The memory models a family's `fit` names (generator/engines/interface.py EngineFamily.fit): each places its parts.
+FITS: dict[str, Callable[[Resolved, Any, Ledger], None]] = {
+    "vllm": fit_vllm.build, "llamacpp": fit_llamacpp.build, "sglang": fit_sglang.build,
+}
+
+
 def place(r: Resolved, s: AnySettings, ledger: Ledger) -> None:
-    """The family's fit module places its parts (every family handled: `assert_never` on a new one)."""
-    if isinstance(s, VllmSettings):
-        fit_vllm.build(r, s, ledger)
-    elif isinstance(s, LlamaCppSettings | LuceboxSettings):
-        fit_llamacpp.build(r, s, ledger)
-    elif isinstance(s, SglangSettings):
-        fit_sglang.build(r, s, ledger)
-    else:
-        assert_never(s)
+    """The memory model the app's family names places its parts (an unknown one is a KeyError: a family's
+    `fit` must name one of FITS, tests/engines/test_registry.py)."""
+    FITS[family_for(r.stack).fit](r, s, ledger)
 
 
 def size_from(r: Resolved, s: AnySettings, ledger: Ledger) -> GpuSizing:
@@ -188,5 +189,5 @@ def sized(r: Resolved) -> Resolved:
     return replace(r, app=r.app.model_copy(update=update), sized=tuple(filled))
 
 
-__all__ = ["FAR_ABOVE_MIB", "GpuSizing", "MARGIN_FRACTION", "MARGIN_MIN_MIB", "STEP_MIB", "limit", "margin", "needs",
-           "place", "size_from", "size_gpu", "sized"]
+__all__ = ["FAR_ABOVE_MIB", "FITS", "GpuSizing", "MARGIN_FRACTION", "MARGIN_MIN_MIB", "STEP_MIB", "limit", "margin",
+           "needs", "place", "size_from", "size_gpu", "sized"]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from generator.core.findings import Severity
 from generator.engines import EngineSpec
+from generator.engines.family import parser_of
 from generator.flags.tables import Flag, FlagTable, JsonKey
 
 INT = re.compile(r"^[+-]?\d")
@@ -59,6 +60,7 @@ class ArgvChecker:
 
     def __init__(self, table: FlagTable, table_file: str):
         self.table = table
+        self.parser = parser_of(table.engine, table.fork)  # what the table cannot say about the engine's parser
         self.table_file = table_file
         self.issues: list[Issue] = []
 
@@ -156,7 +158,7 @@ class ArgvChecker:
             for part in parts:
                 self._choice(tok, flag, part.strip())
             return
-        if flag.type == "int" and self.table.engine == "llamacpp" and not INT.match(value):
+        if flag.type == "int" and self.parser.strict_ints and not INT.match(value):
             self._add("FLAG002", "error", f"`{flag.name} {value}`: {flag.name} takes an integer ({where(tok)})",
                       f"give {flag.name} a number", tok)
 
@@ -243,7 +245,7 @@ class ArgvChecker:
                           f"`--flag=value`; it sees an unknown flag", f"write `{name} {value}` (two arguments)", tok)
                 return
         prefixed = [c for c in candidates if c.startswith(spelling) and c.startswith("--")]
-        if self.table.engine == "vllm" and len(prefixed) == 1:
+        if self.parser.abbreviations and len(prefixed) == 1:
             self._add("FLAG001", "error", f"`{spelling}` ({where(tok)}) is an abbreviation of `{prefixed[0]}`",
                       f"write the full flag `{prefixed[0]}`", tok)
             return

@@ -21,7 +21,8 @@ from ruamel.yaml.error import YAMLError
 
 from generator.core.errors import InputError, Problem
 from generator.flags import cache as table_cache
-from generator.schema.stack import Engine, Fork  # the one list of engine and fork names
+from generator.schema.engines import Engine  # the one list of engine names (the registry)
+from generator.schema.stack import Fork  # the fork names
 from generator.yamlio.loader import load_model, read_bytes, read_document, refuse_aliases
 from generator.schema.common import Date, EnvName, Id, Sources, Strict
 

@@ -43,7 +43,7 @@ def _spec_shown(ctx: AppContext) -> str:
 
 def _turboquant_vllm(ctx: AppContext) -> bool:
     s = settings(ctx)
-    return s.engine == "vllm" and str(s.kv_k.value) in TURBOQUANT_BITS
+    return isinstance(s, VllmSettings) and str(s.kv_k.value) in TURBOQUANT_BITS
 
 
 @rule("ENG001", "error", "xxhash prefix-cache hashing only where the image has the xxhash package",
@@ -107,7 +107,7 @@ def turboquant_type_supported(ctx: AppContext) -> Iterable[Finding]:
     s, stack = settings(ctx), ctx.resolved.stack
     for label, value in _kv_values(ctx):
         dtype = str(value.value)
-        if s.engine == "vllm":
+        if isinstance(s, VllmSettings):
             bad = dtype in TURBOQUANT_BITS and "turboquant" not in stack.features
         else:
             bad = dtype in ALL_TURBO and dtype not in TURBO_TYPES.get(stack.fork, set())
@@ -163,7 +163,7 @@ def context_limit(ctx: AppContext) -> Iterable[Finding]:
         return
     allow = next((e for e in ctx.engine.env
                   if e.name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN" and e.value.strip() == "1"), None)
-    severity: Severity = "warning" if (allow and s.engine == "vllm") else "error"
+    severity: Severity = "warning" if (allow and isinstance(s, VllmSettings)) else "error"
     where = s.context.where() or "from context_length"
     message = f"context {context:,} ({where}) is above {ctx.resolved.model.name}'s maximum {arch.max_context:,}"
     fix = f"set context_length to at most {arch.max_context}"
@@ -178,7 +178,7 @@ def context_limit(ctx: AppContext) -> Iterable[Finding]:
 def tool_choice(ctx: AppContext) -> Iterable[Finding]:
     argv = Argv(ctx.engine)
     auto = argv.present("--enable-auto-tool-choice")
-    if settings(ctx).engine == "vllm" and auto and argv.last("--tool-call-parser") is None:
+    if isinstance(settings(ctx), VllmSettings) and auto and argv.last("--tool-call-parser") is None:
         parser = "qwen3_coder" if ctx.resolved.model.family.startswith("qwen") else "gemma4"
         yield at_flag(ctx, "ENG011", "error", auto, f"{auto.shown()} ({auto.where()}) without `--tool-call-parser`: "
                       "tool_choice=auto requests fail", f"add `--tool-call-parser {parser}`")

@@ -8,8 +8,8 @@ from pydantic import Field, StringConstraints, model_validator
 
 from generator.schema.common import MAX_ITEMS, Args, Env, Id, ImageRef, Name, Port, Sources, Strict
 from generator.schema.device import CpuArch
+from generator.schema.engines import Declared, Engine, declared  # the one registry of engine names
 
-Engine = Literal["vllm", "llamacpp", "sglang"]  # the engine names; families: generator/engines/family.py
 # beellama: Anbeeld/beellama.cpp, a fork of buun with its own option set (--spec-dflash-cross-ctx, --spec-dm-*) and
 # KV types (no turbo8/vbr): github.com/Anbeeld/beellama.cpp@0ef12a52c35eeff894ca4ef8019f2510f5e3ded8 common/arg.cpp
 Fork = Literal["upstream", "genesis", "atomic", "lucebox", "buun", "beellama"]
@@ -76,6 +76,11 @@ class Stack(Strict):
         if missing:
             raise ValueError(f"spec_methods {sorted(missing)} have no speculative_args spelling")
         return self
+
+    @property
+    def family(self) -> Declared:
+        """The engine family this stack runs, as the registry declares it (generator/schema/engines.py)."""
+        return declared(self.engine, self.fork)
 
     @property
     def image_tag(self) -> str:

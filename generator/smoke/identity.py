@@ -4,16 +4,13 @@ A smoke measures whatever answers on the endpoint: a tiny random-weight model un
 as well as the real one. So before any figure counts, the server's own account of itself is read and compared
 with the chart:
 
-- llama.cpp `GET /props` (ggml-org/llama.cpp@001d906a6d86e2490e394361e7cc6f478b100088
-  tools/server/server-context.cpp, `get_res_props`): `model_path` (the GGUF the server loaded), `build_info`
-  (`b<build>-<commit>`), `default_generation_settings.n_ctx` (the per-slot context) and
-  `default_generation_settings.params` whose `speculative.*` keys are the speculative settings;
-- `GET /v1/models`: llama.cpp's card (same file, `get_res_model_info`: `id`, `aliases`, `owned_by: llamacpp`,
-  `meta.n_ctx`) or vLLM's `ModelCard` (vllm-project/vllm@0052bed36509c7a5a2d8e48265334e40cf2f5a0e
-  vllm/entrypoints/openai/protocol.py: `id` = served name, `owned_by: vllm`, `root` = the model the server was
-  started with, `max_model_len`);
-- vLLM `GET /version` (vllm-project/vllm vllm/entrypoints/openai/api_server.py `show_version`:
-  `{"version": VLLM_VERSION}`).
+- `GET /props` (llama.cpp's, ggml-org/llama.cpp@001d906a6d86e2490e394361e7cc6f478b100088
+  tools/server/server-context.cpp `get_res_props`: its `default_generation_settings.params` whose `speculative.*`
+  keys are the speculative settings);
+- `GET /v1/models`: the card of the served name (`id`, `aliases`, `owned_by`, which names the engine);
+- `GET /version`;
+- and whatever the engine's own endpoints are: each engine module's `SERVER` (generator/engines/interface.py
+  `Server`) says how its server is recognised and reads its version, model path and context from these answers.
 
 Each endpoint is optional: a 404 (or any non-200) is "not said", never an error. The comparison with the
 chart (`Expected`, from the app's weight file, stack and image tag) gives mismatches — each a failure that
@@ -26,8 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,20 +30,20 @@ from pydantic import Field
 
 from generator.core.redact import redact
 from generator.core.terminal import printable
+from generator.engines.family import ENGINES, server_of
+from generator.engines import llamacpp
+from generator.engines.interface import Said, Server
 from generator.schema.common import Strict
-from generator.engines.sglang import IDENTITY_PATHS
-from generator.schema.stack import Engine  # the one list of engine names
+from generator.schema.engines import Engine  # the one list of engine names
 from generator.smoke.http import Deadline, Http, SmokeFailure
 
 if TYPE_CHECKING:
     from generator.catalog import Resolved
 
-ENGINE_NAMES: dict[str, str] = {"llamacpp": "llama.cpp", "vllm": "vLLM", "sglang": "SGLang"}
+LLAMACPP_BUILD = llamacpp.BUILD  # what smoke/local.py reads a local llama-server's build number with
 VALUE_CAP = 300  # characters kept of one value the server reports
 SPEC_CAP = 12  # speculative settings kept
 MAX_COUNT = 10**9
-LLAMACPP_BUILD = re.compile(r"(?:^|[-_:])b(\d{3,})(?=$|[-_.])")  # `server-cuda13-b8740`, `b8740-3f7c1d2`
-SEMVER = re.compile(r"^v?(\d+\.\d+\.\d+)(?=$|[-+.a-z])")  # `v0.19.1-cu130`, `0.19.1+cu130`
 
 
 class ServedIdentity(Strict):
@@ -91,16 +86,16 @@ class Expected:
 
 
 def engine_version_of(engine: str, fork: str, tag: str) -> str | None:
-    """The engine version an upstream image's tag carries: llama.cpp `server-cuda13-b8740` -> `b8740`
-    (ggml-org/llama.cpp's image tags), vLLM `v0.19.1-cu130` -> `0.19.1` (vllm/vllm-openai's tags). A fork's
-    own tag (`0.1.0`, `v1.9.0`) versions the fork, not the engine: None (not checked)."""
+    """The engine version an upstream image's tag carries, as the engine's `SERVER.version` reads it (llama.cpp
+    `server-cuda13-b8740` -> `b8740`, vLLM `v0.19.1-cu130` -> `0.19.1`). A fork's own tag (`0.1.0`, `v1.9.0`)
+    versions the fork, not the engine: None (not checked)."""
     if fork != "upstream":
         return None
-    if engine == "llamacpp":
-        match = LLAMACPP_BUILD.search(tag)
-        return f"b{match.group(1)}" if match else None
-    match = SEMVER.match(tag)
-    return match.group(1) if match else None
+    return server_of(engine).version(tag)
+
+
+def _servers() -> list[tuple[str, Server]]:
+    return [(engine, server_of(engine)) for engine in ENGINES]
 
 
 @dataclass
@@ -123,52 +118,23 @@ def observe(http: Http, deadline: Deadline, alias: str) -> ServedIdentity:
     version = _get(http, "/version", deadline, said)
     card = _card(models, alias)
 
-    settings = props.get("default_generation_settings") if props else None
-    settings = settings if isinstance(settings, dict) else {}
-    params = settings.get("params")
+    answers = Said(props=props, card=card, version=version)
+    params = answers.generation.get("params")
     owned_by = text(card.get("owned_by")) if card else None
 
-    engine: Engine | None = None
-    if owned_by in ("llamacpp", "vllm", "sglang"):  # SGLang's card: owned_by "sglang" (openai/protocol.py:74)
-        engine = "llamacpp" if owned_by == "llamacpp" else "vllm" if owned_by == "vllm" else "sglang"
-    elif props is not None and ("build_info" in props or "model_path" in props):
-        engine = "llamacpp"
-    elif version is not None and isinstance(version.get("version"), str):
-        engine = "vllm"
-
-    if engine == "sglang":
-        engine_version, model_path, context = _sglang(http, deadline, said, card, text)
-    elif engine == "vllm":
-        engine_version = text(version.get("version")) if version else None
-        model_path = text(card.get("root")) if card else None
-        context = _count(card.get("max_model_len")) if card else None
-    else:
-        engine_version = text(props.get("build_info")) if props else None
-        model_path = text(props.get("model_path")) if props else None
-        meta = card.get("meta") if card else None
-        context = _count(settings.get("n_ctx")) or (_count(meta.get("n_ctx")) if isinstance(meta, dict) else None)
+    servers = _servers()
+    engine: Engine | None = next((name for name, server in servers if owned_by and server.owned_by == owned_by), None)
+    if engine is None:
+        sniffers = sorted(((name, server) for name, server in servers if server.sniff is not None),
+                          key=lambda pair: pair[1].sniff_order)
+        engine = next((name for name, server in sniffers if server.sniff and server.sniff(answers)), None)
+    reader = server_of(engine) if engine is not None else next(server for _, server in servers if server.default)
+    engine_version, model_path, context = reader.read(answers, lambda path: _get(http, path, deadline, said), text)
     spec = tuple(f"{k}={_setting(v)}" for k, v in (params.items() if isinstance(params, dict) else ())
                  if isinstance(k, str) and k.startswith("speculative.") and len(k) <= 64)[:SPEC_CAP]
     spec = tuple(t for t in (text(s) for s in spec) if t is not None)
     return ServedIdentity(engine=engine, engine_version=engine_version, model_id=text(card.get("id")) if card else None,
                           model_path=model_path, context=context, speculative=spec, said_by=tuple(said))
-
-
-def _sglang(http: Http, deadline: Deadline, said: list[str], card: dict[str, Any] | None,
-            text: Callable[[object], str | None]) -> tuple[str | None, str | None, int | None]:
-    """SGLang's identity endpoints (generator/engines/sglang.py IDENTITY_PATHS): the model path from /model_info,
-    the version and the context length (the ServerArgs field) from /server_info; the card's root and
-    max_model_len where they do not answer."""
-    model_path, server_path = IDENTITY_PATHS
-    info = _get(http, model_path, deadline, said)
-    server = _get(http, server_path, deadline, said)
-    version = text(server.get("version")) if server else None
-    path = text(info.get("model_path")) if info else None
-    context = _count(server.get("context_length")) if server else None
-    if card:
-        path = path or text(card.get("root"))
-        context = context or _count(card.get("max_model_len"))
-    return version, path, context
 
 
 def compare(served: ServedIdentity, expected: Expected) -> Comparison:
@@ -177,8 +143,8 @@ def compare(served: ServedIdentity, expected: Expected) -> Comparison:
     if served.engine is None:
         out.unchecked.append("the server does not say which engine it is (no /props, no `owned_by`, no /version)")
     elif served.engine != expected.engine:
-        out.mismatches.append(f"engine: served by {ENGINE_NAMES[served.engine]}; the chart runs "
-                              f"{ENGINE_NAMES[expected.engine]} ({expected.image})")
+        out.mismatches.append(f"engine: served by {server_of(served.engine).label}; the chart runs "
+                              f"{server_of(expected.engine).label} ({expected.image})")
     else:
         out.matched.append("engine")
     _compare_model(served, expected, out)
@@ -217,13 +183,7 @@ def _compare_version(served: ServedIdentity, expected: Expected, out: Comparison
     if got is None:
         out.unchecked.append(f"the server does not report its version; the image carries {want}, not checked")
         return
-    if expected.engine == "llamacpp":
-        match = LLAMACPP_BUILD.search(got)
-        same = match is not None and f"b{match.group(1)}" == want
-    else:
-        match = SEMVER.match(got)
-        same = match is not None and match.group(1) == want
-    if same:
+    if server_of(expected.engine).version(got) == want:
         out.matched.append("engine_version")
     else:
         out.mismatches.append(f"engine version: served {got}; the chart's image {expected.image} carries {want}")
@@ -289,6 +249,3 @@ def _text(value: object, secrets: list[str] | tuple[str, ...] = ()) -> str | Non
         return None
     return text if len(text) <= VALUE_CAP else text[:VALUE_CAP] + "..."
 
-
-def _count(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_COUNT else None

@@ -24,6 +24,7 @@ from typing import Any, TypeGuard
 from generator.core.data import Data
 from generator.core.redact import redact
 from generator.core.terminal import printable
+from generator.engines.family import server_of
 from generator.smoke.content import problems as content_problems
 from generator.smoke.http import METRICS_CAP, Deadline, Http, SmokeFailure, Unreached, parse_json
 from generator.smoke.identity import Expected, ServedIdentity, compare, observe
@@ -46,7 +47,7 @@ class Target:
     app: str
     model_alias: str
     context_length: int
-    engine: str  # "vllm" | "llamacpp"
+    engine: str  # the stack's engine (generator/schema/engines.py)
     speculative: str | None  # the configured method, None when off
     chart_version: str
     image: str
@@ -291,7 +292,7 @@ def served_context(http: Http, card: dict[str, object], deadline: Deadline) -> i
 
 
 def _runs(http: Http, target: Target, options: SmokeOptions, result: Measurement, say: Any) -> None:
-    scrape = target.engine == "vllm"
+    scrape = server_of(target.engine).metrics  # the engines whose counters smoke/metrics.py reads
     for index in range(options.runs):
         say(f"run {index + 1}/{options.runs}" + (" (cold)" if index == 0 else ""))
         before = _scrape(http, target, options, result) if scrape else None

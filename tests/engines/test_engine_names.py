@@ -1,36 +1,29 @@
-"""Engine names stay inside the engine modules: code outside generator/engines/ (and the schema that declares the
-names) does not compare a value against an engine or family name ("vllm", "llamacpp", "lucebox", "sglang"); it asks
-the family (generator/engines/family.py) or the family's settings type. The files below did so before the registry
-existed; each may only lose such comparisons, never gain one, and no other file may start."""
+"""Engine names stay inside the engine modules: code outside generator/engines/ (and the schema that holds the registry,
+generator/schema/engines.py) does not compare a value against an engine or family name; it asks the stack's family
+(generator/engines/family.py `family_for`, the `EngineFamily` of generator/engines/interface.py) or the family's
+settings type. The files below did so before the registry existed; each may only lose such comparisons, never gain
+one, and no other file may start."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import get_args
 
-from generator.engines.family import Family
+from generator.schema.engines import ENGINES, FAMILIES
 
 ROOT = Path(__file__).resolve().parents[2] / "generator"
-NAMES = set(get_args(Family))
-ALLOWED_DIRS = {"engines", "schema"}  # the engine modules and the declaration of the names
+NAMES = set(FAMILIES) | set(ENGINES)
+ALLOWED_DIRS = {"engines", "schema"}  # the engine modules and the registry of the names
 
-# Comparisons counted when this test was added (issue 26); lower a count when you move one
-# behind the engine interface.
+# Comparisons left (issue 26 counted 52; lower a count when you move one behind the engine interface). All are in
+# stages this seam did not own: the importer's vLLM-only features and launcher shapes, the llama-server probe, and
+# two rules that name vLLM's and llama.cpp's behaviour.
 EXCEPTIONS = {
-    "catalog.py": 5,
-    "cli/calibrate.py": 1,
-    "fit/memory.py": 2,
     "fit/probe.py": 2,
-    "fit/roofline.py": 2,
-    "flags/check.py": 2,
     "importer/argv.py": 2,
     "importer/build.py": 10,
     "rules/consistency.py": 1,
-    "rules/engine.py": 4,
     "rules/fit.py": 1,
-    "smoke/identity.py": 9,
-    "smoke/run.py": 1,
 }
 
 

@@ -1,5 +1,6 @@
-"""One registry of engine families: every family has an argv builder, a settings reader and a fit; an unknown
-engine stops at catalog load with its file and line, never falls through to another engine."""
+"""One registry of engine families (generator/schema/engines.py): every family has a module whose `FAMILY` gives an
+argv builder, a settings reader, a fit and its server's identity; an unknown engine stops at catalog load with its
+file and line, never falls through to another engine."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ import pytest
 from generator.catalog import load_catalog
 from generator.core.errors import InputError
 from generator.engines import BUILDERS, SUPPORTS, engine_for
-from generator.engines.family import FAMILIES, family_of
+from generator.engines.family import FAMILIES, family, family_of, server_of
+from generator.engines.interface import EngineFamily
 from generator.engines.settings import AnySettings, settings_for
-from generator.fit.sizing import sized
-from generator.schema.stack import Engine
+from generator.fit.sizing import FITS, sized
+from generator.schema.engines import ENGINES, REGISTRY, declared
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "catalog_small"
 
@@ -35,11 +37,28 @@ def test_every_family_says_what_its_argv_supports():
 
 def test_every_engine_name_maps_to_a_family():
     # each catalog engine name is a family (llama.cpp also has the Lucebox fork's family)
-    assert set(get_args(Engine)) <= set(FAMILIES)
+    assert set(ENGINES) <= set(FAMILIES)
+    assert declared("llamacpp", "lucebox").family == "lucebox" and declared("llamacpp", "buun").family == "llamacpp"
+
+
+def test_every_registered_family_has_its_module_and_a_fit():
+    for decl in REGISTRY:
+        fam = family(decl.family)  # type: ignore[arg-type]
+        assert isinstance(fam, EngineFamily) and fam.declared == decl and fam.name == decl.family
+        assert fam.fit in FITS, f"{decl.family}: fit {fam.fit!r} is not a memory model of fit/sizing.py FITS"
+
+
+def test_every_engine_has_one_server_identity():
+    servers = [server_of(engine) for engine in ENGINES]
+    assert len({s.owned_by for s in servers}) == len(servers)
+    assert sum(s.default for s in servers) == 1  # read when a server names no engine
+    assert server_of("llamacpp").version("server-cuda13-b8740") == "b8740"
+    assert server_of("vllm").version("v0.19.1-cu130") == "0.19.1"
 
 
 def test_each_settings_class_names_its_family():
-    assert {cls.FAMILY for cls in get_args(AnySettings)} == set(FAMILIES)
+    # every settings class is a registered family's (a new family may read its argv into an existing class)
+    assert {cls.FAMILY for cls in get_args(AnySettings)} <= set(FAMILIES)
 
 
 def test_fixture_apps_dispatch_to_their_family():

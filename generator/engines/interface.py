@@ -1,0 +1,116 @@
+"""The one interface of an engine family: what the code outside `generator/engines/` may ask of an engine.
+
+Each family module (`generator/engines/<family>.py`, named in the registry `generator/schema/engines.py`) holds one
+`FAMILY = EngineFamily(...)`; `generator/engines/family.py` loads it by the family's name. Nothing outside the
+engine modules compares a value with an engine name: it asks the stack's family for one of these.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from generator.schema.engines import Declared
+
+if TYPE_CHECKING:
+    from generator.catalog import Resolved
+    from generator.engines.base import EngineSpec
+
+MAX_COUNT = 10**9
+SEMVER = re.compile(r"^v?(\d+\.\d+\.\d+)(?=$|[-+.a-z])")  # `v0.19.1-cu130`, `0.19.1+cu130`
+
+Text = Callable[[object], "str | None"]  # a value the server sent, fit to keep (generator/smoke/identity.py `_text`)
+Answer = dict[str, object]  # a JSON object a server answered, as json.loads returns it
+Get = Callable[[str], "Answer | None"]  # GET the engine's own endpoint (None: not said)
+
+
+def count(value: object) -> int | None:
+    """A positive count a server reported; None for anything else."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_COUNT else None
+
+
+def semver(text: str) -> str | None:
+    """`0.19.1` from a tag or version that starts with it (vllm/vllm-openai's `v0.19.1-cu130`, SGLang's `0.5.14`)."""
+    match = SEMVER.match(text)
+    return match.group(1) if match else None
+
+
+@dataclass(frozen=True)
+class Said:
+    """The answers every server is asked (each None where it did not answer): llama.cpp `/props` (with its
+    `default_generation_settings`), the `/v1/models` card of the served name, `/version`."""
+
+    props: Answer | None
+    card: Answer | None
+    version: Answer | None
+
+    @property
+    def generation(self) -> Answer:
+        settings = self.props.get("default_generation_settings") if self.props else None
+        return settings if isinstance(settings, dict) else {}
+
+
+@dataclass(frozen=True)
+class Server:
+    """What a running server of this engine answers about itself (`generator/smoke/identity.py` asks it).
+
+    label: the engine's name as people write it; owned_by: its `/v1/models` cards' `owned_by`;
+    sniff: answers only this engine gives, where no card names it (tried in `sniff_order`; None: none);
+    read: (engine version, model path, context) from the answers, `get` asking the engine's own endpoints;
+    default: read when the server names no engine at all;
+    version: the engine's version in an upstream image tag or in what the server reports, spelt one way (so the two
+    compare);
+    metrics: it exposes the Prometheus counters `generator/smoke/metrics.py` reads (scraped around each run).
+    """
+
+    label: str
+    owned_by: str | None
+    read: Callable[[Said, Get, Text], tuple[str | None, str | None, int | None]]
+    version: Callable[[str], str | None]
+    sniff: Callable[[Said], bool] | None = None
+    sniff_order: int = 0
+    default: bool = False
+    metrics: bool = False
+
+
+@dataclass(frozen=True)
+class Parser:
+    """How the engine's command-line parser treats what the flag table cannot say (generator/flags/check.py):
+    abbreviations: a unique prefix of a long flag is accepted as that flag (argparse with `allow_abbrev`);
+    strict_ints: an integer flag refuses anything but digits (llama.cpp's `std::stoi` callers)."""
+
+    abbreviations: bool = False
+    strict_ints: bool = False
+
+
+@dataclass(frozen=True)
+class EngineFamily:
+    """One engine family: the registry's declaration and everything the code asks of the engine.
+
+    build: the container's argv and env (`generator/engines/base.py build`); supports: what that argv lets the
+    Router card declare (tools, thinking); settings: the typed settings read back from the argv; fit: the memory
+    model in `generator/fit/` that places its parts (`fit/sizing.py` FITS: "vllm", "llamacpp" or "sglang");
+    server: what its running server says (smoke); parser: its argv parser's traits (flag check);
+    calibrate_gpu_rows: `catalog calibrate --gpu-mib` turns the boot log's buffers into GPU rows (llama-server);
+    allocates: the server allocates what its model needs rather than a share of the device (rules/hami.py).
+    """
+
+    declared: Declared
+    build: Callable[[Resolved], EngineSpec]
+    supports: Callable[[list[str]], frozenset[str]]
+    settings: Callable[[Resolved, EngineSpec], object]  # a Settings of engines/settings.py AnySettings
+    fit: str
+    server: Server
+    parser: Parser = Parser()
+    calibrate_gpu_rows: bool = False
+    allocates: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.declared.family
+
+
+__all__ = ["MAX_COUNT", "SEMVER", "Answer", "EngineFamily", "Get", "Parser", "Said", "Server", "Text", "count",
+           "semver"]
