@@ -1326,8 +1326,11 @@ def _argv_mmproj(ctx: _Ctx, mapped: Mapped, pool: Pool, fetches: list[Fetch], na
             if problem:
                 ctx.result.missing.append(f"vision: {problem}")
         known = pool.cat.models.get(model_id)
-        if known is None or known.mmproj is None or (known.mmproj.repo, known.mmproj.file) != (fetch.repo,
-                                                                                               fetch.file):
+        variant = None if known is None else next(
+            (p for p in known.projectors() if (p.repo, p.file) == (fetch.repo, fetch.file)), None)
+        if variant is not None and variant is not known.mmproj:  # type: ignore[union-attr]
+            app["mmproj"] = variant.quant  # one of the model's other projectors
+        if variant is None:
             ctx.result.model_draft = True
             ctx.result.missing.append(f"model {model_id}: the vision projector is a draft "
                                       f"(drafts/models/{model_id}.yaml)")
