@@ -73,7 +73,7 @@ STARTUP_BUDGET_S = 3600  # generator/chart/plan.py STARTUP_BUDGET_S
 APP_KEYS = tuple(App.model_fields)
 CHART_FIELDS = ("name", "title", "description", "full_description", "icon", "owners", "model", "quantization",
                 "stack", "device", "context_length", "served_name", "kv_cache_type", "kv_cache_type_v", "speculative",
-                "vision", "audio", "chat_template", "slot_save", "python_packages",
+                "vision", "mmproj", "audio", "chat_template", "slot_save", "python_packages",
                 "genesis_patches", "gpu_memory_mib", "gpu_memory_utilization", "resources", "env",
                 "extra_args", "version", "upgrade_description", "unmapped")
 """The app fields an import sets (the fields a chart determines, plus `unmapped`); `--update` changes only
