@@ -71,6 +71,11 @@ class Resolved:
     def line(self, *loc: str | int) -> int:
         return self.doc.line_of(tuple(loc))
 
+    @property
+    def mmproj(self) -> WeightFile | None:
+        """The vision projector this app loads (app `mmproj` picks one of the model's, else the model's `mmproj`)."""
+        return self.model.projector(self.app.mmproj)
+
     def on(self, target: Target) -> Resolved:
         """This app as it runs on `target`'s device: its device and stack, the entry's fields over the app's, and what
         was measured or stated for its own device left out (benchmarks, upstream's measured values, the GPU memory
@@ -374,6 +379,9 @@ def _check_model_files(app: App, model: Model, stack: Stack | None, doc: Documen
                                 + (", ".join(d.id for d in model.drafters) or "none")))
     if app.vision and model.mmproj is None and stack is not None and stack.family.gguf:
         bad("vision", f"model {model.id!r} has no vision projector (mmproj); set vision: false")
+    if app.mmproj is not None and model.projector(app.mmproj) is None:
+        bad("mmproj", f"model {model.id!r} has no projector {app.mmproj!r}; known: "
+            + (", ".join(p.quant for p in model.projectors()) or "none"))
 
 
 def _check_genesis_patches(cat: Catalog, app: App, doc: Document, name: str, problems: list[Problem],
@@ -456,7 +464,7 @@ def _check_gguf_files(app: App, model: Model, stack: Stack, bad: Callable[[tuple
     if drafter is not None:
         check(("speculative", "drafter"), f"drafter {drafter.id!r}", drafter.weights[0])
     if app.vision:
-        check(("vision",), "the vision projector (mmproj)", model.mmproj)
+        check(("vision",), "the vision projector (mmproj)", model.projector(app.mmproj))
 
 
 def _check_replacements(cat: Catalog, problems: list[Problem]) -> None:

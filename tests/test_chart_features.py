@@ -159,3 +159,50 @@ def test_icon_check_when_the_market_lists_its_icons(catalog_copy, capsys):
     set_app(catalog_copy, E2B, icon="https://orales-one-market.aamsellem.workers.dev/icons/gemma426ba4bone.png")
     code, data = check(capsys, catalog_copy, E2B)
     assert findings(data, "MKT001") == []
+
+
+BF16_PROJECTOR = """mmproj_variants:
+  - quant: bf16
+    format: gguf
+    repo: unsloth/Qwen3.6-35B-A3B-MTP-GGUF
+    file: mmproj-BF16.gguf
+    size_gib: 0.8
+    sources:
+      - ref: github.com/aamsellem/olares-one-market@59296d35fa0e86b4ee099332ac4937eb9e0f0f1c llamacppqwen36a3bdflashone/templates/deployment.yaml:10
+"""
+
+
+def _add_projector(catalog, text: str = BF16_PROJECTOR) -> None:
+    model = catalog / "models" / "qwen36-35b-a3b.yaml"
+    model.write_text(model.read_text(encoding="utf-8") + text, encoding="utf-8")
+
+
+def test_an_app_loads_the_projector_it_names(catalog_copy):
+    """The maintainer's 35B-A3B DFlash app loads the MTP repo's mmproj-BF16.gguf, another file than the model's F16
+    projector: the app names it (`mmproj: bf16`), the chart fetches and passes that file, the fit counts its size."""
+    _add_projector(catalog_copy)
+    set_app(catalog_copy, A3B, vision=True)
+    default = plan(load_catalog(catalog_copy).apps[A3B])
+    assert default.engine.argv[default.engine.argv.index("--mmproj") + 1].endswith("/mmproj-F16.gguf")
+    set_app(catalog_copy, A3B, vision=True, mmproj="bf16")
+    r = load_catalog(catalog_copy).apps[A3B]
+    assert r.mmproj is not None and r.mmproj.file == "mmproj-BF16.gguf"
+    spec = plan(r)
+    argv = spec.engine.argv
+    assert argv[argv.index("--mmproj") + 1] == "/models/unsloth/Qwen3.6-35B-A3B-MTP-GGUF/mmproj-BF16.gguf"
+    tree = render(spec)
+    fetched = [f["file"] for f in yaml.safe_load(tree["values.yaml"])["modelFetch"]["files"]]
+    assert "mmproj-BF16.gguf" in fetched and "mmproj-F16.gguf" not in fetched
+    assert lint_chart(A3B, tree) == []
+
+
+def test_an_unknown_or_ambiguous_projector_is_refused(catalog_copy):
+    _add_projector(catalog_copy)
+    set_app(catalog_copy, A3B, vision=True, mmproj="q8_0")
+    with pytest.raises(InputError, match=rf"{A3B}.yaml:\d+: mmproj: model 'qwen36-35b-a3b' has no projector 'q8_0'; "
+                                         "known: f16, bf16"):
+        load_catalog(catalog_copy)
+    set_app(catalog_copy, A3B, mmproj=None)
+    _add_projector(catalog_copy, BF16_PROJECTOR.replace("mmproj_variants:\n", "").replace("quant: bf16", "quant: f16"))
+    with pytest.raises(InputError, match=r"projector quants must differ"):
+        load_catalog(catalog_copy)

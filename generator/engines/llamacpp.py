@@ -42,8 +42,8 @@ def own(head: Head) -> Own:
         v_type = app.kv_cache_type_v or app.kv_cache_type
         args.append(Arg(("--cache-type-k", app.kv_cache_type, "--cache-type-v", v_type), "app.kv_cache_type"))
     args += speculative(head)
-    if app.vision and r.model.mmproj is not None:
-        args.append(Arg(("--mmproj", head.fetch(r.model.mmproj).path), "app.vision"))
+    if app.vision and r.mmproj is not None:
+        args.append(Arg(("--mmproj", head.fetch(r.mmproj).path), "app.mmproj" if app.mmproj else "app.vision"))
     if app.chat_template:
         args.append(Arg(("--chat-template-file", chat_template_path()), "app.chat_template"))
     if app.slot_save:

@@ -124,8 +124,8 @@ def _weights(r: Resolved, s: Settings, ledger: Ledger) -> None:
     skipped, skip_note = mtp_weights_skipped_mib(r, s)
     if skipped:
         ledger.add("cap", "MTP layer weights not loaded", -skipped, skip_note)
-    if s.vision and r.model.mmproj is not None:
-        ledger.add("cap", "vision projector (mmproj)", r.model.mmproj.size_gib * 1024, r.model.mmproj.repo)
+    if s.vision and r.mmproj is not None:
+        ledger.add("cap", "vision projector (mmproj)", r.mmproj.size_gib * 1024, r.mmproj.repo)
     spec = r.app.speculative
     if spec and spec.drafter:
         drafter = r.model.drafter(spec.drafter)

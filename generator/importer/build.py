@@ -79,7 +79,7 @@ STARTUP_BUDGET_S = 3600  # generator/chart/plan.py STARTUP_BUDGET_S
 APP_KEYS = tuple(App.model_fields)
 CHART_FIELDS = ("name", "title", "description", "full_description", "icon", "owners", "model", "quantization",
                 "stack", "device", "context_length", "served_name", "kv_cache_type", "kv_cache_type_v", "speculative",
-                "vision", "audio", "chat_template", "slot_save", "python_packages",
+                "vision", "mmproj", "audio", "chat_template", "slot_save", "python_packages",
                 "genesis_patches", "gpu_memory_mib", "gpu_memory_utilization", "resources", "env",
                 "extra_args", "version", "upgrade_description", "unmapped")
 """The app fields an import sets (the fields a chart determines, plus `unmapped`); `--update` changes only
@@ -1419,8 +1419,11 @@ def _argv_mmproj(ctx: _Ctx, mapped: Mapped, pool: Pool, fetches: list[Fetch], na
             if problem:
                 ctx.result.missing.append(f"vision: {problem}")
         known = pool.cat.models.get(model_id)
-        if known is None or known.mmproj is None or (known.mmproj.repo, known.mmproj.file) != (fetch.repo,
-                                                                                               fetch.file):
+        variant = None if known is None else next(
+            (p for p in known.projectors() if (p.repo, p.file) == (fetch.repo, fetch.file)), None)
+        if variant is not None and variant is not known.mmproj:  # type: ignore[union-attr]
+            app["mmproj"] = variant.quant  # one of the model's other projectors
+        if variant is None:
             ctx.result.model_draft = True
             ctx.result.missing.append(f"model {model_id}: the vision projector is a draft "
                                       f"(drafts/models/{model_id}.yaml)")

@@ -315,9 +315,14 @@ class Pool:
         return drafter_id
 
     def mmproj_matches(self, model_id: str, repo: str, file: str) -> bool:
+        return self.mmproj_quant(model_id, repo, file) is not None
+
+    def mmproj_quant(self, model_id: str, repo: str, file: str) -> str | None:
+        """The `quant` of the model's projector (its `mmproj` or one of its `mmproj_variants`) with this file."""
         data = self._model_data(model_id) or {}
-        mmproj = data.get("mmproj")
-        return isinstance(mmproj, dict) and mmproj.get("repo") == repo and mmproj.get("file") == file
+        found = [data.get("mmproj"), *(data.get("mmproj_variants") or ())]
+        return next((str(p.get("quant")) for p in found
+                     if isinstance(p, dict) and p.get("repo") == repo and p.get("file") == file), None)
 
     def set_mmproj(self, model_id: str, repo: str, file: str, ref: str, app: str) -> str | None:
         """Draft the model's projector; returns a problem when the model already has a different one."""

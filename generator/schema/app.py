@@ -142,6 +142,7 @@ class App(Strict):
     kv_cache_type_v: Name | None = None  # llama.cpp V cache type when it differs from K
     speculative: Speculative | None = None
     vision: bool = False
+    mmproj: Id | None = None  # llama.cpp: which of the model's projectors `vision` loads (its `quant`); None: `mmproj`
     audio: bool = False  # vLLM: audio input (--limit-mm-per-prompt audio 1)
     chat_template: Id | None = None  # catalog/chat_templates/<id>.yaml: shipped with the chart, passed to the server
     slot_save: bool = False  # llama.cpp: --slot-save-path on an emptyDir (slot save/restore over HTTP)

@@ -182,6 +182,9 @@ class Model(Strict):
     weights: tuple[WeightFile, ...] = Field(min_length=1, max_length=MAX_ITEMS)
     drafters: Annotated[tuple[Drafter, ...], Field(max_length=MAX_ITEMS)] = ()
     mmproj: WeightFile | None = None
+    # further projectors of this model (another repository's conversion, another precision); an app loads one of
+    # them by naming its `quant` (app `mmproj`), else `mmproj`
+    mmproj_variants: Annotated[tuple[WeightFile, ...], Field(max_length=MAX_ITEMS)] = ()
     # measured figures per weight file (`quant`)
     calibration: Annotated[tuple[Calibration, ...], Field(max_length=MAX_ITEMS)] = ()
     sources: Sources
@@ -194,6 +197,24 @@ class Model(Strict):
                 raise ValueError(f"calibration {row.what!r}: `quant` must name a weight file: "
                                  f"{', '.join(sorted(known))}")
         return self
+
+    @model_validator(mode="after")
+    def _projector_quants(self) -> Model:
+        if self.mmproj_variants and self.mmproj is None:
+            raise ValueError("mmproj_variants needs the default `mmproj`")
+        quants = [p.quant for p in self.projectors()]
+        if len(set(quants)) != len(quants):
+            raise ValueError(f"projector quants must differ (an app picks one by it): {', '.join(quants)}")
+        return self
+
+    def projectors(self) -> tuple[WeightFile, ...]:
+        return ((self.mmproj,) if self.mmproj else ()) + self.mmproj_variants
+
+    def projector(self, quant: str | None = None) -> WeightFile | None:
+        """The projector an app loads: the one of that `quant`, or the default `mmproj`."""
+        if quant is None:
+            return self.mmproj
+        return next((p for p in self.projectors() if p.quant == quant), None)
 
     def weight(self, quant: str) -> WeightFile | None:
         return next((w for w in self.weights if w.quant == quant), None)

@@ -35,7 +35,7 @@ from generator.yamlio.loader import parse_document
 FACETS: dict[str, tuple[str, ...]] = {
     "image": ("stack",),
     "args": ("model", "quantization", "served_name", "kv_cache_type", "kv_cache_type_v", "speculative", "vision",
-             "audio", "chat_template", "slot_save", "gpu_memory_utilization", "extra_args"),
+             "mmproj", "audio", "chat_template", "slot_save", "gpu_memory_utilization", "extra_args"),
     "context": ("context_length",),
     "env": ("env", "python_packages", "genesis_patches"),
     "resources": ("resources", "gpu_memory_mib", "gpu_room"),
