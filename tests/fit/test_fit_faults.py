@@ -139,14 +139,17 @@ def test_the_compute_buffer_peak_is_a_max_of_the_attention_node_and_the_rest():
 
 def test_flash_attention_off_sizes_the_f32_mask_and_one_layers_kq():
     """`-fa off` (f16 cache): the mask is f32 (src/llama-graph.cpp:1014) and the attention node holds one layer's f32
-    KQ, n_kv x ubatch x n_head (src/llama-graph.cpp:2763; the softmax is in place)."""
+    KQ, n_kv x ubatch x n_head (src/llama-graph.cpp:2763; the softmax is in place), next to v6's own attention rate
+    without flash attention (160 KiB per ubatch token for Qwen3.6 27B, not the FLASH_ATTN_EXT node's 201.3)."""
     from generator.fit.realshape import SHAPES
 
     r, on = _settings("llamacppqwen36dense27bone", context=32768, parallel=1, ubatch=512, kv_k="f16", kv_v="f16",
                       flash_attn="on")
     _, off = _settings("llamacppqwen36dense27bone", context=32768, parallel=1, ubatch=512, kv_k="f16", kv_v="f16",
                        flash_attn="off")
-    a, b = L.COMPUTE_PEAK_BY_MODEL["qwen36-27b"]
+    _, b = L.COMPUTE_PEAK_BY_MODEL["qwen36-27b"]
+    a = L.COMPUTE_ATTN_FA_OFF_BY_MODEL["qwen36-27b"]
+    assert a == 160.0
     kq = 32768 * 512 * SHAPES["qwen36-27b"].n_head * 4 / MIB
     assert L.compute_formula(r, off)[0] == pytest.approx(  # type: ignore[arg-type]
         32768 * 512 * 4 / MIB + max(kq + a * 512 / 1024, b * 512 / 1024) + L.COMPUTE_BASE_MIB)
@@ -319,3 +322,28 @@ def test_llama_server_loads_the_nextn_layer_only_for_mtp(models: Path, tmp_path:
     skipped, _ = L.mtp_weights_skipped_mib(r, replace(s, spec_method=None))  # type: ignore[arg-type]
     weights = [sum(x.value for x in p.all("model_buffer")) for p in (with_mtp, without)]
     assert weights[0] - weights[1] == pytest.approx(skipped, abs=1.0)
+
+
+def test_the_vision_projector_counts_its_weights_warmup_buffer_and_backend():
+    """v6: an app with its mmproj loaded (`vision`) carries the real-shape projector's tensors (857.6 MiB for Qwen3.6
+    35B-A3B, as the CPU build loads them: generator/fit/realshape_mmproj.py), the compute buffer clip.cpp reserves for its warmup image (8,464 patches:
+    248.10 MiB with flash attention, 4,372.53 MiB of f32 KQ + 34.51 KiB per patch without, the CPU build's figures)
+    and its own CUDA backend's pool and cuBLAS; text-only, none of them."""
+    from dataclasses import replace
+
+    from generator.fit.ledger import Ledger
+
+    parts = {}
+    for fa in ("on", "off"):
+        r, s = _settings("llamacppqwen36a3bone", context=32768, parallel=1, ubatch=512, kv_k="f16", kv_v="f16",
+                         flash_attn=fa)
+        ledger = Ledger()
+        L.build(r, replace(s, vision=True), ledger)  # type: ignore[arg-type]
+        parts[fa] = {p.component: p.mib for p in ledger.parts}
+        text = Ledger()
+        L.build(r, replace(s, vision=False), text)  # type: ignore[arg-type]
+        assert not any(p.component.startswith("vision projector") for p in text.parts)
+    assert parts["on"]["vision projector (mmproj)"] == pytest.approx(857.60, abs=0.01)
+    assert parts["on"]["vision projector compute buffer"] == pytest.approx(248.10, abs=0.05)
+    assert parts["off"]["vision projector compute buffer"] == pytest.approx(4657.81, abs=0.05)
+    assert parts["on"]["vision projector CUDA backend"] == L.MMPROJ_BACKEND_MIB
