@@ -15,6 +15,10 @@
           bench/fit-sweep/design-v3.json bench/fit-sweep/design-v4.json bench/fit-sweep/design-v5.json --design
           bench/fit-sweep/design-v6.json` (none of the 210; 3 more rows with the vision projector per file of a model
           with a real-shape mmproj, generator/fit/realshape_mmproj.py, one of them with `-fa off`)
+          v7: `design --new --seed 2607 --per-file 1 --fa-off --fa-off-share 0.5 --extra-mmproj 3 --fill --tag v7
+          --exclude bench/fit-sweep/design-v3.json bench/fit-sweep/design-v4.json bench/fit-sweep/design-v5.json
+          bench/fit-sweep/design-v6.json --design bench/fit-sweep/design-v7.json`: the long request fills the context
+          (`--fill`: the pool's largest temporary without flash attention grows with the prompt, fit formula v7)
   plan   (repo venv)  python bench/fit-sweep/sweep.py plan --out DIR
           writes the real-shape GGUFs the design needs (generator/fit/realshape.py) and DIR/plan.json, one entry
           per configuration in the format scripts/fit_probe.py reads (app = the configuration's id)
@@ -129,7 +133,8 @@ def _vision_file(cat: object, app: str) -> bool:
 
 
 def design_new(seed: int, exclude: list[dict], per_file: int, *, fa_off: bool = False, tag: str = "v3",
-               extra_mtp: int = 0, fa_off_share: float = FA_OFF, extra_mmproj: int = 0) -> list[dict]:
+               extra_mtp: int = 0, fa_off_share: float = FA_OFF, extra_mmproj: int = 0,
+               fill: bool = False) -> list[dict]:
     """A test set measured only after the formula is frozen: `per_file` configurations on every file (+ EXTRA), the
     first of each file at a small context (SMALL), none equal to a configuration of `exclude` (the 72 the formula
     was fitted on) or to another of the set; every row is in the test half."""
@@ -172,11 +177,24 @@ def design_new(seed: int, exclude: list[dict], per_file: int, *, fa_off: bool = 
                     row["context"] = min(arch.max_context, row["parallel"] * rng.choice(
                         [c for c in MMPROJ_CONTEXTS if c <= arch.max_context
                          and (row.get("fa", "on") == "on" or c <= 32768)]))
+                if fill:  # v7: the long request fills the slot's context
+                    row["fill"] = True
                 if _key(row) not in seen:
                     seen.add(_key(row))
                     out.append(row)
                     break
     return out
+
+
+TOKENS_PER_WORD = 15.8  # "hello world " in the real-shape files' vocabulary: 631 tokens for 40 (h200-v6 runs.jsonl)
+
+
+def fill_words(row: dict) -> int:
+    """Words of the long request for a row that fills its context: one slot's cells less 320 tokens (the request's
+    own 8 generated tokens, the short request's cached ones, the template), at TOKENS_PER_WORD; at most 32,768 tokens
+    (the device call's time: only `-fa off` rows, whose slots hold at most 32,768 cells, need the whole context)."""
+    per_slot = min(-(-row["context"] // 256) * 256 // max(1, row["parallel"]), 32768 + 320)
+    return max(40, int((per_slot - 320) / TOKENS_PER_WORD))
 
 
 def args_of(row: dict) -> list[str]:
@@ -197,7 +215,7 @@ def cmd_design(ns: argparse.Namespace) -> int:
     if ns.new:
         exclude = [r for f in [DESIGN, *ns.exclude] for r in json.loads(Path(f).read_text())["configurations"]]
         rows = design_new(ns.seed, exclude, ns.per_file, fa_off=ns.fa_off, tag=ns.tag, extra_mtp=ns.extra_mtp,
-                          fa_off_share=ns.fa_off_share, extra_mmproj=ns.extra_mmproj)
+                          fa_off_share=ns.fa_off_share, extra_mmproj=ns.extra_mmproj, fill=ns.fill)
     else:
         rows = design(ns.seed)
     target.write_text(json.dumps({"seed": ns.seed, "configurations": rows}, indent=1) + "\n")
@@ -228,6 +246,8 @@ def cmd_plan(ns: argparse.Namespace) -> int:
                  "tensor_mib": spec.tensor_bytes / 2**20,
                  "budget_mib": spec.tensor_bytes / 2**20 + sum(v for k, v in fit_of(cat, row).items()
                                                                if not k.startswith("weights")) + 1500}
+        if row.get("fill"):
+            entry["long_words"] = fill_words(row)
         if row.get("mmproj"):  # v6: the real-shape projector, llama-server's warmup on, one image after the text
             mm = f"{r.model.id}-mmproj.gguf"
             if not (out / mm).exists():
@@ -353,7 +373,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
                 extra = ["--mmproj", str(base / entry["mmproj"])] if entry.get("mmproj") else []
                 facts = boot_and_ask(ns.server, str(base / entry["gguf"]), entry["args"] + extra,
                                      out / f"{entry['app']}.log", gpu=ns.gpu, timeout=ns.timeout,
-                                     threads=ns.threads, long_words=ns.long_words,
+                                     threads=ns.threads, long_words=entry.get("long_words", ns.long_words),
                                      warmup=bool(entry.get("warmup")), image_side=entry.get("image_side", 0))
         finally:
             with lock:
@@ -394,6 +414,7 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--tag", default="v3", help="the new rows' id suffix (FILE#TAG-i)")
     d.add_argument("--extra-mtp", type=int, default=0, help="v5: this many more rows per MTP file, MTP drafting on")
     d.add_argument("--fa-off-share", type=float, default=FA_OFF, help="the share of rows with `-fa off`")
+    d.add_argument("--fill", action="store_true", help="v7: the long request fills each row's context")
     d.add_argument("--extra-mmproj", type=int, default=0,
                    help="v6: this many more rows per file whose model has a real-shape mmproj, the projector loaded")
     for sp in (d, p := sub.add_parser("plan"), c := sub.add_parser("report")):

@@ -73,7 +73,11 @@ CUDA_CONTEXT_SOURCE = ("fitted on the H200 sweep's fit half (bench/fit-accuracy.
 # attention branch has its own per-model rate (COMPUTE_ATTN_FA_OFF_BY_MODEL); and the vision projector (mmproj):
 # its weights at the real-shape file's size (generator/fit/realshape_mmproj.py), the compute buffer of its warmup
 # image (mmproj_compute_formula) and its own CUDA backend's pool and cuBLAS after the first image.
-FIT_FORMULA_VERSION = "fit-llamacpp v6"
+# v7 (after v6's test set, bench/fit-sweep/h200-v6, now fit data): the projector's own CUDA backend after an image is
+# 190 MiB, not the 118 v6 assumed; and without flash attention the CUDA pool holds cuBLAS's f16 copy of one layer's
+# KQ (kq_pool_mib): at the image prompt's 2,189 tokens it added 200 MiB at ubatch 2048 and 60 at 1024, as that size
+# says. The pool keeps its largest temporary, so the fit counts it at a prompt that fills the context.
+FIT_FORMULA_VERSION = "fit-llamacpp v7"
 MASK_BYTES = 2
 FA_F16_BYTES = 2
 COMPUTE_BASE_MIB = 0.2
@@ -108,6 +112,9 @@ MMPROJ_ACT_KIB = {"on": 30.02, "off": 34.51}
 # has its pool and, for its F16 matmuls over more than 16 rows, its own cuBLAS handle: counted as the MTP draft
 # context's own backend is (MTP_DRAFT_POOL_MIB + CUBLAS_MIB). An assumption, tested by the v6 set.
 MMPROJ_BACKEND_MIB = 18 + 100
+# v7: measured on v6's test set: NVML after the warmup-size image minus before it, 188-208 MiB on the 8 rows with flash
+# attention, 200 on the one without at ubatch 256 (where the text pool does not grow); every Qwen3.5/3.6 model alike
+MMPROJ_BACKEND_MIB = 190
 # v3's global form for a model outside the sweep (mask, SWA mask, quantized-KV term, hidden f32, FFN-width f32, MiB;
 # fitted on the 72 configurations of bench/fit-sweep/h200), unchanged in v4
 COMPUTE_GLOBAL = (1.012, 1.314, 0.935, 8.902, 1.638, 28.2)
@@ -374,11 +381,32 @@ def uses_cublas(r: Resolved, s: Settings) -> bool:
     return is_moe(r) or (rec is not None and not isinstance(rec, Mamba2Group)) or mamba_big or fa_off
 
 
+def kq_pool_mib(r: Resolved, s: Settings, *, draft: bool = False) -> float:
+    """v7: without flash attention KQ = mul_mat(K f16, Q) and KQV = mul_mat(V f16, softmax(KQ)) run in cuBLAS
+    (ggml-cuda.cu ggml_cuda_mul_mat_batched_cublas: an F16 src0 takes src1 converted to f16, and the f16 result, in the
+    backend's pool), so the pool grows to one layer's KQ in f16: n_kv x n_tokens x n_head x 2 B, at most n_ctx_seq x
+    ubatch x n_head (the pool keeps its largest allocation: ggml_cuda_pool_vmm / _leg never give memory back). `draft`:
+    the MTP draft context's own pool (its NextN layer's heads, mtp_source_terms). 0 with flash attention."""
+    from generator.fit.realshape import SHAPES
+
+    if not flash_off(s):
+        return 0.0
+    if draft:
+        return mtp_source_terms(r, s)[2] / 2 / MIB
+    shape = SHAPES.get(r.model.id)
+    if shape is None:
+        return 0.0
+    return seq_cells(r, s) * effective_ubatch(s, _cells(r, s)) * shape.n_head * 2 / MIB
+
+
 def cuda_context_formula(r: Resolved, s: Settings) -> tuple[float, str]:
     arch = r.model.architecture
     cublas = uses_cublas(r, s)
-    mib = CUDA_CONTEXT_MIB + FIRST_REQUEST_POOL_MIB + (CUBLAS_MIB if cublas else 0)
-    parts = [f"{CUDA_CONTEXT_MIB} at boot", f"{FIRST_REQUEST_POOL_MIB} CUDA pool at the first request"]
+    pool = max(FIRST_REQUEST_POOL_MIB, kq_pool_mib(r, s))
+    mib = CUDA_CONTEXT_MIB + pool + (CUBLAS_MIB if cublas else 0)
+    parts = [f"{CUDA_CONTEXT_MIB} at boot", f"{FIRST_REQUEST_POOL_MIB} CUDA pool at the first request" if
+             pool == FIRST_REQUEST_POOL_MIB else f"{pool:,.0f} CUDA pool (-fa off: one layer's KQ in f16 for cuBLAS "
+             "at a prompt filling the context)"]
     if cublas:
         parts.append(f"{CUBLAS_MIB} cuBLAS (a non-quantized weight in a matmul)")
     own_mtp = not (r.app.speculative and r.app.speculative.drafter) and arch.mtp_layers
@@ -386,8 +414,9 @@ def cuda_context_formula(r: Resolved, s: Settings) -> tuple[float, str]:
         moe = is_moe(r)
         # v5: without flash attention the draft context's KQ and KQV go to cuBLAS too (as the target's: uses_cublas)
         draft_cublas = moe or flash_off(s)
-        mib += MTP_DRAFT_POOL_MIB + (CUBLAS_MIB if draft_cublas else 0)
-        parts.append(f"MTP draft context {MTP_DRAFT_POOL_MIB} pool"
+        draft_pool = max(MTP_DRAFT_POOL_MIB, kq_pool_mib(r, s, draft=True))
+        mib += draft_pool + (CUBLAS_MIB if draft_cublas else 0)
+        parts.append(f"MTP draft context {draft_pool:,.0f} pool"
                      + (f" + {CUBLAS_MIB} cuBLAS" if draft_cublas else ""))
     return mib, " + ".join(parts)
 
@@ -632,5 +661,5 @@ def _compute_target(r: Resolved, s: Settings, ledger: Ledger) -> None:
 
 
 __all__ = ["build", "compute_formula", "cuda_context_formula", "effective_ubatch", "host_weights_mib", "kv_parts",
-           "mmproj_compute_formula", "mmproj_weights_mib", "mtp_compute_formula", "mtp_source_terms",
+           "kq_pool_mib", "mmproj_compute_formula", "mmproj_weights_mib", "mtp_compute_formula", "mtp_source_terms",
            "mtp_weights_skipped_mib", "seq_cells", "streams", "uses_cublas"]

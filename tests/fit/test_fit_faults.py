@@ -221,9 +221,25 @@ def test_cublas_is_counted_where_a_request_reaches_it(app: str, flags: dict, cub
     r, s = _settings(app, **flags)
     assert L.uses_cublas(r, s) is cublas  # type: ignore[arg-type]
     mib, note = L.cuda_context_formula(r, s)  # type: ignore[arg-type]
-    base = L.CUDA_CONTEXT_MIB + L.FIRST_REQUEST_POOL_MIB
+    base = L.CUDA_CONTEXT_MIB + max(L.FIRST_REQUEST_POOL_MIB, L.kq_pool_mib(r, s))  # type: ignore[arg-type]
     assert mib == base + (L.CUBLAS_MIB if cublas else 0)
     assert ("cuBLAS" in note) is cublas
+
+
+def test_without_flash_attention_the_pool_holds_one_layers_kq_in_f16():
+    """v7: `-fa off` sends KQ and KQV to cuBLAS, whose f16 copy of one layer's KQ (n_ctx_seq x ubatch x n_head x 2 B
+    at a prompt filling the context) stays in the CUDA pool; with flash attention the pool is v6's 21 MiB."""
+    from generator.fit.realshape import SHAPES
+
+    r, off = _settings("llamacppqwen36dense27bone", context=16384, parallel=1, ubatch=1024, batch=2048,
+                       kv_k="f16", kv_v="f16", flash_attn="off")
+    _, on = _settings("llamacppqwen36dense27bone", context=16384, parallel=1, ubatch=1024, batch=2048,
+                      kv_k="f16", kv_v="f16", flash_attn="on")
+    kq = 16384 * 1024 * SHAPES["qwen36-27b"].n_head * 2 / MIB
+    assert L.kq_pool_mib(r, off) == pytest.approx(kq)  # type: ignore[arg-type]
+    assert L.kq_pool_mib(r, on) == 0  # type: ignore[arg-type]
+    assert L.cuda_context_formula(r, off)[0] - L.cuda_context_formula(r, on)[0] == pytest.approx(  # type: ignore[arg-type]
+        kq - L.FIRST_REQUEST_POOL_MIB)
 
 
 def test_the_mtp_draft_context_adds_its_own_pool_and_cublas_on_a_moe():
@@ -240,8 +256,13 @@ def test_without_flash_attention_the_dense_mtp_draft_context_reaches_cublas_too(
     r, s = _settings("llamacppqwen36mtpone", kv_k="f16", kv_v="f16")  # Qwen3.6 27B (dense) with its NextN layer
     mtp = replace(s, spec_method="mtp", spec_tokens=3)
     on = L.cuda_context_formula(r, mtp)[0]  # type: ignore[arg-type]
-    off = L.cuda_context_formula(r, replace(mtp, flash_attn=Value("off", None, "test")))[0]  # type: ignore[arg-type]
-    assert off - on == L.CUBLAS_MIB  # the target reaches cuBLAS anyway (Gated-DeltaNet F32 weights): the draft's
+    fa_off = replace(mtp, flash_attn=Value("off", None, "test"))
+    off = L.cuda_context_formula(r, fa_off)[0]  # type: ignore[arg-type]
+    # the target reaches cuBLAS anyway (Gated-DeltaNet F32 weights): the draft's cuBLAS, and (v7) both contexts' pools
+    # holding one layer's KQ in f16
+    pools = (max(L.FIRST_REQUEST_POOL_MIB, L.kq_pool_mib(r, fa_off)) - L.FIRST_REQUEST_POOL_MIB  # type: ignore[arg-type]
+             + max(L.MTP_DRAFT_POOL_MIB, L.kq_pool_mib(r, fa_off, draft=True)) - L.MTP_DRAFT_POOL_MIB)  # type: ignore[arg-type]
+    assert off - on == pytest.approx(L.CUBLAS_MIB + pools)
 
 
 # ---- the real llama-server (CPU build) --------------------------------------------------------------------------
