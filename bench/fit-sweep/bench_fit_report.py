@@ -141,7 +141,7 @@ def rows_of(runs_dir: Path, design_path: str | None = None) -> list[dict]:
         meas = measured_of(log, nvml)
         out.append({"id": run["app"], "half": row["half"], "row": row, "expected": exp, "measured": meas,
                     "boot_mib": run.get("gpu_mib_boot"), "short_mib": run.get("gpu_mib_after_request"),
-                    "nvml": nvml})
+                    "nvml": nvml, "errors": [k for k in run if k.endswith("_error")]})
     return out
 
 
@@ -181,6 +181,9 @@ def report(ns: argparse.Namespace) -> int:
     lines = []
     for half in ("fit", "test"):
         _table(lines, f"{half} half", [r for r in rows if r["half"] == half])
+    if any(r.get("errors") for r in rows):  # v7: a request llama-server refused did not measure what the row asked
+        _table(lines, "test half, every request answered", [r for r in rows if r["half"] == "test" and
+                                                            not r.get("errors")])
     if any(r["row"].get("fa") == "off" for r in rows):  # v5: flash attention on and off apart
         for fa in ("on", "off"):
             _table(lines, f"-fa {fa}", [r for r in rows if r["row"].get("fa", "on") == fa])
@@ -197,6 +200,7 @@ def report(ns: argparse.Namespace) -> int:
         flags = (f"c {row['context']} kv {row['kv']} ub {row['ubatch']} b {row['batch'] or '-'} np {row['parallel']}"
                  + (" mtp" if row["mtp"] else "") + (" swa-full" if row["swa_full"] else "")
                  + (" fa-off" if row.get("fa") == "off" else "") + (" mmproj" if row.get("mmproj") else ""))
+        flags += "".join(f" ({e.removesuffix('_error')} request refused)" for e in r.get("errors", []))
         lines.append(f"| {r['id']} | {r['half']} | {flags} | {est:,.0f} / {r['nvml']:,.0f} ({err:+.1f} %) | "
                      + " | ".join(cells) + " |")
     text = "\n".join(lines) + "\n"
