@@ -109,11 +109,10 @@ COMPUTE_ATTN_FA_OFF_BY_MODEL = {
 # patch) for the Qwen3.5/3.6 tower at 8,464 patches.
 MMPROJ_ACT_KIB = {"on": 30.02, "off": 34.51}
 # After the first image the projector's own ggml CUDA backend (clip_ctx creates one: ggml_backend_init_by_type GPU)
-# has its pool and, for its F16 matmuls over more than 16 rows, its own cuBLAS handle: counted as the MTP draft
-# context's own backend is (MTP_DRAFT_POOL_MIB + CUBLAS_MIB). An assumption, tested by the v6 set.
-MMPROJ_BACKEND_MIB = 18 + 100
-# v7: measured on v6's test set: NVML after the warmup-size image minus before it, 188-208 MiB on the 8 rows with flash
-# attention, 200 on the one without at ubatch 256 (where the text pool does not grow); every Qwen3.5/3.6 model alike
+# has its pool and, for its F16 matmuls over more than 16 rows, its own cuBLAS handle. v6 assumed the MTP draft
+# context's 18 + 100 MiB; v7: measured on v6's test set, NVML after the warmup-size image minus before it: 188-208 MiB
+# on the 8 rows with flash attention, 200 on the one without at ubatch 256 (where the text pool does not grow); every
+# Qwen3.5/3.6 model alike.
 MMPROJ_BACKEND_MIB = 190
 # v3's global form for a model outside the sweep (mask, SWA mask, quantized-KV term, hidden f32, FFN-width f32, MiB;
 # fitted on the 72 configurations of bench/fit-sweep/h200), unchanged in v4
@@ -218,8 +217,8 @@ def _mmproj(r: Resolved, s: Settings, ledger: Ledger) -> None:
         return
     ledger.add("cap", "vision projector compute buffer", *compute)
     ledger.add("cap", "vision projector CUDA backend", MMPROJ_BACKEND_MIB,
-               "the projector's own ggml CUDA backend after the first image: its pool and cuBLAS (assumed as the MTP "
-               "draft context's; bench/fit-accuracy.md)")
+               "the projector's own ggml CUDA backend after the first image: its pool and cuBLAS (measured on the "
+               "H200: bench/fit-accuracy.md, test set 5)")
 
 
 def kv_parts(r: Resolved, s: Settings) -> list[tuple[str, float, str]]:
