@@ -49,14 +49,16 @@ def _gpu_mib(pid: int) -> float | None:
 
 
 def run_one(server: str, gguf: str, args: list[str], log: Path, *, gpu: bool, timeout: float = 300,
-            threads: int = 2, request: bool = True) -> dict[str, object]:
+            threads: int = 2, request: bool = True, warmup: bool = False) -> dict[str, object]:
     """Boot llama-server, wait for it to listen (or die), optionally ask for 8 tokens, stop it; return the facts.
 
     On a CPU, no request: generating would read every (all-zero, sparse) weight page into the page cache.
+    `warmup`: leave llama-server's warmup on (the vision projector reserves its compute buffer only then:
+    tools/server/server-context.cpp mparams.warmup = params_base.warmup).
     """
     port = _free_port()
-    argv = [server, "-m", gguf, "--host", "127.0.0.1", "--port", str(port), "--no-warmup", "--fit", "off",
-            "-lv", "4", "-t", str(threads), *args]
+    argv = [server, "-m", gguf, "--host", "127.0.0.1", "--port", str(port), *([] if warmup else ["--no-warmup"]),
+            "--fit", "off", "-lv", "4", "-t", str(threads), *args]
     argv += ["-ngl", "99"] if gpu else ["--no-repack"]
     result: dict[str, object] = {"argv": argv[1:], "listening": False}
     start = time.monotonic()

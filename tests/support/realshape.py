@@ -52,7 +52,7 @@ def gguf_for(folder: Path, app: str) -> tuple[Path, object, object]:
     return path, probe, spec
 
 
-def boot_log(model: Path, args: list[str], folder: Path):
+def boot_log(model: Path, args: list[str], folder: Path, *, warmup: bool = False):
     """llama-server ($LLAMA_SERVER, CPU) booted on `model` with `args` until it listens (scripts/fit_probe.py
     `run_one`, `-lv 4`, no request), then stopped; its log parsed (generator/fit/calibrate.py `parse`)."""
     from generator.fit.calibrate import parse
@@ -61,7 +61,7 @@ def boot_log(model: Path, args: list[str], folder: Path):
 
     log_path = folder / "boot.log"
     facts = fit_probe().run_one(llama_server(), str(model), args, log_path, gpu=False, timeout=420, threads=2,
-                                request=False)
+                                request=False, warmup=warmup)
     log = log_path.read_text(errors="replace")
     assert facts["listening"], log[-4000:]
     parsed = parse(log)
