@@ -69,7 +69,7 @@ def calibrate(name: AppArg, log: LogOpt, write: WriteOpt = False, catalog: Catal
                           cap_mib=cap_mib or settings_cap, util=util or settings_util, quant=r.app.quantization,
                           when=when_date)
     rows = cal.rows_of(parsed, prov)
-    if gpu_mib is not None and family_for(r.stack).calibrate_gpu_rows:
+    if gpu_mib is not None and family_for(r.stack).llama_server:
         rows += _gpu_rows(parsed, prov, gpu_mib)
     if note:
         rows = cal.noted(rows, note, prov)

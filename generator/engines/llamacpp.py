@@ -6,8 +6,23 @@ import re
 
 from generator.catalog import Resolved
 from generator.engines.base import SLOT_DIR, Arg, EngineSpec, Head, Own, build, chat_template_path, fill
-from generator.engines.interface import EngineFamily, Get, Parser, Said, Server, Text, count
+from generator.engines.interface import EngineFamily, Get, Launcher, Parser, Said, Server, Text, count
+from generator.engines.readback import (
+    Mapped,
+    Origin,
+    Reader,
+    Spelling,
+    Syntax,
+    Token,
+    common,
+    speculative_spelled,
+    stack_args,
+    take_context,
+    take_field,
+    take_port,
+)
 from generator.engines.settings import llama_settings
+from generator.schema import Stack
 from generator.schema.engines import declaration
 
 BUILD = re.compile(r"(?:^|[-_:])b(\d{3,})(?=$|[-_.])")  # `server-cuda13-b8740`, `b8740-3f7c1d2`
@@ -83,7 +98,51 @@ def _answers_props(said: Said) -> bool:
     return said.props is not None and ("build_info" in said.props or "model_path" in said.props)
 
 
+# ---- import: llama-server's argv read back (generator/importer/) ---------------------------------------------
+
+# Aliases of the flags `read` takes, for a chart whose stack has no flag table (each listed in
+# catalog/flags/llamacpp-b8740.yaml).
+ALIASES = {"-m": "--model", "-a": "--alias", "-c": "--ctx-size", "-ctk": "--cache-type-k", "-ctv": "--cache-type-v",
+           "-mm": "--mmproj", "-hf": "--hf-repo", "-hfr": "--hf-repo", "-hff": "--hf-file"}
+
+
+def read(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
+    reader = Reader(tokens, spell)
+    out = Mapped()
+    model = reader.value("--model")
+    if model is not None:
+        out.model_path = model
+    else:
+        repo = reader.value("--hf-repo")
+        if repo is not None:
+            out.hf_repo = repo
+            hf_file = reader.value("--hf-file")
+            out.hf_file = hf_file[0] if hf_file else None
+    take_field(reader, out, "--alias", "served_name")
+    common(reader, out)
+    take_port(reader, out, stack)
+    take_context(reader, out, "--ctx-size", "not a positive token count (0 means the model's own length)")
+    k, v = reader.peek("--cache-type-k"), reader.peek("--cache-type-v")
+    if k is not None and v is not None:
+        kk = reader.value("--cache-type-k")
+        reader.value("--cache-type-v")
+        out.fields["kv_cache_type"] = k
+        if v != k:
+            out.fields["kv_cache_type_v"] = v
+        out.origins["kv_cache_type"] = kk[1] if kk else Origin("", None)
+    speculative_spelled(reader, out, stack)
+    mmproj = reader.value("--mmproj")
+    if mmproj is not None:
+        out.mmproj_path = mmproj
+    stack_args(reader, out, stack)
+    out.extra = reader.rest()
+    return out
+
+
+# ghcr.io/ggml-org/llama.cpp images are llama.cpp's own (a drafted stack's fork is `upstream`)
+LAUNCHER = Launcher(read, "--ctx-size", program=re.compile(r"^llama-server"), syntax=Syntax(ALIASES),
+                    chat_template_flag="--chat-template-file", upstream_images=("ghcr.io/ggml-org/",))
 SERVER = Server("llama.cpp", "llamacpp", _said, build_of, sniff=_answers_props, sniff_order=0, default=True)
 PARSER = Parser(strict_ints=True)
 FAMILY = EngineFamily(declaration("llamacpp"), engine, supports, llama_settings, fit="llamacpp", server=SERVER,
-                      parser=PARSER, calibrate_gpu_rows=True, allocates=True)
+                      parser=PARSER, llama_server=True, allocates=True, launcher=LAUNCHER)

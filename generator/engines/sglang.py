@@ -39,10 +39,12 @@ from dataclasses import dataclass
 
 from generator.catalog import Resolved
 from generator.engines.base import Arg, EngineSpec, Head, Own, build, chat_template_path
-from generator.engines.interface import EngineFamily, Get, Said, Server, Text, count, semver
+from generator.core.errors import Problem
+from generator.engines.interface import EngineFamily, Get, Launcher, Said, Server, Text, count, semver
+from generator.engines.readback import Mapped, Reader, Spelling, Token, server_fields, stack_args
 from generator.engines.settings import sglang_settings
 from generator.schema.engines import declaration
-from generator.schema import Architecture, AttentionGroup, Mamba2Group
+from generator.schema import Architecture, AttentionGroup, Mamba2Group, Stack
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -398,7 +400,25 @@ def recognise(image: str, program: str, script: str) -> str | None:
     return ", ".join(hits) or None
 
 
-FAMILY = EngineFamily(declaration("sglang"), engine, supports, sglang_settings, fit="sglang", server=SERVER)
+
+# SGLang (generator/engines/sglang.py builds this argv): --mem-fraction-static is the app's stated fraction;
+# --max-running-requests is computed from the KV pool on every render, so it is read and not kept.
+def read(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
+    reader = Reader(tokens, spell)
+    out = server_fields(reader, stack, reader.value("--model-path", "--model"), "--context-length",
+                         "--mem-fraction-static", whole=False)
+    requests = reader.value("--max-running-requests")
+    if requests is not None:
+        out.notes.append(Problem(str(requests[1]), None, None, f"--max-running-requests {requests[0]}: the catalog "
+                                 "computes it from the KV pool on each render (generator/engines/sglang.py)"))
+    stack_args(reader, out, stack)
+    out.extra = reader.rest()
+    return out
+
+
+LAUNCHER = Launcher(read, "--context-length", shapes=LAUNCHERS, recognise=recognise)
+FAMILY = EngineFamily(declaration("sglang"), engine, supports, sglang_settings, fit="sglang", server=SERVER,
+                      launcher=LAUNCHER)
 
 __all__ = ["BOOT_LOG_NEEDS", "FAMILY", "Budget", "BootFigure", "BootLog", "IDENTITY_PATHS", "LAUNCHERS", "Plan",
            "cell_bytes", "default_mem_fraction_static", "engine", "launcher_of", "mamba_per_request_bytes", "plan",

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
+from typing import Any
 
 from generator.catalog import Resolved
 from generator.engines.base import Arg, EngineSpec, Head, Own, build, chat_template_path, compact_json
-from generator.engines.interface import EngineFamily, Get, Parser, Said, Server, Text, count, semver
+from generator.core.errors import Problem
+from generator.engines.interface import EngineFamily, Get, Launcher, Parser, Said, Server, Text, count, semver
+from generator.engines.readback import Mapped, Reader, Spelling, Syntax, Token, server_fields, stack_args
 from generator.engines.settings import vllm_settings
+from generator.schema import Stack
 from generator.schema.engines import declaration
 
 SPEC_METHODS = {"mtp": "mtp", "draft": "draft_model", "dflash": "dflash", "ngram": "ngram"}  # catalog -> vLLM
@@ -79,6 +84,58 @@ def _answers_version(said: Said) -> bool:
     return said.version is not None and isinstance(said.version.get("version"), str)
 
 
+# ---- import: `vllm serve`'s argv read back (generator/importer/) -------------------------------------------
+
+READ_SPEC_METHODS = {v: k for k, v in SPEC_METHODS.items()}  # vLLM -> catalog
+READ_SPEC_KEYS = {"method", "model", "num_speculative_tokens"}
+
+
+def read(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
+    reader = Reader(tokens, spell)
+    out = server_fields(reader, stack, reader.positional() or reader.value("--model"), "--max-model-len",
+                         "--gpu-memory-utilization", whole=True)
+    spec = reader.value("--speculative-config")
+    if spec is not None:
+        mapped = _vllm_speculative(spec[0])
+        if mapped is None:
+            reader.put_back("--speculative-config")
+            out.notes.append(Problem(str(spec[1]), None, None, "--speculative-config holds keys the catalog does not "
+                                     "model (it knows method, model, num_speculative_tokens); kept in extra_args"))
+        else:
+            fields, drafter = mapped
+            out.fields["speculative"] = fields
+            out.origins["speculative"] = spec[1]
+            out.drafter_repo = drafter
+    stack_args(reader, out, stack)
+    out.extra = reader.rest()
+    return out
+
+
+def _vllm_speculative(text: str) -> tuple[dict[str, Any], str | None] | None:
+    try:
+        config = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(config, dict) or not set(config) <= READ_SPEC_KEYS:
+        return None
+    method = READ_SPEC_METHODS.get(str(config.get("method")))
+    if method is None:
+        return None
+    fields: dict[str, Any] = {"method": method}
+    tokens = config.get("num_speculative_tokens")
+    if tokens is not None:
+        if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens <= 0:
+            return None
+        fields["tokens"] = tokens
+    model = config.get("model")
+    if model is not None and not isinstance(model, str):
+        return None
+    return fields, model
+
+
+LAUNCHER = Launcher(read, "--max-model-len", program=re.compile(r"^vllm$"), subcommand="serve",
+                    syntax=Syntax(equals=True, underscores=True), chat_template_flag="--chat-template",
+                    own_speculative=True, upstream_images=("vllm/vllm-openai", "docker.io/vllm/vllm-openai"))
 SERVER = Server("vLLM", "vllm", _said, semver, sniff=_answers_version, sniff_order=1, metrics=True)
 FAMILY = EngineFamily(declaration("vllm"), engine, supports, vllm_settings, fit="vllm", server=SERVER,
-                      parser=Parser(abbreviations=True))
+                      parser=Parser(abbreviations=True), launcher=LAUNCHER)
