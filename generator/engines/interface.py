@@ -139,7 +139,7 @@ class Launcher:
 
 
 @dataclass(frozen=True)
-class BootLog:
+class BootReader:
     """The lines of the engine's boot log that `catalog calibrate` (generator/fit/calibrate.py) reads.
 
     read: one line of the log into the `Parsed` so far (engines/bootlog.py: its figures, the model and engine it
@@ -164,7 +164,7 @@ class EngineFamily:
     turns its boot log's buffers into GPU rows, and the real-shape probe (generator/fit/probe.py) boots it;
     allocates: the server allocates what its model needs rather than a share of the device (rules/hami.py);
     launcher: how `catalog import` recognises and reads its container (None: import does not);
-    boot_log: the boot-log lines `catalog calibrate` reads (None: it reads none of this engine's).
+    boot: the boot-log lines `catalog calibrate` reads (None: it reads none of this engine's).
     """
 
     declared: Declared
@@ -177,12 +177,12 @@ class EngineFamily:
     llama_server: bool = False
     allocates: bool = False
     launcher: Launcher | None = None
-    boot_log: BootLog | None = None
+    boot: BootReader | None = None
 
     @property
     def name(self) -> str:
         return self.declared.family
 
 
-__all__ = ["MAX_COUNT", "SEMVER", "Answer", "BootLog", "EngineFamily", "Get", "Launcher", "Parser", "Said", "Server",
+__all__ = ["MAX_COUNT", "SEMVER", "Answer", "BootReader", "EngineFamily", "Get", "Launcher", "Parser", "Said", "Server",
            "Text", "count", "semver"]
