@@ -106,7 +106,9 @@ class Launcher:
     server at a chat template file (None: import does not read one back);
     own_speculative: the argv spells speculative decoding itself (vLLM's `--speculative-config`), not in the stack's
     `speculative_args`; kv_env: env variables that hold the KV cache types (Lucebox's dflash_server);
-    upstream_images: image prefixes of the engine's own publisher (a drafted stack's fork is `upstream`).
+    upstream_images: image prefixes of the engine's own publisher (a drafted stack's fork is `upstream`);
+    entrypoint: (image pattern, program) of images whose entrypoint runs the server, for a chart that sets no
+    command.
     """
 
     read: Callable[[list[Token], Spelling, Stack | None], Mapped]
@@ -120,6 +122,7 @@ class Launcher:
     own_speculative: bool = False
     kv_env: tuple[str, ...] = ()
     upstream_images: tuple[str, ...] = ()
+    entrypoint: tuple[re.Pattern[str], str] | None = None
 
     def shape(self, argv: list[str]) -> tuple[str, ...] | None:
         """The launcher shape `argv` starts with, or None."""

@@ -141,9 +141,12 @@ def read(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
     return out
 
 
-# ghcr.io/ggml-org/llama.cpp images are llama.cpp's own (a drafted stack's fork is `upstream`)
+# ghcr.io/ggml-org/llama.cpp images are llama.cpp's own (a drafted stack's fork is `upstream`); its :server* images
+# run llama-server as their entrypoint (github.com/ggml-org/llama.cpp docs/docker.md; the maintainer's
+# llamacppglm47flash sets no command).
 LAUNCHER = Launcher(read, "--ctx-size", program=re.compile(r"^llama-server"), syntax=Syntax(ALIASES),
-                    chat_template_flag="--chat-template-file", upstream_images=("ghcr.io/ggml-org/",))
+                    chat_template_flag="--chat-template-file", upstream_images=("ghcr.io/ggml-org/",),
+                    entrypoint=(re.compile(r"^(ghcr\.io/)?ggml-org/llama\.cpp:server"), "/app/llama-server"))
 # ---- calibrate: the lines of a llama-server boot log (generator/fit/calibrate.py runs the reader) ------------
 #
 # Line formats, from the engine's source at the pinned version:

@@ -26,10 +26,6 @@ from generator.engines.interface import Launcher
 
 SHELLS = ("sh", "bash", "dash", "ash", "zsh")
 PYTHON = re.compile(r"^(python[0-9.]*|uvicorn|gunicorn|fastapi)$")
-# ghcr.io/ggml-org/llama.cpp:server* images run llama-server as their entrypoint
-# (github.com/ggml-org/llama.cpp docs/docker.md; the maintainer's llamacppglm47flash sets no command).
-LLAMACPP_SERVER_IMAGE = re.compile(r"^(ghcr\.io/)?ggml-org/llama\.cpp:server")
-LLAMACPP_ENTRYPOINT = "/app/llama-server"
 
 
 @dataclass(frozen=True)
@@ -89,6 +85,15 @@ def launched(argv: list[str]) -> tuple[Family, int] | None:
     return None
 
 
+def entrypoint_of(image: str) -> str | None:
+    """The server program an image runs as its entrypoint (a family's `Launcher.entrypoint`: ghcr.io/ggml-org/
+    llama.cpp:server* runs /app/llama-server), for a container with no command; None: not known."""
+    for _, launcher in launchers():
+        if launcher.entrypoint is not None and launcher.entrypoint[0].match(image):
+            return launcher.entrypoint[1]
+    return None
+
+
 def upstream_images() -> tuple[str, ...]:
     """The image prefixes of the engines' own publishers (every family's `Launcher.upstream_images`)."""
     return tuple(prefix for _, launcher in launchers() for prefix in launcher.upstream_images)
@@ -129,11 +134,10 @@ def unsupported(image: str, program: str, script: str, model: str | None = None)
 
 
 __all__ = [
-    "LLAMACPP_ENTRYPOINT",
-    "LLAMACPP_SERVER_IMAGE",
     "Family",
     "Unsupported",
     "basename",
+    "entrypoint_of",
     "family_of",
     "is_shell",
     "launched",

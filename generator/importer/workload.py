@@ -523,8 +523,8 @@ def _launch(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any
             argv = _place(words, positional, physical, script.exec_line, origin)
             for line in script.before:
                 pre_exec.append((_script_line(script_origin, line, offset), line.text))
-    elif not command and programs.LLAMACPP_SERVER_IMAGE.match(image):
-        argv = [Token(programs.LLAMACPP_ENTRYPOINT, Origin(rendered.where(doc.source), anchor)), *raw_tokens]
+    elif not command and (entrypoint := programs.entrypoint_of(image)) is not None:
+        argv = [Token(entrypoint, Origin(rendered.where(doc.source), anchor)), *raw_tokens]
     launch = Launch(doc, container, name, image, bool(command), argv, script, script_origin, env, used, pre_exec,
                     problems)
     return launch
