@@ -26,6 +26,9 @@ ALLOWED = {
     # scripts. Their shape is what it inspects (an unknown key is reported as unmapped, not a crash); what it hands
     # on are catalog YAML documents for the writer (the YAML boundary) and a JSON report.
     "generator/importer/": "charts written by others, read back as Helm renders them; catalog YAML it writes",
+    # The same reading of a chart's argv, shared by the engine families' `Launcher.read` (it was importer/argv.py):
+    # `Mapped.fields` are the app's catalog YAML fields the importer writes.
+    "generator/engines/readback.py": "an imported chart's argv, read back into the catalog YAML the importer writes",
     # Adapters pass a tool's own documents through (Helm values, Kubernetes objects) untouched.
     "generator/adapters/": "a third-party tool's own documents (Helm values, Kubernetes objects)",
 }

@@ -55,11 +55,11 @@ def calibrate(name: AppArg, log: LogOpt, write: WriteOpt = False, catalog: Catal
     parsed = cal.parse(lines, where)
     from generator.engines.family import family_for, family_of
 
-    engine = family_of(r.stack)  # the family whose boot-log lines the log must hold (fit/calibrate.py NEEDS)
+    engine = family_of(r.stack)  # the family whose boot-log lines the log must hold (fit/calibrate.py `needs`)
 
     if parsed.engine is None:
         raise refuse(where, f"holds none of what `catalog calibrate` reads; a {engine} boot log needs "
-                   f"{cal.NEEDS.get(engine, cal.NEEDS['vllm'] + ' / ' + cal.NEEDS['llamacpp'])}")
+                   f"{cal.needs(engine)}")
     if parsed.engine != engine:
         raise refuse(where, f"is a {parsed.engine} log, but {name} runs on {engine} ({r.stack.id}): "
                             "give that app's log")
@@ -69,14 +69,14 @@ def calibrate(name: AppArg, log: LogOpt, write: WriteOpt = False, catalog: Catal
                           cap_mib=cap_mib or settings_cap, util=util or settings_util, quant=r.app.quantization,
                           when=when_date)
     rows = cal.rows_of(parsed, prov)
-    if gpu_mib is not None and family_for(r.stack).calibrate_gpu_rows:
+    if gpu_mib is not None and family_for(r.stack).llama_server:
         rows += _gpu_rows(parsed, prov, gpu_mib)
     if note:
         rows = cal.noted(rows, note, prov)
     skipped = [row for row in rows if row.target == "model"] if realshape else []
     rows = [row for row in rows if row not in skipped]
     if not rows:
-        raise refuse(where, f"has no figure `catalog calibrate` can turn into a row; it needs {cal.NEEDS[engine]}")
+        raise refuse(where, f"has no figure `catalog calibrate` can turn into a row; it needs {cal.needs(engine)}")
     before = _summary(r)
     after_r = _with(r, rows)
     after = _summary(after_r)
@@ -190,15 +190,15 @@ def _app_budget(r: Any) -> tuple[float | None, int]:
 
 def _gpu_rows(parsed: Any, prov: Any, gpu_mib: float) -> list[Any]:
     """gpu_total (NVML) and cuda_context = NVML minus every CUDA buffer llama.cpp reported."""
-    from generator.fit.calibrate import Row, _cal
+    from generator.engines.bootlog import Row, cal
 
     on_gpu = sum(x.value for x in parsed.readings if x.kind in ("kv_buffer", "recurrent_state"))
     on_gpu += sum(x.value for x in parsed.readings if x.kind in ("model_buffer", "compute_buffer")
                   and x.device.startswith("CUDA") and not x.device.startswith("CUDA_Host"))
-    return [Row("app", _cal("gpu_total", gpu_mib, f"NVML: the llama-server process held {gpu_mib:,.0f} MiB", prov,
-                            device=prov.device)),
-            Row("app", _cal("cuda_context", gpu_mib - on_gpu, f"NVML {gpu_mib:,.0f} MiB minus the {on_gpu:,.1f} MiB "
-                            "of buffers llama.cpp reported on the GPU", prov, device=prov.device))]
+    return [Row("app", cal("gpu_total", gpu_mib, f"NVML: the llama-server process held {gpu_mib:,.0f} MiB", prov,
+                           device=prov.device)),
+            Row("app", cal("cuda_context", gpu_mib - on_gpu, f"NVML {gpu_mib:,.0f} MiB minus the {on_gpu:,.1f} MiB "
+                           "of buffers llama.cpp reported on the GPU", prov, device=prov.device))]
 
 
 def _with(r: Any, rows: list[Any]) -> Any:

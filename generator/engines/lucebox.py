@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
+import re
+
 from generator.catalog import Resolved
 from generator.engines.base import Arg, EngineSpec, EnvVar, Head, Own, build
-from generator.engines.interface import EngineFamily
+from generator.engines.interface import EngineFamily, Launcher
 from generator.engines.llamacpp import PARSER, SERVER, speculative
 from generator.engines.llamacpp import supports as llamacpp_supports
+from generator.engines.readback import (
+    Mapped,
+    Reader,
+    Spelling,
+    Token,
+    common,
+    positive_int,
+    speculative_spelled,
+    stack_args,
+    take_port,
+)
 from generator.engines.settings import lucebox_settings
+from generator.schema import Stack
 from generator.schema.engines import declaration
 
 
@@ -37,6 +51,37 @@ def supports(argv: list[str]) -> frozenset[str]:
     return llamacpp_supports(argv)
 
 
+# ---- import: dflash_server's argv read back (generator/importer/) -------------------------------------------
+
+def read(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
+    reader = Reader(tokens, spell)
+    out = Mapped()
+    target = reader.positional()
+    if target is not None:
+        out.model_path = target
+    speculative_spelled(reader, out, stack)
+    name = reader.value("--model-name")
+    if name is not None:
+        out.fields["served_name"] = name[0]
+        out.origins["served_name"] = name[1]
+    common(reader, out)
+    take_port(reader, out, stack)
+    ctx = reader.value("--max-ctx")
+    if ctx is not None and positive_int(ctx[0]) is not None:
+        out.fields["context_length"] = int(ctx[0])
+        out.origins["context_length"] = ctx[1]
+    elif ctx is not None:
+        reader.put_back("--max-ctx")
+    stack_args(reader, out, stack)
+    out.extra = reader.rest()
+    return out
+
+
+# dflash_server reads its KV cache types from DFLASH27B_KV_K / DFLASH27B_KV_V (what `own` writes)
+LAUNCHER = Launcher(read, "--max-ctx", program=re.compile(r"^dflash_server$"), kv_env=("DFLASH27B_KV_K",
+                                                                                       "DFLASH27B_KV_V"))
+
+
 # A Lucebox stack is llama.cpp's `lucebox` fork: smoke reads it as a llama.cpp server, its memory as llama.cpp's.
 FAMILY = EngineFamily(declaration("lucebox"), engine, supports, lucebox_settings, fit="llamacpp", server=SERVER,
-                      parser=PARSER, allocates=True)
+                      parser=PARSER, allocates=True, launcher=LAUNCHER)

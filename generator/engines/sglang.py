@@ -39,10 +39,13 @@ from dataclasses import dataclass
 
 from generator.catalog import Resolved
 from generator.engines.base import Arg, EngineSpec, Head, Own, build, chat_template_path
-from generator.engines.interface import EngineFamily, Get, Said, Server, Text, count, semver
+from generator.core.errors import Problem
+from generator.engines.bootlog import Parsed, Provenance, Reading, Row, add, cal, figure
+from generator.engines.interface import BootReader, EngineFamily, Get, Launcher, Said, Server, Text, count, semver
+from generator.engines.readback import Mapped, Reader, Spelling, Token, server_fields, stack_args
 from generator.engines.settings import sglang_settings
 from generator.schema.engines import declaration
-from generator.schema import Architecture, AttentionGroup, Mamba2Group
+from generator.schema import Architecture, AttentionGroup, Mamba2Group, Stack
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -372,6 +375,42 @@ BOOT_LOG_NEEDS = ("'KV Cache is allocated. #tokens: N, K size: X GB, V size: Y G
                   "mem usage=X GB'")
 
 
+def read_boot(out: Parsed, line: str, number: int) -> None:
+    """One line of an SGLang boot log: its figure (`read_boot_line`), or the model its server_args line names."""
+    found = read_boot_line(line, figure)
+    if found is None:
+        return
+    assert out.models is not None
+    out.engine = "sglang"
+    if found.kind == "model":
+        out.model = out.model or found.detail
+        out.models.append((number, found.detail))
+        return
+    if found.kind == "total_tokens":
+        out.n_ctx = out.n_ctx or found.context
+    add(out, Reading(found.kind, found.value, number, line, context=found.tokens or found.context,
+                     detail=found.detail))
+
+
+def sglang_rows(parsed: Parsed, p: Provenance) -> list[Row]:
+    """SGLang readings -> weights_loaded (the model's, per weight file) and kv_needed (the pool: #tokens in K + V GiB)
+    rows. With --tp N the log's figures are one rank's (TP0, the first line read)."""
+    rows: list[Row] = []
+    if (w := parsed.first("weights_loaded")) is not None and p.quant:
+        rows.append(Row("model", cal("weights_loaded", None, f"SGLang `{w.text[-120:]}`", p, value_gib=w.value,
+                                      quant=p.quant)))
+    if (kv := parsed.first("kv_allocated")) is not None and kv.context:
+        total = parsed.first("total_tokens")
+        said = f", max_total_num_tokens={int(total.value):,}" if total is not None else ""
+        rows.append(Row("app", cal("kv_needed", None, f"SGLang: KV Cache is allocated, {kv.context:,} tokens in "
+                                    f"{kv.value:.2f} GiB ({kv.detail}{said})", p, value_gib=round(kv.value, 3),
+                                    context=kv.context)))
+    return rows
+
+
+BOOT = BootReader(read_boot, sglang_rows, BOOT_LOG_NEEDS)
+
+
 # ---- import: the launcher shapes of an SGLang chart -----------------------------------------------------
 
 LAUNCHERS = (("python3", "-m", "sglang.launch_server"), ("python", "-m", "sglang.launch_server"), ("sglang", "serve"))
@@ -398,7 +437,25 @@ def recognise(image: str, program: str, script: str) -> str | None:
     return ", ".join(hits) or None
 
 
-FAMILY = EngineFamily(declaration("sglang"), engine, supports, sglang_settings, fit="sglang", server=SERVER)
+
+# SGLang (generator/engines/sglang.py builds this argv): --mem-fraction-static is the app's stated fraction;
+# --max-running-requests is computed from the KV pool on every render, so it is read and not kept.
+def read(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
+    reader = Reader(tokens, spell)
+    out = server_fields(reader, stack, reader.value("--model-path", "--model"), "--context-length",
+                         "--mem-fraction-static", whole=False)
+    requests = reader.value("--max-running-requests")
+    if requests is not None:
+        out.notes.append(Problem(str(requests[1]), None, None, f"--max-running-requests {requests[0]}: the catalog "
+                                 "computes it from the KV pool on each render (generator/engines/sglang.py)"))
+    stack_args(reader, out, stack)
+    out.extra = reader.rest()
+    return out
+
+
+LAUNCHER = Launcher(read, "--context-length", shapes=LAUNCHERS, recognise=recognise)
+FAMILY = EngineFamily(declaration("sglang"), engine, supports, sglang_settings, fit="sglang", server=SERVER,
+                      launcher=LAUNCHER, boot=BOOT)
 
 __all__ = ["BOOT_LOG_NEEDS", "FAMILY", "Budget", "BootFigure", "BootLog", "IDENTITY_PATHS", "LAUNCHERS", "Plan",
            "cell_bytes", "default_mem_fraction_static", "engine", "launcher_of", "mamba_per_request_bytes", "plan",

@@ -79,12 +79,13 @@ def probe_for(r: Any) -> Probe | None:
     from dataclasses import replace as dc_replace
 
     from generator.engines import engine_for
+    from generator.engines.family import family_for
     from generator.engines.settings import llama_settings
     from generator.fit.estimate import estimate
     from generator.fit.llamacpp import compute_formula
     from generator.fit.sizing import sized
 
-    if r.stack.engine != "llamacpp" or r.stack.fork == "lucebox":
+    if not family_for(r.stack).llama_server:
         return None
     notes: list[str] = []
     update: dict[str, Any] = {}

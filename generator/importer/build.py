@@ -28,8 +28,8 @@ from generator.core.errors import CatalogError, InputError, Problem
 from generator.core.redact import literal_secret, secret_name
 from generator.core.text import safe_line
 from generator.engines.base import CHAT_TEMPLATE_DIR, CHAT_TEMPLATE_FILE, SLOT_DIR
-from generator.engines import sglang
-from generator.engines.family import Family, family_of, stack_engine
+from generator.engines.family import Family, family, family_of, stack_engine
+from generator.engines.interface import Launcher
 from generator.fit.sizing import sized
 from generator.flags.tables import FlagTable, FlagTables
 from generator.importer import programs
@@ -57,6 +57,7 @@ from generator.lint.values import olares_values
 from generator.schema import App, GenesisRegistry, Stack
 from generator.schema.app import PipPackage
 from generator.schema.common import AppName
+from generator.schema.engines import Declared
 
 PIP_PACKAGE = TypeAdapter(PipPackage)  # the App schema's package spelling
 APP_NAME = TypeAdapter(AppName)  # the App schema's name rule (generator/schema/common.py), the one name validator
@@ -166,16 +167,19 @@ def _prefix_matches(argv: list[Token], command: tuple[str, ...]) -> bool:
 
 
 def _family_prefix(argv: list[Token]) -> tuple[str, int] | None:
-    if not argv:
-        return None
-    if shape := sglang.launcher_of([t.text for t in argv]):  # python -m sglang.launch_server, sglang serve
-        return "sglang", len(shape)
-    family = programs.family_of(argv[0].text)
-    if family == "vllm":
-        return ("vllm", 2) if len(argv) > 1 and argv[1].text == "serve" else None
-    if family:
-        return family, 1
-    return None
+    """(family, launcher length) of an argv that starts an engine's launcher (importer/programs.py `launched`)."""
+    return programs.launched([t.text for t in argv])
+
+
+def _launcher(name: str) -> Launcher:
+    """The family's launcher part (engines/interface.py `Launcher`): only families that have one are imported."""
+    launcher = family(Family(name)).launcher
+    assert launcher is not None, f"family {name} has no Launcher (generator/engines/{name}.py)"
+    return launcher
+
+
+def _declared(name: str) -> Declared:
+    return family(Family(name)).declared
 
 
 def _manifest_defaults(ctx: _Ctx, tokens: list[Token]) -> list[Token]:
@@ -478,11 +482,12 @@ def _env(ctx: _Ctx, launch: Launch, stack: Stack | None, family: str, consumed: 
     stack_env = dict(stack.env) if stack is not None else {}
     genesis = cat.genesis if stack is not None and stack.fork == "genesis" else None
     kv: dict[str, str] = {}
+    kv_env = _launcher(family).kv_env
     for name, entry in launch.env.items():
         value = entry.value
         if _env_left_out(ctx, name, entry, consumed) or value is None or _hf_cache_elsewhere(ctx, launch, name, entry):
             continue
-        if family == "lucebox" and name in ("DFLASH27B_KV_K", "DFLASH27B_KV_V"):
+        if name in kv_env:
             kv[name] = value
             continue
         patch = _genesis_patch(ctx, genesis, name, entry) if genesis is not None else None
@@ -498,7 +503,7 @@ def _env(ctx: _Ctx, launch: Launch, stack: Stack | None, family: str, consumed: 
             ctx.note(stack.id if stack else "", f"stack {stack.id if stack else ''} sets env {name}={value}, which the "
                                                 "chart does not; a re-render adds it")
     if kv:
-        _lucebox_kv(kv, env, app)
+        _kv_env(kv, kv_env, env, app)
     if patches:
         app["genesis_patches"] = patches
     if env:
@@ -564,10 +569,11 @@ def _genesis_patch(ctx: _Ctx, genesis: GenesisRegistry, name: str, entry: EnvEnt
     return patch.id
 
 
-def _lucebox_kv(kv: dict[str, str], env: dict[str, str], app: dict[str, Any]) -> None:
-    """Lucebox's KV cache types: both set become kv_cache_type (and _v); one alone stays an env var."""
-    k = kv.get("DFLASH27B_KV_K")
-    v = kv.get("DFLASH27B_KV_V")
+def _kv_env(kv: dict[str, str], names: tuple[str, ...], env: dict[str, str], app: dict[str, Any]) -> None:
+    """KV cache types the engine reads from its env (`Launcher.kv_env`, Lucebox's DFLASH27B_KV_K / _V): both set
+    become kv_cache_type (and _v); one alone stays an env var."""
+    k = kv.get(names[0])
+    v = kv.get(names[1])
     if k and v:
         app["kv_cache_type"] = k
         if v != k:
@@ -1116,7 +1122,7 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool, renderer: CappedRe
         draft_stack = _draft_stack(pool, launch, family, prefix, port, app.get("name") or files.label)
         stack = _draft_stack_model(draft_stack)
     mapped = map_argv(family, tokens, _table(cat, stack if draft_stack is None else None), stack)
-    if family == "vllm":  # ASR on vLLM is recognised by its model
+    if _declared(family).audio:  # speech recognition on vLLM is recognised by its model
         found = programs.unsupported(launch.image, launch.program, "",
                                      mapped.model_repo[0] if mapped.model_repo else None)
         if found:
@@ -1125,7 +1131,7 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool, renderer: CappedRe
             return _unsupported(result, found)
     result.stack = stack.id
     result.stack_draft = pool.is_draft_stack(stack.id)
-    if draft_stack is not None and mapped.fields.get("speculative") and family == "vllm":
+    if draft_stack is not None and mapped.fields.get("speculative") and _launcher(family).own_speculative:
         method = mapped.fields["speculative"]["method"]
         draft_stack.data.setdefault("spec_methods", []).append(method)
         draft_stack.data.setdefault("speculative_args", {})[method] = []
@@ -1235,7 +1241,7 @@ def _draft_stack(pool: Pool, launch: Launch, family: str, prefix: int, port: int
     guessed = [f"id and title from the image {image}"]
     engine, fork = stack_engine(cast(Family, family))
     data: dict[str, Any] = {"id": slug(f"{repo}-{tag}"), "title": f"{repo} {tag}"[:60], "engine": engine}
-    upstream = image.startswith(("ghcr.io/ggml-org/", "vllm/vllm-openai", "docker.io/vllm/vllm-openai"))
+    upstream = image.startswith(programs.upstream_images())
     if fork is not None:
         data["fork"] = fork
     elif upstream:
@@ -1264,10 +1270,10 @@ def _apply_argv(ctx: _Ctx, mapped: Mapped, app: dict[str, Any], pool: Pool, fami
     spec = fields.get("speculative")
     if spec is not None:
         app["speculative"] = _argv_speculative(ctx, mapped, pool, fetches, name, model_id, spec)
-    if family == "llamacpp" and mapped.mmproj_path is not None:
+    if _declared(family).gguf and mapped.mmproj_path is not None:
         _argv_mmproj(ctx, mapped, pool, fetches, name, model_id, app)
-    else:
-        _argv_vllm_vision(ctx, mapped, pool, family, model_id, app)
+    elif _declared(family).audio:
+        _argv_vllm_vision(ctx, mapped, pool, model_id, app)
     # what stays: extra_args (never a literal secret)
     mapped.extra = _without_secrets(ctx, mapped.extra)
     extra = [t.text for t in mapped.extra]
@@ -1289,8 +1295,7 @@ def _argv_fields(ctx: _Ctx, mapped: Mapped, fields: dict[str, Any], app: dict[st
         if key in fields:
             app[key] = fields[key]
     if "context_length" not in app:
-        flag = {"vllm": "--max-model-len", "llamacpp": "--ctx-size", "lucebox": "--max-ctx",
-                "sglang": "--context-length"}[family]
+        flag = _launcher(family).context_flag
         ctx.result.missing.append(f"context_length (the chart passes no {flag})")
 
 
@@ -1430,11 +1435,11 @@ def _argv_mmproj(ctx: _Ctx, mapped: Mapped, pool: Pool, fetches: list[Fetch], na
         app["vision"] = True
 
 
-def _argv_vllm_vision(ctx: _Ctx, mapped: Mapped, pool: Pool, family: str, model_id: str | None,
-                      app: dict[str, Any]) -> None:
-    """vLLM: vision from the audio image's flags or the model's architecture, or the olares-v3 Router card's
-    MODEL_SUPPORTS (generator/chart/plan.py writes `vision` from the app's own flag); audio needs an audio encoder."""
-    card = _card_vision(ctx.r.manifest) if family == "vllm" else None
+def _argv_vllm_vision(ctx: _Ctx, mapped: Mapped, pool: Pool, model_id: str | None, app: dict[str, Any]) -> None:
+    """vLLM (the family whose builder writes `audio`, generator/schema/engines.py): vision from the audio image's
+    flags or the model's architecture, or the olares-v3 Router card's MODEL_SUPPORTS (generator/chart/plan.py writes
+    `vision` from the app's own flag); audio needs an audio encoder."""
+    card = _card_vision(ctx.r.manifest)
     if card is not None:  # the card says it outright; the heuristics below only guess
         if card:
             app["vision"] = True
@@ -1442,13 +1447,13 @@ def _argv_vllm_vision(ctx: _Ctx, mapped: Mapped, pool: Pool, family: str, model_
         if ctx.audio_image is not None and model is not None and not model.architecture.audio:
             ctx.result.missing.append(f"audio: model {model_id} has no audio encoder (architecture.audio)")
         return
-    if family == "vllm" and ctx.audio_image is not None:
+    if ctx.audio_image is not None:
         if ctx.audio_image:
             app["vision"] = True
         model = pool.cat.models.get(model_id or "")
         if model is not None and not model.architecture.audio:
             ctx.result.missing.append(f"audio: model {model_id} has no audio encoder (architecture.audio)")
-    elif family == "vllm" and model_id is not None:
+    elif model_id is not None:
         model = pool.cat.models.get(model_id)
         arch_vision = bool(model and model.architecture.vision)
         text = " ".join(t.text for t in mapped.extra)
@@ -1541,7 +1546,7 @@ def _features(ctx: _Ctx, launch: Launch, mapped: Mapped, family: str, stack: Sta
     """`chat_template`, `slot_save`, `audio` and `python_packages`: each back from the spelling the catalog
     renders; what differs from it stays in `extra_args` / `unmapped` as before."""
     extra = mapped.extra
-    flag = {"llamacpp": "--chat-template-file", "vllm": "--chat-template"}.get(family)
+    flag = _launcher(family).chat_template_flag
     found = _take(extra, flag) if flag else None
     write = _written_for(launch, found[0], writes) if found is not None else None
     if found is not None and write is not None and write.text is not None:
@@ -1576,7 +1581,7 @@ def _features(ctx: _Ctx, launch: Launch, mapped: Mapped, family: str, stack: Sta
             if path != f"{CHAT_TEMPLATE_DIR}/{CHAT_TEMPLATE_FILE}":
                 ctx.note(origin, f"{flag} {path}: the catalog mounts the chat template at "
                                  f"{CHAT_TEMPLATE_DIR}/{CHAT_TEMPLATE_FILE}")
-    if family == "llamacpp":
+    if _declared(family).slot_save:
         found = _take(extra, "--slot-save-path")
         mount = _mount_at(launch, found[0]) if found is not None else None
         if found is not None and mount is not None and "emptyDir" in mount[1]:
@@ -1586,7 +1591,7 @@ def _features(ctx: _Ctx, launch: Launch, mapped: Mapped, family: str, stack: Sta
             del extra[start:start + count]
             if path.rstrip("/") != SLOT_DIR:
                 ctx.note(origin, f"--slot-save-path {path}: the catalog mounts its emptyDir at {SLOT_DIR}")
-    if family == "vllm":
+    if _declared(family).audio:
         found = _take(extra, "--limit-mm-per-prompt")
         if found is not None:
             try:

@@ -1,9 +1,11 @@
 """Which server a container runs: a supported engine family, a known server the catalog does not model, or
 something unknown.
 
-Supported (generator/engines/): vLLM (`vllm serve`), llama.cpp and its forks (`llama-server`), Lucebox
-(`dflash_server`). A catalog stack with the chart's image and command is recognised first, whatever its
-program is called (the Genesis image runs `/entrypoint.sh serve`, catalog/stacks/genesis-vllm.yaml).
+Supported: each registered family with a `Launcher` (generator/engines/interface.py; its module says its program
+and launcher shapes): vLLM (`vllm serve`), llama.cpp and its forks (`llama-server`), Lucebox (`dflash_server`),
+SGLang (`python -m sglang.launch_server`, `sglang serve`). A catalog stack with the chart's image and command is
+recognised first, whatever its program is called (the Genesis image runs `/entrypoint.sh serve`,
+catalog/stacks/genesis-vllm.yaml).
 
 Known but not modelled ("unsupported": reported and left out, not an error), each signature from the
 maintainer's market at github.com/aamsellem/orales-one-market@6a34b5bb8ff60e5bbbea0ba7a030b9ef8c41bdd9:
@@ -19,19 +21,11 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from generator.engines import sglang
+from generator.engines.family import FAMILIES, Family, family
+from generator.engines.interface import Launcher
 
-Family = str  # "vllm" | "llamacpp" | "lucebox"
-
-LLAMACPP_PROGRAMS = ("llama-server",)
-VLLM_PROGRAMS = ("vllm",)
-LUCEBOX_PROGRAMS = ("dflash_server",)
 SHELLS = ("sh", "bash", "dash", "ash", "zsh")
 PYTHON = re.compile(r"^(python[0-9.]*|uvicorn|gunicorn|fastapi)$")
-# ghcr.io/ggml-org/llama.cpp:server* images run llama-server as their entrypoint
-# (github.com/ggml-org/llama.cpp docs/docker.md; the maintainer's llamacppglm47flash sets no command).
-LLAMACPP_SERVER_IMAGE = re.compile(r"^(ghcr\.io/)?ggml-org/llama\.cpp:server")
-LLAMACPP_ENTRYPOINT = "/app/llama-server"
 
 
 @dataclass(frozen=True)
@@ -66,15 +60,43 @@ def basename(program: str) -> str:
     return posixpath.basename(program.strip("\"'"))
 
 
+def launchers() -> list[tuple[Family, Launcher]]:
+    """The registered families import recognises, in the registry's order."""
+    return [(name, launcher) for name in FAMILIES if (launcher := family(name).launcher) is not None]
+
+
 def family_of(program: str) -> Family | None:
-    name = basename(program)
-    if name in LLAMACPP_PROGRAMS or name.startswith("llama-server"):
-        return "llamacpp"
-    if name in VLLM_PROGRAMS:
-        return "vllm"
-    if name in LUCEBOX_PROGRAMS:
-        return "lucebox"
+    """The family whose server program `program` is (its `Launcher.program`), else None."""
+    return next((name for name, launcher in launchers() if launcher.runs(program)), None)
+
+
+def launched(argv: list[str]) -> tuple[Family, int] | None:
+    """(family, how many words launch it) of an argv that starts one of the families' launchers: a launcher shape
+    first (`python3 -m sglang.launch_server`), then a program (with its subcommand: `vllm serve`); else None."""
+    if not argv:
+        return None
+    for name, launcher in launchers():
+        if (shape := launcher.shape(argv)) is not None:
+            return name, len(shape)
+    for name, launcher in launchers():
+        if launcher.runs(argv[0]):
+            words = launcher.program_words(argv)
+            return (name, words) if words is not None else None
     return None
+
+
+def entrypoint_of(image: str) -> str | None:
+    """The server program an image runs as its entrypoint (a family's `Launcher.entrypoint`: ghcr.io/ggml-org/
+    llama.cpp:server* runs /app/llama-server), for a container with no command; None: not known."""
+    for _, launcher in launchers():
+        if launcher.entrypoint is not None and launcher.entrypoint[0].match(image):
+            return launcher.entrypoint[1]
+    return None
+
+
+def upstream_images() -> tuple[str, ...]:
+    """The image prefixes of the engines' own publishers (every family's `Launcher.upstream_images`)."""
+    return tuple(prefix for _, launcher in launchers() for prefix in launcher.upstream_images)
 
 
 def is_shell(program: str) -> bool:
@@ -100,9 +122,11 @@ def unsupported(image: str, program: str, script: str, model: str | None = None)
             hits.append(f"model {model}")
         if hits:
             return Unsupported(sig.kind, sig.server, ", ".join(hits))
-    if why := sglang.recognise(image, program, script):  # the engine module's launcher shapes
-        return Unsupported("SGLang", "SGLang (generator/engines/sglang.py) with an image and launcher no catalog "
-                           "stack has", why)
+    for name, launcher in launchers():  # each engine module's own launcher shapes
+        if launcher.recognise is not None and (why := launcher.recognise(image, program, script)):
+            label = family(name).server.label
+            return Unsupported(label, f"{label} (generator/engines/{name}.py) with an image and launcher no catalog "
+                               "stack has", why)
     if PYTHON.match(basename(program)):
         return Unsupported("Python server", f"a Python application ({basename(program)})",
                            f"program {basename(program)}; the catalog models vLLM and llama.cpp-family engines")
@@ -110,13 +134,15 @@ def unsupported(image: str, program: str, script: str, model: str | None = None)
 
 
 __all__ = [
-    "LLAMACPP_ENTRYPOINT",
-    "LLAMACPP_SERVER_IMAGE",
     "Family",
     "Unsupported",
     "basename",
+    "entrypoint_of",
     "family_of",
     "is_shell",
+    "launched",
+    "launchers",
     "launches",
     "unsupported",
+    "upstream_images",
 ]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generator.core.errors import Problem
+from generator.engines.readback import Origin, Token
 from generator.importer import programs
 from generator.importer.helmview import Rendered, marked_envs
 from generator.importer.shell import (
@@ -34,22 +35,6 @@ JOB_KINDS = ("Job",)
 HF_FILE = re.compile(r"(?:https?://[^/\s\"']+/)?(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)/resolve/(?P<rev>[\w.-]+)/"
                      r"(?P<file>[^\s\"'?#]+)")
 TMP_SUFFIXES = (".tmp", ".part", ".partial", ".download")
-
-
-@dataclass(frozen=True)
-class Origin:
-    where: str
-    line: int | None
-
-    def __str__(self) -> str:
-        return f"{self.where}:{self.line}" if self.line else self.where
-
-
-@dataclass(frozen=True)
-class Token:
-    text: str
-    origin: Origin
-    vars: tuple[str, ...] = ()  # env variables expanded into it
 
 
 @dataclass(frozen=True)
@@ -538,8 +523,8 @@ def _launch(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any
             argv = _place(words, positional, physical, script.exec_line, origin)
             for line in script.before:
                 pre_exec.append((_script_line(script_origin, line, offset), line.text))
-    elif not command and programs.LLAMACPP_SERVER_IMAGE.match(image):
-        argv = [Token(programs.LLAMACPP_ENTRYPOINT, Origin(rendered.where(doc.source), anchor)), *raw_tokens]
+    elif not command and (entrypoint := programs.entrypoint_of(image)) is not None:
+        argv = [Token(entrypoint, Origin(rendered.where(doc.source), anchor)), *raw_tokens]
     launch = Launch(doc, container, name, image, bool(command), argv, script, script_origin, env, used, pre_exec,
                     problems)
     return launch

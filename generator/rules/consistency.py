@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from generator.core.findings import Finding
 from generator.engines.argv import Argv
+from generator.engines.settings import LlamaCppSettings
 from generator.rules import AppContext, rule
 from generator.rules.hami import hami_bytes, requested_gpu_mib
 from generator.rules.locate import fit, settings
@@ -61,7 +62,7 @@ def slot_context(ctx: AppContext) -> int | None:
     """The context one request gets when the fork splits the KV cache over doubled sequences, else None."""
     s, stack = settings(ctx), ctx.resolved.stack
     argv = Argv(ctx.engine)
-    if stack.engine != "llamacpp" or stack.fork not in DOUBLED_SEQUENCES or not s.spec_method:
+    if not isinstance(s, LlamaCppSettings) or stack.fork not in DOUBLED_SEQUENCES or not s.spec_method:
         return None
     if argv.present("--kv-unified", "-kvu"):
         return None

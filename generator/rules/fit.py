@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from generator.core.findings import Finding, Severity
 from generator.fit.estimate import Fit, estimate
 from generator.fit.sizing import FAR_ABOVE_MIB
-from generator.engines.settings import Value
+from generator.engines.settings import Value, VllmSettings
 from generator.rules import AppContext, rule
 from generator.rules.locate import fit, settings
 
@@ -45,7 +45,7 @@ def _fix(ctx: AppContext, result: Fit, pool: str) -> str:
     tokens = max_context(ctx, pool, result.tight_mib if tight else 0.0)
     goal = f" to keep {result.tight_mib:,.0f} MiB spare" if tight else ""
     hint = f"lower the context to at most {tokens:,} tokens{goal}" if tokens else "use smaller weights"
-    if s.engine == "vllm":
+    if isinstance(s, VllmSettings):  # its speculative tokens take KV pool too
         return (f"{hint}, a smaller KV type, or fewer speculative tokens "
                 f"(`catalog explain {ctx.app.name}` shows the breakdown)")
     return f"{hint} or a smaller KV type (`catalog explain {ctx.app.name}` shows the breakdown)"

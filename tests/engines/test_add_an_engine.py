@@ -7,6 +7,10 @@ loads that catalog, renders the app's chart and checks it (rules, flag table, ch
 test asserts that the two files above are the only code that changed. The unpatched code refuses the same catalog
 at load ("unknown engine"), so the registry entry is what makes the engine exist.
 
+The same copy then imports the rendered chart back (`catalog import`: the stack's own chart, and one whose image no
+catalog stack has, recognised by the toy's launcher program alone) and reads a boot log of the toy's own line into a
+calibration row (`catalog calibrate`).
+
 ToyLLM is a stand-in: no such server exists (it serves llama-server's argv, settings and memory model under its own
 name), because what is under test is the seam, not an engine.
 """
@@ -14,11 +18,13 @@ name), because what is under test is the seam, not an engine.
 from __future__ import annotations
 
 import filecmp
+import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,16 +35,22 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "catalog_small"
 
 TOY_MODULE = '''"""ToyLLM: a stand-in engine family for tests/engines/test_add_an_engine.py (no such server exists): it serves
-llama-server's argv under its own name."""
+llama-server's argv under its own name, prints one boot-log line of its own, and runs as `toyllm-server`."""
 
 from __future__ import annotations
 
+import re
+
 from generator.catalog import Resolved
 from generator.engines.base import EngineSpec, build
-from generator.engines.interface import EngineFamily, Get, Parser, Said, Server, Text, semver
-from generator.engines.llamacpp import own, supports
+from generator.engines.bootlog import Parsed, Provenance, Reading, Row, add, cal, figure, whole
+from generator.engines.interface import BootReader, EngineFamily, Get, Launcher, Parser, Said, Server, Text, semver
+from generator.engines.llamacpp import ALIASES, own, read, supports
+from generator.engines.readback import Syntax
 from generator.engines.settings import llama_settings
 from generator.schema.engines import declaration
+
+KV_LINE = re.compile(r"toyllm: KV cache ([0-9.]+) MiB for ([0-9]+) tokens")
 
 
 def engine(r: Resolved) -> EngineSpec:
@@ -49,9 +61,22 @@ def _said(said: Said, get: Get, text: Text) -> tuple[str | None, str | None, int
     return (text(said.version.get("version")) if said.version else None, None, None)
 
 
+def read_boot_line(out: Parsed, line: str, number: int) -> None:
+    if match := KV_LINE.search(line):
+        out.engine = "toyllm"
+        add(out, Reading("kv_buffer", figure(match.group(1)), number, line, context=whole(match.group(2))))
+
+
+def rows(parsed: Parsed, p: Provenance) -> list[Row]:
+    return [Row("app", cal("kv_buffer", r.value, f"ToyLLM: KV cache {r.value} MiB", p, context=r.context))
+            for r in parsed.all("kv_buffer")]
+
+
+LAUNCHER = Launcher(read, "--ctx-size", program=re.compile(r"^toyllm-server$"), syntax=Syntax(ALIASES))
+BOOT = BootReader(read_boot_line, rows, "'toyllm: KV cache X MiB for N tokens'")
 FAMILY = EngineFamily(declaration("toyllm"), engine, supports, llama_settings, fit="llamacpp",
                       server=Server("ToyLLM", "toyllm", _said, semver), parser=Parser(strict_ints=True),
-                      allocates=True)
+                      allocates=True, launcher=LAUNCHER, boot=BOOT)
 '''
 
 REGISTRY_ENTRY = '    Declared("toyllm", "toyllm", gguf=True),\n'
@@ -182,3 +207,51 @@ def test_without_the_registry_entry_the_engine_is_unknown_at_load(added: Path) -
     with pytest.raises(InputError) as err:
         load_catalog(added / "catalog")  # the code of this checkout: no toyllm in its registry
     assert "toyllm-1.yaml" in str(err.value) and "unknown engine 'toyllm'" in str(err.value)
+
+
+def _json(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = json.loads(done.stdout)
+    assert isinstance(found, dict)
+    return found
+
+
+def test_import_and_calibrate_reach_the_engine_through_its_module(added: Path) -> None:
+    """`catalog import` recognises the toy's container (by the catalog stack, then by its launcher program alone)
+    and reads its argv back; `catalog calibrate` reads the toy's own boot-log line: both through the module's
+    `Launcher` and `BootReader`, with no other code changed."""
+    code = added / "code"
+    assert _changed(REPO / "generator", code / "generator") == ["engines/toyllm.py", "schema/engines.py"]
+    rendered = _catalog(code, "render", "--catalog", "catalog", "--out", "charts", "toylab", cwd=added)
+    assert rendered.returncode == 0, rendered.stdout + rendered.stderr
+    (added / "catalog" / "apps" / "toylab.yaml").unlink()  # imported anew, not as an --update
+
+    imported = _json(_catalog(code, "import", "charts/toylab", "--catalog", "catalog", "--dry-run", "--json",
+                              cwd=added))["apps"][0]
+    assert (imported["engine"], imported["stack"], imported["stack_draft"]) == ("toyllm", "toyllm-1", False)
+    assert imported["app"]["context_length"] == 65536 and imported["app"]["kv_cache_type"] == "q4_0"
+    assert imported["unmapped"] == [] and imported["missing"] == [], imported
+
+    # an image no catalog stack has: only the launcher's program (`toyllm-server`) says which engine runs
+    values = added / "charts" / "toylab" / "values.yaml"
+    values.write_text(values.read_text(encoding="utf-8").replace("example/toyllm:", "example/toyllm-nightly:"),
+                      encoding="utf-8")
+    drafted = _json(_catalog(code, "import", "charts/toylab", "--catalog", "catalog", "--dry-run", "--json",
+                             cwd=added))
+    app = drafted["apps"][0]
+    assert (app["engine"], app["stack_draft"]) == ("toyllm", True), app
+    assert app["app"]["context_length"] == 65536
+    assert [d["kind"] for d in drafted["drafts"]] == ["stack"]
+
+    (added / "catalog" / "apps" / "toylab.yaml").write_text(_toy_app(FIXTURE), encoding="utf-8")
+    log = added / "boot.log"
+    log.write_text("toyllm: starting\ntoyllm: KV cache 123.5 MiB for 4096 tokens\n", encoding="utf-8")
+    rows = _json(_catalog(code, "calibrate", "toylab", "--log", "boot.log", "--catalog", "catalog", "--json",
+                          cwd=added))["rows"]
+    assert [(r["measure"], r["value_mib"], r["context"]) for r in rows] == [("kv_buffer", 123.5, 4096)], rows
+
+    # a log of another engine is refused as that engine's
+    log.write_text("INFO [gpu_worker.py:1] Available KV cache memory: 12.5 GiB\n", encoding="utf-8")
+    other = _catalog(code, "calibrate", "toylab", "--log", "boot.log", "--catalog", "catalog", cwd=added)
+    assert other.returncode != 0 and "is a vllm log, but toylab runs on toyllm" in other.stdout + other.stderr, (
+        other.stdout + other.stderr)

@@ -84,3 +84,21 @@ def test_unknown_engine_is_an_error_at_catalog_load(tmp_path):
         load_catalog(cat)
     text = str(err.value)
     assert f"vllm-nightly.yaml:{line}" in text and "engine" in text
+
+
+def test_import_recognises_every_family_by_its_launcher_and_calibrate_reads_three():
+    """Each family's module says how `catalog import` finds its container (`Launcher`) and which boot-log lines
+    `catalog calibrate` reads (`BootReader`; Lucebox's dflash_server prints none it reads)."""
+    from generator.fit.calibrate import readers
+    from generator.importer.programs import entrypoint_of, family_of as program_family, launched
+
+    assert all(family(name).launcher is not None for name in FAMILIES)
+    assert launched(["/usr/bin/llama-server-cuda", "-m", "x"]) == ("llamacpp", 1)
+    assert launched(["vllm", "serve", "org/repo"]) == ("vllm", 2)
+    assert launched(["vllm", "bench"]) is None  # vLLM serves only with its subcommand
+    assert launched(["dflash_server", "target.gguf"]) == ("lucebox", 1)
+    assert launched(["python3", "-m", "sglang.launch_server", "--model-path", "x"]) == ("sglang", 3)
+    assert program_family("vllm-omni") is None and program_family("/opt/llama-server") == "llamacpp"
+    assert entrypoint_of("ghcr.io/ggml-org/llama.cpp:server-cuda-b8740") == "/app/llama-server"
+    assert entrypoint_of("vllm/vllm-openai:v0.19.1") is None
+    assert [name for name, _ in readers()] == ["vllm", "llamacpp", "sglang"]
