@@ -24,9 +24,12 @@ from typing import Any
 import semver
 
 from generator.catalog import Catalog, Resolved
+from generator.chart.plan import plan as chart_plan
+from generator.chart.render import render
 from generator.fit.roofline import roofline
 from generator.importer import Imported, Report, import_paths
 from generator.schema import App
+from generator.rules.versions_upstream import chart_digest
 from generator.schema.upstream import Corrections, MeasuredGround, SyncFile, SyncRecord
 from generator.sync.source import Upstream, UpstreamChart
 from generator.yamlio.loader import parse_document
@@ -330,6 +333,11 @@ def _blocked(plan: AppPlan, result: Imported) -> list[str]:
     return [m for m in result.missing if (re.match(r"[a-z_]+", m) or [""])[0] not in kept]
 
 
+def _our_digest(current: Resolved) -> str:
+    """chart_digest of the catalog's rendered chart, as MKT002 computes it (generator/rules/versions_upstream.py)."""
+    return chart_digest(render(chart_plan(current)))
+
+
 def _at_or_below(ours: str, theirs: str | None) -> bool:
     """Whether our version is at or below upstream's (both semver; an unreadable upstream version: False)."""
     if not theirs or not semver.Version.is_valid(theirs):
@@ -406,6 +414,10 @@ def _plan_chart(plan: AppPlan, result: Imported, current: Resolved | None, fixes
             return
         plan.mergeable = True
         plan.status = _status(plan, previous.apps.get(plan.app) if previous else None, plan.digest or "")
+        if plan.status == "unchanged" and _at_or_below(current.app.version, plan.upstream_version) \
+                and _our_digest(current) != plan.digest:
+            plan.status = "changed"  # nothing to merge, but our chart is not upstream's at its version (MKT002)
+            plan.detail = "the catalog's chart differs from upstream's at the same version (its corrections)"
         if result.status == "draft":
             plan.detail = "upstream's drafted fields are kept by corrections: " + "; ".join(result.missing)
         if plan.status != "unchanged":
