@@ -329,6 +329,8 @@ def _new_benchmarks(ours: list[Plain], theirs: list[Plain]) -> list[dict[str, Pl
 def _blocked(plan: AppPlan, result: Imported) -> list[str]:
     """What of upstream's draft (each `missing` entry, named by its leading field: `title: …`, `stack … is a
     draft`) no correction keeps out of the merge (an empty list: the merged app points at no draft)."""
+    if result.stack_draft:  # its args were read against a draft stack (no defaults, no speculative mapping):
+        return list(result.missing)  # they cannot be laid over the catalog's stack, whatever a correction keeps
     kept = {c.field.split(".", 1)[0] for c in plan.conflicts}
     return [m for m in result.missing if (re.match(r"[a-z_]+", m) or [""])[0] not in kept]
 
