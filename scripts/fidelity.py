@@ -4,8 +4,8 @@
     python scripts/fidelity.py PATH [--catalog DIR] [--corrections FILE] [--json] [APP ...]
 
 PATH is a checkout of a market (github.com/aamsellem/orales-one-market at 6a34b5bb... for the embedded
-catalog): one folder per app (a folder the catalog renames is found through its corrections.yaml `renamed`). For every app of the catalog
-that has a folder in PATH (or the named APPs), both
+catalog): one folder per app (a folder the catalog renames is found through its corrections.yaml
+`renamed`). For every app of the catalog that has a folder in PATH (or the named APPs), both
 charts are read the same way `catalog import` reads a chart (generator/importer: the real Helm engine with the
 values Olares injects, the engine container's argv after `$(VAR)` and launcher-script expansion), then compared
 in: image, command (the program), args (flag groups), env, ports, probes, volumes, resources and manifest
@@ -421,7 +421,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the file whose `## Deliberate corrections` and `## Known differences to fix` tables list "
                              "the accepted and the acknowledged differences")
     parser.add_argument("--renamed", action="append", default=[], metavar="FOLDER=APP",
-                        help="a market folder the catalog names otherwise (default: the catalog's corrections.yaml `renamed`)")
+                        help="a market folder the catalog names otherwise "
+                             "(default: the catalog's corrections.yaml `renamed`)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--counts", action="store_true", help="print the apps present / versions / drafts counts")
     args = parser.parse_args(argv)
