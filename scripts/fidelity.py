@@ -4,8 +4,8 @@
     python scripts/fidelity.py PATH [--catalog DIR] [--corrections FILE] [--json] [APP ...]
 
 PATH is a checkout of a market (github.com/aamsellem/orales-one-market at 6a34b5bb... for the embedded
-catalog): one folder per app (a folder the catalog renames is found through RENAMED). For every app of the catalog
-that has a folder in PATH (or the named APPs), both
+catalog): one folder per app (a folder the catalog renames is found through its corrections.yaml
+`renamed`). For every app of the catalog that has a folder in PATH (or the named APPs), both
 charts are read the same way `catalog import` reads a chart (generator/importer: the real Helm engine with the
 values Olares injects, the engine container's argv after `$(VAR)` and launcher-script expansion), then compared
 in: image, command (the program), args (flag groups), env, ports, probes, volumes, resources and manifest
@@ -53,9 +53,18 @@ from generator.importer.workload import Launch, Lines, pod_spec, read_pod  # noq
 FACETS = ("image", "command", "args", "env", "ports", "probes", "volumes", "resources", "manifest")
 # A market chart the importer cannot read is one difference of facet `chart` (key `read`), with the reason.
 SECRET_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
-# Market folders the catalog renames, and why (docs/fidelity.md "Deliberate corrections" lists each rename):
-# llamacppqwen36beellamavisionone is 31 characters, over Olares' 30-character app name (OLARES003).
+# Market folders the catalog renames, and why (docs/fidelity.md "Deliberate corrections" lists each rename): the
+# catalog's corrections.yaml `renamed`, the map `catalog sync` imports them by (a name over Olares' 30-character app
+# name, OLARES003); RENAMED is the fallback for a catalog without one.
 RENAMED = {"llamacppqwen36beellamavisionone": "llamacppqwen36beellamavision"}
+
+
+def renames(catalog_dir: Path) -> dict[str, str]:
+    """Market folder -> the catalog's app name: catalog/corrections.yaml `renamed`, else RENAMED."""
+    from generator.rules.versions_upstream import load_corrections
+    if not (catalog_dir / "corrections.yaml").is_file():
+        return dict(RENAMED)
+    return {str(k): str(v) for k, v in load_corrections(catalog_dir).renamed.items()} or dict(RENAMED)
 ROW = re.compile(r"^\|\s*`?([^|`]+?)`?\s*\|\s*`?([a-z]+|\*)`?\s*\|\s*`?([^|`]+?)`?\s*\|\s*(.+?)\s*\|\s*$")
 
 
@@ -322,7 +331,7 @@ def _spellings(cat: Catalog, app: str) -> Any:
 
 def run(market: Path, catalog_dir: Path, corrections_file: Path, names: list[str],
         renamed: dict[str, str] | None = None) -> list[Difference]:
-    renamed = RENAMED if renamed is None else renamed
+    renamed = renames(catalog_dir) if renamed is None else renamed
     cat = load_catalog(catalog_dir)
     corrections = load_corrections(corrections_file) if corrections_file.is_file() else []
     folder_of = {app: folder for folder, app in renamed.items()}
@@ -371,7 +380,7 @@ def counts(market: Path, catalog_dir: Path, renamed: dict[str, str] | None = Non
     versions at or above upstream's (metadata.version, and Chart.yaml's where it is higher), same version with
     the same content (catalog/sync.yaml's chart digest is upstream's; a version equal to upstream's is ours
     only when the sync merged nothing), and the active apps with a roof figure in `catalog list --json`."""
-    renamed = RENAMED if renamed is None else renamed
+    renamed = renames(catalog_dir) if renamed is None else renamed
     cat = load_catalog(catalog_dir)
     drafts = {p.stem for p in (catalog_dir / "drafts" / "apps").glob("*.yaml")} if (catalog_dir / "drafts").is_dir() \
         else set()
@@ -412,7 +421,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the file whose `## Deliberate corrections` and `## Known differences to fix` tables list "
                              "the accepted and the acknowledged differences")
     parser.add_argument("--renamed", action="append", default=[], metavar="FOLDER=APP",
-                        help="a market folder the catalog names otherwise (default: RENAMED in this script)")
+                        help="a market folder the catalog names otherwise "
+                             "(default: the catalog's corrections.yaml `renamed`)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--counts", action="store_true", help="print the apps present / versions / drafts counts")
     args = parser.parse_args(argv)

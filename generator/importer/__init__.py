@@ -15,6 +15,7 @@ from pathlib import Path
 
 from generator.adapters.helm import Helm
 from generator.catalog import Catalog
+from collections.abc import Mapping
 from generator.core.errors import InputError, Problem
 from generator.importer.build import APP_KEYS, HAMI_ENV, Imported, _where_key, import_chart
 from generator.importer.drafts import Pool
@@ -132,19 +133,22 @@ def _skip(result: Imported, problems: list[Problem]) -> Imported:
 
 
 def import_paths(paths: list[Path], cat: Catalog, *, update: bool = False, dry_run: bool = False,
-                 labels: list[str] | None = None) -> Report:
+                 labels: list[str] | None = None, renamed: Mapping[str, str] | None = None,
+                 live_drafts: bool = False) -> Report:
     """Import chart by chart: a chart with an error (an unknown engine, a missing value, an app that exists
     without --update) is skipped with its drafts, the others written; when no chart can be written, nothing is
-    (the run's problems). A dry run writes nothing."""
+    (the run's problems). A dry run writes nothing. `live_drafts` (catalog sync): a chart that would point a live
+    app at drafts is returned as a draft with that problem and its app, never written, its drafts dropped."""
     paths, labels = expand_paths(paths, labels or [str(p) for p in paths])
     pool = Pool(cat)
     results: list[Imported] = []
     skipped: list[Problem] = []
+    held: set[int] = set()  # live apps' drafts kept for the caller (live_drafts), never planned
     with Helm().capped_renderer() as renderer:  # one capped Helm worker for the run (adapters/helm.py)
         for path, label in zip(paths, labels, strict=True):
             saved = pool.snapshot()
             try:
-                result = import_chart(read_chart(path, label), cat, pool, renderer)
+                result = import_chart(read_chart(path, label), cat, pool, renderer, renamed)
             except InputError as exc:
                 pool.restore(saved)
                 results.append(Imported(label, status="error", problems=list(exc.problems)))
@@ -159,14 +163,19 @@ def import_paths(paths: list[Path], cat: Catalog, *, update: bool = False, dry_r
             conflict = app_conflict(result, cat.root, update) or (taken and Problem(
                 label, None, None, f"app {result.name!r} is also imported from {taken.label}; import one chart "
                                    "per app"))
-            if conflict:
+            if conflict and live_drafts and update and result.status == "draft" and taken is None:
+                pool.restore(saved)  # the caller weighs it (sync's corrections); nothing of it is written
+                result.problems = [conflict]
+                held.add(id(result))
+            elif conflict:
                 pool.restore(saved)
                 result = _skip(result, [conflict])
                 skipped.append(conflict)
             results.append(result)
     recorded = dict(zip(labels, (recorded_label(p, cat.root) for p in paths), strict=True))
-    writable = any(r.status in ("ok", "draft") for r in results)
-    plan = plan_writes(results, pool, cat, update, recorded) if writable else Plan()
+    written = [r for r in results if id(r) not in held]
+    writable = any(r.status in ("ok", "draft") for r in written)
+    plan = plan_writes(written, pool, cat, update, recorded) if writable else Plan()
     problems = list(plan.problems) if writable else list(skipped)
     report = Report(results, plan, dry_run, problems, skipped if writable else [])
     if report.ok and not dry_run and writable:

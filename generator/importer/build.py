@@ -13,6 +13,7 @@ import json
 import re
 import shlex
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path, PurePosixPath
@@ -117,8 +118,9 @@ class Imported:
 
 
 class _Ctx:
-    def __init__(self, rendered: Rendered, result: Imported):
+    def __init__(self, rendered: Rendered, result: Imported, renamed: Mapping[str, str] | None = None):
         self.r = rendered
+        self.renamed: Mapping[str, str] = renamed or {}  # upstream name -> the catalog's (corrections `renamed`)
         self.lines = Lines(rendered)
         self.result = result
         self.profile: Profile = PROFILES[_profile(rendered.manifest)]  # the chart's own manifest profile
@@ -666,14 +668,18 @@ def _meta_bento(ctx: _Ctx, app: dict[str, Any], meta: dict[str, Any]) -> None:
 def _meta_names(ctx: _Ctx, app: dict[str, Any], meta: dict[str, Any], spec: dict[str, Any],
                 chart: dict[str, Any]) -> None:
     """The app's name, title, description and icon from the manifest (and Chart.yaml's agreement)."""
-    name = str(meta.get("name") or chart.get("name") or "")
+    upstream = str(meta.get("name") or chart.get("name") or "")
+    name = ctx.renamed.get(upstream, upstream)  # a chart the catalog renames (a name over 30 characters)
     _check_name(ctx, name)  # before anything is built from it: the import writes apps/<name>.yaml
     app["name"] = name
     ctx.result.name = name
-    if chart.get("name") != name:
+    if name != upstream:
+        ctx.note(ctx.manifest_origin("name:"), f"metadata.name {upstream!r} imported as {name!r} (the catalog's "
+                                               "rename: catalog/corrections.yaml `renamed`)")
+    if chart.get("name") != upstream:
         ctx.unmapped(ctx.lines.origin("Chart.yaml", "name:"), f"Chart.yaml name {chart.get('name')!r} differs from "
-                                                              f"metadata.name {name!r}")
-    if meta.get("appid") not in (None, name):
+                                                              f"metadata.name {upstream!r}")
+    if meta.get("appid") not in (None, upstream):
         ctx.unmapped(ctx.manifest_origin("appid:"), f"metadata.appid {meta.get('appid')!r} differs from the name")
     for key, src in (("title", "title"), ("description", "description"), ("icon", "icon")):
         if meta.get(src) is not None:
@@ -1090,12 +1096,14 @@ def _no_engine(result: Imported, pod: Pod, files: ChartFiles) -> Imported:
                               "(`llama-server`) and Lucebox (`dflash_server`) apps")])
 
 
-def import_chart(files: ChartFiles, cat: Catalog, pool: Pool, renderer: CappedRenderer | None = None) -> Imported:
+def import_chart(files: ChartFiles, cat: Catalog, pool: Pool, renderer: CappedRenderer | None = None,
+                 renamed: Mapping[str, str] | None = None) -> Imported:
     """Read one chart into an app of `cat` (drafts go to `pool`). Raises InputError for what must stop the
-    run (not a chart, unknown engine, missing value); an unsupported engine is a result, not an error."""
+    run (not a chart, unknown engine, missing value); an unsupported engine is a result, not an error.
+    `renamed` maps an upstream app name to the catalog's (catalog/corrections.yaml `renamed`, read by sync)."""
     result = Imported(files.label)
     rendered = render_chart(files, renderer)
-    ctx = _Ctx(rendered, result)
+    ctx = _Ctx(rendered, result, renamed)
     for note in rendered.notes:
         result.notes.append(str(note))
     result.profile = ctx.profile.name

@@ -96,7 +96,7 @@ def _removed_target(data: dict[str, object], label: str, today: dt.date, gone: s
 
 
 def _merged(app: AppPlan) -> bool:
-    return app.merged is not None and app.imported is not None and app.imported.status == "ok"
+    return app.merged is not None and app.mergeable
 
 
 def _record(plan: SyncPlan, previous: SyncFile | None) -> SyncFile:
@@ -108,11 +108,16 @@ def _record(plan: SyncPlan, previous: SyncFile | None) -> SyncFile:
                 apps[app.app] = old.model_copy(update={"status": "removed"})
             elif app.catalog_version:
                 apps[app.app] = SyncRecord(version=app.catalog_version, status="removed")
+        elif app.status == "error" and app.catalog_version and app.upstream_version:
+            # not merged (the import refused it): upstream's version is recorded, so the catalog's content is
+            # published above it (MKT002), with no digest, so the next sync plans it again
+            apps[app.app] = SyncRecord(upstream_name=app.upstream_name, version=app.upstream_version,
+                                       chart=None, commit=app.commit)
         elif app.status not in ("skipped", "error", "local") and app.upstream_version:
             # a chart merged only in part (it needs drafts) records no digest, so the next sync plans it again
-            merged = app.imported is None or app.imported.status != "draft"
+            merged = app.imported is None or app.imported.status != "draft" or app.mergeable
             apps[app.app] = SyncRecord(upstream_name=app.upstream_name, version=app.upstream_version,
-                                       chart=app.digest if merged else None, commit=plan.commit)
+                                       chart=app.digest if merged else None, commit=app.commit)
     return SyncFile(upstream=plan.upstream, commit=plan.commit, apps=dict(sorted(apps.items())))
 
 
@@ -129,6 +134,9 @@ def planned_writes(plan: SyncPlan, cat: Catalog, previous: SyncFile | None,
             touched = (*TOUCHED, "benchmarks") if app.benchmarks else TOUCHED
             target = _merged_target(app, cat.apps[app.app].app)
             writes.append(Write(path, _edit(path, target, touched), f"{app.status} {app.new_version}"))
+        elif app.status == "error" and app.new_version and app.app in cat.apps:
+            writes.append(Write(path, _edit(path, {"version": app.new_version}, ("version",)),
+                                f"kept {app.new_version}"))
         elif app.status == "removed":
             data = plain(cat.apps[app.app].app)
             target = _removed_target(data, plan.upstream, today, gone)

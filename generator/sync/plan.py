@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,9 +24,12 @@ from typing import Any
 import semver
 
 from generator.catalog import Catalog, Resolved
+from generator.chart.plan import plan as chart_plan
+from generator.chart.render import render
 from generator.fit.roofline import roofline
 from generator.importer import Imported, Report, import_paths
 from generator.schema import App
+from generator.rules.versions_upstream import chart_digest
 from generator.schema.upstream import Corrections, MeasuredGround, SyncFile, SyncRecord
 from generator.sync.source import Upstream, UpstreamChart
 from generator.yamlio.loader import parse_document
@@ -86,10 +90,12 @@ class AppPlan:
     changes: list[Change] = field(default_factory=list)
     detail: str = ""  # why skipped / the import's error
     digest: str | None = None
+    commit: str | None = None  # upstream's commit of this app's chart (a git source's, or the mirror's SOURCES)
     merged: dict[str, Plain] | None = None  # the app file's data after the merge (bumped, changed)
     measured: list[MeasuredGround] = field(default_factory=list)  # grounds to record on the app
     benchmarks: list[dict[str, Plain]] = field(default_factory=list)  # upstream's measured figures ours lacks
     imported: Imported | None = None
+    mergeable: bool = False  # the merged app may be written (upstream's chart imported, or its drafts kept out)
 
     @property
     def conflicts(self) -> list[Change]:
@@ -320,6 +326,27 @@ def _new_benchmarks(ours: list[Plain], theirs: list[Plain]) -> list[dict[str, Pl
     return [b for b in theirs if key(b) not in have]
 
 
+def _blocked(plan: AppPlan, result: Imported) -> list[str]:
+    """What of upstream's draft (each `missing` entry, named by its leading field: `title: …`, `stack … is a
+    draft`) no correction keeps out of the merge (an empty list: the merged app points at no draft)."""
+    if result.stack_draft:  # its args were read against a draft stack (no defaults, no speculative mapping):
+        return list(result.missing)  # they cannot be laid over the catalog's stack, whatever a correction keeps
+    kept = {c.field.split(".", 1)[0] for c in plan.conflicts}
+    return [m for m in result.missing if (re.match(r"[a-z_]+", m) or [""])[0] not in kept]
+
+
+def _our_digest(current: Resolved) -> str:
+    """chart_digest of the catalog's rendered chart, as MKT002 computes it (generator/rules/versions_upstream.py)."""
+    return chart_digest(render(chart_plan(current)))
+
+
+def _at_or_below(ours: str, theirs: str | None) -> bool:
+    """Whether our version is at or below upstream's (both semver; an unreadable upstream version: False)."""
+    if not theirs or not semver.Version.is_valid(theirs):
+        return False
+    return bool(semver.Version.parse(ours) <= semver.Version.parse(theirs))
+
+
 def _above(*versions: str | None) -> str:
     """The next patch version above every given version."""
     top = max(semver.Version.parse(v) for v in versions if v)
@@ -359,16 +386,59 @@ def _status(plan: AppPlan, previous: SyncRecord | None, digest: str) -> str:
     return "changed"
 
 
+def _kept(plan: AppPlan, current: Resolved, detail: str) -> None:
+    """Not merged: the catalog's content stays, published above upstream's newest version (MKT002)."""
+    plan.status, plan.merged, plan.changes, plan.measured, plan.benchmarks = "error", None, [], [], []
+    plan.detail = detail
+    if _at_or_below(current.app.version, plan.upstream_version):
+        plan.new_version = _above(plan.upstream_version, current.app.version)
+
+
+def _plan_chart(plan: AppPlan, result: Imported, current: Resolved | None, fixes: Corrections,
+                previous: SyncFile | None) -> None:
+    """One upstream chart's plan: skipped, error (the catalog's content kept), new, or merged into the app."""
+    plan.catalog_version = current.app.version if current else None
+    problems = "; ".join(str(p) for p in result.problems)
+    if result.status == "unsupported":
+        plan.status, plan.detail = "skipped", result.unsupported or "unsupported engine"
+    elif result.status == "error" or result.app is None:
+        plan.status, plan.detail = "error", problems or "not imported"
+        if current is not None:
+            _kept(plan, current, plan.detail)
+    elif current is None:
+        plan.status = "new"
+        plan.detail = "draft: " + "; ".join(result.missing) if result.status == "draft" else ""
+    else:
+        ours, theirs = _app_data(current), _theirs(result)
+        plan.merged = _merge(plan.app, ours, theirs, fixes, plan, current)
+        if result.status == "draft" and _blocked(plan, result):  # drafts no correction keeps out of the merge
+            _kept(plan, current, problems or "upstream's chart needs drafts")
+            return
+        plan.mergeable = True
+        plan.status = _status(plan, previous.apps.get(plan.app) if previous else None, plan.digest or "")
+        if plan.status == "unchanged" and _at_or_below(current.app.version, plan.upstream_version) \
+                and _our_digest(current) != plan.digest:
+            plan.status = "changed"  # nothing to merge, but our chart is not upstream's at its version (MKT002)
+            plan.detail = "the catalog's chart differs from upstream's at the same version (its corrections)"
+        if result.status == "draft":
+            plan.detail = "upstream's drafted fields are kept by corrections: " + "; ".join(result.missing)
+        if plan.status != "unchanged":
+            plan.new_version = _above(plan.upstream_version, current.app.version)
+            plan.merged["version"] = plan.new_version
+
+
 def build_plan(upstream: Upstream, cat: Catalog, fixes: Corrections, previous: SyncFile | None) -> SyncPlan:
     """The plan of one sync (nothing written)."""
     renamed = _renamed(cat, fixes, previous)
     charts: list[UpstreamChart] = list(upstream.charts)
-    report = import_paths([c.path for c in charts], cat, update=True, dry_run=True, labels=[c.label for c in charts])
+    report = import_paths([c.path for c in charts], cat, update=True, dry_run=True, labels=[c.label for c in charts],
+                          renamed=renamed, live_drafts=True)
     by_label = {r.label: r for r in report.results}
     failed = {r.label for r in report.results if r.status == "error"}
     if failed:  # one chart's error empties the import's plan: plan the others' writes (drafts, new apps) again
         rest = [c for c in charts if c.label not in failed]
-        report = import_paths([c.path for c in rest], cat, update=True, dry_run=True, labels=[c.label for c in rest])
+        report = import_paths([c.path for c in rest], cat, update=True, dry_run=True, labels=[c.label for c in rest],
+                              renamed=renamed, live_drafts=True)
         by_label.update({r.label: r for r in report.results})
     apps: list[AppPlan] = []
     seen: set[str] = set()
@@ -377,25 +447,8 @@ def build_plan(upstream: Upstream, cat: Catalog, fixes: Corrections, previous: S
         name = renamed.get(chart.name, result.name or chart.name)
         seen.add(name)
         plan = AppPlan(name, chart.name if name != chart.name else None, "new", upstream_version=chart.version,
-                       digest=chart.digest, imported=result)
-        current = cat.apps.get(name)
-        plan.catalog_version = current.app.version if current else None
-        if result.status == "unsupported":
-            plan.status, plan.detail = "skipped", result.unsupported or "unsupported engine"
-        elif result.status == "error" or result.app is None:
-            plan.status, plan.detail = "error", "; ".join(str(p) for p in result.problems) or "not imported"
-        elif current is None:
-            plan.status = "new"
-            plan.detail = "draft: " + "; ".join(result.missing) if result.status == "draft" else ""
-        else:
-            ours, theirs = _app_data(current), _theirs(result)
-            plan.merged = _merge(name, ours, theirs, fixes, plan, current)
-            plan.status = _status(plan, previous.apps.get(name) if previous else None, chart.digest)
-            if result.status == "draft":
-                plan.detail = "upstream's chart needs drafts: " + "; ".join(result.missing)
-            if plan.status != "unchanged":
-                plan.new_version = _above(chart.version, current.app.version)
-                plan.merged["version"] = plan.new_version
+                       digest=chart.digest, commit=chart.commit or upstream.commit, imported=result)
+        _plan_chart(plan, result, cat.apps.get(name), fixes, previous)
         apps.append(plan)
     for name, resolved in sorted(cat.apps.items()):
         if name in seen or resolved.app.status == "removed":

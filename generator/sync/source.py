@@ -1,13 +1,17 @@
 """Where the upstream charts come from: a folder of charts (or one chart), `.tgz` packages, or a git URL.
 
 A git URL is cloned (`--depth 1`) through the git adapter into a temporary folder, under the adapter's network
-deadline; the commit it checked out is recorded. Each chart is read with the importer's safe reader
+deadline; the commit it checked out is recorded. A folder is a mirror: where it or its parent holds a
+`SOURCES.tsv` (or `SOURCES-*.tsv`: `APP/FILE<TAB>COMMIT` per line, the commit each file was read at), each app
+records the commit of its OlaresManifest.yaml (else its Chart.yaml). Each chart is read with the importer's safe reader
 (generator/importer/source.py: regular files only, size budgets, no links), and hashed with `chart_digest`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import re
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -31,6 +35,7 @@ class UpstreamChart:
     label: str  # how messages name it: `<name>/` relative to the upstream root
     version: str | None  # the higher of OlaresManifest metadata.version and Chart.yaml version
     digest: str  # chart_digest of its files
+    commit: str | None = None  # the commit its OlaresManifest.yaml (else Chart.yaml) was read at (a mirror's SOURCES)
 
 
 @dataclass(frozen=True)
@@ -66,11 +71,41 @@ def _chart(path: Path, label: str) -> UpstreamChart:
     return UpstreamChart(files.name, path, label, _version(files.files, label), chart_digest(text))
 
 
+COMMIT = re.compile(r"^[0-9a-f]{7,64}$")
+
+
+def mirror_commits(folder: Path) -> dict[str, str]:
+    """`APP/FILE` -> commit, from the SOURCES.tsv / SOURCES-*.tsv in `folder` or its parent (a mirror's record of
+    the commit each file was read at); empty when there is none. A bad line is `file:line: what`."""
+    out: dict[str, str] = {}
+    for where in (folder, folder.parent):
+        files = sorted(p for p in where.glob("SOURCES*.tsv") if p.is_file() and not p.is_symlink())
+        for tsv in files:
+            for n, line in enumerate(tsv.read_text(encoding="utf-8").splitlines(), 1):
+                if not line.strip() or line.startswith("#"):
+                    continue
+                cells = line.split("\t")
+                if len(cells) < 2 or not COMMIT.match(cells[1].strip()):
+                    raise InputError([Problem(str(tsv), n, None, "not `APP/FILE<TAB>COMMIT` (a hex commit); fix "
+                                                                "the line or remove the file")])
+                out.setdefault(cells[0].strip(), cells[1].strip())
+        if files:
+            return out
+    return out
+
+
+def _commit(commits: dict[str, str], app: str) -> str | None:
+    return commits.get(f"{app}/OlaresManifest.yaml") or commits.get(f"{app}/Chart.yaml")
+
+
 def _charts_in(folder: Path, shown: str) -> list[UpstreamChart]:
     if (folder / "Chart.yaml").is_file():
         return [_chart(folder, f"{folder.name}/")]
-    found = [_chart(sub, f"{sub.name}/") for sub in sorted(folder.iterdir())
-             if sub.is_dir() and not sub.is_symlink() and (sub / "Chart.yaml").is_file()]
+    commits = mirror_commits(folder)
+    found = [dataclasses.replace(c, commit=_commit(commits, sub.name))
+             for sub in sorted(folder.iterdir())
+             if sub.is_dir() and not sub.is_symlink() and (sub / "Chart.yaml").is_file()
+             for c in [_chart(sub, f"{sub.name}/")]]
     found += [_chart(p, p.name) for p in sorted(folder.glob("*.tgz")) if p.is_file()]
     if not found:
         raise InputError([Problem(shown, None, None, "no chart here (no Chart.yaml in it or its folders, no .tgz)")])

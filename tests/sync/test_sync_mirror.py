@@ -1,0 +1,127 @@
+"""`catalog sync` onto a mirror of the maintainer's market (issue 23): renamed upstream names, per-app commits from
+the mirror's SOURCES.tsv, charts that need drafts (merged when corrections keep the drafted fields, else kept above
+upstream's version) and charts that differ at the same version. Upstream charts are written by the tests
+(tests/importer/olares_charts.py shapes) against a copy of tests/fixtures/catalog_small; the importer and the Helm
+engine are real."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from test_sync import FIXTURE, app_file, app_of, oc, sync, upstream
+
+from generator.catalog import load_catalog
+from generator.cli import main
+from generator.importer import import_paths
+from generator.yamlio.loader import read_document
+
+LONG_NAME = "marketqwenlongcontextvariantone"  # 31 characters: over Olares' 30 (OLARES003)
+LONG_TITLE = "Qwen36 A3B Market Long Context Edition"  # 38 characters: over the schema's 30
+COMMIT = "b41af142d2f6a087e1a36d659b15c3664c8f4823"
+TITLE_ROW = ("corrections:\n- {app: marketqwen, field: title, ours: Qwen36 A3B Market, reason: upstream's title is over "
+             "the 30 characters an Olares title holds, source: generator/schema/common.py Title}\n")
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Path:
+    """catalog_small plus `marketqwen`, imported from an upstream chart at 1.0.3 (as tests/sync/test_sync.py)."""
+    dest = tmp_path / "catalog"
+    shutil.copytree(FIXTURE, dest)
+    report = import_paths([oc.llamacpp_chart(tmp_path / "first", context=65536, version="1.0.3")], load_catalog(dest))
+    assert report.ok, report.problems
+    return dest
+
+
+def _retitle(chart: Path, title: str) -> None:
+    manifest = chart / "OlaresManifest.yaml"
+    manifest.write_text(manifest.read_text(encoding="utf-8").replace("Qwen36 A3B Market", title), encoding="utf-8")
+
+
+def test_an_upstream_name_the_catalog_renames_is_imported_under_the_catalogs_name(catalog, tmp_path, capsys):
+    (catalog / "corrections.yaml").write_text(f"renamed:\n  {LONG_NAME}: marketqwen\n")
+    up = tmp_path / "up"
+    oc.llamacpp_chart(up, LONG_NAME, context=131072, version="1.0.4")
+    code, plan = sync(catalog, capsys, str(up))
+    assert code == 0
+    qwen = app_of(plan, "marketqwen")
+    assert qwen["status"] == "bumped" and qwen["upstream_name"] == LONG_NAME and qwen["new_version"] == "1.0.5"
+    assert app_file(catalog, "marketqwen")["context_length"] == 131072
+    assert read_document(catalog / "sync.yaml").data["apps"]["marketqwen"]["upstream_name"] == LONG_NAME
+    assert not any(a["app"] == LONG_NAME for a in plan["apps"])
+
+
+def test_without_the_rename_the_long_name_is_an_error_naming_the_limit(catalog, tmp_path, capsys):
+    up = tmp_path / "up"
+    oc.llamacpp_chart(up, LONG_NAME, context=131072, version="1.0.4")
+    code, plan = sync(catalog, capsys, str(up), "--dry-run")
+    assert code == 0
+    row = app_of(plan, LONG_NAME)
+    assert row["status"] == "error" and "is not an Olares app name" in row["detail"]
+
+
+def test_a_mirrors_sources_tsv_gives_each_app_the_commit_of_its_manifest(catalog, tmp_path, capsys):
+    up = upstream(tmp_path, context=131072, version="1.0.4")
+    (tmp_path / "SOURCES.tsv").write_text(f"marketqwen/Chart.yaml\t{'0' * 40}\n"
+                                          f"marketqwen/OlaresManifest.yaml\t{COMMIT}\n")
+    assert sync(catalog, capsys, str(up))[0] == 0
+    assert read_document(catalog / "sync.yaml").data["apps"]["marketqwen"]["commit"] == COMMIT
+
+
+def test_a_bad_sources_line_is_file_line_and_nothing_is_written(catalog, tmp_path, capsys):
+    up = upstream(tmp_path, context=131072, version="1.0.4")
+    (up / "SOURCES.tsv").write_text(f"marketqwen/Chart.yaml\t{COMMIT}\n"
+                                    "marketqwen/OlaresManifest.yaml not-a-commit\n")
+    before = {p: p.read_bytes() for p in catalog.rglob("*") if p.is_file()}
+    code = main(["sync", str(up), "--catalog", str(catalog)])
+    assert code == 1
+    assert "SOURCES.tsv:2" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in catalog.rglob("*") if p.is_file()} == before
+
+
+def test_a_title_over_30_characters_kept_by_a_correction_lets_the_rest_merge(catalog, tmp_path, capsys):
+    (catalog / "corrections.yaml").write_text(TITLE_ROW)
+    up = upstream(tmp_path, context=131072, version="1.0.4")
+    _retitle(up / "marketqwen", LONG_TITLE)
+    code, plan = sync(catalog, capsys, str(up))
+    assert code == 0
+    qwen = app_of(plan, "marketqwen")
+    assert qwen["status"] == "bumped" and qwen["new_version"] == "1.0.5"
+    title = next(c for c in qwen["changes"] if c["field"] == "title")
+    assert title["kind"] == "conflict" and title["theirs"] == LONG_TITLE
+    data = app_file(catalog, "marketqwen")
+    assert data["context_length"] == 131072 and data["title"] == "Qwen36 A3B Market" and data["version"] == "1.0.5"
+    assert read_document(catalog / "sync.yaml").data["apps"]["marketqwen"]["chart"].startswith("sha256:")
+    load_catalog(catalog)
+
+
+def test_a_chart_needing_drafts_no_correction_keeps_out_leaves_the_content_above_upstream(catalog, tmp_path, capsys):
+    """Without the title row the import would point the app at a draft: the app keeps its content, only its
+    version goes above upstream's, and sync.yaml records upstream's version with no digest (planned again)."""
+    up = upstream(tmp_path, context=131072, version="1.0.4")
+    _retitle(up / "marketqwen", LONG_TITLE)
+    before = app_file(catalog, "marketqwen")
+    code, plan = sync(catalog, capsys, str(up))
+    assert code == 0
+    qwen = app_of(plan, "marketqwen")
+    assert qwen["status"] == "error" and qwen["new_version"] == "1.0.5" and "title" in qwen["detail"]
+    after = app_file(catalog, "marketqwen")
+    assert after["version"] == "1.0.5"
+    assert {k: v for k, v in after.items() if k != "version"} == {k: v for k, v in before.items() if k != "version"}
+    record = read_document(catalog / "sync.yaml").data["apps"]["marketqwen"]
+    assert record["version"] == "1.0.4" and record["chart"] is None
+
+
+def test_a_chart_that_differs_only_by_the_catalogs_rendering_goes_above_upstreams_version(catalog, tmp_path, capsys):
+    """Nothing to merge (the catalog's app is upstream's 1.0.3 import), but the catalog's rendered chart is not
+    upstream's: at the same version it is `changed` and goes above it (MKT002), at a version above it is
+    unchanged."""
+    up = upstream(tmp_path, context=65536, version="1.0.3")
+    code, plan = sync(catalog, capsys, str(up))
+    assert code == 0
+    qwen = app_of(plan, "marketqwen")
+    assert qwen["status"] == "changed" and qwen["new_version"] == "1.0.4"
+    assert app_file(catalog, "marketqwen")["version"] == "1.0.4"
+    code, plan = sync(catalog, capsys, str(up), "--dry-run")
+    assert app_of(plan, "marketqwen")["status"] == "unchanged"
