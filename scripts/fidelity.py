@@ -47,6 +47,8 @@ from generator.flags.tables import FlagTables  # noqa: E402
 from generator.importer.argv import Spelling, is_flag  # noqa: E402
 from generator.importer.helmview import Rendered, render_chart  # noqa: E402
 from generator.importer.programs import basename, family_of  # noqa: E402
+from generator.engines.family import Family, family as engine_family  # noqa: E402
+from generator.engines.readback import Syntax  # noqa: E402
 from generator.importer.source import read_chart  # noqa: E402
 from generator.importer.workload import Launch, Lines, pod_spec, read_pod  # noqa: E402
 
@@ -324,7 +326,9 @@ def _spellings(cat: Catalog, app: str) -> Any:
                 table = tables.get(stack.flag_table)
             except CatalogError:
                 table = None
-        return Spelling(family, table)
+        launcher = engine_family(Family(family)).launcher
+        syntax = launcher.syntax if launcher is not None else Syntax()
+        return Spelling(syntax, table)
 
     return spelling_for
 
