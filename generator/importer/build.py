@@ -607,29 +607,12 @@ def _meta(ctx: _Ctx, app: dict[str, Any]) -> None:
 
 
 _SPEED = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*t/s\s*$")
-_TOKENS = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([KkMm])\b")
-
-
-def _tokens(text: str) -> int | None:
-    found = _TOKENS.search(text)
-    if not found:
-        return None
-    kilo = found.group(2).lower() == "k"
-    decimal = float(found.group(1)) * (1000 if kilo else 1000 * 1000)
-    binary = int(float(found.group(1)) * (1024 if kilo else 1024 * 1024))
-    if binary & (binary - 1) == 0:
-        return binary
-    # "262K" is 262,144 tokens (2^18): the market's labels round a power of two to thousands
-    power = 1 << max(round(decimal).bit_length() - 1, 0)
-    nearest = min((power, power * 2), key=lambda p: abs(p - decimal))
-    return nearest if abs(nearest - decimal) / decimal < 0.01 else binary
 
 
 def bento_benchmark(bento: Any, origin: str, today: dt.date) -> dict[str, Any] | None:
     """The measured hero speed of the maintainer's `metadata.bento` block (his scripts/build-catalog.js reads it:
     aamsellem/olares-one-market@39e2d0c7 scripts/build-catalog.js) as one benchmark of the app: `hero.value`
-    `N t/s` the speed, the context of the hero label (`speed @ 262K`) or the `context` spec, `mtp.accept` (a
-    percentage) the acceptance. The block carries no date: `date` is the day the figure was read, said in
+    `N t/s` the speed, `mtp.accept` (a percentage) the acceptance; no context (below). The block carries no date: `date` is the day the figure was read, said in
     `method`. None when the hero is not a speed (a SWE-bench score, an audio length)."""
     if not isinstance(bento, dict) or not isinstance(bento.get("hero"), dict):
         return None
@@ -643,15 +626,13 @@ def bento_benchmark(bento: Any, origin: str, today: dt.date) -> dict[str, Any] |
     accept = mtp.get("accept")
     if mtp.get("enabled") and isinstance(accept, (int, float)) and not isinstance(accept, bool) and 0 < accept <= 100:
         bench["acceptance"] = round(float(accept) / 100, 4)
-    context = _tokens(str(hero.get("label", "")))
-    if context is None:
-        specs = [x for x in bento.get("specs") or () if isinstance(x, dict)]
-        context = next((_tokens(str(x.get("value", ""))) for x in specs if x.get("label") == "context"), None)
-    if context:
-        bench["context"] = context
+    # The context a hero label (`speed @ 262K`) or the `context` spec names is the server's --ctx-size, not the
+    # prompt the speed was measured at (his notes: a short prompt, 2,000 tokens out): the benchmark records no
+    # context, so the roofline holds it against an empty cache, the bound of any prompt (generator/fit/roofline.py).
     bench.update({"date": today, "method": f"upstream's metadata.bento hero figure {hero.get('value')!s} "
                                           f"({hero.get('label')!s}), read on {today.isoformat()}: the maintainer's "
-                                          "measurement on Olares One, as his chart states it",
+                                          "measurement on Olares One, as his chart states it (prompt length not "
+                                          "stated)",
                   "source": origin})
     return bench
 

@@ -134,6 +134,11 @@ def planned_writes(plan: SyncPlan, cat: Catalog, previous: SyncFile | None,
             touched = (*TOUCHED, "benchmarks") if app.benchmarks else TOUCHED
             target = _merged_target(app, cat.apps[app.app].app)
             writes.append(Write(path, _edit(path, target, touched), f"{app.status} {app.new_version}"))
+        elif app.status == "unchanged" and app.benchmarks and app.app in cat.apps:
+            # the same chart, a speed upstream measured that the app lacks: the benchmark lands (it is no chart
+            # content, so no new version)
+            target = {"benchmarks": _typed_benchmarks(cat.apps[app.app].app, app.benchmarks)}
+            writes.append(Write(path, _edit(path, target, ("benchmarks",)), "benchmarks"))
         elif app.status == "error" and app.new_version and app.app in cat.apps:
             writes.append(Write(path, _edit(path, {"version": app.new_version}, ("version",)),
                                 f"kept {app.new_version}"))

@@ -319,9 +319,10 @@ def _under_roof(plan: AppPlan, resolved: Resolved, benches: list[dict[str, Plain
 
 def _new_benchmarks(ours: list[Plain], theirs: list[Plain]) -> list[dict[str, Plain]]:
     """Upstream's benchmarks (the import reads its metadata.bento hero speed) that ours lacks: a figure is the
-    same when its speed, acceptance and context are (the read date differs from run to run)."""
+    same when its speed and acceptance are (the read date differs from run to run; a context recorded by an older
+    import is the server's, not the measurement's)."""
     def key(b: Plain) -> tuple[Plain, ...]:
-        return (b.get("tokens_per_s"), b.get("acceptance"), b.get("context"))
+        return (b.get("tokens_per_s"), b.get("acceptance"))
     have = {key(b) for b in ours}
     return [b for b in theirs if key(b) not in have]
 
