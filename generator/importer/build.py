@@ -613,7 +613,8 @@ def bento_benchmark(bento: Any, origin: str, today: dt.date) -> dict[str, Any] |
     """The measured hero speed of the maintainer's `metadata.bento` block (his scripts/build-catalog.js reads it:
     aamsellem/olares-one-market@39e2d0c7 scripts/build-catalog.js) as one benchmark of the app: `hero.value`
     `N t/s` the speed, `mtp.accept` (a percentage) the acceptance; no context (below). The block carries no date:
-    `date` is the day the figure was read, said in `method`. None when the hero is not a speed (a SWE-bench score, an audio length)."""
+    `date` is the day the figure was read, said in `method`. None when the hero is not a speed (a SWE-bench
+    score, an audio length)."""
     if not isinstance(bento, dict) or not isinstance(bento.get("hero"), dict):
         return None
     hero = bento["hero"]
