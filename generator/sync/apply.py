@@ -18,6 +18,7 @@ from generator.core.errors import InputError, Problem
 from generator.core.fileio import atomic_write_text, writable
 from generator.importer.appyaml import read_back, update_text
 from generator.importer.build import APP_KEYS
+from generator.importer.write import FileWrite
 from generator.rules.versions_upstream import SYNC_FILE
 from generator.schema import App
 from generator.schema.app import Benchmark
@@ -146,15 +147,53 @@ def planned_writes(plan: SyncPlan, cat: Catalog, previous: SyncFile | None,
             data = plain(cat.apps[app.app].app)
             target = _removed_target(data, plan.upstream, today, gone)
             writes.append(Write(path, _edit(path, target, REMOVAL_KEYS), "removed"))
-    for write in plan.report.plan.writes if plan.report else ():
+    report_writes = list(plan.report.plan.writes) if plan.report else []
+    kept = _kept_drafts(cat, report_writes)
+    for write in report_writes:
         rel = write.path.relative_to(cat.root) if write.path.is_relative_to(cat.root) else None
         if write.text is None or rel is None:
+            continue
+        if rel.parts[0] == "drafts" and _of_kept_draft(rel, write.path, kept):
             continue
         if rel.parts[0] == "drafts" or (rel.parts[0] == "apps" and rel.stem in new):
             writes.append(Write(write.path, write.text, write.action))
     plan.record = _record(plan, previous)
     writes.append(Write(cat.root / SYNC_FILE, HEADER + yamlout.dump(plain(plan.record)), "sync record"))
     return writes
+
+
+def _version_of(path: Path, text: str) -> str | None:
+    try:
+        data = read_back(path, text)
+    except InputError:  # a draft that does not parse is rewritten, not kept
+        return None
+    version = data.get("version") if isinstance(data, dict) else None
+    return str(version) if version is not None else None
+
+
+def _kept_drafts(cat: Catalog, report_writes: list[FileWrite]) -> set[str]:
+    """Apps whose draft is already in the catalog from the same upstream version: the sync keeps it as it is (what
+    a person completed in it stays: drafts extend, never overwrite) and writes none of its draft files again."""
+    kept: set[str] = set()
+    for write in report_writes:
+        rel = write.path.relative_to(cat.root) if write.path.is_relative_to(cat.root) else None
+        if rel is None or write.text is None or rel.parts[:2] != ("drafts", "apps") or not write.path.is_file():
+            continue
+        old = _version_of(write.path, write.path.read_text(encoding="utf-8"))
+        if old is not None and old == _version_of(write.path, write.text):
+            kept.add(rel.stem)
+    return kept
+
+
+def _of_kept_draft(rel: Path, path: Path, kept: set[str]) -> bool:
+    """A draft file of a kept draft: its app file, a chat template named after it, or any draft already there."""
+    if not kept:
+        return False
+    if rel.parts[:2] == ("drafts", "apps"):
+        return rel.stem in kept
+    if rel.parts[:2] == ("drafts", "chat_templates"):
+        return any(rel.name.startswith(f"{app}-chat-template") for app in kept) or path.exists()
+    return path.exists()
 
 
 def validate(cat: Catalog, writes: list[Write]) -> None:

@@ -125,3 +125,30 @@ def test_a_chart_that_differs_only_by_the_catalogs_rendering_goes_above_upstream
     assert app_file(catalog, "marketqwen")["version"] == "1.0.4"
     code, plan = sync(catalog, capsys, str(up), "--dry-run")
     assert app_of(plan, "marketqwen")["status"] == "unchanged"
+
+
+def test_a_draft_a_person_completed_is_kept_by_the_next_sync_of_the_same_upstream_version(catalog, tmp_path, capsys):
+    """Drafts extend, never overwrite: a new upstream app that needs drafts (its title is over 30 characters) is
+    written as a draft once; what a person then completes in it stays through a re-sync of the same upstream version,
+    and the sync writes no second copy of its draft files. A new upstream version is drafted again."""
+    up = tmp_path / "up"
+    _retitle(oc.llamacpp_chart(up, "marketnew", context=65536, version="1.0.0"), LONG_TITLE)
+    code, plan = sync(catalog, capsys, str(up))
+    assert code == 0 and app_of(plan, "marketnew")["status"] == "new"
+    draft = catalog / "drafts" / "apps" / "marketnew.yaml"
+    assert draft.is_file()
+    edited = draft.read_text(encoding="utf-8") + "# completed by hand: the title is being shortened upstream\n"
+    draft.write_text(edited, encoding="utf-8")
+    before = sorted(p.relative_to(catalog) for p in (catalog / "drafts").rglob("*") if p.is_file())
+
+    code, plan = sync(catalog, capsys, str(up))
+    assert code == 0
+    assert draft.read_text(encoding="utf-8") == edited
+    assert sorted(p.relative_to(catalog) for p in (catalog / "drafts").rglob("*") if p.is_file()) == before
+
+    shutil.rmtree(up)
+    _retitle(oc.llamacpp_chart(up, "marketnew", context=65536, version="1.0.1"), LONG_TITLE)
+    code, plan = sync(catalog, capsys, str(up))
+    assert code == 0
+    assert "completed by hand" not in draft.read_text(encoding="utf-8")
+    assert "1.0.1" in draft.read_text(encoding="utf-8")
