@@ -165,6 +165,8 @@ DOCUMENTED = {
                                         "that the loader reports as `file:line: field: message` (InputError)",
     ("ValueError", "generator/flags/tables.py"): "pydantic validators of the flag tables, as in schema/",
     ("_Refused", "generator/yamlio/loader.py"): "a MarkedYAMLError that read_document turns into an InputError",
+    ("_Irregular", "generator/yamlio/yamlout.py"): "control flow inside dump: caught there, libyaml then emits the "
+                                                  "whole document",
     ("ValueError", "generator/lint/quantity.py"): "parse_quantity's contract; lint/olares.py turns it into a finding",
     ("UnknownKind", "generator/lint/kube.py"): "lint/run.py turns it into a finding",
     ("SmokeFailure", "generator/smoke/"): "a failed measurement; smoke/run.py turns it into the verdict `fail`",
@@ -193,7 +195,7 @@ DOCUMENTED = {
     ("Exit", "generator/cli/"): "typer.Exit: a command ends with its exit code",
 }
 # Exception classes defined outside generator/core/errors.py that are not CatalogError subclasses.
-LOCAL_CLASSES = {"_Refused", "UnknownKind", "SmokeFailure", "PublishError"}
+LOCAL_CLASSES = {"_Refused", "_Irregular", "UnknownKind", "SmokeFailure", "PublishError"}
 
 
 def _modules() -> list[tuple[str, Path]]:

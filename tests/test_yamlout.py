@@ -55,3 +55,38 @@ def test_repeated_values_are_never_turned_into_anchors():
     shared = {"a": "x"}
     out = dump({"one": shared, "two": shared, "list": [shared, shared]})
     assert "&" not in out and "*" not in out
+
+
+# What the layout of generator/yamlio/yamlout.py `_block` meets: strings that need each scalar style (plain, quoted,
+# escaped, literal blocks with and without a final newline, leading spaces, template braces), keys libyaml quotes,
+# empty collections, mappings in sequences; the result must be libyaml's own, byte for byte.
+LAYOUT_TEXT = st.one_of(st.text(max_size=12), st.sampled_from(AMBIGUOUS),
+                        st.sampled_from(["a\nb", "a\nb\n", "a\n\nb\n", "  lead\nx", "\nx", "x\n\n", "tail \nx",
+                                         "{{ x }}\ny", "é — ü\nz", "\u2028", "\t", "'q'", '"dq"', "- item",
+                                         "a: b", "#c", "x" * 5000, ("word " * 900) + "\nend"]),
+                        st.text(alphabet=st.sampled_from("ab \n:-#'\"{}é\t"), max_size=16))
+LAYOUT_SCALARS = st.one_of(LAYOUT_TEXT, st.integers(), st.booleans(), st.none())
+LAYOUT_TREES = st.recursive(LAYOUT_SCALARS, lambda inner: st.lists(inner, max_size=4)
+                            | st.dictionaries(LAYOUT_TEXT, inner, max_size=4), max_leaves=24)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.dictionaries(LAYOUT_TEXT, LAYOUT_TREES, min_size=1, max_size=5))
+@example({"k": {"a": ["x\ny", {"b": "c\nd\n"}], "e": {}}, "l": [[], {}, "- x", {"m": ["n", "o\n"]}]})
+@example({"spec": {"fullDescription": "one\ntwo\n", "note": "  indented\nline"}})
+def test_the_layout_is_libyamls_byte_for_byte(data):
+    from generator.yamlio import yamlout
+
+    laid = yamlout._block(data)
+    if laid is not None:
+        assert laid == yamlout._libyaml(data)
+    assert dump(data) == yamlout._escape_braces(yamlout._libyaml(data))
+
+
+def test_the_layout_covers_charts():
+    """A chart's documents are laid out without libyaml's help for the whole document (the speed of render)."""
+    from generator.yamlio import yamlout
+
+    data = {"name": "app", "spec": {"fullDescription": "a\nb\n", "locale": ["en-US"], "license": [{"text": "MIT"}]},
+            "envs": [], "options": {}}
+    assert yamlout._block(data) == yamlout._libyaml(data)

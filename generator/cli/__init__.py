@@ -4,7 +4,6 @@ Exit codes: 0 success; 1 findings (invalid catalog, failed rules, stale charts, 
 2 usage or internal error.
 """
 
-from __future__ import annotations
 
 import sys
 

@@ -1,6 +1,5 @@
 """The typer application and shared options; commands register themselves in generator/cli/."""
 
-from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -53,7 +52,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines i
 DEFAULT_OUT = Path("charts")
 
 
-def load_catalog(root: Path | None = None) -> Catalog:
+def load_catalog(root: Path | None = None) -> "Catalog":
     """The catalog, imported on use: pydantic model building stays out of `catalog --help`."""
     from generator.catalog import load_catalog as load
 

@@ -1,6 +1,5 @@
 """`catalog bump`: raise the version of every app whose rendered chart changed since its recorded release."""
 
-from __future__ import annotations
 
 import json
 import sys
@@ -37,12 +36,12 @@ def _table(rows: list[dict[str, Any]], title: str) -> None:
     Console().print(table)
 
 
-def _row(o: Outcome) -> dict[str, Any]:
+def _row(o: "Outcome") -> dict[str, Any]:
     return {"app": o.app, "from": o.before, "to": o.after, "action": o.action, "level": o.level,
             "changes": [c.bullet[2:] for c in o.changes], "message": o.message}
 
 
-def _check(run: BumpRun, catalog: Path | None, out: Path | None, base: str | None) -> None:
+def _check(run: "BumpRun", catalog: Path | None, out: Path | None, base: str | None) -> None:
     from generator.versions.bump import check_message
 
     problems = [m for m in (check_message(o) for o in run.outcomes) if m]

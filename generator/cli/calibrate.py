@@ -7,7 +7,6 @@ per weight file); `--write` adds them, a new row replacing an older one of the s
 stays byte-identical, and the result is validated before it replaces the file.
 """
 
-from __future__ import annotations
 
 import io
 import json

@@ -3,7 +3,6 @@
 Exit codes: 0 clean (warnings allowed), 1 findings, 2 usage or internal error.
 """
 
-from __future__ import annotations
 
 import os
 import sys
@@ -65,7 +64,7 @@ def check(apps: AppsArg = None, catalog: CatalogOpt = None, as_json: JsonOpt = F
     raise typer.Exit(1 if any(not r.ok for r in results) else 0)
 
 
-def _load(catalog: Path | None, annotate: bool) -> Catalog:
+def _load(catalog: Path | None, annotate: bool) -> "Catalog":
     """Load the catalog; in GitHub Actions, a broken file also becomes an annotation on its line."""
     from generator.core.errors import CatalogError
 
@@ -80,7 +79,7 @@ def _load(catalog: Path | None, annotate: bool) -> Catalog:
         raise
 
 
-def _annotations(findings: list[Finding]) -> None:
+def _annotations(findings: "list[Finding]") -> None:
     from generator.check.pr import annotation
 
     for finding in findings:

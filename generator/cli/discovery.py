@@ -1,7 +1,6 @@
 """Which catalog a command uses (generator/core/locate.py decides), said on stderr; writes into the
 embedded catalog refused."""
 
-from __future__ import annotations
 
 import sys
 from pathlib import Path

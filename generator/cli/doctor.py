@@ -1,6 +1,5 @@
 """`catalog doctor APP --kube-context CTX`: the running pod against its chart, and the crashes its logs show."""
 
-from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Annotated
@@ -50,7 +49,7 @@ def doctor(
     raise typer.Exit(0 if found.clean else 1)
 
 
-def _report(found: Diagnosis) -> None:
+def _report(found: "Diagnosis") -> None:
     """For people. Everything read from the cluster is redacted and escaped (rich markup shown, not applied)."""
     from rich.console import Console
     from rich.table import Table

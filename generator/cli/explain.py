@@ -1,7 +1,6 @@
 """`catalog explain APP`: resolved args and env with their origin, Genesis patches, memory breakdown; a draft app
 (drafts/apps/, written by `catalog import`) is shown as a draft with what blocks it, exit 1."""
 
-from __future__ import annotations
 
 import json
 import sys
@@ -15,7 +14,7 @@ from generator.core.errors import UsageError
 if TYPE_CHECKING:
     from generator.catalog import Catalog
 
-def _explain_draft(cat: Catalog, name: str, as_json: bool) -> None:
+def _explain_draft(cat: "Catalog", name: str, as_json: bool) -> None:
     """An app the import left in drafts/apps/: shown as a draft with what blocks it and the drafts it needs
     (exit 1: a draft is not an app of the catalog yet). Returns when there is no such draft."""
     from generator.core.text import safe_line

@@ -5,7 +5,6 @@ the apps they are about to write or publish. An app with an error is refused, wi
 nothing is written for it; `--force` takes it anyway and says so on stderr, loudly, app by app.
 """
 
-from __future__ import annotations
 
 import sys
 from dataclasses import dataclass

@@ -9,7 +9,6 @@ Exit codes (docs/import.md): 0 every chart imported (or nothing to do); 3 someth
 written; 1 no chart could be imported, or a write would fail: nothing is written.
 """
 
-from __future__ import annotations
 
 import sys
 from pathlib import Path

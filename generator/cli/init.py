@@ -9,7 +9,6 @@ Everything is built in a hidden folder beside DIR and moved into place at the en
 nothing behind. A non-empty DIR is refused unless `--force`; even then no existing file is overwritten.
 """
 
-from __future__ import annotations
 
 import contextlib
 import os
@@ -144,7 +143,7 @@ def _existing_ancestor(path: Path) -> Path:
     return path
 
 
-def _build(staging: Path, source: Path, every: bool, name: str, tool: ToolSource) -> list[str]:
+def _build(staging: Path, source: Path, every: bool, name: str, tool: "ToolSource") -> list[str]:
     """Write the whole store into `staging`; returns the app names copied."""
     from generator.catalog import load_catalog
     from generator.chart.pipeline import render_apps
@@ -182,7 +181,7 @@ def _build(staging: Path, source: Path, every: bool, name: str, tool: ToolSource
     return apps
 
 
-def _store_history(recorded: Releases, cat: Catalog, path: Path) -> None:
+def _store_history(recorded: "Releases", cat: "Catalog", path: Path) -> None:
     """The store's releases.yaml: of the embedded history, only the release whose chart the new store has (the
     app's current version, with the content the store renders); an app whose current content no release records
     gets its current version recorded as the store's first release. Older versions are not in the store's
@@ -209,7 +208,7 @@ def _one_line(text: str) -> str:
     return safe_line(text)
 
 
-def _install_text(tool: ToolSource) -> str:
+def _install_text(tool: "ToolSource") -> str:
     """The README's install paragraph, from where the tool that started the store came from."""
     if tool.requirement is None or tool.pipx is None:
         return ("Install the tool so that `catalog` is on your PATH. This store was started with a tool installed "

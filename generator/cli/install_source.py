@@ -17,7 +17,6 @@ reads it (`Distribution.read_text`).
   requirement, and `init` says so and how to set it.
 """
 
-from __future__ import annotations
 
 import json
 import re

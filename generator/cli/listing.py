@@ -1,6 +1,5 @@
 """`catalog list`: one row per app."""
 
-from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Annotated, Any
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
     from generator.smoke.ledger import SmokeRecord
 
 
-def latest_measured(app: App, ledger: list[SmokeRecord]) -> Measured | None:
+def latest_measured(app: "App", ledger: "list[SmokeRecord]") -> "Measured | None":
     """The newest measured speed of an app: its last passing smoke in the ledger, or its latest catalog benchmark
     when that is newer (or the ledger has no pass). Ledger rows record no context (0: an empty cache)."""
     from generator.fit.roofline import Measured
@@ -35,7 +34,7 @@ def latest_measured(app: App, ledger: list[SmokeRecord]) -> Measured | None:
     return Measured(passed.tokens_per_s, passed.acceptance, 0, f"smoke {passed.date}")
 
 
-def _rows(cat: Catalog) -> list[dict[str, Any]]:
+def _rows(cat: "Catalog") -> list[dict[str, Any]]:
     from generator.fit.roofline import reading, roofline
     from generator.smoke.ledger import history
 
@@ -72,7 +71,7 @@ def _rows(cat: Catalog) -> list[dict[str, Any]]:
     return rows + _draft_rows(cat, {str(row["name"]) for row in rows})
 
 
-def _device_rows(cat: Catalog, device_id: str) -> list[dict[str, Any]]:
+def _device_rows(cat: "Catalog", device_id: str) -> list[dict[str, Any]]:
     """`catalog list --device D`: the apps that target D (their own device or `devices:`), each row as the fit plans
     it there (generator/fit/devices.py): its context and roofline on D, or status `excluded` and why."""
     from generator.core.errors import UsageError
@@ -102,7 +101,7 @@ def _device_rows(cat: Catalog, device_id: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _draft_rows(cat: Catalog, apps: set[str]) -> list[dict[str, Any]]:
+def _draft_rows(cat: "Catalog", apps: set[str]) -> list[dict[str, Any]]:
     """The apps `catalog import` left in drafts/apps/: status `draft`, `blocked_by` what keeps them out."""
     from generator.importer.drafts import read_drafts
 
@@ -160,7 +159,7 @@ def _title(rows: list[dict[str, Any]]) -> str:
     return plural(len(rows) - drafts, "app") + (f", {plural(drafts, 'draft')} (drafts/apps/)" if drafts else "")
 
 
-def _print_blocks(rows: list[dict[str, Any]], console: Console) -> None:
+def _print_blocks(rows: list[dict[str, Any]], console: "Console") -> None:
     """Under the table: each draft app and what blocks it (`catalog explain NAME` says more)."""
     from generator.core.text import safe_line
 
@@ -192,7 +191,7 @@ def _cells(row: dict[str, Any]) -> dict[str, str]:
     return {k: markup(v) for k, v in cells.items()}  # catalog text: `[/bold]` and ESC shown, not interpreted
 
 
-def _build(cells: list[dict[str, str]], columns: list[str], title: str) -> Table:
+def _build(cells: list[dict[str, str]], columns: list[str], title: str) -> "Table":
     from rich import box
     from rich.cells import cell_len
     from rich.table import Table
@@ -209,7 +208,7 @@ def _build(cells: list[dict[str, str]], columns: list[str], title: str) -> Table
     return table
 
 
-def _table(rows: list[dict[str, Any]], console: Console) -> tuple[Table, list[str]]:
+def _table(rows: list[dict[str, Any]], console: "Console") -> "tuple[Table, list[str]]":
     """The widest table that fits the console without shrinking a column; the dropped columns' names."""
     from rich.measure import Measurement
 

@@ -1,6 +1,5 @@
 """`catalog prune --deprecated`: retire deprecated apps whose replacement passed its smoke."""
 
-from __future__ import annotations
 
 import datetime as dt
 import json
@@ -61,7 +60,7 @@ def _check_options(deprecated: bool, market: Path | None, remove: bool, yes: boo
         raise UsageError(f"--market {market}: not a folder")
 
 
-def _report(items: list[PruneItem], changes: list[AppChanges], *, dry_run: bool, as_json: bool) -> None:
+def _report(items: "list[PruneItem]", changes: "list[AppChanges]", *, dry_run: bool, as_json: bool) -> None:
     by_app = {c.item.app: c for c in changes}
     if as_json:
         rows = [{"app": i.app, "replaced_by": i.replaced_by, "action": i.action, "reason": i.reason,
@@ -74,13 +73,13 @@ def _report(items: list[PruneItem], changes: list[AppChanges], *, dry_run: bool,
     _table(items, by_app, dry_run)
 
 
-def _market_title(change: AppChanges | None) -> str | None:
+def _market_title(change: "AppChanges | None") -> str | None:
     """The market title the change edits (None without a market change, or an empty title)."""
     market = change.market if change else None
     return (market.title or None) if market else None
 
 
-def _table(items: list[PruneItem], by_app: dict[str, AppChanges], dry_run: bool) -> None:
+def _table(items: "list[PruneItem]", by_app: "dict[str, AppChanges]", dry_run: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 

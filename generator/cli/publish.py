@@ -1,6 +1,5 @@
 """`catalog publish`: put recorded app versions into a market repo, an OCI registry or a Helm repo folder."""
 
-from __future__ import annotations
 
 import json
 import sys
@@ -16,7 +15,7 @@ if TYPE_CHECKING:
     from generator.publish.core import Item, Result, Target
 
 
-def _summary(results: list[Result], as_json: bool) -> None:
+def _summary(results: "list[Result]", as_json: bool) -> None:
     from generator.core.redact import redact
 
     # A target URL may carry credentials (oci://user:pass@host/...): every cell passes the one redactor.
@@ -41,7 +40,7 @@ def _summary(results: list[Result], as_json: bool) -> None:
     Console(width=max(Console().width, 120)).print(table)
 
 
-def _run_with_progress(target: Target, items: list[Item], dry_run: bool, catalog: Path) -> list[Result]:
+def _run_with_progress(target: "Target", items: "list[Item]", dry_run: bool, catalog: Path) -> "list[Result]":
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
@@ -57,7 +56,7 @@ def _run_with_progress(target: Target, items: list[Item], dry_run: bool, catalog
                   console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task(escape(f"publishing to {target.label}"), total=len(items))
 
-        def step(result: Result) -> None:
+        def step(result: "Result") -> None:
             progress.update(task, advance=1, description=escape(f"{result.app} {result.version}: {result.action}"))
 
         return run(target, items, dry_run=dry_run, step=step, upstream=load_sync(catalog))

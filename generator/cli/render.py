@@ -7,7 +7,6 @@ The output folder is the tool's alone (generator/chart/writer.py, docs/security.
 anything `catalog render` did not write is refused with exit 2 and nothing is deleted.
 """
 
-from __future__ import annotations
 
 import sys
 

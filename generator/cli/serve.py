@@ -1,6 +1,5 @@
 """`catalog serve`: be the Olares Market Source of the catalog's released versions (docs/market-source.md)."""
 
-from __future__ import annotations
 
 import sys
 from pathlib import Path
@@ -16,7 +15,7 @@ if TYPE_CHECKING:
     from generator.market.server import Sources
 
 
-def ledger_reader() -> LedgerReader:
+def ledger_reader() -> "LedgerReader":
     """The store page's view of the smoke ledger, read by the smoke stage's own reader (see market/history.py)."""
     from generator.market.history import SmokePoint
     from generator.smoke.ledger import history
@@ -28,7 +27,7 @@ def ledger_reader() -> LedgerReader:
     return read
 
 
-def sources_for(catalog: Path | None, source_url: str | None, *, command: str) -> Sources:
+def sources_for(catalog: Path | None, source_url: str | None, *, command: str) -> "Sources":
     """Where the market is built from: the catalog the command uses (cli/discovery.py), charts/ beside it."""
     from generator.market.server import Sources
 

@@ -1,6 +1,5 @@
 """`catalog site --out DIR`: the store page of `catalog serve` as static files."""
 
-from __future__ import annotations
 
 import sys
 from pathlib import Path

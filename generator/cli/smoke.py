@@ -1,6 +1,5 @@
 """`catalog smoke APP`: measure a running app, judge it against its baseline, record it in the ledger."""
 
-from __future__ import annotations
 
 import json
 import sys
@@ -127,7 +126,7 @@ def _refuse_mixtures(no_record: bool, accept_baseline: bool, local: bool, with_t
     return no_record or local
 
 
-def _local(resolved: Resolved, options: SmokeOptions, *, tolerance: float, as_json: bool) -> None:
+def _local(resolved: "Resolved", options: "SmokeOptions", *, tolerance: float, as_json: bool) -> None:
     """`--local` (generator/smoke/local.py): the real smoke against a llama-server booted here; never recorded."""
     from generator.smoke import ledger as smoke_ledger
     from generator.smoke.identity import chart_content
@@ -154,7 +153,7 @@ def _local(resolved: Resolved, options: SmokeOptions, *, tolerance: float, as_js
     raise typer.Exit(0 if record.verdict == "pass" else 1)
 
 
-def limits(resolved: Resolved, measurement: Measurement) -> tuple[float | None, str, float | None]:
+def limits(resolved: "Resolved", measurement: "Measurement") -> tuple[float | None, str, float | None]:
     """(bound_tps, bound_reason, acceptance_floor) of an app for this measurement: the fastest it can decode (its
     roofline, generator/fit/roofline.py, with the acceptance the smoke measured) with a one-line reason, and the
     least speculative acceptance its stack gives (the stack's `acceptance_floor`, speculative apps only). None:
@@ -175,7 +174,7 @@ def limits(resolved: Resolved, measurement: Measurement) -> tuple[float | None, 
     return roof.bound_tps, roof.explain(), floor
 
 
-def _record(root: Path, record: SmokeRecord) -> Path:
+def _record(root: Path, record: "SmokeRecord") -> Path:
     """Append to the ledger; an error that says the printed result is not recorded and how to fix it."""
     from generator.smoke import ledger as smoke_ledger
 
@@ -195,7 +194,7 @@ def _record(root: Path, record: SmokeRecord) -> Path:
         raise
 
 
-def pod_mismatches(pod: PodObservation, resolved: Resolved) -> list[str]:
+def pod_mismatches(pod: "PodObservation", resolved: "Resolved") -> list[str]:
     """The engine container's image, command and args as the pod's spec has them, against the chart's plan: each
     difference a failure that names the field (env is `catalog doctor`'s: Olares and HAMi add entries)."""
     from generator.chart.plan import plan
@@ -207,7 +206,7 @@ def pod_mismatches(pod: PodObservation, resolved: Resolved) -> list[str]:
 
 @contextmanager
 def _reach(app_name: str, endpoint: str | None, context: str | None,
-           namespace: str | None) -> Iterator[tuple[str, str, PodObservation | None]]:
+           namespace: str | None) -> "Iterator[tuple[str, str, PodObservation | None]]":
     """(URL to call, endpoint as the ledger records it, the pod as its spec shows it with --kube-context)."""
     from generator.smoke.http import SmokeFailure, check_endpoint
     from generator.smoke.ledger import redact
@@ -255,7 +254,7 @@ def _progress(quiet: bool) -> Iterator[tuple[Callable[[str], None] | None, Calla
         yield live, live
 
 
-def _booting(pod: PodObservation, say: Callable[[str], None]) -> bool:
+def _booting(pod: "PodObservation", say: Callable[[str], None]) -> bool:
     """The pod says its engine is starting (not ready yet, not crashing): a refused connection is waited out."""
     engine = pod.engine
     if engine.ready or pod.pod.deleting or pod.pod.phase not in ("Pending", "Running"):
@@ -266,13 +265,13 @@ def _booting(pod: PodObservation, say: Callable[[str], None]) -> bool:
     return True
 
 
-def _console() -> Console:
+def _console() -> "Console":
     from rich.console import Console
 
     return Console()
 
 
-def _report(record: SmokeRecord) -> None:
+def _report(record: "SmokeRecord") -> None:
     """The result for people. Every value from outside (endpoint, reasons, notes, baseline) is escaped:
     rich markup in it is shown, not interpreted (an unbalanced `[/bold]` would raise MarkupError), and
     control characters are made visible."""
@@ -297,7 +296,7 @@ def _report(record: SmokeRecord) -> None:
         console.print(f"  note: {printable(note)}", style="dim", markup=False, highlight=False)
 
 
-def _verdict_line(record: SmokeRecord) -> str:
+def _verdict_line(record: "SmokeRecord") -> str:
     color = {"pass": "green", "regression": "yellow", "fail": "red", "suspect": "magenta", "error": "red"}[
         record.verdict]
     line = f"[bold {color}]{record.verdict.upper()}[/]"

@@ -4,7 +4,6 @@ Exit codes: 0 synced (or nothing to do); 1 an upstream chart could not be import
 is written); 2 usage, git or the file system failed.
 """
 
-from __future__ import annotations
 
 import json
 import sys

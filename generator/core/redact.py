@@ -29,6 +29,7 @@ import binascii
 import bisect
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from urllib.parse import quote, unquote
 
 MASK = "***"
@@ -74,11 +75,14 @@ _COUNT_NAME = re.compile(r"(?i)(?:^|[_-])(?:num|max|min|n|count|total|limit|per)
 # a secret in a URL's query (`...resolve/main/x.gguf?token=hf_...`, a pre-signed `X-Amz-Signature=`)
 _URL_SECRET = re.compile(r"(?i)[?&](?:access_token|token|api[_-]?key|apikey|key|sig|signature|password|secret|"
                          r"x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature)=(?!\*\*\*)[^&#\s]+")
+# a substring every match of _TOKENS holds, one per format of its alternation
+_TOKEN_MARKS = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "hf_", "glpat-", "sk-", "xox", "AKIA", "eyJ")
 _TOKEN_KIND = (("hf_", "a Hugging Face token"), ("gh", "a GitHub token"), ("github_pat_", "a GitHub token"),
                ("glpat-", "a GitLab token"), ("sk-", "an API key (sk-...)"), ("xox", "a Slack token"),
                ("AKIA", "an AWS access key id"), ("eyJ", "a JSON Web Token"))
 
 
+@lru_cache(maxsize=4096)
 def secret_name(name: str) -> bool:
     """Whether `name` (an env variable, a flag, a key) names a secret: `HF_TOKEN`, `--api-key`, `client_secret`.
     A count of tokens is not one: `--speculative-config.num_speculative_token` (a JSON key under a flag, judged by
@@ -90,10 +94,13 @@ def secret_name(name: str) -> bool:
 def literal_secret(text: str) -> str | None:
     """What secret `text` holds in the open (`a Hugging Face token`, `a secret URL query parameter`), or None:
     a token in one of the published formats the redactor masks, or a secret query parameter of a URL."""
-    found = _TOKENS.search(text)
-    if found:
-        return next((kind for prefix, kind in _TOKEN_KIND if found.group().startswith(prefix)), "a token")
-    if _URL_SECRET.search(text):
+    # Each token format starts with one of _TOKEN_MARKS and a secret query parameter needs `=` after `?` or `&`:
+    # substring tests (C speed) skip the two regex scans for the strings that hold neither (nearly all of them).
+    if any(map(text.__contains__, _TOKEN_MARKS)):
+        found = _TOKENS.search(text)
+        if found:
+            return next((kind for prefix, kind in _TOKEN_KIND if found.group().startswith(prefix)), "a token")
+    if "=" in text and ("?" in text or "&" in text) and _URL_SECRET.search(text):
         return "a secret URL query parameter"
     return None
 
@@ -106,6 +113,36 @@ def secrets_in(data: object, loc: tuple[str | int, ...] = ()) -> list[tuple[tupl
     """(where, what) of every literal secret in plain data (a catalog file): any string holding a token or a secret
     URL parameter; a non-empty value of a secret-named key of a mapping (an `env:` entry `HF_TOKEN: hf_...`); the
     value of a secret-named flag in a list (`args: [--api-key, s3cret]`, `--hf-token=...`). Nothing is echoed."""
+    if not _suspect(data):  # nearly every catalog file: one pass, no per-string regex, no locations built
+        return []
+    return _secrets_at(data, loc)
+
+
+def _suspect(data: object) -> bool:
+    """False only when `_secrets_at` finds nothing in `data`: no secret-named key over a scalar, no secret-named
+    flag in a list, and the strings (joined, each a line) hold no mark of a token format nor `=` with `?` or `&`
+    (what a secret URL parameter needs). A True may still find nothing; the full scan then decides."""
+    strings: list[str] = []
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            strings.append(node)
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                if isinstance(value, (str, int, float)) and not isinstance(value, bool) and secret_name(str(key)):
+                    return True
+                stack.append(value)
+        elif _is_seq(node):
+            for item in node:  # type: ignore[attr-defined]
+                if isinstance(item, str) and item.startswith("-") and secret_name(item.split("=", 1)[0]):
+                    return True
+                stack.append(item)
+    text = "\n".join(strings)
+    return any(map(text.__contains__, _TOKEN_MARKS)) or ("=" in text and ("?" in text or "&" in text))
+
+
+def _secrets_at(data: object, loc: tuple[str | int, ...]) -> list[tuple[tuple[str | int, ...], str]]:
     found: list[tuple[tuple[str | int, ...], str]] = []
     if isinstance(data, str):
         kind = literal_secret(data)
@@ -118,7 +155,7 @@ def secrets_in(data: object, loc: tuple[str | int, ...] = ()) -> list[tuple[tupl
                     and str(value).strip() and str(value) != MASK:
                 found.append((here, f"a literal value for {key}"))
             else:
-                found += secrets_in(value, here)
+                found += _secrets_at(value, here)
     elif _is_seq(data):
         items = list(data)  # type: ignore[call-overload]
         for index, item in enumerate(items):
@@ -132,7 +169,7 @@ def secrets_in(data: object, loc: tuple[str | int, ...] = ()) -> list[tuple[tupl
                 if not eq and isinstance(nxt, str) and nxt.strip() and not nxt.startswith("-"):
                     found.append(((*loc, index + 1), f"a literal value for {flag}"))
                     continue
-            found += secrets_in(item, here)
+            found += _secrets_at(item, here)
     return found
 
 

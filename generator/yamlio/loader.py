@@ -171,7 +171,7 @@ def parse_document(raw: bytes | str, display: str, path: Path | None = None) -> 
                                         "save the file as UTF-8")]) from exc
     else:
         text = raw
-    bad = _CONTROL.search(text)
+    bad = None if isinstance(raw, bytes) and _clean_bytes(raw) else _CONTROL.search(text)
     if bad:
         line = text.count("\n", 0, bad.start()) + 1
         column = bad.start() - (text.rfind("\n", 0, bad.start()) + 1) + 1
@@ -195,28 +195,80 @@ def parse_document(raw: bytes | str, display: str, path: Path | None = None) -> 
     except RecursionError as exc:  # `_plain` walks the nodes recursively: an alias inside itself, or deep nesting
         raise InputError([Problem(name, None, None, "YAML nested too deeply, or an alias (`*name`) that refers to "
                                   "the node containing it; write the values out")]) from exc
-    return Document(path=path if path is not None else Path(display), data=_copied(data), lines=dict(lines))
+    return Document(path=path if path is not None else Path(display), data=data, lines=lines)
 
 
 # What libyaml's reader refuses anyway (it allows TAB, LF, CR, NEL and printable text), found first so that
 # the message names the line and column: C0 controls but TAB/LF/CR, DEL, C1 controls but NEL, surrogates
 # and the two non-characters U+FFFE/U+FFFF (YAML 1.2 spec §5.1 "c-printable").
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+# The bytes of UTF-8 text that never start a character _CONTROL refuses: every byte but the C0 controls (TAB, LF
+# and CR stay) and DEL. C1 controls are encoded \xc2\x80-\xc2\x9f and U+FFFE/U+FFFF \xef\xbf\xbe/\xef\xbf\xbf;
+# strict UTF-8 decoding refuses surrogates.
+_TEXT_BYTES = bytes(b for b in range(256) if b in (9, 10, 13) or 0x20 <= b != 0x7f)
+
+
+def _clean_bytes(raw: bytes) -> bool:
+    """True when UTF-8 `raw` holds nothing _CONTROL would find (a C pass over the bytes instead of a regex scan
+    of the text); False means "maybe": the regex then finds the character and its position."""
+    return not raw.translate(None, _TEXT_BYTES) and b"\xc2" not in raw and b"\xef\xbf" not in raw
 
 
 def _first_line(exc: Exception) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-@lru_cache(maxsize=512)
+_CACHE_SIZE = 512
+_cache: dict[str, tuple[Any, dict[Path_, int]] | None] = {}  # text -> parsed, or None: seen once
+
+
 def _parsed(text: str) -> tuple[Any, dict[Path_, int]]:
-    """Plain data and line numbers of a YAML text; identical texts (catalog copies, repeated loads in one
-    process) are parsed once."""
+    """Plain data and line numbers of a YAML text, the caller's own. A text seen before (catalog copies, repeated
+    loads in one process) is parsed once more the second time, then kept and copied: a text read only once (every
+    file of one command) is neither copied nor kept."""
+    if text in _cache:
+        kept = _cache[text]
+        if kept is None:
+            kept = _cache[text] = _parse(text)
+        return _copied(kept[0]), dict(kept[1])
+    if len(_cache) >= _CACHE_SIZE:
+        _cache.clear()
+    _cache[text] = None
+    return _parse(text)
+
+
+def _parse(text: str) -> tuple[Any, dict[Path_, int]]:
     lines: dict[Path_, int] = {(): 1}
-    if "*" in text:  # an alias needs `*`: the common file skips this scan
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+    except (YAMLError, RecursionError):
+        if "*" in text:  # an alias refused comes first, as if the text had been scanned for aliases before composing
+            _refuse_aliases(text)
+        raise
+    # An alias is refused (_refuse_aliases). It needs `*`, and an anchor `&` to refer to: without one the composer
+    # has already refused it ("found undefined alias"). With both, an alias is a node composed twice into the tree.
+    if node is not None and "*" in text and "&" in text and _shares_nodes(node):
         _refuse_aliases(text)
-    node = yaml.compose(text, Loader=_Loader)
+        raise _Refused(None, None, "an alias (`*name`) is not supported in catalog files (write the value out)",
+                       node.start_mark)
     return (None if node is None else _plain(node, (), lines)), lines
+
+
+def _shares_nodes(root: Node) -> bool:
+    """Whether a node occurs twice in the composed tree (what the composer makes of an alias), or inside itself."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            return True
+        seen.add(id(node))
+        if isinstance(node, MappingNode):
+            for key, value in node.value:
+                stack += (key, value)
+        elif isinstance(node, SequenceNode):
+            stack += node.value
+    return False
 
 
 def load_untrusted(text: str, display: str) -> Any:
