@@ -5,18 +5,9 @@ Exit codes: 0 success; 1 findings (invalid catalog, failed rules, stale charts, 
 """
 
 
-import gc
-import os
 import sys
 
-# A command is a short process that allocates many small objects and frees few cycles (the catalog's pydantic
-# models, parsed YAML): CPython's default first-generation threshold (700) collects hundreds of times for nothing.
-# Collections stay on (`serve` runs for long), only rarer (docs.python.org/3/library/gc.html#gc.set_threshold).
-gc.set_threshold(50_000, 20, 20)
-# The catalog uses no pydantic plugin: without this pydantic scans every installed distribution's entry points at the
-# first model class (docs.pydantic.dev/latest/concepts/plugins/: "PYDANTIC_DISABLE_PLUGINS"); a value the user set wins.
-os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-
+from generator.cli import process  # noqa: F401  (first: process settings before pydantic is imported)
 from generator.cli import discovery
 from generator.cli.app import app
 from generator.core.errors import CatalogError, InputError, UsageError, translate_os_error
