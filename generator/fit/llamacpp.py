@@ -690,5 +690,6 @@ def _compute_target(r: Resolved, s: Settings, ledger: Ledger) -> None:
 
 
 __all__ = ["build", "compute_formula", "cuda_context_formula", "effective_ubatch", "host_weights_mib", "kv_parts",
-           "kq_pool_mib", "mmproj_compute_formula", "mmproj_compute_mib", "mmproj_compute_note", "mmproj_weights_mib", "mtp_compute_formula", "mtp_source_terms",
+           "kq_pool_mib", "mmproj_compute_formula", "mmproj_compute_mib", "mmproj_compute_note", "mmproj_weights_mib",
+           "mtp_compute_formula", "mtp_source_terms",
            "mtp_weights_skipped_mib", "seq_cells", "streams", "uses_cublas"]
