@@ -48,6 +48,7 @@ gemma-4-26b-a4b-qat projector (Google's gemma-4-26B-it-mmproj.gguf). Sources, sa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,6 +112,25 @@ def has_mmproj_shape(model: Any) -> bool:
     return model.id in VISION and model.mmproj is not None
 
 
+def _clip_spec(model: Any, v: VisionShape) -> Spec:
+    """An F16 mmproj file's header as both towers' converters write it (conversion/base.py `MmprojModel`)."""
+    spec = Spec(arch="clip", name=f"{model.id}-mmproj-realshape")
+    spec.meta("general.name", spec.name, "str")
+    spec.meta("general.type", "mmproj", "str")
+    spec.meta("general.file_type", 1)  # LlamaFileType.MOSTLY_F16
+    spec.meta("projector_type", v.projector, "str")
+    spec.meta("has_vision_encoder", True, "bool")
+    spec.meta("use_gelu", True, "bool")
+    return spec
+
+
+def _adder(spec: Spec) -> Callable[..., None]:
+    """add(name, ne, type) appends a tensor to `spec`: F32 for a 1-D one, F16 otherwise, unless `type` says."""
+    def add(name: str, ne: tuple[int, ...], type_: str = "") -> None:
+        spec.tensors.append(Tensor(name, ne, type_ or ("F32" if len(ne) == 1 else "F16")))
+    return add
+
+
 def mmproj_spec(model: Any) -> Spec:
     """The real-shape mmproj of a catalog model (`generator.schema.Model`), in F16 (the catalog's projectors)."""
     v = VISION.get(model.id)
@@ -120,13 +140,7 @@ def mmproj_spec(model: Any) -> Spec:
     if v.projector == "gemma4v":
         return _gemma4v_spec(model, v)
     out = model.architecture.hidden_size
-    spec = Spec(arch="clip", name=f"{model.id}-mmproj-realshape")
-    spec.meta("general.name", spec.name, "str")
-    spec.meta("general.type", "mmproj", "str")
-    spec.meta("general.file_type", 1)  # LlamaFileType.MOSTLY_F16
-    spec.meta("projector_type", v.projector, "str")
-    spec.meta("has_vision_encoder", True, "bool")
-    spec.meta("use_gelu", True, "bool")
+    spec = _clip_spec(model, v)
     side = int(v.positions ** 0.5)
     for key, value, kind in (("vision.projection_dim", out, "u32"), ("vision.image_size", side * v.patch, "u32"),
                              ("vision.patch_size", v.patch, "u32"), ("vision.embedding_length", v.width, "u32"),
@@ -138,9 +152,7 @@ def mmproj_spec(model: Any) -> Spec:
     spec.meta("vision.image_mean", [0.5, 0.5, 0.5], "arr_f32")
     spec.meta("vision.image_std", [0.5, 0.5, 0.5], "arr_f32")
     spec.meta("vision.is_deepstack_layers", [False] * v.depth, "arr_bool")
-
-    def add(name: str, ne: tuple[int, ...], type_: str = "") -> None:
-        spec.tensors.append(Tensor(name, ne, type_ or ("F32" if len(ne) == 1 else "F16")))
+    add = _adder(spec)
 
     # ggml order (ne[0] is the row length); the Conv2D halves of the Conv3D patch embedding: [k, k, c_in, c_out]
     add("v.patch_embd.weight", (v.patch, v.patch, 3, v.width))
@@ -174,13 +186,7 @@ def _gemma4v_spec(model: Any, v: VisionShape) -> Spec:
     """The Gemma 4 vision tower (`gemma4v`) as conversion/gemma.py `Gemma4VisionAudioModel` writes it (no audio
     tower: the 26B-A4B has none) and tools/mtmd/clip.cpp `load_tensors` reads it."""
     out = model.architecture.hidden_size
-    spec = Spec(arch="clip", name=f"{model.id}-mmproj-realshape")
-    spec.meta("general.name", spec.name, "str")
-    spec.meta("general.type", "mmproj", "str")
-    spec.meta("general.file_type", 1)  # LlamaFileType.MOSTLY_F16
-    spec.meta("projector_type", v.projector, "str")
-    spec.meta("has_vision_encoder", True, "bool")
-    spec.meta("use_gelu", True, "bool")  # gelu_pytorch_tanh
+    spec = _clip_spec(model, v)  # use_gelu: gelu_pytorch_tanh
     # Gemma4VisionAudioModel.__init__ sets image_size 224 ("unused"); the patch count comes from the image
     for key, value, kind in (("vision.projection_dim", out, "u32"), ("vision.image_size", 224, "u32"),
                              ("vision.patch_size", v.patch, "u32"), ("vision.embedding_length", v.width, "u32"),
@@ -190,9 +196,7 @@ def _gemma4v_spec(model: Any, v: VisionShape) -> Spec:
         spec.meta(key, value, kind)
     spec.meta("vision.image_mean", [0.0, 0.0, 0.0], "arr_f32")  # processor do_normalize false
     spec.meta("vision.image_std", [1.0, 1.0, 1.0], "arr_f32")
-
-    def add(name: str, ne: tuple[int, ...], type_: str = "") -> None:
-        spec.tensors.append(Tensor(name, ne, type_ or ("F32" if len(ne) == 1 else "F16")))
+    add = _adder(spec)
 
     # patch_embedder.input_proj [width, 3*p*p] reshaped to a Conv2D kernel [k, k, 3, width] (F16: tensor_force_quant)
     add("v.patch_embd.weight", (v.patch, v.patch, 3, v.width))
