@@ -123,26 +123,23 @@ def test_a_short_prompt_speed_above_the_full_context_roof_is_recorded(catalog, t
     empty = roofline(resolved, 0, acceptance=0.75)
     assert full is not None and empty is not None and full.bound_tps < empty.bound_tps
     speed = round((full.bound_tps + empty.bound_tps) / 2, 1)  # above the full-context bound, under the empty one
-    up = chart(tmp_path / "up", "1.0.4")
-    manifest = up / "OlaresManifest.yaml"
-    manifest.write_text(manifest.read_text().replace('value: "77 t/s"', f'value: "{speed} t/s"'))
-    capsys.readouterr()
-    assert main(["sync", str(up.parent), "--catalog", str(catalog), "--json"]) == 0
-    plan = json.loads(capsys.readouterr().out)
-    change = next(c for a in plan["apps"] if a["app"] == "marketqwen" for c in a["changes"]
-                  if c["field"] == "benchmarks")
+
+    def synced(version: str, hero: float) -> dict:
+        """The benchmarks change of a sync onto upstream's chart `version` whose bento hero speed is `hero`."""
+        up = chart(tmp_path / f"up-{version}", version)
+        manifest = up / "OlaresManifest.yaml"
+        manifest.write_text(manifest.read_text().replace('value: "77 t/s"', f'value: "{hero} t/s"'))
+        capsys.readouterr()
+        assert main(["sync", str(up.parent), "--catalog", str(catalog), "--json"]) == 0
+        plan = json.loads(capsys.readouterr().out)
+        return next(c for a in plan["apps"] if a["app"] == "marketqwen" for c in a["changes"]
+                    if c["field"] == "benchmarks")
+
+    change = synced("1.0.4", speed)
     assert change["theirs"] == speed and change["kind"] == "lands", change
     assert app_file(catalog)["benchmarks"][0]["tokens_per_s"] == speed
 
-    impossible = round(empty.bound_tps * 1.5, 1)
-    up2 = chart(tmp_path / "up2", "1.0.5")
-    manifest = up2 / "OlaresManifest.yaml"
-    manifest.write_text(manifest.read_text().replace('value: "77 t/s"', f'value: "{impossible} t/s"'))
-    capsys.readouterr()
-    assert main(["sync", str(up2.parent), "--catalog", str(catalog), "--json"]) == 0
-    plan = json.loads(capsys.readouterr().out)
-    change = next(c for a in plan["apps"] if a["app"] == "marketqwen" for c in a["changes"]
-                  if c["field"] == "benchmarks")
+    change = synced("1.0.5", round(empty.bound_tps * 1.5, 1))
     assert change["kind"] == "conflict" and "roofline" in change["reason"]
 
 
