@@ -162,38 +162,45 @@ def planned_writes(plan: SyncPlan, cat: Catalog, previous: SyncFile | None,
     return writes
 
 
-def _version_of(path: Path, text: str) -> str | None:
+def _draft_data(path: Path, text: str) -> dict[str, object]:
     try:
         data = read_back(path, text)
     except InputError:  # a draft that does not parse is rewritten, not kept
-        return None
-    version = data.get("version") if isinstance(data, dict) else None
-    return str(version) if version is not None else None
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
-def _kept_drafts(cat: Catalog, report_writes: list[FileWrite]) -> set[str]:
-    """Apps whose draft is already in the catalog from the same upstream version: the sync keeps it as it is (what
-    a person completed in it stays: drafts extend, never overwrite) and writes none of its draft files again."""
+def _kept_drafts(cat: Catalog, report_writes: list[FileWrite]) -> tuple[set[str], set[Path]]:
+    """Apps whose draft is already in the catalog from the same upstream version, and the draft files they own (the
+    app file, its draft model, stack and chat template): the sync keeps them as they are (what a person completed
+    in them stays: drafts extend, never overwrite) and writes none of them again."""
     kept: set[str] = set()
+    owned: set[Path] = set()
+    drafts = cat.root / "drafts"
     for write in report_writes:
         rel = write.path.relative_to(cat.root) if write.path.is_relative_to(cat.root) else None
         if rel is None or write.text is None or rel.parts[:2] != ("drafts", "apps") or not write.path.is_file():
             continue
-        old = _version_of(write.path, write.path.read_text(encoding="utf-8"))
-        if old is not None and old == _version_of(write.path, write.text):
-            kept.add(rel.stem)
-    return kept
+        old = _draft_data(write.path, write.path.read_text(encoding="utf-8"))
+        version = old.get("version")
+        if version is None or str(version) != str(_draft_data(write.path, write.text).get("version")):
+            continue
+        kept.add(rel.stem)
+        owned.add(write.path)
+        for folder, key in (("models", "model"), ("stacks", "stack"), ("chat_templates", "chat_template")):
+            if isinstance(old.get(key), str):
+                owned.update({drafts / folder / f"{old[key]}.yaml", drafts / folder / f"{old[key]}.jinja"})
+    return kept, owned
 
 
-def _of_kept_draft(rel: Path, path: Path, kept: set[str]) -> bool:
-    """A draft file of a kept draft: its app file, a chat template named after it, or any draft already there."""
-    if not kept:
-        return False
-    if rel.parts[:2] == ("drafts", "apps"):
-        return rel.stem in kept
-    if rel.parts[:2] == ("drafts", "chat_templates"):
-        return any(rel.name.startswith(f"{app}-chat-template") for app in kept) or path.exists()
-    return path.exists()
+def _of_kept_draft(rel: Path, path: Path, kept: tuple[set[str], set[Path]]) -> bool:
+    """A draft file of a kept draft: one it owns, or a chat template named after it (the import's `-imported` copy
+    of the template it already has)."""
+    apps, owned = kept
+    if path in owned:
+        return True
+    return rel.parts[:2] == ("drafts", "chat_templates") and any(
+        rel.name.startswith(f"{app}-chat-template") for app in apps)
 
 
 def validate(cat: Catalog, writes: list[Write]) -> None:
