@@ -44,11 +44,9 @@ from generator.core.errors import InputError  # noqa: E402
 from generator.chart.pipeline import render_apps, rendered_apps  # noqa: E402
 from generator.core.errors import CatalogError  # noqa: E402
 from generator.flags.tables import FlagTables  # noqa: E402
-from generator.importer.argv import Spelling, is_flag  # noqa: E402
+from generator.importer.argv import Spelling, is_flag, spelling_of  # noqa: E402
 from generator.importer.helmview import Rendered, render_chart  # noqa: E402
 from generator.importer.programs import basename, family_of  # noqa: E402
-from generator.engines.family import Family, family as engine_family  # noqa: E402
-from generator.engines.readback import Syntax  # noqa: E402
 from generator.importer.source import read_chart  # noqa: E402
 from generator.importer.workload import Launch, Lines, pod_spec, read_pod  # noqa: E402
 
@@ -326,9 +324,7 @@ def _spellings(cat: Catalog, app: str) -> Any:
                 table = tables.get(stack.flag_table)
             except CatalogError:
                 table = None
-        launcher = engine_family(Family(family)).launcher
-        syntax = launcher.syntax if launcher is not None else Syntax()
-        return Spelling(syntax, table)
+        return spelling_of(family, table)
 
     return spelling_for
 
