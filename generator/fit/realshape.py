@@ -39,8 +39,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from generator.core.errors import UsageError
 
@@ -149,19 +150,25 @@ for _same in ("nemotron-cascade-2-30b-a3b", "nemotron-labs-3-elastic-30b-a3b"):
     SHAPES[_same] = SHAPES["nemotron-3-nano-30b-a3b"]
 
 
-@dataclass(frozen=True)
-class Tensor:
+class Tensor(NamedTuple):
+    """One tensor of the file (a named tuple: a 60-layer model has thousands, built for every sizing)."""
+
     name: str
     ne: tuple[int, ...]  # ggml order: ne[0] is the row length
     type: str
 
     @property
     def nbytes(self) -> int:
-        block, size = GGML_TYPES[self.type]
-        count = 1
-        for n in self.ne:
-            count *= n
-        return count // block * size
+        return _nbytes(self.type, self.ne)
+
+
+@lru_cache(maxsize=4096)
+def _nbytes(type_: str, ne: tuple[int, ...]) -> int:
+    block, size = GGML_TYPES[type_]
+    count = 1
+    for n in ne:
+        count *= n
+    return count // block * size
 
 
 @dataclass
@@ -217,13 +224,21 @@ _F32_ALWAYS = ("norm", "ffn_gate_inp", "ssm_a", "ssm_d", "ssm_dt", "ssm_conv1d",
 
 
 def _type_for(name: str, ne: tuple[int, ...], layer: int | None, n_layer: int, quant: str) -> str:
+    return _type_of(name, ne, layer is not None and _use_more_bits(layer, n_layer), quant)
+
+
+@lru_cache(maxsize=4096)
+def _type_of(name: str, ne: tuple[int, ...], more_bits: bool, quant: str) -> str:
+    """_type_for's choice, by what it depends on: the name with its layer number taken out (`_add`), the shape,
+    whether use_more_bits() picks the layer, and the weight file. A model's layers repeat a few dozen tensors, so
+    the spec of a 60-layer model decides each distinct tensor once."""
     base, more = quant_types(quant)
     if len(ne) == 1 or any(tag in name for tag in _F32_ALWAYS):
         return "F32"
     chosen = base
     if name == "output.weight":
         chosen = "Q6_K" if base in ("Q3_K", "Q4_K", "Q5_K", "IQ4_XS") else base
-    elif layer is not None and (".attn_v." in name or ".ffn_down" in name) and _use_more_bits(layer, n_layer):
+    elif more_bits and (".attn_v." in name or ".ffn_down" in name):
         chosen = more
     if ne[0] % GGML_TYPES[chosen][0]:
         fallback = _FALLBACK.get(chosen)
@@ -267,7 +282,11 @@ def _expert_meta(spec: Spec, shape: Shape) -> None:
     spec.meta("expert_feed_forward_length", shape.expert_ff)
 
 def _add(spec: Spec, name: str, ne: tuple[int, ...], layer: int | None, n_layer: int, quant: str) -> None:
-    spec.tensors.append(Tensor(name, ne, _type_for(name, ne, layer, n_layer, quant)))
+    # the type never depends on the layer's number, only on use_more_bits(): `blk.7.attn_q.weight` is decided as
+    # `blk.#.attn_q.weight` (the tags _type_of looks for are the tensor's own, never a digit)
+    key = name if layer is None else name.replace(f"blk.{layer}.", "blk.#.", 1)
+    more_bits = layer is not None and _use_more_bits(layer, n_layer)
+    spec.tensors.append(Tensor(name, ne, _type_of(key, ne, more_bits, quant)))
 
 
 def _qwen35(spec: Spec, arch: Any, shape: Shape, quant: str, mtp: bool) -> None:
