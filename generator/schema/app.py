@@ -1,6 +1,5 @@
 """One app of the market: a model on a stack, with its settings, version, status and figures."""
 
-from __future__ import annotations
 
 from typing import Annotated, Literal
 
@@ -25,7 +24,7 @@ from generator.schema.common import (
 )
 from generator.schema.calibration import Calibration
 from generator.schema.stack import SpecMethod
-from generator.schema.upstream import Measured
+from generator.schema.measured import Measured
 
 Quantity = Annotated[str, StringConstraints(pattern=r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti)?$", max_length=24)]
 HttpsUrl = Annotated[str, StringConstraints(pattern=r"^https?://[^\s]+$", max_length=2000)]
@@ -191,7 +190,7 @@ class App(Strict):
         return value
 
     @model_validator(mode="after")
-    def _status_fields(self) -> App:
+    def _status_fields(self) -> "App":
         if self.status != "active" and not self.reason:
             raise ValueError(f"status {self.status!r} needs a `reason`")
         if self.status == "active" and (self.replaced_by or self.removed_on):

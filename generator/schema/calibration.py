@@ -4,7 +4,6 @@ A calibration row records one number an engine printed (or a maintainer measured
 what was measured, the value in MiB or GiB, the settings it was measured at, and where it comes from.
 """
 
-from __future__ import annotations
 
 from typing import Annotated, Literal
 
@@ -44,7 +43,7 @@ class Calibration(Strict):
     kv_type: Name | None = None  # cache type(s) the figure was measured with, "K/V"
 
     @model_validator(mode="after")
-    def _one_value(self) -> Calibration:
+    def _one_value(self) -> "Calibration":
         if (self.value_mib is None) == (self.value_gib is None):
             raise ValueError("give exactly one of value_mib or value_gib")
         if self.measure == "kv_needed" and self.context is None:

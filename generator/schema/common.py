@@ -1,6 +1,5 @@
 """Reusable strict field types shared by every catalog kind."""
 
-from __future__ import annotations
 
 import datetime as dt
 import re

@@ -1,6 +1,5 @@
 """The device an app runs on."""
 
-from __future__ import annotations
 
 import re
 from typing import Annotated, Literal

@@ -1,6 +1,5 @@
 """The Genesis (Sandermage) vLLM runtime patch registry."""
 
-from __future__ import annotations
 
 from typing import Annotated
 

@@ -1,7 +1,6 @@
 """The market settings of a catalog (catalog/market.yaml): which Olares manifest profile its charts use and, when
 the market declares it, the icons it serves."""
 
-from __future__ import annotations
 
 from typing import Annotated, Literal
 
@@ -39,7 +38,7 @@ class Market(Strict):
     sources: tuple[Source, ...] = ()
 
     @model_validator(mode="after")
-    def _unique_icons(self) -> Market:
+    def _unique_icons(self) -> "Market":
         if self.icons is not None and len(set(self.icons.served)) != len(self.icons.served):
             raise ValueError("icons.served lists a name twice")
         return self

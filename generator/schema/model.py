@@ -1,6 +1,5 @@
 """Model architecture facts (what memory depends on) and weight files per quantization."""
 
-from __future__ import annotations
 
 from typing import Annotated, Literal
 
@@ -67,7 +66,7 @@ class AttentionGroup(Strict):
     rope_head_dim: Count | None = None
 
     @model_validator(mode="after")
-    def _mla_pair(self) -> AttentionGroup:
+    def _mla_pair(self) -> "AttentionGroup":
         if (self.kv_lora_rank is None) != (self.rope_head_dim is None):
             raise ValueError("kv_lora_rank and rope_head_dim come together (multi-head latent attention)")
         return self
@@ -122,7 +121,7 @@ class Architecture(Strict):
     audio: bool = False  # an audio encoder the engine can feed (Gemma 4 E2B/E4B)
 
     @model_validator(mode="after")
-    def _layers_add_up(self) -> Architecture:
+    def _layers_add_up(self) -> "Architecture":
         counted = self.full_attention.layers
         counted += self.sliding_attention.layers if self.sliding_attention else 0
         counted += self.recurrent.layers if self.recurrent else 0
@@ -190,7 +189,7 @@ class Model(Strict):
     sources: Sources
 
     @model_validator(mode="after")
-    def _calibration_quants(self) -> Model:
+    def _calibration_quants(self) -> "Model":
         known = {w.quant for w in self.weights}
         for row in self.calibration:
             if row.quant not in known:
@@ -199,7 +198,7 @@ class Model(Strict):
         return self
 
     @model_validator(mode="after")
-    def _projector_quants(self) -> Model:
+    def _projector_quants(self) -> "Model":
         if self.mmproj_variants and self.mmproj is None:
             raise ValueError("mmproj_variants needs the default `mmproj`")
         quants = [p.quant for p in self.projectors()]

@@ -1,6 +1,5 @@
 """Engine stacks: a pinned image of vLLM, llama.cpp or a fork, and what it supports."""
 
-from __future__ import annotations
 
 from typing import Annotated, Literal
 
@@ -64,7 +63,7 @@ class Stack(Strict):
     sources: Sources
 
     @model_validator(mode="after")
-    def _placeholders(self) -> Stack:
+    def _placeholders(self) -> "Stack":
         for method, args in self.speculative_args.items():
             for arg in args:
                 if ("{" in arg or "}" in arg) and arg not in PLACEHOLDERS:

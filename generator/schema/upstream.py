@@ -8,33 +8,19 @@ corrections, and the values upstream set on a measured ground. Pure models, no I
   upstream values a measurement stands behind, which beat a modeled correction.
 """
 
-from __future__ import annotations
 
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
 from generator.schema.common import MAX_ITEMS, AppName, Name, Note, SemVer, Strict
+from generator.schema.measured import FieldPath, Measured, Value
 
 # An app name, or a shell-style pattern of names (`*`, `*qwen35[ai]*`) as docs/fidelity.md writes them.
 AppPattern = Annotated[str, StringConstraints(pattern=r"^[a-z0-9*?\[\]]{1,60}$")]
-# The fields the sync compares, grouped into facets (generator/sync/compare.py FACETS); `env.NAME` and
-# `args.--flag` name one variable or one option.
-FieldPath = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.*-]{1,120}$")]
 Hash = Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")]
 Commit = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,64}$")]
-Value = Annotated[str, StringConstraints(max_length=2000)]
 UpstreamName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]{0,62}$")]  # upstream checks no length
-
-
-class Measured(Strict):
-    """A value set on a measured ground: what was measured says why it stays (docs/fit.md "Measured beats
-    modeled"). `field` is an app field, `env.NAME` or `args.--flag`; `value` as the chart writes it."""
-
-    field: FieldPath
-    value: Value
-    note: Note  # what was measured
-    source: Note  # where the measurement is written down
 
 
 class MeasuredGround(Measured):
