@@ -79,6 +79,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def entry() -> int:
+    """The `catalog` process (the console script, `python -m generator.cli`): `main` with the process's exit
+    settings (generator/cli/process.py)."""
+    code = main()
+    process.before_exit()
+    return code
+
+
 def _say(message: str) -> None:
     """Every error message leaves through here: credentials masked (core/redact.py), control characters
     and escape sequences shown as text (core/terminal.py); one line per problem."""
@@ -86,4 +94,4 @@ def _say(message: str) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())

@@ -2,6 +2,6 @@
 
 import sys
 
-from generator.cli import main
+from generator.cli import entry
 
-sys.exit(main())
+sys.exit(entry())
