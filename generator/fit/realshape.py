@@ -285,8 +285,7 @@ def _add(spec: Spec, name: str, ne: tuple[int, ...], layer: int | None, n_layer:
     # the type never depends on the layer's number, only on use_more_bits(): `blk.7.attn_q.weight` is decided as
     # `blk.#.attn_q.weight` (the tags _type_of looks for are the tensor's own, never a digit)
     key = name if layer is None else name.replace(f"blk.{layer}.", "blk.#.", 1)
-    more_bits = layer is not None and _use_more_bits(layer, n_layer)
-    spec.tensors.append(Tensor(name, ne, _type_of(key, ne, more_bits, quant)))
+    spec.tensors.append(Tensor(name, ne, _type_for(key, ne, layer, n_layer, quant)))
 
 
 def _qwen35(spec: Spec, arch: Any, shape: Shape, quant: str, mtp: bool) -> None:
