@@ -1,6 +1,5 @@
 """One app of the market: a model on a stack, with its settings, version, status and figures."""
 
-
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, field_validator, model_validator

@@ -4,7 +4,6 @@ A calibration row records one number an engine printed (or a maintainer measured
 what was measured, the value in MiB or GiB, the settings it was measured at, and where it comes from.
 """
 
-
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator

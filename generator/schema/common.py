@@ -1,6 +1,5 @@
 """Reusable strict field types shared by every catalog kind."""
 
-
 import datetime as dt
 import re
 from typing import Annotated

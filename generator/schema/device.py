@@ -1,6 +1,5 @@
 """The device an app runs on."""
 
-
 import re
 from typing import Annotated, Literal
 

@@ -10,7 +10,6 @@ Adding an engine: one `Declared` entry below, its module `generator/engines/<fam
 `catalog/flags/` and its tests (docs/architecture.md "Where to add … an engine").
 """
 
-
 from dataclasses import dataclass
 from typing import Annotated, NewType
 

@@ -1,6 +1,5 @@
 """The Genesis (Sandermage) vLLM runtime patch registry."""
 
-
 from typing import Annotated
 
 from pydantic import Field

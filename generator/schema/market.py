@@ -1,7 +1,6 @@
 """The market settings of a catalog (catalog/market.yaml): which Olares manifest profile its charts use and, when
 the market declares it, the icons it serves."""
 
-
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator

@@ -1,6 +1,5 @@
 """Model architecture facts (what memory depends on) and weight files per quantization."""
 
-
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints, model_validator

@@ -1,6 +1,5 @@
 """Engine stacks: a pinned image of vLLM, llama.cpp or a fork, and what it supports."""
 
-
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator

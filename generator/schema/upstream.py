@@ -8,7 +8,6 @@ corrections, and the values upstream set on a measured ground. Pure models, no I
   upstream values a measurement stands behind, which beat a modeled correction.
 """
 
-
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
