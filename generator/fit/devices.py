@@ -12,7 +12,8 @@ CPU, no kernels for the weights or the KV cache on its GPU, nothing fits), and e
     roofline = the decode bound at an empty and at a full cache (roofline.py)
 
 and what it gave up against the model's maximum and the app's own device. One plan per device, computed once, is
-what `explain --device` and `list --device` show.
+what `explain --device` and `list --device` show. The estimate and the roofline are imported where a plan is made: a
+render only asks `variant_on`, which sizes (and rarely estimates) an app.
 """
 
 from __future__ import annotations
@@ -23,8 +24,6 @@ from generator.catalog import Resolved, Target
 from generator.core.data import Data
 from generator.engines import engine_for
 from generator.engines.settings import LlamaCppSettings, settings_for
-from generator.fit.estimate import estimate
-from generator.fit.roofline import roofline
 from generator.fit.sizing import size_gpu, sized
 from generator.schema.device import SM
 
@@ -113,6 +112,8 @@ def _fits(r: Resolved, tokens: int) -> bool:
     trial = _with(r, context_length=tokens)
     if r.app.gpu_memory_mib is None:
         return size_gpu(trial).fits_limit
+    from generator.fit.estimate import estimate
+
     planned = sized(trial)
     engine = engine_for(planned)
     return estimate(planned, engine, settings_for(planned, engine)).verdict != "FAIL"
@@ -175,6 +176,9 @@ def _settle(r: Resolved, target: Target | None) -> tuple[Resolved | None, tuple[
 
 
 def _plan_one(r: Resolved, primary: Resolved, target: Target | None) -> DevicePlan:
+    from generator.fit.estimate import estimate
+    from generator.fit.roofline import roofline
+
     device = r.device
     head = DevicePlan(app=primary.app.name, device=device.id, name=device.name, accelerator=device.accelerator,
                       stack=r.stack.id, primary=target is None, max_context=r.model.architecture.max_context)

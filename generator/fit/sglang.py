@@ -1,18 +1,27 @@
 """SGLang's memory: the static pool (mem_fraction_static x the free memory before the weights load) holds the
 weights, the recurrent state slots and the KV pool; SGLang's reserve (activations, CUDA graphs) and the CUDA
 context sit beside it under the HAMi cap. The arithmetic and its sources are in generator/engines/sglang.py;
-this module places its figures as fit parts.
+this module places its figures as fit parts. The engine module is imported when an SGLang app is fitted, not with the
+fit (a render of a catalog with no SGLang app never loads it).
 """
 
 from __future__ import annotations
 
 from generator.catalog import Resolved
-from generator.engines import sglang
 from generator.engines.settings import SglangSettings
 from generator.fit.ledger import Ledger
 
 
+def fraction(r: Resolved, cap_mib: int) -> float:
+    """--mem-fraction-static sized for a HAMi cap of `cap_mib` (generator/engines/sglang.py `plan`)."""
+    from generator.engines import sglang
+
+    return sglang.plan(r, cap_mib).mem_fraction_static
+
+
 def build(r: Resolved, s: SglangSettings, ledger: Ledger) -> None:
+    from generator.engines import sglang
+
     cap = r.app.gpu_memory_mib
     assert cap is not None, "size the app first (generator/fit/sizing.py: sized)"
     spec_mtp = s.spec_method == "mtp"

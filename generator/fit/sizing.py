@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from generator.catalog import Resolved
-from generator.engines import engine_for, sglang
+from generator.engines import engine_for
 from generator.engines.family import family_for
 from generator.engines.settings import AnySettings, SglangSettings, VllmSettings, settings_for
 from generator.fit import llamacpp as fit_llamacpp
@@ -151,7 +151,7 @@ def size_from(r: Resolved, s: AnySettings, ledger: Ledger) -> GpuSizing:
     if isinstance(s, SglangSettings) and stated_util is None:
         # SGLang's --mem-fraction-static for that cap (generator/engines/sglang.py `plan`), kept in the same app
         # field as vLLM's utilization: the engine's share of the memory it reads
-        util = sglang.plan(r, cap).mem_fraction_static
+        util = fit_sglang.fraction(r, cap)
     return GpuSizing(app=r.app.name, need_mib=need, after_kv_mib=after, margin_mib=room, cap_mib=cap,
                      limit_mib=ceiling, limited_by=why, utilization=util, total_mib=total,
                      stated_mib=None if "gpu_memory_mib" in r.sized else r.app.gpu_memory_mib,
