@@ -469,6 +469,9 @@ def mtp_weights_skipped_mib(r: Resolved, s: Settings) -> tuple[float, str]:
                      "(src/models/qwen35moe.cpp:41 TENSOR_SKIP unless load_mtp; real-shape size)")
 
 
+HOST_TENSORS = frozenset({"token_embd.weight", "per_layer_token_embd.weight"})  # what llama.cpp keeps in host memory
+
+
 def host_weights_mib(r: Resolved) -> tuple[float, str]:
     """Weights llama.cpp keeps in host memory with every layer offloaded: the input token embeddings (read by a CPU
     get_rows) and Gemma 4's per-layer token embeddings. A model with tied embeddings (no output.weight) also keeps a
@@ -513,7 +516,7 @@ def _host_weights_realshape(r: Resolved) -> tuple[float, str]:
     from generator.fit.realshape import SHAPES, tensor_sizes
 
     shape = SHAPES[r.model.id]
-    sizes = tensor_sizes(r.model, r.app.quantization)
+    sizes = tensor_sizes(r.model, r.app.quantization, names=HOST_TENSORS)
     parts = [("per-layer token embeddings", sizes.get("per_layer_token_embd.weight", 0))]
     if not shape.tied_embeddings:
         parts.append(("token embeddings", sizes.get("token_embd.weight", 0)))

@@ -180,6 +180,7 @@ class Spec:
     metadata: list[tuple[str, Any, str]] = field(default_factory=list)
     tensors: list[Tensor] = field(default_factory=list)
     n_vocab: int = 0
+    only: frozenset[str] | None = None  # the tensors to keep (None: all); the fit often asks for two
 
     def meta(self, key: str, value: Any, kind: str = "u32") -> None:
         self.metadata.append((key if key.startswith(("general.", "tokenizer.")) else f"{self.arch}.{key}", value, kind))
@@ -284,6 +285,8 @@ def _expert_meta(spec: Spec, shape: Shape) -> None:
 def _add(spec: Spec, name: str, ne: tuple[int, ...], layer: int | None, n_layer: int, quant: str) -> None:
     # the type never depends on the layer's number, only on use_more_bits(): `blk.7.attn_q.weight` is decided as
     # `blk.#.attn_q.weight` (the tags _type_of looks for are the tensor's own, never a digit)
+    if spec.only is not None and name not in spec.only:
+        return
     key = name if layer is None else name.replace(f"blk.{layer}.", "blk.#.", 1)
     spec.tensors.append(Tensor(name, ne, _type_for(key, ne, layer, n_layer, quant)))
 
@@ -647,28 +650,34 @@ def _dense_gqa(spec: Spec, arch: Any, shape: Shape, quant: str, rope_base: float
 _ROPE_BASE = {"qwen3moe": 10_000_000.0, "llama": 1_000_000_000.0}
 
 
-_SIZES: dict[tuple[str, str, bool], dict[str, int]] = {}
+_SIZES: dict[tuple[int, str, bool, frozenset[str] | None], tuple[Any, dict[str, int]]] = {}
 
 
-def tensor_sizes(model: Any, quant: str, *, mtp: bool = False) -> dict[str, int]:
-    """{tensor name: bytes} of the model's real-shape file, without building its vocabulary again: the fit asks for
-    it for every app and every sizing step (the spec of a 262K-token vocabulary costs ~50 ms). Cached by the model's
-    own facts (its JSON), so two catalogs with one model id and other facts never share an entry."""
-    key = (model.model_dump_json(), quant, mtp)
-    sizes = _SIZES.get(key)
-    if sizes is None:
-        sizes = _SIZES[key] = {t.name: t.nbytes for t in spec_for(model, quant, mtp=mtp, vocab=False).tensors}
-    return sizes
+def tensor_sizes(model: Any, quant: str, *, mtp: bool = False, names: frozenset[str] | None = None) -> dict[str, int]:
+    """{tensor name: bytes} of the model's real-shape file (of the tensors in `names` only, where given: the others
+    are neither typed nor kept), without building its vocabulary again: the fit asks for it for every app and every
+    sizing step (the spec of a 262K-token vocabulary costs ~50 ms). Cached by the model
+    object itself (a frozen pydantic model: its facts cannot change; the entry holds it, so its id is not reused), so
+    two catalogs with one model id and other facts never share an entry. (Keying by the model's JSON cost a
+    `model_dump_json` per call: a third of a 100-app render's real-shape time.)"""
+    key = (id(model), quant, mtp, names)
+    entry = _SIZES.get(key)
+    if entry is None or entry[0] is not model:
+        spec = spec_for(model, quant, mtp=mtp, vocab=False, only=names)
+        entry = _SIZES[key] = (model, {t.name: t.nbytes for t in spec.tensors})
+    return entry[1]
 
 
-def spec_for(model: Any, quant: str, *, mtp: bool = False, vocab: bool = True) -> Spec:
+def spec_for(model: Any, quant: str, *, mtp: bool = False, vocab: bool = True,
+             only: frozenset[str] | None = None) -> Spec:
     """The real-shape GGUF of a catalog model (`generator.schema.Model`) in the weight file `quant`; `vocab=False`
-    leaves the token list out of the metadata (the tensors, all the fit reads, are the same)."""
+    leaves the token list out of the metadata (the tensors, all the fit reads, are the same); `only` keeps just the
+    tensors it names (each typed as in the whole file: a tensor's type never depends on the others)."""
     arch = model.architecture
     shape = SHAPES.get(model.id)
     if shape is None:
         raise UsageError(f"no real-shape facts for model {model.id!r}: add it to generator/fit/realshape.py SHAPES")
-    spec = Spec(arch=arch.arch, name=f"{model.id}-{quant}-realshape")
+    spec = Spec(arch=arch.arch, name=f"{model.id}-{quant}-realshape", only=only)
     spec.meta("general.name", spec.name, "str")
     # llama.h llama_ftype: MOSTLY_Q8_0 7, Q3_K_M 12, Q4_K_M 15, Q5_K_M 17, IQ4_XS 30; 1 (F16) otherwise
     ftype = {"Q8_0": 7, "Q3_K": 12, "Q4_K": 15, "Q5_K": 17, "IQ4_XS": 30}.get(quant_types(quant)[0], 1)

@@ -200,3 +200,22 @@ def test_tensor_sizes_are_the_files_tensors_without_building_its_vocabulary(mode
     lean = realshape.spec_for(model, quant, mtp=mtp, vocab=False)
     assert [(t.name, t.nbytes) for t in lean.tensors] == [(t.name, t.nbytes) for t in full.tensors]
     assert "tokenizer.ggml.tokens" not in {key for key, _, _ in lean.metadata}
+
+
+def test_the_sizes_of_named_tensors_are_those_of_the_whole_file() -> None:
+    """`names=` (what the host-memory fit asks: two embeddings) types and sizes each named tensor as the whole file
+    does, for every real-shape model of the market in each of its GGUF weight files; a name the file lacks is
+    absent, and nothing else is kept."""
+    from generator.fit.llamacpp import HOST_TENSORS
+
+    models = [m for m in market().models.values() if m.id in realshape.SHAPES]
+    assert len(models) >= 5
+    seen: set[str] = set()
+    for model in models:
+        for weight in (w for w in model.weights if w.format == "gguf"):
+            full = {t.name: t.nbytes for t in realshape.spec_for(model, weight.quant, vocab=False).tensors}
+            for names in (HOST_TENSORS, frozenset({"output.weight", "blk.0.attn_k.weight", "no.such.tensor"})):
+                some = realshape.tensor_sizes(model, weight.quant, names=names)
+                assert some == {name: size for name, size in full.items() if name in names}, (model.id, weight.quant)
+                seen |= set(some)
+    assert HOST_TENSORS <= seen and "no.such.tensor" not in seen  # Gemma 4 has per-layer embeddings, all a token_embd
