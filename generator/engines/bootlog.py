@@ -9,6 +9,7 @@ the readers over a log; nothing here writes: generator/cli/calibrate.py does.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from typing import Literal
@@ -145,5 +146,19 @@ def noted(rows: list[Row], note: str, p: Provenance) -> list[Row]:
     return out
 
 
-__all__ = ["GIB_MIB", "MAX_DIGITS", "MAX_FIGURE", "NUMBER", "BadFigure", "Parsed", "Provenance", "Reading", "Row",
-           "add", "cal", "figure", "noted", "whole"]
+@dataclass(frozen=True)
+class BootReader:
+    """The lines of the engine's boot log that `catalog calibrate` (generator/fit/calibrate.py) reads.
+
+    read: one line of the log into the `Parsed` so far (engines/bootlog.py: its figures, the model and engine it
+    names; a line of no interest to this engine leaves it as it was); rows: the readings of a log of this engine as
+    calibration rows; needs: what such a log must hold, in words (said when it holds none of it).
+    """
+
+    read: Callable[[Parsed, str, int], None]
+    rows: Callable[[Parsed, Provenance], list[Row]]
+    needs: str
+
+
+__all__ = ["GIB_MIB", "MAX_DIGITS", "MAX_FIGURE", "NUMBER", "BadFigure", "BootReader", "Parsed", "Provenance",
+           "Reading", "Row", "add", "cal", "figure", "noted", "whole"]

@@ -1,31 +1,26 @@
-"""llama.cpp `llama-server` and its forks (atomic, buun): GGUF files fetched by an init container."""
+"""llama.cpp `llama-server` and its forks (atomic, buun): GGUF files fetched by an init container.
+
+The import and calibrate parts read with the helpers of engines/readback.py and engines/bootlog.py, imported where
+they run: a render or a check never loads them.
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import replace
+from functools import cache
+from typing import TYPE_CHECKING
 
 from generator.catalog import Resolved
 from generator.engines.base import SLOT_DIR, Arg, EngineSpec, Head, Own, build, chat_template_path, fill
-from generator.engines.bootlog import NUMBER, Parsed, Provenance, Reading, Row, cal, figure, whole
-from generator.engines.interface import BootReader, EngineFamily, Get, Launcher, Parser, Said, Server, Text, count
-from generator.engines.readback import (
-    Mapped,
-    Origin,
-    Reader,
-    Spelling,
-    Syntax,
-    Token,
-    common,
-    speculative_spelled,
-    stack_args,
-    take_context,
-    take_field,
-    take_port,
-)
+from generator.engines.interface import EngineFamily, Get, Parser, Said, Server, Text, count
 from generator.engines.settings import llama_settings
-from generator.schema import Stack
 from generator.schema.engines import declaration
+
+if TYPE_CHECKING:
+    from generator.engines.bootlog import BootReader, Parsed, Provenance, Reading, Row
+    from generator.engines.readback import Launcher, Mapped, Spelling, Token
+    from generator.schema import Stack
 
 BUILD = re.compile(r"(?:^|[-_:])b(\d{3,})(?=$|[-_.])")  # `server-cuda13-b8740`, `b8740-3f7c1d2`
 
@@ -109,6 +104,9 @@ ALIASES = {"-m": "--model", "-a": "--alias", "-c": "--ctx-size", "-ctk": "--cach
 
 
 def read(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
+    from generator.engines.readback import (Mapped, Origin, Reader, common, speculative_spelled, stack_args,
+                                            take_context, take_field, take_port)
+
     reader = Reader(tokens, spell)
     out = Mapped()
     model = reader.value("--model")
@@ -144,9 +142,15 @@ def read(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
 # ghcr.io/ggml-org/llama.cpp images are llama.cpp's own (a drafted stack's fork is `upstream`); its :server* images
 # run llama-server as their entrypoint (github.com/ggml-org/llama.cpp docs/docker.md; the maintainer's
 # llamacppglm47flash sets no command).
-LAUNCHER = Launcher(read, "--ctx-size", program=re.compile(r"^llama-server"), syntax=Syntax(ALIASES),
+@cache
+def launcher() -> Launcher:
+    from generator.engines.readback import Launcher, Syntax
+
+    return Launcher(read, "--ctx-size", program=re.compile(r"^llama-server"), syntax=Syntax(ALIASES),
                     chat_template_flag="--chat-template-file", upstream_images=("ghcr.io/ggml-org/",),
                     entrypoint=(re.compile(r"^(ghcr\.io/)?ggml-org/llama\.cpp:server"), "/app/llama-server"))
+
+
 # ---- calibrate: the lines of a llama-server boot log (generator/fit/calibrate.py runs the reader) ------------
 #
 # Line formats, from the engine's source at the pinned version:
@@ -158,16 +162,23 @@ LAUNCHER = Launcher(read, "--ctx-size", program=re.compile(r"^llama-server"), sy
 # llama-server hides these lines unless its log verbosity is raised (`-lv 4`): its default threshold is 3 and the
 # library's lines are logged one level above.
 
-_LLAMA: list[tuple[str, re.Pattern[str]]] = [
-    ("model_buffer", re.compile(r"load_tensors:\s+(\S+) model buffer size =\s*" + NUMBER + r" MiB")),
-    ("compute_buffer", re.compile(r"(?:sched_reserve|llama_context|graph_reserve):\s+(\S+) compute buffer size =\s*"
-                                  + NUMBER + r" MiB")),
-    ("kv_buffer", re.compile(r"llama_kv_cache: size =\s*" + NUMBER
-                             + r" MiB \(\s*(\d+) cells,\s*(\d+) layers,\s*(\d+)/(\d+) "
-                             r"seqs\), K \((\w+)\):\s*" + NUMBER + r" MiB, V \((\w+)\):\s*" + NUMBER + r" MiB")),
-    ("recurrent_state", re.compile(r"llama_memory_recurrent: size =\s*" + NUMBER + r" MiB \(\s*(\d+) cells,\s*(\d+) "
-                                   r"layers,\s*(\d+) seqs")),
-]
+@cache
+def _buffers() -> list[tuple[str, re.Pattern[str]]]:
+    """The buffer lines, compiled on the first log read."""
+    from generator.engines.bootlog import NUMBER
+
+    return [
+        ("model_buffer", re.compile(r"load_tensors:\s+(\S+) model buffer size =\s*" + NUMBER + r" MiB")),
+        ("compute_buffer", re.compile(r"(?:sched_reserve|llama_context|graph_reserve):\s+(\S+) compute buffer size =\s*"
+                                      + NUMBER + r" MiB")),
+        ("kv_buffer", re.compile(r"llama_kv_cache: size =\s*" + NUMBER
+                                 + r" MiB \(\s*(\d+) cells,\s*(\d+) layers,\s*(\d+)/(\d+) "
+                                 r"seqs\), K \((\w+)\):\s*" + NUMBER + r" MiB, V \((\w+)\):\s*" + NUMBER + r" MiB")),
+        ("recurrent_state", re.compile(r"llama_memory_recurrent: size =\s*" + NUMBER
+                                       + r" MiB \(\s*(\d+) cells,\s*(\d+) layers,\s*(\d+) seqs")),
+    ]
+
+
 _LLAMA_CTX = {"n_ctx": re.compile(r"llama_context: n_ctx\s+= (\d+)"),
               "n_ubatch": re.compile(r"llama_context: n_ubatch\s+= (\d+)"),
               "n_seq_max": re.compile(r"llama_context: n_seq_max\s+= (\d+)")}
@@ -176,11 +187,11 @@ _LLAMA_NEW_CONTEXT = re.compile(r"llama_context: constructing llama_context")
 _LLAMA_FILE = re.compile(r"llama_model_loader: loaded meta data with \d+ key-value pairs and \d+ tensors from (\S+)")
 
 
-
-
 def read_boot_line(out: Parsed, line: str, number: int) -> None:
     """One line of llama-server's boot log (at -lv 4): the model file and name, the context settings, and each
     buffer it sizes (a second `llama_context`, of an MTP head or a draft model, counts as scope 1)."""
+    from generator.engines.bootlog import whole
+
     assert out.models is not None
     if _LLAMA_NEW_CONTEXT.search(line):
         out.scope += 1
@@ -196,7 +207,7 @@ def read_boot_line(out: Parsed, line: str, number: int) -> None:
                 out.n_ctx = out.n_ctx or value
             elif key == "n_ubatch":
                 out.ubatch = out.ubatch or value
-    for kind, pattern in _LLAMA:
+    for kind, pattern in _buffers():
         if match := pattern.search(line):
             _add_llama(out, replace(_llama_reading(kind, match, number, line), scope=max(out.scope, 0)))
 
@@ -216,6 +227,8 @@ def _add_llama(out: Parsed, reading: Reading) -> None:
 
 
 def _llama_reading(kind: str, m: re.Match[str], number: int, line: str) -> Reading:
+    from generator.engines.bootlog import Reading, figure, whole
+
     if kind in ("model_buffer", "compute_buffer"):
         return Reading(kind, figure(m.group(2)), number, line, device=m.group(1))
     if kind == "kv_buffer":
@@ -227,6 +240,8 @@ def _llama_reading(kind: str, m: re.Match[str], number: int, line: str) -> Readi
 
 def llamacpp_rows(parsed: Parsed, p: Provenance) -> list[Row]:
     """llama.cpp readings -> model_buffer / kv_buffer / recurrent_state / compute_buffer rows (per device)."""
+    from generator.engines.bootlog import Row, cal
+
     rows: list[Row] = []
     for r in parsed.all("model_buffer"):
         rows.append(Row("model", cal("model_buffer", r.value, f"llama.cpp: {r.device} model buffer {r.value} MiB", p,
@@ -254,10 +269,16 @@ def _scope(r: Reading) -> str:
 
 BOOT_LOG_NEEDS = ("'model buffer size', 'llama_kv_cache: size = ...', 'llama_memory_recurrent: size = ...' or "
                   "'compute buffer size' lines (llama-server prints them at -lv 4)")
-BOOT = BootReader(read_boot_line, llamacpp_rows, BOOT_LOG_NEEDS)
+
+
+@cache
+def boot() -> BootReader:
+    from generator.engines.bootlog import BootReader
+
+    return BootReader(read_boot_line, llamacpp_rows, BOOT_LOG_NEEDS)
 
 
 SERVER = Server("llama.cpp", "llamacpp", _said, build_of, sniff=_answers_props, sniff_order=0, default=True)
 PARSER = Parser(strict_ints=True)
 FAMILY = EngineFamily(declaration("llamacpp"), engine, supports, llama_settings, fit="llamacpp", server=SERVER,
-                      parser=PARSER, llama_server=True, allocates=True, launcher=LAUNCHER, boot=BOOT)
+                      parser=PARSER, llama_server=True, allocates=True, launcher_of=launcher, boot_of=boot)

@@ -3,26 +3,20 @@
 from __future__ import annotations
 
 import re
+from functools import cache
+from typing import TYPE_CHECKING
 
 from generator.catalog import Resolved
 from generator.engines.base import Arg, EngineSpec, EnvVar, Head, Own, build
-from generator.engines.interface import EngineFamily, Launcher
+from generator.engines.interface import EngineFamily
 from generator.engines.llamacpp import PARSER, SERVER, speculative
 from generator.engines.llamacpp import supports as llamacpp_supports
-from generator.engines.readback import (
-    Mapped,
-    Reader,
-    Spelling,
-    Token,
-    common,
-    positive_int,
-    speculative_spelled,
-    stack_args,
-    take_port,
-)
 from generator.engines.settings import lucebox_settings
-from generator.schema import Stack
 from generator.schema.engines import declaration
+
+if TYPE_CHECKING:
+    from generator.engines.readback import Launcher, Mapped, Spelling, Token
+    from generator.schema import Stack
 
 
 def own(head: Head) -> Own:
@@ -54,6 +48,9 @@ def supports(argv: list[str]) -> frozenset[str]:
 # ---- import: dflash_server's argv read back (generator/importer/) -------------------------------------------
 
 def read(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
+    from generator.engines.readback import (Mapped, Reader, common, positive_int, speculative_spelled, stack_args,
+                                            take_port)
+
     reader = Reader(tokens, spell)
     out = Mapped()
     target = reader.positional()
@@ -78,10 +75,14 @@ def read(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
 
 
 # dflash_server reads its KV cache types from DFLASH27B_KV_K / DFLASH27B_KV_V (what `own` writes)
-LAUNCHER = Launcher(read, "--max-ctx", program=re.compile(r"^dflash_server$"), kv_env=("DFLASH27B_KV_K",
+@cache
+def launcher() -> Launcher:
+    from generator.engines.readback import Launcher
+
+    return Launcher(read, "--max-ctx", program=re.compile(r"^dflash_server$"), kv_env=("DFLASH27B_KV_K",
                                                                                        "DFLASH27B_KV_V"))
 
 
 # A Lucebox stack is llama.cpp's `lucebox` fork: smoke reads it as a llama.cpp server, its memory as llama.cpp's.
 FAMILY = EngineFamily(declaration("lucebox"), engine, supports, lucebox_settings, fit="llamacpp", server=SERVER,
-                      parser=PARSER, allocates=True, launcher=LAUNCHER)
+                      parser=PARSER, allocates=True, launcher_of=launcher)

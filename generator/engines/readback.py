@@ -15,7 +15,9 @@ tables: catalog/flags/llamacpp-b8740.yaml, vllm-nightly.yaml).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import posixpath
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -380,5 +382,57 @@ def server_fields(reader: Reader, stack: Stack | None, model: tuple[str, Origin]
     return out
 
 
-__all__ = ["Mapped", "Origin", "Reader", "Spelling", "Syntax", "Table", "Token", "common", "is_flag", "positive_int",
-           "server_fields", "speculative_spelled", "stack_args", "take_context", "take_field", "take_port"]
+@dataclass(frozen=True)
+class Launcher:
+    """How `catalog import` (generator/importer/) recognises a container that runs this engine and reads its argv.
+
+    read: the argv after the launcher back into catalog fields (helpers in engines/readback.py);
+    context_flag: the flag the context length is passed with (import says it is missing);
+    program: the program's base name that runs the server (`.match`ed: llama.cpp's builds name it `llama-server*`);
+    subcommand: the word after `program` that serves (`vllm serve`; None: the program itself serves);
+    shapes: whole launcher prefixes that run it whatever the program is called (`python3 -m sglang.launch_server`),
+    tried before any `program`;
+    recognise: why a container is this engine's server where no catalog stack has its image and launcher (import
+    reports it as unsupported; None: only `program` and `shapes` say so);
+    syntax: the argv's spelling where the catalog has no flag table; chat_template_flag: the flag that points the
+    server at a chat template file (None: import does not read one back);
+    own_speculative: the argv spells speculative decoding itself (vLLM's `--speculative-config`), not in the stack's
+    `speculative_args`; kv_env: env variables that hold the KV cache types (Lucebox's dflash_server);
+    upstream_images: image prefixes of the engine's own publisher (a drafted stack's fork is `upstream`);
+    entrypoint: (image pattern, program) of images whose entrypoint runs the server, for a chart that sets no
+    command.
+    """
+
+    read: Callable[[list[Token], Spelling, Stack | None], Mapped]
+    context_flag: str
+    program: re.Pattern[str] | None = None
+    subcommand: str | None = None
+    shapes: tuple[tuple[str, ...], ...] = ()
+    recognise: Callable[[str, str, str], str | None] | None = None
+    syntax: Syntax = Syntax()
+    chat_template_flag: str | None = None
+    own_speculative: bool = False
+    kv_env: tuple[str, ...] = ()
+    upstream_images: tuple[str, ...] = ()
+    entrypoint: tuple[re.Pattern[str], str] | None = None
+
+    def shape(self, argv: list[str]) -> tuple[str, ...] | None:
+        """The launcher shape `argv` starts with, or None."""
+        words = tuple(argv)
+        return next((s for s in self.shapes if words[: len(s)] == s), None)
+
+    def program_words(self, argv: list[str]) -> int | None:
+        """How many words of `argv` (which starts with this engine's program) launch it: the program, and its
+        subcommand where it has one; None when the subcommand is not there (`vllm` with no `serve`)."""
+        if self.subcommand is None:
+            return 1
+        return 2 if len(argv) > 1 and argv[1] == self.subcommand else None
+
+    def runs(self, program: str) -> bool:
+        """Whether `program` (a path or name) is this engine's server program."""
+        return self.program is not None and self.program.match(posixpath.basename(program.strip("\"'"))) is not None
+
+
+__all__ = ["Launcher", "Mapped", "Origin", "Reader", "Spelling", "Syntax", "Table", "Token", "common", "is_flag",
+           "positive_int", "server_fields", "speculative_spelled", "stack_args", "take_context", "take_field",
+           "take_port"]

@@ -36,16 +36,21 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
 
 from generator.catalog import Resolved
 from generator.engines.base import Arg, EngineSpec, Head, Own, build, chat_template_path
 from generator.core.errors import Problem
-from generator.engines.bootlog import Parsed, Provenance, Reading, Row, add, cal, figure
-from generator.engines.interface import BootReader, EngineFamily, Get, Launcher, Said, Server, Text, count, semver
-from generator.engines.readback import Mapped, Reader, Spelling, Token, server_fields, stack_args
+from generator.engines.interface import EngineFamily, Get, Said, Server, Text, count, semver
 from generator.engines.settings import sglang_settings
 from generator.schema.engines import declaration
-from generator.schema import Architecture, AttentionGroup, Mamba2Group, Stack
+from generator.schema import Architecture, AttentionGroup, Mamba2Group
+
+if TYPE_CHECKING:
+    from generator.engines.bootlog import BootReader, Parsed, Provenance, Row
+    from generator.engines.readback import Launcher, Mapped, Spelling, Token
+    from generator.schema import Stack
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -377,6 +382,8 @@ BOOT_LOG_NEEDS = ("'KV Cache is allocated. #tokens: N, K size: X GB, V size: Y G
 
 def read_boot(out: Parsed, line: str, number: int) -> None:
     """One line of an SGLang boot log: its figure (`read_boot_line`), or the model its server_args line names."""
+    from generator.engines.bootlog import Reading, add, figure
+
     found = read_boot_line(line, figure)
     if found is None:
         return
@@ -395,6 +402,8 @@ def read_boot(out: Parsed, line: str, number: int) -> None:
 def sglang_rows(parsed: Parsed, p: Provenance) -> list[Row]:
     """SGLang readings -> weights_loaded (the model's, per weight file) and kv_needed (the pool: #tokens in K + V GiB)
     rows. With --tp N the log's figures are one rank's (TP0, the first line read)."""
+    from generator.engines.bootlog import Row, cal
+
     rows: list[Row] = []
     if (w := parsed.first("weights_loaded")) is not None and p.quant:
         rows.append(Row("model", cal("weights_loaded", None, f"SGLang `{w.text[-120:]}`", p, value_gib=w.value,
@@ -408,7 +417,11 @@ def sglang_rows(parsed: Parsed, p: Provenance) -> list[Row]:
     return rows
 
 
-BOOT = BootReader(read_boot, sglang_rows, BOOT_LOG_NEEDS)
+@cache
+def boot() -> BootReader:
+    from generator.engines.bootlog import BootReader
+
+    return BootReader(read_boot, sglang_rows, BOOT_LOG_NEEDS)
 
 
 # ---- import: the launcher shapes of an SGLang chart -----------------------------------------------------
@@ -441,6 +454,8 @@ def recognise(image: str, program: str, script: str) -> str | None:
 # SGLang (generator/engines/sglang.py builds this argv): --mem-fraction-static is the app's stated fraction;
 # --max-running-requests is computed from the KV pool on every render, so it is read and not kept.
 def read(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
+    from generator.engines.readback import Reader, server_fields, stack_args
+
     reader = Reader(tokens, spell)
     out = server_fields(reader, stack, reader.value("--model-path", "--model"), "--context-length",
                          "--mem-fraction-static", whole=False)
@@ -453,9 +468,15 @@ def read(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
     return out
 
 
-LAUNCHER = Launcher(read, "--context-length", shapes=LAUNCHERS, recognise=recognise)
+@cache
+def launcher() -> Launcher:
+    from generator.engines.readback import Launcher
+
+    return Launcher(read, "--context-length", shapes=LAUNCHERS, recognise=recognise)
+
+
 FAMILY = EngineFamily(declaration("sglang"), engine, supports, sglang_settings, fit="sglang", server=SERVER,
-                      launcher=LAUNCHER, boot=BOOT)
+                      launcher_of=launcher, boot_of=boot)
 
 __all__ = ["BOOT_LOG_NEEDS", "FAMILY", "Budget", "BootFigure", "BootLog", "IDENTITY_PATHS", "LAUNCHERS", "Plan",
            "cell_bytes", "default_mem_fraction_static", "engine", "launcher_of", "mamba_per_request_bytes", "plan",

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from generator.catalog import Resolved
 from generator.engines.base import Arg, EngineSpec, Head, Own, build, chat_template_path, compact_json
 from generator.core.errors import Problem
-from generator.engines.bootlog import GIB_MIB, NUMBER, Parsed, Provenance, Reading, Row, add, cal, figure, whole
 from generator.engines.interface import (
-    BootReader,
     EngineFamily,
     Get,
-    Launcher,
     Parser,
     Said,
     Server,
@@ -22,10 +20,13 @@ from generator.engines.interface import (
     count,
     semver,
 )
-from generator.engines.readback import Mapped, Reader, Spelling, Syntax, Token, server_fields, stack_args
 from generator.engines.settings import vllm_settings
-from generator.schema import Stack
 from generator.schema.engines import declaration
+
+if TYPE_CHECKING:
+    from generator.engines.bootlog import BootReader, Parsed, Provenance, Reading, Row
+    from generator.engines.readback import Launcher, Mapped, Spelling, Token
+    from generator.schema import Stack
 
 SPEC_METHODS = {"mtp": "mtp", "draft": "draft_model", "dflash": "dflash", "ngram": "ngram"}  # catalog -> vLLM
 
@@ -103,6 +104,8 @@ READ_SPEC_KEYS = {"method", "model", "num_speculative_tokens"}
 
 
 def read(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
+    from generator.engines.readback import Reader, server_fields, stack_args
+
     reader = Reader(tokens, spell)
     out = server_fields(reader, stack, reader.positional() or reader.value("--model"), "--max-model-len",
                          "--gpu-memory-utilization", whole=True)
@@ -145,9 +148,15 @@ def _vllm_speculative(text: str) -> tuple[dict[str, Any], str | None] | None:
     return fields, model
 
 
-LAUNCHER = Launcher(read, "--max-model-len", program=re.compile(r"^vllm$"), subcommand="serve",
+@cache
+def launcher() -> Launcher:
+    from generator.engines.readback import Launcher, Syntax
+
+    return Launcher(read, "--max-model-len", program=re.compile(r"^vllm$"), subcommand="serve",
                     syntax=Syntax(equals=True, underscores=True), chat_template_flag="--chat-template",
                     own_speculative=True, upstream_images=("vllm/vllm-openai", "docker.io/vllm/vllm-openai"))
+
+
 # ---- calibrate: the lines of a vLLM boot log (generator/fit/calibrate.py runs the reader) ------------------
 #
 # Line formats, from the engine's source at the pinned version:
@@ -161,24 +170,33 @@ LAUNCHER = Launcher(read, "--max-model-len", program=re.compile(r"^vllm$"), subc
 # estimated maximum model length is N."; `vllm/v1/engine/core.py` "Initializing a V1 LLM engine (v%s) with config:
 # model=..."; `vllm/entrypoints/utils.py` "non-default args: %s".
 
-_VLLM: list[tuple[str, re.Pattern[str]]] = [
-    ("weights_gib", re.compile(r"Model loading took " + NUMBER + r" GiB memory")),
-    ("kv_available_gib", re.compile(r"Available KV cache memory: " + NUMBER + r" GiB")),
-    ("kv_tokens", re.compile(r"GPU KV cache size: " + NUMBER + r" tokens")),
-    ("concurrency", re.compile(r"Maximum concurrency for " + NUMBER + r" tokens per request: " + NUMBER + r"x")),
-    ("graphs_gib", re.compile(r"Graph capturing finished in " + NUMBER + r" secs, took " + NUMBER + r" GiB")),
-    ("needed", re.compile(r"max seq len \(" + NUMBER + r"\), \(" + NUMBER
-                          + r" GiB KV cache is needed, which is larger than "
-                          r"the available KV cache memory \(" + NUMBER + r" GiB\)")),
-    ("estimated_max", re.compile(r"the estimated maximum model length is " + NUMBER)),
-    ("requested", re.compile(r"Requested memory: " + NUMBER + r" \(util\), " + NUMBER + r" GiB")),
-]
+@cache
+def _figures() -> list[tuple[str, re.Pattern[str]]]:
+    """The figure lines, compiled on the first log read."""
+    from generator.engines.bootlog import NUMBER
+
+    return [
+        ("weights_gib", re.compile(r"Model loading took " + NUMBER + r" GiB memory")),
+        ("kv_available_gib", re.compile(r"Available KV cache memory: " + NUMBER + r" GiB")),
+        ("kv_tokens", re.compile(r"GPU KV cache size: " + NUMBER + r" tokens")),
+        ("concurrency", re.compile(r"Maximum concurrency for " + NUMBER + r" tokens per request: " + NUMBER + r"x")),
+        ("graphs_gib", re.compile(r"Graph capturing finished in " + NUMBER + r" secs, took " + NUMBER + r" GiB")),
+        ("needed", re.compile(r"max seq len \(" + NUMBER + r"\), \(" + NUMBER
+                              + r" GiB KV cache is needed, which is larger than "
+                              r"the available KV cache memory \(" + NUMBER + r" GiB\)")),
+        ("estimated_max", re.compile(r"the estimated maximum model length is " + NUMBER)),
+        ("requested", re.compile(r"Requested memory: " + NUMBER + r" \(util\), " + NUMBER + r" GiB")),
+    ]
+
+
 _VLLM_MODEL = re.compile(r"Initializing a V1 LLM engine \(v([^)]+)\) with config: model='([^']+)'")
 _VLLM_ARGS_MODEL = re.compile(r"non-default args: .*'model': '([^']+)'")
 
 
 def read_boot_line(out: Parsed, line: str, number: int) -> None:
     """One line of a vLLM boot log: the engine, its version and model, and each figure it prints."""
+    from generator.engines.bootlog import add
+
     assert out.models is not None
     if match := _VLLM_MODEL.search(line):
         out.engine, out.version, out.model = "vllm", match.group(1), out.model or match.group(2)
@@ -186,13 +204,15 @@ def read_boot_line(out: Parsed, line: str, number: int) -> None:
     elif (match := _VLLM_ARGS_MODEL.search(line)) and not out.model:
         out.engine, out.model = "vllm", match.group(1)
         out.models.append((number, match.group(1)))
-    for kind, pattern in _VLLM:
+    for kind, pattern in _figures():
         if match := pattern.search(line):
             out.engine = "vllm"
             add(out, _vllm_reading(kind, match, number, line))
 
 
 def _vllm_reading(kind: str, m: re.Match[str], number: int, line: str) -> Reading:
+    from generator.engines.bootlog import Reading, figure, whole
+
     if kind == "concurrency":
         return Reading(kind, figure(m.group(2)), number, line, context=whole(m.group(1)))
     if kind == "graphs_gib":
@@ -207,6 +227,8 @@ def _vllm_reading(kind: str, m: re.Match[str], number: int, line: str) -> Readin
 
 def vllm_rows(parsed: Parsed, p: Provenance) -> list[Row]:
     """vLLM readings -> kv_available, kv_needed, weights_loaded, cuda_graphs rows."""
+    from generator.engines.bootlog import GIB_MIB, Row, cal, figure
+
     rows: list[Row] = []
     cap, util = p.cap_mib, p.util
     if (req := parsed.first("requested")) is not None:
@@ -248,9 +270,15 @@ def vllm_rows(parsed: Parsed, p: Provenance) -> list[Row]:
 
 BOOT_LOG_NEEDS = ("'Available KV cache memory: X GiB', 'Model loading took X GiB', 'GPU KV cache size: N tokens' or "
                   "the max-seq-len error with 'the estimated maximum model length is N'")
-BOOT = BootReader(read_boot_line, vllm_rows, BOOT_LOG_NEEDS)
+
+
+@cache
+def boot() -> BootReader:
+    from generator.engines.bootlog import BootReader
+
+    return BootReader(read_boot_line, vllm_rows, BOOT_LOG_NEEDS)
 
 
 SERVER = Server("vLLM", "vllm", _said, semver, sniff=_answers_version, sniff_order=1, metrics=True)
 FAMILY = EngineFamily(declaration("vllm"), engine, supports, vllm_settings, fit="vllm", server=SERVER,
-                      parser=Parser(abbreviations=True), launcher=LAUNCHER, boot=BOOT)
+                      parser=Parser(abbreviations=True), launcher_of=launcher, boot_of=boot)

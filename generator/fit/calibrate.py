@@ -1,6 +1,6 @@
 """Boot logs -> calibration rows: what the engines print about memory at boot, read back as measured figures.
 
-Each engine family reads its own lines (its module's `BootReader`, generator/engines/interface.py, which cites the
+Each engine family reads its own lines (its module's `BootReader`, generator/engines/bootlog.py, which cites the
 format strings of the engine's source at the pinned version: vLLM in generator/engines/vllm.py, llama-server in
 generator/engines/llamacpp.py, SGLang in generator/engines/sglang.py); the shared types are generator/engines/
 bootlog.py's. `parse()` runs every registered family's reader over each line of a log into typed `Reading`s,
@@ -17,9 +17,8 @@ from typing import Literal, Protocol
 from generator.catalog import Resolved
 from generator.core.errors import InputError, Problem
 from generator.core.text import safe_line
-from generator.engines.bootlog import MAX_DIGITS, BadFigure, Parsed, Provenance, Reading, Row, noted
+from generator.engines.bootlog import MAX_DIGITS, BadFigure, BootReader, Parsed, Provenance, Reading, Row, noted
 from generator.engines.family import FAMILIES, Family, family
-from generator.engines.interface import BootReader
 from generator.fit.ledger import Pool
 from generator.schema.calibration import Calibration
 

@@ -30,7 +30,7 @@ from generator.core.redact import literal_secret, secret_name
 from generator.core.text import safe_line
 from generator.engines.base import CHAT_TEMPLATE_DIR, CHAT_TEMPLATE_FILE, SLOT_DIR
 from generator.engines.family import Family, family, family_of, stack_engine
-from generator.engines.interface import Launcher
+from generator.engines.readback import Launcher
 from generator.fit.sizing import sized
 from generator.flags.tables import FlagTable, FlagTables
 from generator.importer import programs
@@ -174,7 +174,7 @@ def _family_prefix(argv: list[Token]) -> tuple[str, int] | None:
 
 
 def _launcher(name: str) -> Launcher:
-    """The family's launcher part (engines/interface.py `Launcher`): only families that have one are imported."""
+    """The family's launcher part (engines/readback.py `Launcher`): only families that have one are imported."""
     launcher = family(Family(name)).launcher
     assert launcher is not None, f"family {name} has no Launcher (generator/engines/{name}.py)"
     return launcher

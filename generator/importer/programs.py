@@ -1,7 +1,7 @@
 """Which server a container runs: a supported engine family, a known server the catalog does not model, or
 something unknown.
 
-Supported: each registered family with a `Launcher` (generator/engines/interface.py; its module says its program
+Supported: each registered family with a `Launcher` (generator/engines/readback.py; its module says its program
 and launcher shapes): vLLM (`vllm serve`), llama.cpp and its forks (`llama-server`), Lucebox (`dflash_server`),
 SGLang (`python -m sglang.launch_server`, `sglang serve`). A catalog stack with the chart's image and command is
 recognised first, whatever its program is called (the Genesis image runs `/entrypoint.sh serve`,
@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 
 from generator.engines.family import FAMILIES, Family, family
-from generator.engines.interface import Launcher
+from generator.engines.readback import Launcher
 
 SHELLS = ("sh", "bash", "dash", "ash", "zsh")
 PYTHON = re.compile(r"^(python[0-9.]*|uvicorn|gunicorn|fastapi)$")

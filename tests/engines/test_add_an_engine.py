@@ -43,10 +43,10 @@ import re
 
 from generator.catalog import Resolved
 from generator.engines.base import EngineSpec, build
-from generator.engines.bootlog import Parsed, Provenance, Reading, Row, add, cal, figure, whole
-from generator.engines.interface import BootReader, EngineFamily, Get, Launcher, Parser, Said, Server, Text, semver
+from generator.engines.bootlog import BootReader, Parsed, Provenance, Reading, Row, add, cal, figure, whole
+from generator.engines.interface import EngineFamily, Get, Parser, Said, Server, Text, semver
 from generator.engines.llamacpp import ALIASES, own, read, supports
-from generator.engines.readback import Syntax
+from generator.engines.readback import Launcher, Syntax
 from generator.engines.settings import llama_settings
 from generator.schema.engines import declaration
 
@@ -72,11 +72,19 @@ def rows(parsed: Parsed, p: Provenance) -> list[Row]:
             for r in parsed.all("kv_buffer")]
 
 
+def launcher() -> Launcher:
+    return LAUNCHER
+
+
+def boot() -> BootReader:
+    return BOOT
+
+
 LAUNCHER = Launcher(read, "--ctx-size", program=re.compile(r"^toyllm-server$"), syntax=Syntax(ALIASES))
 BOOT = BootReader(read_boot_line, rows, "'toyllm: KV cache X MiB for N tokens'")
 FAMILY = EngineFamily(declaration("toyllm"), engine, supports, llama_settings, fit="llamacpp",
                       server=Server("ToyLLM", "toyllm", _said, semver), parser=Parser(strict_ints=True),
-                      allocates=True, launcher=LAUNCHER, boot=BOOT)
+                      allocates=True, launcher_of=launcher, boot_of=boot)
 '''
 
 REGISTRY_ENTRY = '    Declared("toyllm", "toyllm", gguf=True),\n'
