@@ -6,7 +6,13 @@ varied from the embedded ones: names, contexts, titles), then times whole `catal
 Kubernetes schemas + Olares rules), `bump --check`; and the peak RSS of any of them. In the same run it times
 the Helm engine's own lint + render of the same charts, so our lint overhead is a ratio, not an absolute.
 
-    .venv/bin/python bench/run.py [--apps 10 100 1000] [--runs 5] [--json]
+    .venv/bin/python bench/run.py [--apps 10 100 1000] [--runs 5] [--json] [--against TREE]
+
+--against TREE times another checkout side by side in the same run: TREE is a folder holding the tool at another
+commit with its own virtualenv (`git worktree add --detach ../start a4a91fd && cd ../start && python3 -m venv .venv
+&& .venv/bin/pip install -e .`). Each tree runs its own code on a catalog made the same way from its own embedded
+catalog, the two trees' runs of a command alternate (so a slower minute of the machine falls on both), and
+`--help`, `render` and `check --no-lint` are reported for both with this tree's time over the other's.
 """
 
 from __future__ import annotations
@@ -31,16 +37,16 @@ CATALOG_BIN = [sys.executable, "-m", "generator.cli"]
 CONTEXTS = (16384, 32768, 65536, 131072)
 
 
-def synthetic_catalog(root: Path, n: int) -> Path:
-    """A catalog of `n` apps derived from the embedded ones (deprecated/removed bases excluded)."""
+def synthetic_catalog(root: Path, n: int, source: Path = CATALOG) -> Path:
+    """A catalog of `n` apps derived from the embedded ones of `source` (deprecated/removed bases excluded)."""
     cat = root / "catalog"
     for kind in ("devices", "models", "stacks", "genesis", "flags", "chat_templates"):
-        if (CATALOG / kind).is_dir():
-            shutil.copytree(CATALOG / kind, cat / kind)
+        if (source / kind).is_dir():
+            shutil.copytree(source / kind, cat / kind)
     (cat / "apps").mkdir(parents=True)
     yaml = YAML(typ="rt")
     bases = []
-    for path in sorted((CATALOG / "apps").glob("*.yaml")):
+    for path in sorted((source / "apps").glob("*.yaml")):
         data = yaml.load(path.read_text(encoding="utf-8"))
         if data.get("status", "active") == "active":
             bases.append(data)
@@ -123,11 +129,43 @@ def measure(n: int, runs: int) -> dict:
             "peak_rss_mb": round(max(peaks) / 1024, 1)}
 
 
-def compiled() -> None:
+def compiled(tree: Path = REPO, python: str = sys.executable) -> None:
     """Byte-compile the tool first: an installed wheel has its .pyc files (pip compiles at install), while a
     clone run with PYTHONDONTWRITEBYTECODE=1 (as on the team's machines) would time the compiler on every start."""
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "generator")], check=True,
+    subprocess.run([python, "-m", "compileall", "-q", str(tree / "generator")], check=True,
                    stdout=subprocess.DEVNULL)
+
+
+def _args(command: str, cat: Path, out: Path) -> list[str]:
+    return {"help": ["--help"], "render": ["render", "--catalog", str(cat), "--out", str(out)],
+            "check": ["check", "--catalog", str(cat), "--no-lint"]}[command]
+
+
+def side_by_side(n: int, runs: int, other: Path) -> dict:
+    """`--help`, `render` and `check --no-lint` of this tree and of `other` (its own .venv and catalog), the two
+    trees' runs alternating; medians, and this tree's over the other's."""
+    python = str(other / ".venv" / "bin" / "python")
+    with tempfile.TemporaryDirectory(prefix=f"bench-ab-{n}-") as tmp:
+        root = Path(tmp)
+        trees = {"this": (REPO, [sys.executable, "-m", "generator.cli"], synthetic_catalog(root / "this", n)),
+                 "other": (other, [python, "-m", "generator.cli"],
+                           synthetic_catalog(root / "other", n, other / "catalog"))}
+        result: dict = {"apps": n}
+        for name in ("help", "render", "check"):
+            times: dict[str, list[float]] = {"this": [], "other": []}
+            for label, (tree, cli, cat) in trees.items():
+                run(cli + _args(name, cat, root / label / "charts"), tree)  # warm-up: page cache, flag-table cache
+            for _ in range(runs):
+                for label, (tree, cli, cat) in trees.items():
+                    seconds, code, _ = run(cli + _args(name, cat, root / label / "charts"), tree)
+                    if code not in (0, 1):  # check exits 1 on findings, the same for both trees
+                        raise SystemExit(f"bench: {label} tree: {name} exited {code}")
+                    times[label].append(seconds)
+            this, theirs = statistics.median(times["this"]), statistics.median(times["other"])
+            result[f"{name}_s"] = round(this, 3)
+            result[f"{name}_other_s"] = round(theirs, 3)
+            result[f"{name}_ratio"] = round(this / theirs, 3)
+    return result
 
 
 def main() -> int:
@@ -135,8 +173,25 @@ def main() -> int:
     parser.add_argument("--apps", type=int, nargs="+", default=[10, 100, 1000])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--against", type=Path, metavar="TREE",
+                        help="a checkout of another commit with its own .venv, timed side by side")
     args = parser.parse_args()
     compiled()
+    if args.against is not None:
+        other = args.against.resolve()
+        if not (other / ".venv" / "bin" / "python").is_file() or not (other / "generator").is_dir():
+            raise SystemExit(f"bench: {other} is not a checkout with its own .venv (see this file's docstring)")
+        compiled(other, str(other / ".venv" / "bin" / "python"))
+        rows = [side_by_side(n, args.runs, other) for n in args.apps]
+        if args.json:
+            print(json.dumps(rows, indent=2))
+        else:
+            print(f"{'apps':>5} {'command':8} {'this s':>8} {'other s':>8} {'ratio':>6}")
+            for row in rows:
+                for name in ("help", "render", "check"):
+                    print(f"{row['apps']:>5} {name:8} {row[name + '_s']:>8.3f} {row[name + '_other_s']:>8.3f} "
+                          f"{row[name + '_ratio']:>6.3f}")
+        return 0
     results = []
     for n in args.apps:
         result = measure(n, args.runs)
