@@ -147,7 +147,7 @@ def side_by_side(n: int, runs: int, other: Path) -> dict:
     python = str(other / ".venv" / "bin" / "python")
     with tempfile.TemporaryDirectory(prefix=f"bench-ab-{n}-") as tmp:
         root = Path(tmp)
-        trees = {"this": (REPO, [sys.executable, "-m", "generator.cli"], synthetic_catalog(root / "this", n)),
+        trees = {"this": (REPO, CATALOG_BIN, synthetic_catalog(root / "this", n)),
                  "other": (other, [python, "-m", "generator.cli"],
                            synthetic_catalog(root / "other", n, other / "catalog"))}
         result: dict = {"apps": n}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from generator.schema.engines import Declared
@@ -102,8 +103,8 @@ class EngineFamily:
     allocates: the server allocates what its model needs rather than a share of the device (rules/hami.py);
     launcher_of: how `catalog import` recognises and reads its container (engines/readback.py `Launcher`; None: import
     does not); boot_of: the boot-log lines `catalog calibrate` reads (engines/bootlog.py `BootReader`; None: it reads
-    none of this engine's). Both are built by the family module on first use (`launcher`, `boot`, each call the same
-    object), so that a render or a check never loads the argv reader or the boot-log reader.
+    none of this engine's). Each is built on first use and kept (`launcher`, `boot`: the same object on every read), so
+    that a render or a check never loads the argv reader or the boot-log reader.
     """
 
     declared: Declared
@@ -118,11 +119,11 @@ class EngineFamily:
     launcher_of: Callable[[], Launcher] | None = None
     boot_of: Callable[[], BootReader] | None = None
 
-    @property
+    @cached_property  # a frozen dataclass keeps it: cached_property writes the instance's __dict__ itself
     def launcher(self) -> Launcher | None:
         return self.launcher_of() if self.launcher_of is not None else None
 
-    @property
+    @cached_property
     def boot(self) -> BootReader | None:
         return self.boot_of() if self.boot_of is not None else None
 

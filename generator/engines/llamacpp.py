@@ -142,7 +142,6 @@ def read(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
 # ghcr.io/ggml-org/llama.cpp images are llama.cpp's own (a drafted stack's fork is `upstream`); its :server* images
 # run llama-server as their entrypoint (github.com/ggml-org/llama.cpp docs/docker.md; the maintainer's
 # llamacppglm47flash sets no command).
-@cache
 def launcher() -> Launcher:
     from generator.engines.readback import Launcher, Syntax
 
@@ -271,7 +270,6 @@ BOOT_LOG_NEEDS = ("'model buffer size', 'llama_kv_cache: size = ...', 'llama_mem
                   "'compute buffer size' lines (llama-server prints them at -lv 4)")
 
 
-@cache
 def boot() -> BootReader:
     from generator.engines.bootlog import BootReader
 

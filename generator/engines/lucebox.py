@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from functools import cache
 from typing import TYPE_CHECKING
 
 from generator.catalog import Resolved
@@ -75,7 +74,6 @@ def read(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
 
 
 # dflash_server reads its KV cache types from DFLASH27B_KV_K / DFLASH27B_KV_V (what `own` writes)
-@cache
 def launcher() -> Launcher:
     from generator.engines.readback import Launcher
 

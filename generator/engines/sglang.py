@@ -36,7 +36,6 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from typing import TYPE_CHECKING
 
 from generator.catalog import Resolved
@@ -417,7 +416,6 @@ def sglang_rows(parsed: Parsed, p: Provenance) -> list[Row]:
     return rows
 
 
-@cache
 def boot() -> BootReader:
     from generator.engines.bootlog import BootReader
 
@@ -429,23 +427,17 @@ def boot() -> BootReader:
 LAUNCHERS = (("python3", "-m", "sglang.launch_server"), ("python", "-m", "sglang.launch_server"), ("sglang", "serve"))
 
 
-def launcher_of(argv: tuple[str, ...] | list[str]) -> tuple[str, ...] | None:
-    """The SGLang launcher `argv` starts with (`python -m sglang.launch_server`, `sglang serve`), or None."""
-    words = tuple(argv)
-    return next((shape for shape in LAUNCHERS if words[: len(shape)] == shape), None)
-
-
 _IMAGE = re.compile(r"(^|/)lmsysorg/sglang(:|@|$)")  # docker.io/lmsysorg/sglang:v0.5.14-cu130 (beclab/apps)
 _SCRIPT = re.compile(r"\bsglang\.launch_server\b|\bsglang\s+serve\b")
 
 
 def recognise(image: str, program: str, script: str) -> str | None:
     """Why a container is an SGLang server (its image, its launcher), or None: what `catalog import` reports."""
-    words = tuple(program.split()) + tuple(script.split())
+    words = program.split() + script.split()
     hits = []
     if _IMAGE.search(image):
         hits.append(f"image {image}")
-    if launcher_of(words) or _SCRIPT.search(script):
+    if FAMILY.launcher and FAMILY.launcher.shape(words) or _SCRIPT.search(script):
         hits.append("its launcher (python -m sglang.launch_server / sglang serve)")
     return ", ".join(hits) or None
 
@@ -468,7 +460,6 @@ def read(tokens: list[Token], spell: Spelling, stack: Stack | None) -> Mapped:
     return out
 
 
-@cache
 def launcher() -> Launcher:
     from generator.engines.readback import Launcher
 
@@ -479,5 +470,5 @@ FAMILY = EngineFamily(declaration("sglang"), engine, supports, sglang_settings, 
                       launcher_of=launcher, boot_of=boot)
 
 __all__ = ["BOOT_LOG_NEEDS", "FAMILY", "Budget", "BootFigure", "BootLog", "IDENTITY_PATHS", "LAUNCHERS", "Plan",
-           "cell_bytes", "default_mem_fraction_static", "engine", "launcher_of", "mamba_per_request_bytes", "plan",
+           "cell_bytes", "default_mem_fraction_static", "engine", "mamba_per_request_bytes", "plan",
            "read_boot_line", "read_boot_log", "recognise", "reserved_mib", "supports"]

@@ -148,7 +148,6 @@ def _vllm_speculative(text: str) -> tuple[dict[str, Any], str | None] | None:
     return fields, model
 
 
-@cache
 def launcher() -> Launcher:
     from generator.engines.readback import Launcher, Syntax
 
@@ -272,7 +271,6 @@ BOOT_LOG_NEEDS = ("'Available KV cache memory: X GiB', 'Model loading took X GiB
                   "the max-seq-len error with 'the estimated maximum model length is N'")
 
 
-@cache
 def boot() -> BootReader:
     from generator.engines.bootlog import BootReader
 

@@ -656,10 +656,10 @@ _SIZES: dict[tuple[int, str, bool, frozenset[str] | None], tuple[Any, dict[str, 
 def tensor_sizes(model: Any, quant: str, *, mtp: bool = False, names: frozenset[str] | None = None) -> dict[str, int]:
     """{tensor name: bytes} of the model's real-shape file (of the tensors in `names` only, where given: the others
     are neither typed nor kept), without building its vocabulary again: the fit asks for it for every app and every
-    sizing step (the spec of a 262K-token vocabulary costs ~50 ms). Cached by the model
-    object itself (a frozen pydantic model: its facts cannot change; the entry holds it, so its id is not reused), so
-    two catalogs with one model id and other facts never share an entry. (Keying by the model's JSON cost a
-    `model_dump_json` per call: a third of a 100-app render's real-shape time.)"""
+    sizing step (the spec of a 262K-token vocabulary costs ~50 ms). Cached by the model object itself (a frozen
+    pydantic model: its facts cannot change; the entry holds it, so its id is not reused), so two catalogs with one
+    model id and other facts never share an entry. (Keying by the model's JSON cost a `model_dump_json` per call: a
+    third of a 100-app render's real-shape time.)"""
     key = (id(model), quant, mtp, names)
     entry = _SIZES.get(key)
     if entry is None or entry[0] is not model:

@@ -113,7 +113,7 @@ def test_boot_log_lines_are_read():
     (["vllm", "serve", "x"], None),
 ])
 def test_launcher_shapes(argv, shape):
-    assert sglang.launcher_of(argv) == shape
+    assert sglang.FAMILY.launcher is not None and sglang.FAMILY.launcher.shape(argv) == shape
 
 
 @pytest.mark.parametrize("image,program,script", [
