@@ -63,4 +63,4 @@ def sync(sources: list[str], cat: Catalog, *, git: Git, dry_run: bool = False) -
     return plan, writes
 
 
-__all__ = ["AppPlan", "Change", "SyncPlan", "Write", "sync"]
+__all__ = ["AppPlan", "Change", "SyncPlan", "Write", "settle_versions", "sync"]
