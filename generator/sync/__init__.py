@@ -16,9 +16,34 @@ from dataclasses import replace
 from generator.adapters.git import Git
 from generator.catalog import Catalog
 from generator.rules.versions_upstream import load_corrections, load_sync
-from generator.sync.apply import Write, overlaid, planned_writes, validate, write_all
-from generator.sync.plan import AppPlan, Change, SyncPlan, _at_or_below, _our_digest, build_plan, stack_images
+from generator.sync.apply import Write, edit_text, overlaid, planned_writes, validate, write_all
+from generator.sync.plan import (AppPlan, Change, SyncPlan, _at_or_below, _our_digest, _under_roof, build_plan,
+                                 plain, stack_images)
 from generator.sync.source import open_upstream
+
+
+def check_new_figures(plan: SyncPlan, writes: list[Write], after: Catalog) -> list[Write]:
+    """A new app's speed figures (the import reads upstream's metadata.bento hero) pass the guard merged apps pass:
+    none on a device that states no bandwidth, none above the roofline bound; each one refused is a conflict on the
+    app and is left out of its file."""
+    out = []
+    by_app = {a.app: a for a in plan.apps if a.status == "new"}
+    for w in writes:
+        app = by_app.get(w.path.stem) if w.path.parent.name == "apps" else None
+        resolved = after.apps.get(app.app) if app is not None else None
+        if app is None or resolved is None or not resolved.app.benchmarks:
+            out.append(w)
+            continue
+        benches = [plain(b) for b in resolved.app.benchmarks]
+        kept = _under_roof(app, resolved, benches)
+        if len(kept) == len(benches):
+            out.append(w)
+            continue
+        target: dict[str, object] = {"benchmarks": [
+            b.model_dump(mode="python", exclude_defaults=True)
+            for b, p in zip(resolved.app.benchmarks, benches, strict=True) if p in kept]}
+        out.append(Write(w.path, edit_text(w.path, w.text, target, ("benchmarks",)), w.what))
+    return out
 
 
 def settle_versions(plan: SyncPlan, cat: Catalog, writes: list[Write]) -> bool:
@@ -56,6 +81,9 @@ def sync(sources: list[str], cat: Catalog, *, git: Git, dry_run: bool = False) -
         writes = planned_writes(plan, cat, previous)
         if settle_versions(plan, cat, writes):
             writes = planned_writes(plan, cat, previous)
+        if any(a.status == "new" for a in plan.apps):
+            with overlaid(cat, writes) as after:
+                writes = check_new_figures(plan, writes, after)
         plan.images = stack_images(plan, cat)
     if not dry_run:
         validate(cat, writes)  # the merged catalog must load before anything is written

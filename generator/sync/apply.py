@@ -46,7 +46,11 @@ REMOVAL_KEYS = ("status", "removed_on", "reason", "replaced_by")
 def _edit(path: Path, target: dict[str, object], touched: tuple[str, ...]) -> str:
     """The app file with only the `touched` fields of `target` edited. Every other field stays as the file has
     it (typed: a date stays a date, a benchmark is not re-emitted with its defaults)."""
-    text = path.read_text(encoding="utf-8")
+    return edit_text(path, path.read_text(encoding="utf-8"), target, touched)
+
+
+def edit_text(path: Path, text: str, target: dict[str, object], touched: tuple[str, ...]) -> str:
+    """`_edit` of an app file's `text` (a planned write's, before it is written)."""
     current = read_back(path, text)
     if not isinstance(current, dict):
         raise InputError([Problem(display_path(path), 1, None, "not a YAML mapping; edit it by hand")])

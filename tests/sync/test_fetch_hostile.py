@@ -284,3 +284,23 @@ def test_a_credential_in_a_git_url_that_fails_is_never_printed(store, tmp_path, 
     assert code == 2
     assert SECRET not in out.out + out.err and QUERY_SECRET not in out.out + out.err
     assert files_of(store) == before
+
+
+def test_a_new_apps_speed_on_a_device_without_bandwidth_is_no_benchmark(store, tmp_path, capsys):
+    """Upstream's bento hero figure (99,999,999 t/s) for a new app on a device that states no bandwidth: a conflict,
+    never a benchmark `list` shows."""
+    up = tmp_path / "up"
+    folder = oc.llamacpp_chart(up, "marketqwen", version="1.0.3")
+    manifest = folder / "OlaresManifest.yaml"
+    bento = '  bento:\n    hero:\n      value: "99999999 t/s"\n      label: "speed"\n'
+    manifest.write_text(manifest.read_text().replace("  categories:\n", bento + "  categories:\n", 1))
+    assert "memory_bandwidth_gb_s" not in (store / "devices" / "lab-4090.yaml").read_text()
+    code, out, err = sync(store, capsys, str(up))
+    assert code == 0, err
+    change = next(c for c in rows(out)["marketqwen"]["changes"] if c["field"] == "benchmarks")
+    assert change["kind"] == "conflict" and "no memory bandwidth" in change["reason"]
+    assert "benchmarks" not in read_document(store / "apps" / "marketqwen.yaml").data
+    capsys.readouterr()
+    assert main(["list", "--catalog", str(store), "--json"]) == 0
+    listed = next(r for r in json.loads(capsys.readouterr().out) if r["name"] == "marketqwen")
+    assert not listed.get("tokens_per_s")
