@@ -258,12 +258,21 @@ def _from_git(url: str, git: Git) -> Iterator[Upstream]:
         yield Upstream(label, commit, tuple(charts), ever=_ever(git, repo))
 
 
-def _clone_of(folder: Path, git: Git) -> tuple[str, str, str] | None:
-    """(origin URL less credentials, HEAD, the folder inside the clone) when `folder` is in a git clone."""
+def _clone_of(folder: Path, git: Git, store: Path | None = None) -> tuple[str, str, str] | None:
+    """(origin URL less credentials, HEAD, the folder inside the clone) when `folder` is in a git clone of upstream:
+    not the store's own repository (a mirror kept inside the store), and its charts committed there (a folder of
+    untracked files is no clone of anything)."""
     if not Git.installed():
         return None
     top = git.text(folder, "rev-parse", "--show-toplevel", check=False).strip()
-    found = git.origin(folder) if top else None
+    if not top:
+        return None
+    root = Path(top).resolve()
+    if store is not None and store.resolve().is_relative_to(root):
+        return None
+    if not git.text(folder, "ls-files", "--", "Chart.yaml", "*/Chart.yaml", check=False).strip():
+        return None
+    found = git.origin(folder)
     if not found or not _is_remote(found[0]):
         return None
     inside = os.path.relpath(folder.resolve(), Path(top).resolve())
@@ -314,7 +323,7 @@ def open_upstream(sources: list[str], git: Git, store: Path | None = None) -> It
     if twice:
         raise InputError([Problem(sources[0], None, None, f"chart(s) {', '.join(twice)} given twice; give each once")])
     first = Path(sources[0])
-    clone = _clone_of(first, git) if len(sources) == 1 and first.is_dir() else None
+    clone = _clone_of(first, git, store) if len(sources) == 1 and first.is_dir() else None
     if clone is not None:
         url, head, inside = clone
         ever = None

@@ -244,3 +244,30 @@ def test_container_paths_are_not_machine_paths():
     text = "env: {HF_HOME: /root/.cache/huggingface, M: /models/x.gguf}\nbin: /app/llama-server\n"
     assert list(machine_paths(text)) == []
     assert [p for _, p in machine_paths("upstream: /tmp/x\nsrc: file:///srv/up\n")] == ["/tmp/x", "file:///srv/up"]
+
+
+def test_a_mirror_kept_inside_the_stores_repository_is_no_clone_of_upstream(store, tmp_path, capsys):
+    """The store is a git repository with its own `origin`; a mirror folder inside it is recorded relative to the
+    store (with the warning), never as the store's own remote."""
+    import subprocess
+
+    commit_all(tmp_path)  # the repository holds the store (and, untracked or not, the mirror)
+    subprocess.run(["git", "-C", str(tmp_path), "remote", "add", "origin", "https://example.org/store.git"],
+                   check=True)
+    mirror = tmp_path / "mirror"
+    oc.llamacpp_chart(mirror, "marketqwen", version="1.0.3")
+    commit_all(tmp_path, "the mirror")
+    code, _, err = sync(store, capsys, str(mirror))
+    assert code == 0, err
+    assert read_document(store / "sync.yaml").data["upstream"] == "../mirror"
+
+
+def test_an_upstream_that_is_not_a_store_is_a_clear_error(store, tmp_path, capsys):
+    empty = tmp_path / "empty"
+    (empty / "docs").mkdir(parents=True)
+    before = files_of(store)
+    capsys.readouterr()
+    code = main(["sync", str(empty), "--catalog", str(store)])
+    err = capsys.readouterr().err
+    assert code == 1 and "not a store" in err and "Traceback" not in err
+    assert files_of(store) == before
