@@ -12,7 +12,7 @@ corrections, and the values upstream set on a measured ground. Pure models, no I
 from collections.abc import Mapping
 from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field, JsonValue, StringConstraints
+from pydantic import BeforeValidator, ConfigDict, Field, JsonValue, StringConstraints
 
 from generator.schema.common import MAX_ITEMS, AppName, Name, Note, SemVer, Strict
 from generator.schema.measured import FieldPath, Measured, Value
@@ -59,6 +59,9 @@ class Corrections(Strict):
 
 class SyncRecord(Strict):
     """What the last sync saw of one upstream app."""
+
+    # the base holds upstream's texts as the app does (an upgrade note grows by a line a version: LongText, 32,000)
+    model_config = ConfigDict(**{**Strict.model_config, "str_max_length": 32000})
 
     upstream_name: UpstreamName | None = None  # the app's name upstream, where the catalog renamed it
     version: SemVer  # upstream's version (OlaresManifest metadata.version)

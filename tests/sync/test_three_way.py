@@ -271,3 +271,17 @@ def test_an_upstream_that_is_not_a_store_is_a_clear_error(store, tmp_path, capsy
     err = capsys.readouterr().err
     assert code == 1 and "not a store" in err and "Traceback" not in err
     assert files_of(store) == before
+
+
+def test_a_long_upgrade_note_upstream_fits_the_record(store, tmp_path, capsys):
+    """The base keeps upstream's texts as the app does: an upgrade note of 10,000 characters (one line a version,
+    the maintainer's grow so) is recorded, not a pydantic traceback."""
+    up = tmp_path / "up"
+    folder = oc.llamacpp_chart(up, "marketqwen", version="1.0.3")
+    manifest = folder / "OlaresManifest.yaml"
+    notes = "\\n".join(f"1.0.{i}: changed the flags of build {i:04d} once more" for i in range(220))
+    manifest.write_text(manifest.read_text().replace("spec:\n", f"spec:\n  upgradeDescription: \"{notes}\"\n", 1))
+    code, plan, err = sync(store, capsys, str(up))
+    assert code == 0 and "Traceback" not in err, err
+    base = read_document(store / "sync.yaml").data["apps"]["marketqwen"]["fields"]
+    assert len(base["upgrade_description"]) > 8192
