@@ -285,3 +285,20 @@ def test_a_long_upgrade_note_upstream_fits_the_record(store, tmp_path, capsys):
     assert code == 0 and "Traceback" not in err, err
     base = read_document(store / "sync.yaml").data["apps"]["marketqwen"]["fields"]
     assert len(base["upgrade_description"]) > 8192
+
+
+def test_a_git_urls_history_shows_what_upstream_had(store, tmp_path, capsys):
+    """Through a git URL (a bare partial clone), the history is read too: the dropped folder is `removed`; the
+    record of a `file://` URL is the folder relative to the store, with its commit."""
+    up = tmp_path / "upgit"
+    oc.llamacpp_chart(up, "qwenlab", version="1.0.0")
+    commit_all(up, "add qwenlab")
+    shutil.rmtree(up / "qwenlab")
+    oc.llamacpp_chart(up, "marketqwen", version="1.0.3")
+    head = commit_all(up, "drop qwenlab")
+    code, plan, err = sync(store, capsys, f"file://{up}")
+    assert code == 0, err
+    assert row(plan, "qwenlab")["status"] == "removed" and row(plan, "gemmalab")["status"] == "local"
+    record = read_document(store / "sync.yaml").data
+    assert record["upstream"] == "../upgit" and record["commit"] == head
+    assert f"upstream removed it at ../upgit@{head[:12]}" in app_file(store, "qwenlab")["reason"]
