@@ -26,7 +26,7 @@ from generator.schema import App
 from generator.schema.app import Benchmark
 from generator.schema.upstream import SyncFile, SyncRecord
 from generator.sync.plan import TOUCHED, AppPlan, SyncPlan, _defaults, plain
-from generator.sync.source import where
+from generator.sync.source import where, without_credentials
 from generator.yamlio import yamlout
 
 HEADER = ("# Written by `catalog sync` (docs/sync.md): what the last sync saw of each upstream app. Review it like\n"
@@ -172,7 +172,8 @@ def planned_writes(plan: SyncPlan, cat: Catalog, previous: SyncFile | None,
         if rel.parts[0] == "drafts" and _of_kept_draft(rel, write.path, kept):
             continue
         if rel.parts[0] == "drafts" or (rel.parts[0] == "apps" and rel.stem in new):
-            writes.append(Write(write.path, write.text, write.action))
+            # upstream's text whole: no URL in it keeps its credentials
+            writes.append(Write(write.path, without_credentials(write.text), write.action))
     plan.record = _record(plan, previous)
     writes.append(Write(cat.root / SYNC_FILE, HEADER + yamlout.dump(_record_data(plan.record)), "sync record"))
     return [w for w in writes if not _same_text(w)]

@@ -38,6 +38,7 @@ from generator.schema.upstream import Corrections, MeasuredGround, SyncFile, Syn
 from generator.core.errors import InputError, Problem
 from generator.sync.source import Upstream, UpstreamChart
 from generator.sync.source import where as upstream_at
+from generator.sync.source import without_credentials
 from generator.yamlio.loader import parse_document
 
 # The fields compared, by facet (the issue's words: image, args, context, env, resources, metadata). `stack`
@@ -397,10 +398,22 @@ def _app_data(resolved: Resolved) -> dict[str, Plain]:
     return data
 
 
+def _clean(value: Plain) -> Plain:
+    """`value` with every URL's `user:password@` removed, at any depth."""
+    if isinstance(value, str):
+        return without_credentials(value)
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    return value
+
+
 def _theirs(result: Imported) -> dict[str, Plain]:
     """The imported app's data, normalized as ours is (absent = null = the default: through the App model where it
-    validates, so `speculative: {drafter: null}` and an absent key compare equal)."""
-    data = result.app or {}
+    validates, so `speculative: {drafter: null}` and an absent key compare equal), and with no credential in a URL
+    (neither merged into the app nor kept in the record's base)."""
+    data = _clean(plain(result.app or {}))
     try:
         normal: dict[str, Plain] = plain(App.model_validate(data, strict=False))
     except ValueError:
@@ -483,7 +496,8 @@ def _plan_chart(plan: AppPlan, result: Imported, current: Resolved | None, fixes
         if plan.status == "unchanged" and _at_or_below(current.app.version, plan.upstream_version) \
                 and _our_digest(current) != plan.digest:
             plan.status = "changed"  # nothing to merge, but our chart is not upstream's at its version (MKT002)
-            plan.detail = "the catalog's chart differs from upstream's at the same version (its corrections)"
+            plan.detail = ("the catalog's chart is not upstream's and its version is not above upstream's: it goes "
+                           "above (one content per version)")
         if result.status == "draft":
             plan.detail = "upstream's drafted fields are kept by corrections: " + "; ".join(result.missing)
         if plan.status != "unchanged":

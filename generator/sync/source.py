@@ -88,6 +88,17 @@ def portable_url(url: str) -> str:
     return urlunsplit(parts._replace(query=urlencode(kept)))
 
 
+_URL_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s'\"<>`]+")
+
+
+def without_credentials(text: str) -> str:
+    """`text` with the `user:password@` of every URL in it removed (upstream's values are stored without them:
+    a credential never reaches a catalog file). Linear: one pass over the URL-like tokens."""
+    if "@" not in text or "://" not in text:
+        return text
+    return _URL_TOKEN.sub(lambda m: split_userinfo(m.group(0))[0], text)
+
+
 def where(upstream_label: str, commit: str | None) -> str:
     """`<repo>@<commit>` (12 hex digits), or the label alone without a commit: how reasons name upstream."""
     return f"{upstream_label}@{commit[:12]}" if commit else upstream_label
@@ -340,5 +351,5 @@ def _not_portable(label: str) -> str:
             "and nobody else can re-run this sync (sync from the repository's URL, or a clone of it)")
 
 
-__all__ = ["CLONE_BUDGET_BYTES", "MAX_SOURCES_BYTES", "Upstream", "UpstreamChart", "is_git_url", "mirror_commits",
-           "open_upstream", "portable_url", "where", "MAX_TOTAL_BYTES"]
+__all__ = ["CLONE_BUDGET_BYTES", "MAX_SOURCES_BYTES", "MAX_TOTAL_BYTES", "Upstream", "UpstreamChart", "is_git_url",
+           "mirror_commits", "open_upstream", "portable_url", "where", "without_credentials"]

@@ -304,3 +304,25 @@ def test_a_new_apps_speed_on_a_device_without_bandwidth_is_no_benchmark(store, t
     assert main(["list", "--catalog", str(store), "--json"]) == 0
     listed = next(r for r in json.loads(capsys.readouterr().out) if r["name"] == "marketqwen")
     assert not listed.get("tokens_per_s")
+
+
+def test_a_credential_in_upstreams_values_is_never_printed_as_theirs(store, tmp_path, capsys):
+    """An upstream argument holding `user:password@` (a `?token=` the import already leaves out): the plan's `theirs`
+    (table and --json) and every written file are without it; the argument lands less its credentials."""
+    first = oc.llamacpp_chart(tmp_path / "first", "marketqwen", version="1.0.3")
+    assert sync(store, capsys, str(first.parent))[0] == 0
+    password = "pw123plainsecretXYZ"  # no token format: only its place in the URL says it is a secret
+    url = f"https://bot:{password}@host.example/x.gguf"
+    up = oc.llamacpp_chart(tmp_path / "up", "marketqwen", version="1.0.4", extra_args=["--model-url", url])
+    texts = []
+    for args in (["--dry-run", "--json"], ["--dry-run"], []):
+        capsys.readouterr()
+        code = main(["sync", str(up.parent), "--catalog", str(store), *args])
+        out = capsys.readouterr()
+        texts.append(out.out + out.err)
+        assert code in (0, 1), out.err
+    for text in texts:
+        assert password not in text
+    assert "args.--model-url" in texts[0], "the argument is a change of the plan"
+    assert not any(password.encode() in v for v in files_of(store).values())
+    assert "https://host.example/x.gguf" in read_document(store / "apps" / "marketqwen.yaml").data["extra_args"]
