@@ -10,7 +10,9 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import shutil
+import signal
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -272,8 +274,30 @@ def validate(cat: Catalog, writes: list[Write]) -> None:
         pass
 
 
+DEFERRED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """SIGTERM, SIGINT and SIGHUP wait until the block ends (held by a handler of ours, then raised again under the
+    handlers there were): an interrupted sync writes all of its files or, interrupted before, none; never half."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    kept = {sig: signal.signal(sig, lambda signum, _frame: held.append(signum)) for sig in DEFERRED}
+    try:
+        yield
+    finally:
+        for sig, handler in kept.items():
+            signal.signal(sig, handler)
+        for sig in dict.fromkeys(held):
+            signal.raise_signal(sig)
+
+
 def write_all(writes: list[Write]) -> None:
     for w in writes:  # refuse a link or a non-file target before anything is written
         writable(w.path)
-    for w in writes:
-        atomic_write_text(w.path, w.text)
+    with _signals_deferred():
+        for w in writes:
+            atomic_write_text(w.path, w.text)

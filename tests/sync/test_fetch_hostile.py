@@ -326,3 +326,29 @@ def test_a_credential_in_upstreams_values_is_never_printed_as_theirs(store, tmp_
     assert "args.--model-url" in texts[0], "the argument is a change of the plan"
     assert not any(password.encode() in v for v in files_of(store).values())
     assert "https://host.example/x.gguf" in read_document(store / "apps" / "marketqwen.yaml").data["extra_args"]
+
+
+def test_a_signal_during_the_writes_waits_until_every_file_is_written(store, tmp_path, capsys, monkeypatch):
+    """SIGTERM after the first of the sync's files is written: it is delivered only once all are (never half a
+    sync). The test's own handler records when it arrived."""
+    from generator.sync import apply
+
+    up = two_apps(tmp_path / "up")
+    written: list[str] = []
+    arrived: list[int] = []
+    real = apply.atomic_write_text
+
+    def write(path: Path, text: str) -> None:
+        real(path, text)
+        written.append(path.name)
+        if len(written) == 1:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(apply, "atomic_write_text", write)
+    old = signal.signal(signal.SIGTERM, lambda *_: arrived.append(len(written)))
+    try:
+        code, _, err = sync(store, capsys, str(up))
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    assert code == 0, err
+    assert len(written) >= 3 and arrived == [len(written)], (written, arrived)
