@@ -291,8 +291,8 @@ def _signals_deferred() -> Iterator[None]:
     finally:
         for sig, handler in kept.items():
             signal.signal(sig, handler)
-        for sig in dict.fromkeys(held):
-            signal.raise_signal(sig)
+        for signum in dict.fromkeys(held):
+            signal.raise_signal(signum)
 
 
 def write_all(writes: list[Write]) -> None:
