@@ -78,8 +78,11 @@ def is_git_url(text: str) -> bool:
 
 def portable_url(url: str) -> str:
     """`url` as the record names it: no `user:password@` and no query parameter that names a secret (removed, not
-    masked: nothing to re-run with). `git@host:o/r` (scp form, no password) stays as given."""
-    bare, _ = split_userinfo(url)
+    masked: nothing to re-run with). `git@host:o/r` (scp form) and `ssh://git@host/o/r` keep their login name (ssh
+    authenticates with a key); over https a bare name may be a token (`https://TOKEN@host`) and is removed."""
+    bare, info = split_userinfo(url)
+    if info and ":" not in info and url.startswith(("ssh://", "git+ssh://", "ssh+git://")):
+        bare = url  # `ssh://git@host/o/r`: a login name, not a credential (ssh authenticates with a key)
     parts = urlsplit(bare)
     if not parts.query:
         return bare

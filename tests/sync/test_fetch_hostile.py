@@ -352,3 +352,17 @@ def test_a_signal_during_the_writes_waits_until_every_file_is_written(store, tmp
         signal.signal(signal.SIGTERM, old)
     assert code == 0, err
     assert len(written) >= 3 and arrived == [len(written)], (written, arrived)
+
+
+@pytest.mark.parametrize(("given", "recorded"), [
+    ("https://bot:pw@host.example/m.git?token=abc&ref=main", "https://host.example/m.git?ref=main"),
+    ("https://TOKEN123@host.example/m.git", "https://host.example/m.git"),
+    ("https://host.example/m.git?X-Amz-Signature=s1&sig=s2", "https://host.example/m.git"),
+    ("ssh://git@host.example/o/m.git", "ssh://git@host.example/o/m.git"),
+    ("ssh://u:pw@host.example/o/m.git", "ssh://host.example/o/m.git"),
+    ("git@host.example:o/m.git", "git@host.example:o/m.git"),
+])
+def test_the_record_names_a_url_less_its_credentials(given, recorded):
+    from generator.sync.source import portable_url
+
+    assert portable_url(given) == recorded
