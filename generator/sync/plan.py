@@ -17,10 +17,12 @@ content per version: generator/rules/versions_upstream.py; generator/sync/__init
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import fnmatch
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -560,13 +562,35 @@ def _gone(name: str, resolved: Resolved, upstream: Upstream, previous: SyncFile 
                    detail=f"upstream removed it at {at} ({why}): marked removed")
 
 
+def _one_by_one(charts: list[UpstreamChart], readable: list[UpstreamChart],
+                imported: Callable[[list[UpstreamChart]], Report | None]
+                ) -> tuple[list[UpstreamChart], list[UpstreamChart]]:
+    """The charts with each one the import refuses as a whole (an InputError, not a result) marked as its error."""
+    refused: dict[str, str] = {}
+    for chart in readable:
+        try:
+            imported([chart])
+        except InputError as exc:
+            refused[chart.label] = "; ".join(str(p) for p in exc.problems)
+    marked = [dataclasses.replace(c, error=refused[c.label]) if c.label in refused else c for c in charts]
+    return marked, [c for c in readable if c.label not in refused]
+
+
 def build_plan(upstream: Upstream, cat: Catalog, fixes: Corrections, previous: SyncFile | None) -> SyncPlan:
     """The plan of one sync (nothing written)."""
     renamed = _renamed(cat, fixes, previous)
     charts: list[UpstreamChart] = list(upstream.charts)
     readable = [c for c in charts if c.error is None and _semver_ok(c.version)]
-    report = import_paths([c.path for c in readable], cat, update=True, dry_run=True,
-                          labels=[c.label for c in readable], renamed=renamed, live_drafts=True) if readable else None
+
+    def imported(chosen: list[UpstreamChart]) -> Report | None:
+        return import_paths([c.path for c in chosen], cat, update=True, dry_run=True,
+                            labels=[c.label for c in chosen], renamed=renamed, live_drafts=True) if chosen else None
+
+    try:
+        report = imported(readable)
+    except InputError:  # one chart stopped the whole import: each alone, so only that chart is an error
+        charts, readable = _one_by_one(charts, readable, imported)
+        report = imported(readable)
     by_label = {r.label: r for r in report.results} if report else {}
     failed = {r.label for r in report.results if r.status == "error"} if report else set()
     if failed:  # one chart's error empties the import's plan: plan the others' writes (drafts, new apps) again

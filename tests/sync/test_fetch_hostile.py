@@ -366,3 +366,26 @@ def test_the_record_names_a_url_less_its_credentials(given, recorded):
     from generator.sync.source import portable_url
 
     assert portable_url(given) == recorded
+
+
+def test_a_chart_the_import_refuses_as_a_whole_is_only_that_apps_error(store, tmp_path, capsys, monkeypatch):
+    """Whatever in one chart makes the import raise (rather than return that chart's error): the sync imports each
+    chart alone, marks that one `error` and merges the rest. The raising is planted on one label (the importer is
+    real for every other call)."""
+    from generator.core.errors import InputError, Problem
+    from generator.sync import plan as sync_plan
+
+    up = two_apps(tmp_path / "up")
+    real = sync_plan.import_paths
+
+    def picky(paths, *args, **kw):  # type: ignore[no-untyped-def]
+        if "marketqwenb/" in kw.get("labels", []):
+            raise InputError([Problem("marketqwenb/templates/x.yaml", 3, None, "a hostile template")])
+        return real(paths, *args, **kw)
+
+    monkeypatch.setattr(sync_plan, "import_paths", picky)
+    code, out, err = sync(store, capsys, str(up))
+    assert code == 0, err
+    found = rows(out)
+    assert found["marketqwenb"]["status"] == "error" and "a hostile template" in found["marketqwenb"]["detail"]
+    assert found["marketqwen"]["status"] == "new" and (store / "apps" / "marketqwen.yaml").is_file()
