@@ -24,6 +24,7 @@ from jinja2 import Environment
 from generator.catalog import Catalog, Resolved, load_catalog
 from generator.chart.plan import plan
 from generator.core.errors import CatalogError
+from generator.core.lazy import Lazy, Maker
 from generator.fit.devices import DevicePlan, device_plans
 from generator.fit.estimate import estimate
 from generator.fit.sizing import sized
@@ -76,7 +77,7 @@ class ModelGroup:
 @dataclass(frozen=True)
 class StorePage:
     html: str
-    plots: dict[str, bytes] = field(default_factory=dict)
+    plots: Mapping[str, bytes] = field(default_factory=dict)  # drawn on first read (the server: when first shown)
     apps: tuple[str, ...] = ()
     icons: dict[str, bytes] = field(default_factory=dict)  # icons/<name>.png of the static copy
 
@@ -98,7 +99,7 @@ def _served(name: str, builds: Mapping[str, MarketBuild]) -> tuple[Served, ...]:
 
 
 def _card(r: Resolved, builds: Mapping[str, MarketBuild], smokes: Sequence[SmokePoint],
-          plots: dict[str, bytes]) -> AppCard:
+          plots: dict[str, Maker]) -> AppCard:
     devices = device_plans(r) if r.targets and r.app.status != "removed" else ()
     r = sized(r)  # an app may leave gpu_memory_mib to the fit (generator/fit/sizing.py)
     spec = plan(r)
@@ -106,8 +107,9 @@ def _card(r: Resolved, builds: Mapping[str, MarketBuild], smokes: Sequence[Smoke
     icons = next(iter(builds.values())).icons if builds else {}
     benchmarks = _benchmarks(r)
     speed, fitp = f"{r.app.name}-speed.svg", f"{r.app.name}-fit.svg"
-    plots[speed] = speed_svg(r.app.name, smokes, benchmarks)
-    plots[fitp] = fit_svg(fit)
+    name = r.app.name
+    plots[speed] = lambda: speed_svg(name, smokes, benchmarks)  # drawn when first shown (core/lazy.py)
+    plots[fitp] = lambda: fit_svg(fit)
     return AppCard(
         name=r.app.name, title=r.app.title, status=r.app.status, catalog_version=r.app.version,
         served=_served(r.app.name, builds),
@@ -120,7 +122,7 @@ def _card(r: Resolved, builds: Mapping[str, MarketBuild], smokes: Sequence[Smoke
 
 
 def _groups(cat: Catalog, builds: Mapping[str, MarketBuild], ledger: LedgerReader,
-            plots: dict[str, bytes]) -> list[ModelGroup]:
+            plots: dict[str, Maker]) -> list[ModelGroup]:
     by_model: dict[str, list[AppCard]] = {}
     for r in cat.select():
         by_model.setdefault(r.model.id, []).append(_card(r, builds, list(ledger(cat.root, r.app.name)), plots))
@@ -146,7 +148,7 @@ def store_page(catalog_root: Path, builds: Mapping[str, MarketBuild] | MarketBui
 
     if isinstance(builds, MarketBuild):
         builds = {builds.profile or "olares-v3": builds}
-    plots: dict[str, bytes] = {}
+    plots: dict[str, Maker] = {}
     errors = list(problems)
     try:
         cat = catalog or load_catalog(catalog_root)
@@ -160,7 +162,7 @@ def store_page(catalog_root: Path, builds: Mapping[str, MarketBuild] | MarketBui
                             chart_base=chart_base, apps=sum(len(g.cards) for g in groups))
     shown = {c.name for g in groups for c in g.cards}
     icons = {name: data for name, data in build.icons.items() if name in shown}
-    return StorePage(html, plots, tuple(c.name for g in groups for c in g.cards), icons)
+    return StorePage(html, Lazy(plots), tuple(c.name for g in groups for c in g.cards), icons)
 
 
 def check_site_folder(out: Path, forbidden: Sequence[Path] = ()) -> None:
