@@ -70,7 +70,7 @@ def synthetic(root: Path, n: int) -> Path:
     cat = synthetic_catalog(root, n)
     shutil.copy(CATALOG / "market.yaml", cat / "market.yaml")
     (cat / "releases.yaml").write_text("apps: {}\n", encoding="utf-8")
-    for args in (["render"], ["bump", "--record"]):
+    for args in (["render"], ["bump", "--record", "--force"]):  # seeding: the titles hold "#"
         subprocess.run([*CATALOG_BIN, *args, "--catalog", str(cat)], check=True, capture_output=True, cwd=root)
     return cat
 
