@@ -16,9 +16,10 @@ One decode step of a token therefore takes
   llama-server against llama-bench on the same file (bench/speed/h100/README.md); a llama-bench row has none.
 
 Speculative decoding keeps `1 + acceptance x draft length` tokens a step (the acceptance the catalog measured:
-accepted / drafted) for a step that costs `1 + SPEC_FIRST + SPEC_NEXT x (draft length - 1)` plain steps (drafting
-N tokens and verifying N + 1, measured with llama.cpp's MTP on the H100). Without a measured acceptance the model
-predicts the plain speed and says so: a lower estimate, not a guess of the acceptance.
+accepted / drafted, the newest benchmark that has one) for a step that costs `1 + SPEC_FIRST + SPEC_NEXT x (draft
+length - 1)` plain steps (drafting N tokens and verifying N + 1, measured with llama.cpp's MTP on the H100; a DFlash
+block drafter counted as a 3-token MTP step, an assumption). Without a measured acceptance the model predicts the
+plain speed and says so: a lower estimate, not a guess of the acceptance.
 
 The compute roof (`compute_tflops`) only matters where a verify step's 2 x active parameters x tokens would take
 longer than its reads; it is checked and named when it binds.
@@ -57,8 +58,9 @@ FAMILIES: dict[str, str] = {
 # ---- fitted on the fit half (bench/speed/fit.py writes these lines; bench/speed-accuracy.md gives the errors) ----
 # (engine fit kind, family, device architecture) -> bandwidth efficiency
 EFFICIENCY: dict[tuple[str, str, str], float] = {
+    ('llamacpp', 'gdn-hybrid/dense', 'Blackwell'): 0.6372,
     ('llamacpp', 'gdn-hybrid/dense', 'Hopper'): 0.3794,
-    ('llamacpp', 'gdn-hybrid/moe', 'Blackwell'): 0.3468,
+    ('llamacpp', 'gdn-hybrid/moe', 'Blackwell'): 0.2972,
     ('llamacpp', 'gdn-hybrid/moe', 'Hopper'): 0.1319,
     ('llamacpp', 'gemma4/dense', 'Blackwell'): 0.3575,
     ('llamacpp', 'gemma4/dense', 'Hopper'): 0.1399,
@@ -92,6 +94,8 @@ SAMPLING_S_PER_VOCAB: dict[str, float] = {'llamacpp': 9.2049e-09}
 SPEC_FIRST = 0.0719
 SPEC_NEXT = 0.2391
 # ---- end of fitted values ----
+
+BLOCK_STEP_DRAFT = 3  # the MTP draft length whose measured step cost a DFlash step is counted at
 
 # the relative band a prediction carries, by how much of it was fitted (the fit half's p95 where measured)
 BAND_FITTED = 0.20
@@ -239,9 +243,9 @@ def predict(resolved: Resolved, context: int, *, acceptance: float | None = None
                          "memory bandwidth in GB/s (its specification's figure); add it to the device file")
     r = sized(resolved) if resolved.app.gpu_memory_mib is None else resolved
     s = settings_for(r, engine_for(r))
-    bench = r.app.last_benchmark
-    if acceptance is None and bench is not None:
-        acceptance = bench.acceptance
+    if acceptance is None:  # the newest benchmark that measured one (a later figure may leave it out)
+        measured = [b for b in r.app.benchmarks if b.acceptance is not None]
+        acceptance = max(measured, key=lambda b: b.date).acceptance if measured else None
     roof = roofline(r, context)
     assert roof is not None  # the bandwidth is there
     engine = engine_kind(r)
@@ -263,7 +267,10 @@ def predict(resolved: Resolved, context: int, *, acceptance: float | None = None
             note = f"{s.spec_method}: no measured acceptance, predicted without speculation (a lower estimate)"
         else:
             tokens, verified = 1 + acceptance * draft, draft + 1
-            cost = 1 + coef.spec_first + coef.spec_next * (draft - 1)
+            # a block drafter (DFlash) drafts its block in one pass: its step is counted as MTP's step of
+            # BLOCK_STEP_DRAFT tokens (an assumption: no block drafter was measured on the lent GPU)
+            steps = min(draft, BLOCK_STEP_DRAFT) if s.spec_method == "dflash" else draft
+            cost = 1 + coef.spec_first + coef.spec_next * (steps - 1)
             note = (f"{s.spec_method}: 1 + acceptance {acceptance:.0%} x draft {draft} = {tokens:.2f} tokens a step "
                     f"at {cost:.2f}x a plain step's cost")
     bound = "memory"
