@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -267,7 +268,21 @@ def report(all_rows: list[Row], coef: Coefficients, extra: dict[str, object]) ->
     return "\n".join(lines), "\n".join(coef_lines), "\n".join(table)  # type: ignore[return-value]
 
 
-def write_coefficients(coef: Coefficients) -> None:
+def bands(all_rows: list[Row], coef: Coefficients) -> dict[str, float]:
+    """Per device architecture: the p95 of the test rows whose family was fitted there, rounded up to 5 %."""
+    errs: dict[str, list[float]] = {}
+    for r in all_rows:
+        if r.half != "test":
+            continue
+        p = predict(r.resolved, r.context, acceptance=r.acceptance, served=r.served, speculative=r.speculative,
+                    coef=coef)
+        if p.tokens_per_s is not None and p.basis.startswith("fitted"):
+            errs.setdefault(r.resolved.device.architecture or r.resolved.device.arch, []).append(
+                abs(p.tokens_per_s / r.tokens_per_s - 1))
+    return {a: math.ceil(pct(e, 0.95) * 20) / 20 for a, e in errs.items()}
+
+
+def write_coefficients(coef: Coefficients, bands: dict[str, float]) -> None:
     """Rewrite the block between speed.py's `fitted` markers."""
     path = ROOT / "generator" / "fit" / "speed.py"
     text = path.read_text()
@@ -290,7 +305,10 @@ def write_coefficients(coef: Coefficients) -> None:
              f"SAMPLING_S_PER_VOCAB: dict[str, float] = {{{sampling}}}\n"
              "# speculative step cost: drafting N tokens and verifying N + 1 costs 1 + SPEC_FIRST + SPEC_NEXT x "
              "(N - 1) plain steps\n"
-             f"SPEC_FIRST = {coef.spec_first:.4f}\nSPEC_NEXT = {coef.spec_next:.4f}\n")
+             f"SPEC_FIRST = {coef.spec_first:.4f}\nSPEC_NEXT = {coef.spec_next:.4f}\n"
+             "# device architecture -> the test half's p95 |predicted/measured - 1| of its fitted families (the band "
+             "they carry)\n"
+             f"BAND_BY_ARCH: dict[str, float] = {dict(sorted(bands.items()))!r}\n")
     path.write_text(text[:start] + block + text[end:])
 
 
@@ -304,7 +322,7 @@ def main() -> int:
     print(summary)
     print(coefs)
     if ns.write:
-        write_coefficients(coef)
+        write_coefficients(coef, bands(all_rows, coef))
         (HERE / "table.md").write_text(summary + "\n\n" + coefs + "\n\n| half | device | app | model | context | "
                                        "measured t/s | predicted t/s | error | basis | method | source |\n"
                                        "|---|---|---|---|---|---|---|---|---|---|---|\n" + table + "\n")

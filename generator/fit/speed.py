@@ -93,11 +93,14 @@ SAMPLING_S_PER_VOCAB: dict[str, float] = {'llamacpp': 9.2049e-09}
 # speculative step cost: drafting N tokens and verifying N + 1 costs 1 + SPEC_FIRST + SPEC_NEXT x (N - 1) plain steps
 SPEC_FIRST = 0.0719
 SPEC_NEXT = 0.2391
+# device architecture -> the test half's p95 |predicted/measured - 1| of its fitted families (the band they carry)
+BAND_BY_ARCH: dict[str, float] = {'Blackwell': 0.5, 'Hopper': 0.2}
 # ---- end of fitted values ----
 
 BLOCK_STEP_DRAFT = 3  # the MTP draft length whose measured step cost a DFlash step is counted at
 
-# the relative band a prediction carries, by how much of it was fitted (the fit half's p95 where measured)
+# the relative band a prediction carries, by how much of it was fitted: a fitted family on a device architecture whose
+# test half was scored carries that p95 (BAND_BY_ARCH, written by bench/speed/fit.py), else BAND_FITTED
 BAND_FITTED = 0.20
 BAND_OTHER_DEVICE = 0.35  # the family measured on another device architecture only
 BAND_NO_FAMILY = 0.60  # the family never measured with this engine (or the architecture has no family)
@@ -209,7 +212,7 @@ def efficiency_for(coef: Coefficients, engine: str, family: str | None, arch: st
     if family is not None:
         exact = table.get((engine, family, arch))
         if exact is not None:
-            return exact, f"fitted for {family} on {arch}", BAND_FITTED
+            return exact, f"fitted for {family} on {arch}", BAND_BY_ARCH.get(arch, BAND_FITTED)
         sparsity = family.split("/")[-1]
         kin = [v for (e, f, a), v in table.items() if e == engine and a == arch and f.split("/")[-1] == sparsity]
         if kin:
