@@ -221,11 +221,13 @@ def efficiency_for(coef: Coefficients, engine: str, family: str | None, arch: st
         others = [v for (e, f, _), v in table.items() if e == engine and f == family]
         if others:
             return (median(others), f"{family} measured on another device architecture only", BAND_OTHER_DEVICE)
-    pool = [v for (e, _, _), v in table.items() if e == engine] or list(table.values())
+    mine = [v for (e, _, _), v in table.items() if e == engine]
+    pool = mine or list(table.values())
     if not pool:
         raise UsageError("the speed model has no fitted efficiency (run bench/speed/fit.py)")
     why = f"no measurement of family {family} with this engine" if family else "no speed family for this architecture"
-    return median(pool), f"{why}: the engine's median efficiency", BAND_NO_FAMILY
+    whose = "the engine's median efficiency" if mine else f"no fit for engine {engine}: the median of every engine's"
+    return median(pool), f"{why}: {whose}", BAND_NO_FAMILY
 
 
 def on_device(resolved: Resolved, device: Device) -> Resolved:
@@ -311,8 +313,9 @@ class Speeds:
     full: Prediction
 
     def as_dict(self) -> dict[str, Data]:
-        return {"predicted_tokens_per_s": self.short.tokens_per_s,
-                "predicted_full_context_tokens_per_s": self.full.tokens_per_s,
+        short, full = self.short.tokens_per_s, self.full.tokens_per_s
+        return {"predicted_tokens_per_s": None if short is None else round(short, 1),
+                "predicted_full_context_tokens_per_s": None if full is None else round(full, 1),
                 "predicted": self.short.as_dict(), "predicted_full_context": self.full.as_dict()}
 
 
