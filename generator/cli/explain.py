@@ -65,7 +65,8 @@ def _app_on_device(cat: "Catalog", name: str, device: str, as_json: bool) -> Non
     if device in cat.devices and device in targets:
         one = app_on_device(resolved, device)
         there = variant_on(resolved, device) if one.runs else None
-        found = speeds(there) if there is not None else None
+        # excluded there: the speed of its own argv on that card, as for a device it does not target
+        found = speeds(there if there is not None else on_device(resolved, cat.devices[device]))
         if as_json:
             sys.stdout.write(json.dumps({**one.to_data(), **speed_data(found)}, indent=2) + "\n")
         else:
