@@ -109,3 +109,13 @@ def test_explain_device_file_json_and_no_bandwidth_error(tmp_path, capsys):
                                              "3.35 TB/s\n", ""))
     code, _, err = run_cli(["explain", "llama7b4090", "--device", str(nobw), "--catalog", str(ROOF)], capsys)
     assert code == 2 and "states no memory_bandwidth_gb_s" in err
+
+
+def test_list_json_and_table_carry_the_prediction(capsys):
+    code, out, _ = run_cli(["list", "--json", "--catalog", str(ROOF)], capsys)
+    assert code == 0
+    rows = {r["name"]: r for r in json.loads(out)}
+    assert rows["llama7b4090"]["predicted_tokens_per_s"] > rows["llama7b4090"]["predicted_full_context_tokens_per_s"]
+    assert rows["llama7bnobw"]["predicted_tokens_per_s"] is None  # no bandwidth: no number, as for the roofline
+    code, out, _ = run_cli(["list", "--catalog", str(ROOF)], capsys)
+    assert code == 0 and "pred t/s" in out
