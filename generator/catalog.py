@@ -206,6 +206,15 @@ def _load_all(folder: Path, cls: type[T], problems: list[Problem]) -> list[tuple
     return out
 
 
+def load_device_file(path: Path) -> Device:
+    """One device file outside a catalog (a card a user describes: `catalog explain APP --device FILE.yaml`), checked
+    as the catalog's own device files are: `file:line: what` on a bad field, InputError."""
+    name = display_path(path)
+    doc = read_document(path, name, max_bytes=MAX_CATALOG_FILE_BYTES)
+    secret_problems(doc, name)
+    return load_model(Device, doc, name)
+
+
 SECRET_FIX = ("a committed catalog holds no secret: remove it (rule SEC001, docs/security.md). The chart gives the "
               "engine HF_TOKEN from the Olares env the manifest declares under `envs` (OLARES_USER_HUGGINGFACE_TOKEN "
               "in olares-v2, OLARES_SYSTEM_HUGGINGFACE_TOKEN in olares-v3), which each user sets in Olares; any other "

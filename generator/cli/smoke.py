@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from generator.smoke.ledger import SmokeRecord
     from generator.smoke.pod import PodObservation
     from generator.smoke.run import Measurement, SmokeOptions
+    from generator.smoke.verdict import Baseline
 
 EndpointOpt = Annotated[str | None, typer.Option(
     "--endpoint", help="The app's OpenAI-compatible base URL, e.g. http://127.0.0.1:8000 (no /v1).")]
@@ -94,7 +95,8 @@ def smoke(
     record = conclude(measurement, resolved.app, history, endpoint=label, max_tokens=max_tokens,
                       tolerance=tolerance, date=smoke_ledger.now_stamp(), bound_tps=bound_tps,
                       bound_reason=bound_reason, acceptance_floor=acceptance_floor, runs_requested=runs,
-                      chart_content=content, accept_baseline=accept_baseline, image=observed_image)
+                      chart_content=content, accept_baseline=accept_baseline, image=observed_image,
+                      predicted=predicted_baseline(resolved, measurement))
     # The result is printed before the ledger is written, so a failed write (full disk, read-only folder)
     # loses nothing: the error below says so and what to do.
     if as_json:
@@ -172,6 +174,23 @@ def limits(resolved: "Resolved", measurement: "Measurement") -> tuple[float | No
     if roof is None:
         return None, "", floor
     return roof.bound_tps, roof.explain(), floor
+
+
+def predicted_baseline(resolved: "Resolved", measurement: "Measurement") -> "Baseline | None":
+    """The speed model's figure for this smoke (generator/fit/speed.py: at the bound's context, the measured
+    acceptance), its band the tolerance; None where the device states no bandwidth or the family is unknown."""
+    from generator.fit.speed import predict
+    from generator.smoke.verdict import Baseline
+
+    if resolved.device.memory_bandwidth_gb_s is None:
+        return None
+    completions = sorted(r.completion_tokens for r in measurement.warm)
+    acceptance = measurement.acceptance
+    p = predict(resolved, completions[len(completions) // 2] // 2 if completions else 0,
+                acceptance=acceptance if acceptance is not None and 0 <= acceptance <= 1 else None)
+    if p.tokens_per_s is None:
+        return None
+    return Baseline(p.tokens_per_s, f"speed model, {p.basis}, ±{p.band:.0%}", p.band)
 
 
 def _record(root: Path, record: "SmokeRecord") -> Path:

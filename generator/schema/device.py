@@ -13,6 +13,9 @@ ReportedTotal = Literal["device", "hami_cap"]
 # Peak memory bandwidth in decimal GB/s (10^9 bytes a second), as the card's specification states it: the roofline's
 # numerator (generator/fit/roofline.py, docs/fit.md "Roofline"). The fastest accelerators reach ~8,000 GB/s (HBM3e).
 Bandwidth = Annotated[float, Field(gt=0, le=100_000)]
+# Dense FP16/BF16 tensor-core throughput in TFLOPS (10^12 a second, without sparsity), as the card's specification
+# states it: the speed model's compute roof (generator/fit/speed.py). The largest accelerators state ~2,500.
+Tflops = Annotated[float, Field(gt=0, le=100_000)]
 # The Olares `spec.accelerator` mode a device installs under (beclab/Olares@3b1fb4b4a3bb378c5a9efd9aca2f2c31d4337c1e
 # docs/developer/develop/package/manifest.md: `nvidia` for a discrete NVIDIA GPU, `nvidia-gb10` for the DGX Spark,
 # whose unified memory is sized through the pod's memory rather than `gpumem`). Only the NVIDIA modes: the engines
@@ -33,6 +36,7 @@ class Device(Strict):
     gpu_sharing: Name  # e.g. HAMi
     reported_total: ReportedTotal = "hami_cap"  # what an engine in a pod reads as the total (see above)
     memory_bandwidth_gb_s: Bandwidth | None = None  # None: no roofline for this device's apps
+    compute_tflops: Tflops | None = None  # None: the speed model checks no compute roof (generator/fit/speed.py)
     memory_kind: MemoryKind = "discrete"
     cpu_arch: CpuArch = "amd64"
     accelerator: AcceleratorMode = "nvidia"
