@@ -103,15 +103,16 @@ def _accelerator(r: Resolved, profile: Profile) -> Accelerator:
 
 
 def _mode_plans(r: Resolved, spec: EngineSpec) -> tuple[ModePlan, ...]:
-    """Per mode other than the app's own, the first device of `devices:` in that mode the app runs on (an excluded
-    device gives no mode). The app's own mode keeps the app's own device: one chart can only branch on the mode
-    Olares injects, so desktop cards of the same mode share the own device's values."""
+    """Per mode other than the app's own, the first device of `devices:` in that mode the app runs on and the store
+    targets (an excluded device, or one the store's market.yaml does not list, gives no mode). The app's own mode keeps
+    the app's own device: one chart can only branch on the mode Olares injects, so desktop cards of the same mode share
+    the own device's values."""
     out: list[ModePlan] = []
     seen = {r.device.accelerator}
     for target in r.targets:
         mode = target.device.accelerator
-        if mode in seen:
-            continue
+        if mode in seen or not r.market.targets(target.device.id, r.device.id):
+            continue  # one entry per mode; only the devices the store targets (catalog/market.yaml `devices:`)
         variant = variant_on(r, target.device.id)
         if variant is None:
             continue
