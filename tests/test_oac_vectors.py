@@ -168,3 +168,71 @@ def test_oaclint_pins_the_version_beclab_market_requires():
     assert "oac.Lint(dir, oac.WithAutoOwnerScenarios())" in (REPO / "tools" / "oaclint" / "main.go").read_text()
     assert os.access(REPO / ".ci" / "build-oaclint.sh", os.R_OK)
     assert Path(REPO / ".ci" / "run").read_text().count("build-oaclint.sh") == 1
+
+
+# --- oac's structural vectors (framework/oac/internal/manifest/validate_test.go@0096aee3286e718f69a7c7796eb1323d4b681850:
+# TestEntrance_AuthLevelEnum, _OpenMethodEnum, _IconURL, _Required, _UniqueNames, _PortNegative) through OLARES029 ---
+
+ENTRANCE = {"name": "main", "host": "vec", "port": 8080, "title": "Main", "icon": "https://example.com/e.png",
+            "authLevel": "public", "openMethod": "default"}
+
+
+def structure(**entrance: Any) -> list[str]:
+    manifest = {"olaresManifest.version": "0.12.0", "apiVersion": "v3",
+                "metadata": {"name": "vec", "version": "1.0.0", "title": "Vec", "icon": "https://example.com/i.png",
+                             "description": "a fixture"},
+                "entrances": [{**ENTRANCE, **entrance}], "spec": {"supportArch": ["amd64"]}}
+    v = ChartView("vec", {"OlaresManifest.yaml": yaml.safe_dump(manifest)}, manifest=manifest)
+    return [i.message for i in olares.oac_structure(v)]
+
+
+@pytest.mark.parametrize(("value", "bad"), [("", False), ("public", False), ("private", False), ("internal", False),
+                                            ("bogus", True)])
+def test_entrance_auth_level(value, bad):
+    assert bool(structure(authLevel=value)) is bad
+
+
+@pytest.mark.parametrize(("value", "bad"), [("", False), ("default", False), ("iframe", False), ("window", False),
+                                            ("popup", True)])
+def test_entrance_open_method(value, bad):
+    assert bool(structure(openMethod=value)) is bad
+
+
+@pytest.mark.parametrize(("icon", "bad"), [("", False), ("http://example.com/x.png", False),
+                                           ("https://example.com/x.png", False), ("ftp://example.com/x.png", True),
+                                           ("not-a-url", True)])
+def test_entrance_icon_url(icon, bad):
+    assert bool(structure(icon=icon)) is bad
+
+
+def test_entrance_port_must_be_positive():
+    assert any("port -1 must be > 0" in m for m in structure(port=-1))
+
+
+def test_entrances_are_required_and_unique():
+    manifest = {"olaresManifest.version": "0.12.0", "metadata": {"icon": "https://e/i.png", "description": "d"},
+                "entrances": [], "spec": {}}
+    v = ChartView("vec", {"OlaresManifest.yaml": ""}, manifest=manifest)
+    assert any("0 entrances" in i.message for i in olares.oac_structure(v))
+    manifest["entrances"] = [{**ENTRANCE, "name": "dup", "host": "alpha"}, {**ENTRANCE, "name": "dup", "host": "bravo"}]
+    assert any("duplicate" in i.message for i in olares.oac_structure(v))
+
+
+def test_every_committed_chart_passes_the_structural_vectors():
+    found = {}
+    for folder in sorted(p for p in (REPO / "charts").iterdir() if (p / "OlaresManifest.yaml").is_file()):
+        text = (folder / "OlaresManifest.yaml").read_text(encoding="utf-8")
+        v = ChartView(folder.name, {"OlaresManifest.yaml": text}, manifest=yaml.safe_load(text))
+        issues = [i.message for i in olares.oac_structure(v)]
+        if issues:
+            found[folder.name] = issues
+    assert found == {}
+
+
+def test_a_pre_release_version_is_where_ours_is_stricter_than_oac():
+    """oac accepts metadata.version 1.2.3-beta (TestAppMetaData_VersionSemver); OLARES004 refuses it on purpose:
+    GitBot's PR title and the Market's ingest take only X.Y.Z (its source). Not a disagreement to fix."""
+    manifest = {"metadata": {"name": "vec", "version": "1.2.3-beta"}}
+    v = ChartView("vec", {"OlaresManifest.yaml": "", "Chart.yaml": ""}, chart={"name": "vec", "version": "1.2.3-beta"},
+                  manifest=manifest)
+    assert any("not a plain X.Y.Z" in i.message for i in olares.same_version(v))
