@@ -236,3 +236,23 @@ def test_a_pre_release_version_is_where_ours_is_stricter_than_oac():
     v = ChartView("vec", {"OlaresManifest.yaml": "", "Chart.yaml": ""}, chart={"name": "vec", "version": "1.2.3-beta"},
                   manifest=manifest)
     assert any("not a plain X.Y.Z" in i.message for i in olares.same_version(v))
+
+
+def test_check_says_plainly_when_the_platforms_validator_did_not_run(catalog_copy, capsys, monkeypatch, tmp_path):
+    from generator.cli import main
+    from generator.lint import oac
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("CATALOG_OACLINT", raising=False)
+    monkeypatch.delenv("CATALOG_CACHE", raising=False)
+    monkeypatch.setenv("PATH", os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
+                                                if not (Path(p) / "olares-cli").exists()))
+    oac.validator.cache_clear()
+    try:
+        main(["check", "gemma4e2bone", "--catalog", str(catalog_copy)])
+    finally:
+        oac.validator.cache_clear()
+    err = " ".join(capsys.readouterr().err.split())
+    assert "the platform's validator (oac) did not run: neither an oaclint binary" in err
+    main(["check", "gemma4e2bone", "--catalog", str(catalog_copy), "--no-lint"])
+    assert "the platform's validator (oac) did not run: --no-lint" in " ".join(capsys.readouterr().err.split())
