@@ -259,6 +259,7 @@ def load_catalog(root: Path | str | None = None) -> Catalog:
     registries = _load_all(root / "genesis", GenesisRegistry, problems)
     cat.genesis = registries[0][0] if registries else None
     cat.market = _load_market(root, problems)
+    _check_market_devices(cat, problems)
     cat.chat_templates = _load_chat_templates(root, problems)
     for app, doc, name in _load_all(root / "apps", App, problems):
         resolved = _resolve(cat, app, doc, name, problems)
@@ -280,6 +281,26 @@ def _load_market(root: Path, problems: list[Problem]) -> Market:
     except InputError as exc:
         problems.extend(exc.problems)
         return Market()
+
+
+def _check_market_devices(cat: Catalog, problems: list[Problem]) -> None:
+    """Every device the store targets (market.yaml `devices:`) is a device of the catalog."""
+    path = cat.root / MARKET_FILE
+    for device in cat.market.devices:
+        if device not in cat.devices:
+            known = ", ".join(sorted(cat.devices)) or "none"
+            problems.append(Problem(display_path(path), _line_of(path, device), "devices",
+                                    f"device {device!r} is not in devices/ (known: {known}); "
+                                    "list only catalog devices"))
+
+
+def _line_of(path: Path, text: str) -> int | None:
+    """1-based line of the first line of the file holding `text`; None when none does or it cannot be read."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    return next((n for n, line in enumerate(lines, start=1) if text in line), None)
 
 
 def _load_chat_templates(root: Path, problems: list[Problem]) -> dict[str, ChatTemplateFile]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from generator.catalog import Catalog, Resolved
+from generator.chart.gpumem import GpuMemory
 from generator.chart.plan import plan
 from generator.core.data import Data
 from generator.engines import EngineSpec
@@ -73,6 +74,7 @@ class Explanation:
     reading: Reading | None = None  # the measured speed as a fraction of `roofline`
     devices: tuple[DevicePlan, ...] = ()  # per device it targets (its own first), when it targets more than one
     speeds: Speeds | None = None  # the predicted decode speeds on its device (generator/fit/speed.py)
+    gpu: GpuMemory | None = None  # scheduler request, in-container HAMi cap, engine budget, each with its origin
 
     def to_data(self) -> dict[str, Data]:
         """The `catalog explain --json` document."""
@@ -86,6 +88,7 @@ class Explanation:
             "speed_per_roofline": self.reading.as_dict() if self.reading else None,
             "devices": [d.to_data() for d in self.devices],
             **speed_data(self.speeds),
+            "gpu_memory": _gpu_data(self.gpu),
         }
 
 
@@ -95,6 +98,14 @@ def speed_data(found: Speeds | None) -> dict[str, Data]:
         return {"predicted_tokens_per_s": None, "predicted_full_context_tokens_per_s": None, "predicted": None,
                 "predicted_full_context": None}
     return found.as_dict()
+
+
+def _gpu_data(gpu: GpuMemory | None) -> dict[str, Data] | None:
+    if gpu is None:
+        return None
+    return {key: {"mib": value.mib, "origin": value.origin}
+            for key, value in (("scheduler_request", gpu.scheduler), ("hami_cap", gpu.hami_cap),
+                               ("engine_budget", gpu.engine_budget))}
 
 
 def _fit_data(fit: Fit) -> dict[str, Data]:
@@ -150,7 +161,7 @@ def explain_data(resolved: Resolved, catalog: Catalog, measured: Measured | None
                        command=engine.command, args=_args(engine), env=env, overridden_env=overridden,
                        genesis=_genesis(settings), fit=estimate(resolved, engine, settings), roofline=roof,
                        roofline_full=full, reading=read, devices=device_plans(resolved) if resolved.targets else (),
-                       speeds=speeds(resolved))
+                       speeds=speeds(resolved), gpu=spec.gpu)
 
 
 def app_on_device(resolved: Resolved, device_id: str) -> DevicePlan:

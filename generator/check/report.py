@@ -94,6 +94,11 @@ def print_explain(data: Explanation, console: Console) -> None:
         for p in data.genesis:
             patches.add_row(p.id, "[green]on[/]" if p.on else "off", escape(p.why), escape(p.purpose))
         console.print(patches)
+    if data.gpu is not None:
+        gpu = _table("GPU memory: three values (docs/devices.md \"Three numbers\")", "value", "MiB", "origin")
+        for label, value in data.gpu.rows():
+            gpu.add_row(label, f"{value.mib:,}", escape(value.origin))
+        console.print(gpu)
     _print_fit(data.fit, console)
     _print_roofline(data, console)
     print_speeds(data.speeds, console)

@@ -24,6 +24,15 @@ AcceleratorMode = Literal["nvidia", "nvidia-gb10"]
 CpuArch = Literal["amd64", "arm64"]  # the node's CPU: the architecture a container image must publish
 MemoryKind = Literal["discrete", "unified"]  # VRAM of its own, or one pool shared with the CPU
 SM = re.compile(r"^sm_(\d{1,2})(\d)[a-z]?$")  # sm_120 -> compute capability 12.0, sm_89 -> 8.9
+# A CUDA version as major.minor ("13.2"): what a driver supports, what an image's toolkit needs (docs/devices.md
+# "The driver's CUDA"); nvidia-container-cli refuses an image whose `cuda>=X.Y` is above the driver's.
+CudaVersion = Annotated[str, Field(pattern=r"^[1-9][0-9]?\.[0-9]{1,2}$")]
+
+
+def cuda_tuple(version: str) -> tuple[int, int]:
+    """"13.2" -> (13, 2), to compare CUDA versions."""
+    major, minor = version.split(".")
+    return int(major), int(minor)
 
 
 class Device(Strict):
@@ -43,6 +52,8 @@ class Device(Strict):
     architecture: Name | None = None  # the GPU generation by its NVIDIA name: Ampere, Ada, Blackwell
     # what a desktop session (compositor, browser) holds on the card where it was measured; already out of hami_cap_mib
     desktop_overhead_mib: MiB | None = None
+    driver_version: Name | None = None  # the NVIDIA driver the device runs, e.g. 595.84
+    driver_cuda: CudaVersion | None = None  # the newest CUDA that driver supports; None: not recorded, not checked
     sources: Sources
 
     @field_validator("arch")
