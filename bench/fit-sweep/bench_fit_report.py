@@ -108,7 +108,9 @@ def expected_parts(fit: dict[str, float], tensor_mib: float) -> dict[str, float]
             "vision projector": fit.get("vision projector (mmproj)", 0.0)
             + fit.get("vision projector compute buffer", 0.0),
             # the projector's own CUDA backend (pool, cuBLAS) is in NVML's residual, as the target's is
-            "CUDA context": fit.get("CUDA context", 0.0) + fit.get("vision projector CUDA backend", 0.0)}
+            # v8: so is what the largest image adds above the warmup reserve (its compute buffer and pool)
+            "CUDA context": fit.get("CUDA context", 0.0) + fit.get("vision projector CUDA backend", 0.0)
+            + fit.get("vision projector: largest image", 0.0)}
 
 
 def pct(values: list[float], q: float) -> float:
@@ -132,7 +134,8 @@ def rows_of(runs_dir: Path, design_path: str | None = None) -> list[dict]:
     for line in (runs_dir / "runs.jsonl").read_text().splitlines():
         run = json.loads(line)
         row = design.get(run["app"])
-        nvml = run.get("gpu_mib_after_image") or run.get("gpu_mib_after_long") or run.get("gpu_mib_after_request")
+        nvml = (run.get("gpu_mib_after_image_max") or run.get("gpu_mib_after_image") or run.get("gpu_mib_after_long")
+                or run.get("gpu_mib_after_request"))
         if row is None or not run.get("listening") or not nvml:
             continue
         log = (runs_dir / f"{run['app']}.log").read_text(errors="replace")

@@ -368,6 +368,8 @@ def cmd_plan(ns: argparse.Namespace) -> int:
             if not (out / mm).exists():
                 realshape_mmproj.write_mmproj(r.model, out / mm)
             entry.update(mmproj=mm, warmup=True, image_side=image_side(r.model))
+            if row.get("image") == "max":  # v8: the warmup image, then one at the tower's maximum (or above it)
+                entry["image_sides"] = [image_side(r.model), MAX_IMAGE_SIDE]
         plan.append(entry)
     (out / "plan.json").write_text(json.dumps(plan, indent=1) + "\n")
     print(f"{len(plan)} entries, {len({p['gguf'] for p in plan})} files -> {out}")
@@ -397,14 +399,19 @@ def png(side: int) -> bytes:
 
 
 MEDIA_MARKER = "<__media__>"
+# v8: 2048 x 2048 = 4,096 tokens of the Qwen3-VL tower (its maximum); the Gemma 4 tower resizes it to its cap
+# (tools/mtmd/clip.cpp image preprocessing: the image is scaled down to image_max_pixels)
+MAX_IMAGE_SIDE = 2048
 
 
 def boot_and_ask(server: str, gguf: str, args: list[str], log: Path, *, gpu: bool, timeout: float, threads: int,
-                 long_words: int, warmup: bool = False, image_side: int = 0, fill: bool = False) -> dict:
+                 long_words: int, warmup: bool = False, image_side: int = 0, fill: bool = False,
+                 image_sides: list[int] | None = None) -> dict:
     """Boot llama-server (scripts/fit_probe.py's flags), read the process's GPU memory at boot, after a short request
     (8 tokens for "hello world", as the earlier probes) and after a long one (`long_words` x "hello world ", a
     prompt of several hundred tokens: the matmuls of a real prompt, not only the <= 16-token kernels), then stop.
-    With `fill` the long request is `fill_prompt`'s: one slot's tokens (at most FILL_CAP) less the generation's."""
+    With `fill` the long request is `fill_prompt`'s: one slot's tokens (at most FILL_CAP) less the generation's.
+    v8: `image_sides` sends one image of each side in turn (`image`, then `image_max`), NVML read after each."""
     import os
     import signal
     import subprocess
@@ -431,7 +438,8 @@ def boot_and_ask(server: str, gguf: str, args: list[str], log: Path, *, gpu: boo
             result[f"{key}_error"] = str(exc)
         result[f"gpu_mib_after_{key}"] = _gpu_mib(proc.pid) if gpu else None
 
-    env = dict(os.environ, LLAMA_MEDIA_MARKER=MEDIA_MARKER) if image_side else None
+    sides = list(image_sides or ([image_side] if image_side else []))
+    env = dict(os.environ, LLAMA_MEDIA_MARKER=MEDIA_MARKER) if sides else None
     with log.open("w") as sink:
         proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True, env=env)
         try:
@@ -454,11 +462,11 @@ def boot_and_ask(server: str, gguf: str, args: list[str], log: Path, *, gpu: boo
                         result["long_error"] = f"fill: {exc}"
                 elif long_words:
                     ask("hello world " * long_words, "long")
-                if image_side:
+                for i, side in enumerate(sides):
                     import base64
 
                     ask({"prompt_string": f"{MEDIA_MARKER} what is in this image?",
-                         "multimodal_data": [base64.b64encode(png(image_side)).decode()]}, "image")
+                         "multimodal_data": [base64.b64encode(png(side)).decode()]}, "image" if i == 0 else "image_max")
         finally:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGTERM)
@@ -498,7 +506,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
                                      out / f"{entry['app']}.log", gpu=ns.gpu, timeout=ns.timeout,
                                      threads=ns.threads, long_words=entry.get("long_words", ns.long_words),
                                      warmup=bool(entry.get("warmup")), image_side=entry.get("image_side", 0),
-                                     fill=bool(entry.get("fill")))
+                                     fill=bool(entry.get("fill")), image_sides=entry.get("image_sides"))
         finally:
             with lock:
                 state["used"] -= need
@@ -509,8 +517,9 @@ def cmd_run(ns: argparse.Namespace) -> int:
             sink.flush()
         print(json.dumps({k: facts.get(k) for k in ("app", "listening", "boot_s", "gpu_mib_boot",
                                                      "gpu_mib_after_request", "gpu_mib_after_long",
-                                                     "gpu_mib_after_image", "long_prompt_tokens",
-                                                     "image_prompt_tokens", "n_ctx_slot", "long_tokens_sent",
+                                                     "gpu_mib_after_image", "gpu_mib_after_image_max",
+                                                     "long_prompt_tokens", "image_prompt_tokens",
+                                                     "image_max_prompt_tokens", "n_ctx_slot", "long_tokens_sent",
                                                      "long_error", "exit", "skipped")}), flush=True)
 
     threads = []
