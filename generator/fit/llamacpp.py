@@ -100,6 +100,10 @@ COMPUTE_PEAK_BY_MODEL = {  # realshape.SHAPES key -> (attention-node, rest-of-la
     "gemma4-e4b": (138.6, 202.2), "glm47-flash": (174.6, 174.6), "nemotron-3-nano-30b-a3b": (89.9, 221.8),
     "nemotron-3-nano-4b": (109.9, 230.1), "qwen3-coder-30b-a3b": (120.1, 167.9), "qwen3.5-35b-a3b": (184.0, 216.0),
     "qwen36-27b": (201.3, 288.5), "qwen36-35b-a3b": (112.5, 216.0),
+    # v8: the Gemma 4 12B on its 2 fit rows of bench/fit-sweep/design-v8.json (h100-v8; bench/fit-sweep/fit_v8.py):
+    # both put the attention node at the peak (q8_0 cache: f16 copies), so the rest of the layer is the largest they
+    # allow; v3's global form, used before, was 50-68 MiB over on them
+    "gemma-4-12b-qat": (143.1, 242.7),
 }
 # A model whose real shape is another's (the same tensors, other trained weights) uses that model's fitted rates.
 FITTED_AS = {"gemma-4-26b-a4b-qat": "gemma4-26b-a4b"}
@@ -140,14 +144,19 @@ MMPROJ_ACT_KIB = {"qwen3vl_merger": {"on": 30.02, "off": 34.51}, "gemma4v": {"on
 # context's 18 + 100 MiB; v7: measured on v6's test set, NVML after the warmup-size image minus before it: 188-208 MiB
 # on the 8 rows with flash attention, 200 on the one without at ubatch 256 (where the text pool does not grow); every
 # Qwen3.5/3.6 model alike. v7.1 counts the same for the Gemma 4 tower: an assumption (its backend is not measured).
-# v8: per tower; the Gemma 4 tower's measured 120 MiB, not the Qwen tower's 190 v7.1 assumed for it.
+# v8: per tower; the Gemma 4 tower's measured 120 MiB (NVML after the warmup image minus after the text, every
+# Gemma 4 row of bench/fit-sweep/h100-v8 with flash attention: 120-122 MiB), not the Qwen tower's 190 v7.1 assumed
+# for it (the Qwen rows there: 188 MiB).
 MMPROJ_BACKEND_MIB = {"qwen3vl_merger": 190, "gemma4v": 120}
 MMPROJ_BACKEND_SOURCE = {
     "qwen3vl_merger": "the H200 with the Qwen3.5/3.6 tower, bench/fit-accuracy.md test set 5",
-    "gemma4v": "the GPU with the Gemma 4 26B-A4B tower, bench/fit-accuracy.md v8"}
-# v8: the CUDA pool's growth from the warmup image to the largest one, KiB per patch above the warmup image's
-# (fitted on bench/fit-sweep/design-v8.json's fit half; bench/fit-accuracy.md)
-MMPROJ_IMAGE_POOL_KIB = {"qwen3vl_merger": 0.0, "gemma4v": 0.0}
+    "gemma4v": "the H100 with the Gemma 4 26B-A4B tower, bench/fit-accuracy.md v8"}
+# v8: the CUDA pool's growth from the warmup image to the largest one, KiB per patch above the warmup image's:
+# NVML after a 2048 x 2048 image minus after the warmup image, less the compute buffer's growth, on the fit half of
+# bench/fit-sweep/design-v8.json (bench/fit-sweep/fit_v8.py, NVIDIA H100, bench/fit-sweep/h100-v8): 10.58 KiB on all
+# 3 Qwen3-VL fit rows (+314 MiB for 7,920 more patches: 232 compute + 82 pool), 10.68 on both Gemma 4 fit rows with
+# a larger image than the warmup one (+524 MiB for 6,912 more patches).
+MMPROJ_IMAGE_POOL_KIB = {"qwen3vl_merger": 10.58, "gemma4v": 10.68}
 # v3's global form for a model outside the sweep (mask, SWA mask, quantized-KV term, hidden f32, FFN-width f32, MiB;
 # fitted on the 72 configurations of bench/fit-sweep/h200), unchanged in v4
 COMPUTE_GLOBAL = (1.012, 1.314, 0.935, 8.902, 1.638, 28.2)
