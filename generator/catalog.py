@@ -206,6 +206,15 @@ def _load_all(folder: Path, cls: type[T], problems: list[Problem]) -> list[tuple
     return out
 
 
+def load_device_file(path: Path) -> Device:
+    """One device file outside a catalog (a card a user describes: `catalog explain APP --device FILE.yaml`), checked
+    as the catalog's own device files are: `file:line: what` on a bad field, InputError."""
+    name = display_path(path)
+    doc = read_document(path, name, max_bytes=MAX_CATALOG_FILE_BYTES)
+    secret_problems(doc, name)
+    return load_model(Device, doc, name)
+
+
 SECRET_FIX = ("a committed catalog holds no secret: remove it (rule SEC001, docs/security.md). The chart gives the "
               "engine HF_TOKEN from the Olares env the manifest declares under `envs` (OLARES_USER_HUGGINGFACE_TOKEN "
               "in olares-v2, OLARES_SYSTEM_HUGGINGFACE_TOKEN in olares-v3), which each user sets in Olares; any other "
@@ -250,6 +259,7 @@ def load_catalog(root: Path | str | None = None) -> Catalog:
     registries = _load_all(root / "genesis", GenesisRegistry, problems)
     cat.genesis = registries[0][0] if registries else None
     cat.market = _load_market(root, problems)
+    _check_market_devices(cat, problems)
     cat.chat_templates = _load_chat_templates(root, problems)
     for app, doc, name in _load_all(root / "apps", App, problems):
         resolved = _resolve(cat, app, doc, name, problems)
@@ -271,6 +281,26 @@ def _load_market(root: Path, problems: list[Problem]) -> Market:
     except InputError as exc:
         problems.extend(exc.problems)
         return Market()
+
+
+def _check_market_devices(cat: Catalog, problems: list[Problem]) -> None:
+    """Every device the store targets (market.yaml `devices:`) is a device of the catalog."""
+    path = cat.root / MARKET_FILE
+    for device in cat.market.devices:
+        if device not in cat.devices:
+            known = ", ".join(sorted(cat.devices)) or "none"
+            problems.append(Problem(display_path(path), _line_of(path, device), "devices",
+                                    f"device {device!r} is not in devices/ (known: {known}); "
+                                    "list only catalog devices"))
+
+
+def _line_of(path: Path, text: str) -> int | None:
+    """1-based line of the first line of the file holding `text`; None when none does or it cannot be read."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    return next((n for n, line in enumerate(lines, start=1) if text in line), None)
 
 
 def _load_chat_templates(root: Path, problems: list[Problem]) -> dict[str, ChatTemplateFile]:

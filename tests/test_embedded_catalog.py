@@ -371,3 +371,21 @@ def _find(data: object, key: str) -> object:
             if found is not None:
                 return found
     return None
+
+
+def test_every_active_app_on_every_device_has_a_prediction():
+    """issue 41: `explain APP --device D --json` has predicted_tokens_per_s for every active app and device."""
+    from generator.fit.devices import variant_on
+    from generator.fit.speed import on_device, speeds
+
+    cat = load_catalog(str(EMBEDDED))
+    missing = []
+    for r in cat.select():
+        if r.app.status != "active":
+            continue
+        for device in cat.devices.values():
+            there = variant_on(r, device.id) if device.id in {t.device.id for t in r.targets} else None
+            found = speeds(there if there is not None else on_device(r, device))
+            if found is None or found.short.tokens_per_s is None:
+                missing.append((r.app.name, device.id))
+    assert not missing

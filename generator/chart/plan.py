@@ -10,6 +10,7 @@ from generator.chart.parts import (MODEL_SUPPORTS, Accelerator, ChartYaml, Conta
                                    EngineValues, Entrance, EnvValue, FetchFile, I18nManifest, ManifestSpec, Metadata,
                                    ModeEngine, ModeEnvelope, ModelCard, ModelFetch, ModeResources, OlaresManifest,
                                    Owners, ResourceList, SystemEnv, Values)
+from generator.chart.gpumem import GpuMemory, gpu_memory
 from generator.chart.profiles import PROFILES, Profile, get_profile
 from generator.engines import EngineSpec, engine_for, supports_for
 from generator.engines.base import CHAT_TEMPLATE_FILE
@@ -36,6 +37,7 @@ class ModePlan:
     device: str
     resolved: Resolved
     engine: EngineSpec
+    gpu: GpuMemory  # the scheduler request, the in-container cap and the engine's budget there (chart/gpumem.py)
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,7 @@ class ChartSpec:
     files: dict[str, str] = field(default_factory=dict)  # chart files shipped verbatim (the chat template)
     modes: tuple[ModePlan, ...] = ()  # per-mode charts (Profile.per_mode): the other modes, each on its device
     i18n: dict[str, I18nManifest] = field(default_factory=dict)  # locale -> i18n/<locale>/OlaresManifest.yaml
+    gpu: GpuMemory | None = None  # the scheduler request, the in-container cap, the engine's budget (chart/gpumem.py)
 
 
 def k8s_literal(text: str) -> str:
@@ -61,8 +64,9 @@ def k8s_literal(text: str) -> str:
 
 
 def _gpu_mib(r: Resolved) -> int:
+    """What the scheduler is asked for (chart/gpumem.py: at most the card, whatever the in-container cap)."""
     assert r.app.gpu_memory_mib is not None, "plan() sizes the app first"
-    return r.app.gpu_memory_mib
+    return gpu_memory(r, fitted=False).scheduler.mib
 
 
 def whole_cores(quantity: str) -> str:
@@ -99,15 +103,16 @@ def _accelerator(r: Resolved, profile: Profile) -> Accelerator:
 
 
 def _mode_plans(r: Resolved, spec: EngineSpec) -> tuple[ModePlan, ...]:
-    """Per mode other than the app's own, the first device of `devices:` in that mode the app runs on (an excluded
-    device gives no mode). The app's own mode keeps the app's own device: one chart can only branch on the mode
-    Olares injects, so desktop cards of the same mode share the own device's values."""
+    """Per mode other than the app's own, the first device of `devices:` in that mode the app runs on and the store
+    targets (an excluded device, or one the store's market.yaml does not list, gives no mode). The app's own mode keeps
+    the app's own device: one chart can only branch on the mode Olares injects, so desktop cards of the same mode share
+    the own device's values."""
     out: list[ModePlan] = []
     seen = {r.device.accelerator}
     for target in r.targets:
         mode = target.device.accelerator
-        if mode in seen:
-            continue
+        if mode in seen or not r.market.targets(target.device.id, r.device.id):
+            continue  # one entry per mode; only the devices the store targets (catalog/market.yaml `devices:`)
         variant = variant_on(r, target.device.id)
         if variant is None:
             continue
@@ -116,7 +121,8 @@ def _mode_plans(r: Resolved, spec: EngineSpec) -> tuple[ModePlan, ...]:
         engine = engine_for(planned)
         # the mounts come from app fields a `devices:` entry cannot override (engines/base.py `mounts`)
         assert engine.mounts == spec.mounts, f"{r.app.name}: {target.device.id} mounts differ"
-        out.append(ModePlan(mode, target.device.id, planned, engine))
+        gpu = gpu_memory(planned, fitted=variant.app.gpu_memory_mib is None)
+        out.append(ModePlan(mode, target.device.id, planned, engine, gpu))
     return tuple(out)
 
 
@@ -206,6 +212,7 @@ def plan(r: Resolved, profile: Profile | str | None = None) -> ChartSpec:
     catalog's (catalog/market.yaml), a publish target may pass its own. An app that leaves its GPU memory out is
     sized by the fit first (generator/fit/sizing.py); `ChartSpec.resolved` is that sized app."""
     chosen = get_profile(profile) if isinstance(profile, str) else profile or PROFILES[r.market.profile]
+    fitted = r.app.gpu_memory_mib is None
     r = sized(r)
     spec = engine_for(r)
     app = r.app
@@ -218,7 +225,7 @@ def plan(r: Resolved, profile: Profile | str | None = None) -> ChartSpec:
         values = replace(values, modes=tuple((m.mode, _mode_values(m)) for m in modes))
     return ChartSpec(name=app.name, chart=chart, manifest=_manifest(r, spec, chosen, modes), values=values,
                      owners=Owners(tuple(app.owners)), engine=spec, resolved=r, profile=chosen, files=files,
-                     i18n=_i18n(r, chosen), modes=modes)
+                     i18n=_i18n(r, chosen), modes=modes, gpu=gpu_memory(r, fitted=fitted))
 
 
 __all__ = ["CONTAINER", "GPUMEM_MODES", "ChartSpec", "ModePlan", "k8s_literal", "plan", "whole_cores"]

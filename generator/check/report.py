@@ -17,6 +17,7 @@ from generator.fit.devices import DevicePlan
 from generator.check.run import AppResult
 from generator.fit.calibrate import basis_of
 from generator.fit.estimate import Fit
+from generator.fit.speed import Speeds
 from generator.core.terminal import markup as escape
 from generator.core.text import safe_line
 
@@ -93,8 +94,14 @@ def print_explain(data: Explanation, console: Console) -> None:
         for p in data.genesis:
             patches.add_row(p.id, "[green]on[/]" if p.on else "off", escape(p.why), escape(p.purpose))
         console.print(patches)
+    if data.gpu is not None:
+        gpu = _table("GPU memory: three values (docs/devices.md \"Three numbers\")", "value", "MiB", "origin")
+        for label, value in data.gpu.rows():
+            gpu.add_row(label, f"{value.mib:,}", escape(value.origin))
+        console.print(gpu)
     _print_fit(data.fit, console)
     _print_roofline(data, console)
+    print_speeds(data.speeds, console)
     if data.devices:
         print_devices(data.devices, console)
 
@@ -121,6 +128,15 @@ def print_devices(plans: tuple[DevicePlan, ...], console: Console) -> None:
 
 def device_json(data: DevicePlan) -> str:
     return json.dumps(data.to_data(), indent=2)
+
+
+def print_speeds(found: Speeds | None, console: Console) -> None:
+    """The speed model's two predictions (generator/fit/speed.py), each with its band and how it was found."""
+    if found is None:
+        console.print("[dim]predicted speed: the device states no memory_bandwidth_gb_s[/]", highlight=False)
+        return
+    for label, p in (("short context", found.short), ("full context", found.full)):
+        console.print(f"[bold]predicted ({label})[/]: {escape(p.line)}", highlight=False)
 
 
 def _print_roofline(data: Explanation, console: Console) -> None:

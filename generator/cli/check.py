@@ -14,6 +14,8 @@ import typer
 from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app, default_out, load_catalog, use_catalog
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from generator.catalog import Catalog
     from generator.core.findings import Finding
 
@@ -59,9 +61,19 @@ def check(apps: AppsArg = None, catalog: CatalogOpt = None, as_json: JsonOpt = F
         sys.stdout.write(check_json(results) + "\n")
     else:
         print_check(results, Console())
+        _say_oac(err, no_lint)
     if annotate:
         _annotations([f for r in results for f in r.findings])
     raise typer.Exit(1 if any(not r.ok for r in results) else 0)
+
+
+def _say_oac(err: "Console", no_lint: bool) -> None:
+    """Say plainly when the platform's own validator (oac) did not judge the charts (generator/lint/oac.py)."""
+    from generator.lint.oac import why_not_run
+
+    why = "the platform's validator (oac) did not run: --no-lint" if no_lint else why_not_run()
+    if why is not None:
+        err.print(why, highlight=False)
 
 
 def _load(catalog: Path | None, annotate: bool) -> "Catalog":

@@ -55,6 +55,7 @@ def serve(
     uvicorn = require("uvicorn", "market")
     require("starlette", "market")
     require("httptools", "market")
+    require("matplotlib", "market")  # the store page's plots, drawn when first shown: a missing one stops the start
     from generator.market.api import make_app, olares_range
     from generator.market.limits import KEEP_ALIVE_S, GuardedHttpToolsProtocol, connection_cap
     from generator.market.server import start

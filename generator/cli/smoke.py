@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from generator.smoke.ledger import SmokeRecord
     from generator.smoke.pod import PodObservation
     from generator.smoke.run import Measurement, SmokeOptions
+    from generator.smoke.verdict import Baseline
 
 EndpointOpt = Annotated[str | None, typer.Option(
     "--endpoint", help="The app's OpenAI-compatible base URL, e.g. http://127.0.0.1:8000 (no /v1).")]
@@ -56,6 +57,9 @@ def smoke(
     wait_boot: Annotated[bool, typer.Option(
         "--wait-boot", help="The app is starting: wait up to --timeout for it to listen (default: nothing "
                             "listening is an error at once; with --kube-context the pod's state decides).")] = False,
+    long: Annotated[bool, typer.Option(
+        "--long", help="After the runs, send one request that fills most of the served context (85 %): a connection "
+                       "closed during it is the HAMi cap's failure, named (docs/smoke.md).")] = False,
     as_json: JsonOpt = False,
     catalog: CatalogOpt = None,
 ) -> None:
@@ -78,13 +82,14 @@ def smoke(
         raise UsageError(f"{app_name} is removed from the catalog; there is nothing to smoke")
     if local:
         _local(resolved, SmokeOptions(runs=runs, max_tokens=max_tokens, timeout_s=timeout, expect=expect,
-                                      wait_boot=True), tolerance=tolerance, as_json=as_json)
+                                      wait_boot=True, long_request=long), tolerance=tolerance, as_json=as_json)
         return
     history = smoke_ledger.history(cat.root, app_name)
     content = chart_content(resolved)
     with _reach(app_name, endpoint, kube_context, namespace) as (url, label, pod), _progress(as_json) as (say, wait):
         booting = wait_boot or (pod is not None and _booting(pod, wait))
-        options = SmokeOptions(runs=runs, max_tokens=max_tokens, timeout_s=timeout, expect=expect, wait_boot=booting)
+        options = SmokeOptions(runs=runs, max_tokens=max_tokens, timeout_s=timeout, expect=expect, wait_boot=booting,
+                               long_request=long)
         measurement = measure(Target.of(resolved), url, options, progress=say, waiting=wait)
     observed_image = None
     if pod is not None:  # --kube-context: the pod's own spec, compared with the chart; its image is recorded
@@ -94,7 +99,8 @@ def smoke(
     record = conclude(measurement, resolved.app, history, endpoint=label, max_tokens=max_tokens,
                       tolerance=tolerance, date=smoke_ledger.now_stamp(), bound_tps=bound_tps,
                       bound_reason=bound_reason, acceptance_floor=acceptance_floor, runs_requested=runs,
-                      chart_content=content, accept_baseline=accept_baseline, image=observed_image)
+                      chart_content=content, accept_baseline=accept_baseline, image=observed_image,
+                      predicted=predicted_baseline(resolved, measurement))
     # The result is printed before the ledger is written, so a failed write (full disk, read-only folder)
     # loses nothing: the error below says so and what to do.
     if as_json:
@@ -172,6 +178,23 @@ def limits(resolved: "Resolved", measurement: "Measurement") -> tuple[float | No
     if roof is None:
         return None, "", floor
     return roof.bound_tps, roof.explain(), floor
+
+
+def predicted_baseline(resolved: "Resolved", measurement: "Measurement") -> "Baseline | None":
+    """The speed model's figure for this smoke (generator/fit/speed.py: at the bound's context, the measured
+    acceptance), its band the tolerance; None where the device states no bandwidth or the family is unknown."""
+    from generator.fit.speed import predict
+    from generator.smoke.verdict import Baseline
+
+    if resolved.device.memory_bandwidth_gb_s is None:
+        return None
+    completions = sorted(r.completion_tokens for r in measurement.warm)
+    acceptance = measurement.acceptance
+    p = predict(resolved, completions[len(completions) // 2] // 2 if completions else 0,
+                acceptance=acceptance if acceptance is not None and 0 <= acceptance <= 1 else None)
+    if p.tokens_per_s is None:
+        return None
+    return Baseline(p.tokens_per_s, f"speed model, {p.basis}, ±{p.band:.0%}", p.band)
 
 
 def _record(root: Path, record: "SmokeRecord") -> Path:

@@ -425,6 +425,13 @@ def _gpu_memory(ctx: _Ctx, launch: Launch, app: dict[str, Any]) -> None:
     ctx.result.gpu_memory_from = (label, str(origin))  # read by importer/__init__.py (issue 23)
     if not label.startswith(HAMI_ENV):
         ctx.note(origin, f"gpu_memory_mib {mib} from {label} (the chart sets no {HAMI_ENV}; the catalog renders one)")
+    others = {value for _, value, _ in candidates[1:]}
+    if label.startswith(HAMI_ENV) and len(others) == 1 and min(others) < mib:
+        # one scheduler request below the in-container cap: a measured belt (generator/chart/gpumem.py, docs/devices.md
+        # "Three numbers"), which the catalog renders from `measured:`, not a disagreement
+        ctx.note(candidates[1][2], f"the scheduler is asked for {min(others)} MiB, below the in-container cap "
+                 f"{mib} MiB: a measured belt; record its measurement in `measured:` (field gpu_memory_mib)")
+        return
     for other, value, where in candidates[1:]:
         if value != mib and not other.startswith("spec requiredGpu"):
             ctx.unmapped(where, f"{other} ({value} MiB) differs from gpu_memory_mib {mib} taken from {label}")

@@ -4,7 +4,8 @@
 - HELM001: every error of `helm lint --strict` (Kubernetes v1.30.0) with the Olares-injected values;
 - HELM002: the Helm engine cannot render the chart with those values;
 - K8S001/K8S002/K8S003: every rendered document against the strict Kubernetes 1.30 schemas;
-- OLARES001..: the Olares chart rules of `generator/lint/olares.py`.
+- OLARES001..: the Olares chart rules of `generator/lint/olares.py`;
+- OAC001: the platform's own validator (oac.Lint) where it is here (generator/lint/oac.py).
 docs/rules.md (generated from the one rule registry, generator/core/ruleset.py) lists every rule with
 its why and its source. The Helm engine is the Helm adapter the caller passes (the CLI builds one).
 """
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from generator.adapters.helm import Helm
 from generator.lint import olares  # noqa: F401  (registers the OLARES rules)
+from generator.lint.oac import oac_findings
 from generator.lint import helm as _helm
 from generator.lint import kube
 from generator.lint.registry import CHART_RULES, ChartRule, Issue, checks, register
@@ -109,6 +111,7 @@ def lint_chart(name: str, tree: dict[str, str], *, file: str | None = None, helm
     for rule, check in checks():
         found += [(rule.id, i) for i in check(view)]
     findings = [_finding(CHART_RULES[rid], name, issue, file) for rid, issue in found]
+    findings += oac_findings(name, tree)  # the platform's own validator, where it is here (generator/lint/oac.py)
     return sorted(findings, key=lambda f: (f.rule, f.file or "", f.line or 0, f.message))
 
 

@@ -34,11 +34,13 @@ request.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
+from generator.core.lazy import Lazy
 from generator.publish.market import MarketBuild, format_for
 from generator.publish.market_entry import js_ordered
 
@@ -137,22 +139,23 @@ class Snapshot:
 
     formats: dict[str, FormatAnswers]  # by profile, the newest format first
     page: bytes
-    plots: dict[str, bytes] = field(default_factory=dict)
+    plots: Mapping[str, bytes] = field(default_factory=dict)  # drawn on first request (core/lazy.py)
     problems: tuple[str, ...] = ()  # what is not served, and why (/health is degraded while there is one)
     notes: tuple[str, ...] = ()  # apps a format cannot express (not listed in it by design)
     recorded: frozenset[str] = frozenset()  # package file names releases.yaml records
     icons: dict[str, bytes] = field(default_factory=dict)
+    pending: int = 0  # recorded older versions not read from the git history yet (the server's first seconds)
 
     @classmethod
-    def make(cls, builds: dict[str, MarketBuild] | MarketBuild, page: bytes, plots: dict[str, bytes],
+    def make(cls, builds: dict[str, MarketBuild] | MarketBuild, page: bytes, plots: Mapping[str, bytes],
              problems: tuple[str, ...] = (), notes: tuple[str, ...] = (),
-             recorded: frozenset[str] = frozenset()) -> Snapshot:
+             recorded: frozenset[str] = frozenset(), pending: int = 0) -> Snapshot:
         if isinstance(builds, MarketBuild):
             builds = {builds.profile or "olares-v3": builds}
         formats = {name: FormatAnswers.make(b) for name, b in builds.items()}
         newest = next(iter(builds.values()))
         return cls(formats=formats, page=page, plots=plots, problems=problems, notes=notes, recorded=recorded,
-                   icons=dict(newest.icons))
+                   icons=dict(newest.icons), pending=pending)
 
     @property
     def newest(self) -> FormatAnswers:
@@ -164,12 +167,22 @@ class Snapshot:
         return self.newest.build
 
     @property
-    def charts(self) -> dict[str, bytes]:
+    def charts(self) -> Mapping[str, bytes]:
         return self.newest.build.charts  # every build can download every package
 
     def pick(self, version: str | None) -> FormatAnswers:
         """The answers for a device of Olares `version` (publish/market.py `format_for`)."""
         return self.formats.get(format_for(version)) or self.newest
+
+
+async def made(values: Mapping[str, bytes], key: str) -> bytes:
+    """A value of the snapshot, made in a worker thread when it is not made yet (a Helm package or a plot takes
+    a fraction of a second: the event loop keeps answering other requests meanwhile)."""
+    if not isinstance(values, Lazy) or values.ready(key):
+        return values[key]
+    from starlette.concurrency import run_in_threadpool
+
+    return await run_in_threadpool(values.__getitem__, key)
 
 
 class AppsInfoRequest(BaseModel):
@@ -234,7 +247,7 @@ def _matches(header: str | None, etag: str) -> bool:
     return "*" in tags or etag in tags
 
 
-def chart_refusal(app: str, file_name: str | None, charts: dict[str, bytes],
+def chart_refusal(app: str, file_name: str | None, charts: Mapping[str, bytes],
                   recorded: frozenset[str] = frozenset()) -> str | None:
     """Why `fileName` is not served for `app` (None: it is a released package of `app`)."""
     if not file_name:
@@ -262,8 +275,8 @@ class MarketApp:
 
         self.holder, self.name, self.Response = holder, name, Response
 
-    def js(self, data: object, status: int = 200) -> Response:
-        return self.Response(_compact(data), status, headers=JSON_HEADERS)
+    def js(self, data: object, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+        return self.Response(_compact(data), status, headers={**JSON_HEADERS, **(headers or {})})
 
     def conditional(self, request: Request, body: bytes, answers: FormatAnswers) -> Response:
         headers = {**JSON_HEADERS, "ETag": answers.etag, "Cache-Control": "no-cache"}
@@ -304,9 +317,12 @@ class MarketApp:
         charts = snap.charts
         file_name = request.query_params.get("fileName")
         why = chart_refusal(request.path_params["name"], file_name, charts, snap.recorded)
+        if why is not None and snap.pending and file_name in snap.recorded:
+            return self.js({"error": "Starting", "detail": f"{file_name}: the server is still reading older versions "
+                            "from the git history; ask again in a few seconds"}, 503, {"Retry-After": "5"})
         if why is not None or file_name is None:
             return self.js({"error": "Chart not found", "detail": why}, 404)
-        return self.Response(charts[file_name], media_type="application/gzip", headers={
+        return self.Response(await made(charts, file_name), media_type="application/gzip", headers={
             "Content-Disposition": f'attachment; filename="{file_name}"', "Cache-Control": "public, max-age=86400",
             "Access-Control-Allow-Origin": "*", "X-Content-Type-Options": "nosniff"})
 
@@ -322,7 +338,9 @@ class MarketApp:
         ok = holder.reload_error is None and holder.watching and not snap.problems
         formats = {name: {"apps": len(a.build.entries), "hash": a.build.hash, "olares": olares_range(name)}
                    for name, a in snap.formats.items()}
-        return self.js({"name": self.name, "status": "ok" if ok else "degraded", "apps": len(snap.build.entries),
+        status = "degraded" if not ok else "starting" if snap.pending else "ok"
+        return self.js({"name": self.name, "status": status, "apps": len(snap.build.entries),
+                        "pending_history": snap.pending,
                         "hash": snap.build.hash, "last_updated": snap.build.last_updated,
                         "generation": holder.generation, "watching": holder.watching,
                         "reload_error": holder.reload_error, "problems": list(snap.problems), "formats": formats,
@@ -333,9 +351,10 @@ class MarketApp:
                              headers={"Cache-Control": "no-cache", **SAFE_HEADERS})
 
     async def plot(self, request: Request) -> Response:
-        data = self.holder.snapshot.plots.get(request.path_params["file"])
-        if data is None:
+        plots, name = self.holder.snapshot.plots, request.path_params["file"]
+        if name not in plots:
             return self.js({"error": "Not Found"}, 404)
+        data = await made(plots, name)
         return self.Response(data, media_type="image/svg+xml", headers={"Cache-Control": "no-cache", **SAFE_HEADERS})
 
     async def not_found(self, request: Request, exc: Exception) -> Response:
