@@ -302,3 +302,20 @@ def test_a_git_urls_history_shows_what_upstream_had(store, tmp_path, capsys):
     record = read_document(store / "sync.yaml").data
     assert record["upstream"] == "../upgit" and record["commit"] == head
     assert f"upstream removed it at ../upgit@{head[:12]}" in app_file(store, "qwenlab")["reason"]
+
+
+def test_the_issues_case_a_fresh_store_synced_with_another_store_keeps_its_app(tmp_path, capsys):
+    """Issue 38's reproduction: `catalog init s`, then `catalog sync` of another store: the store's only app stays
+    (`local`), its file and chart untouched, and nothing is marked removed."""
+    store = tmp_path / "s"
+    capsys.readouterr()
+    assert main(["init", str(store)]) == 0
+    catalog = store / "catalog"
+    own = {p: p.read_bytes() for p in (catalog / "apps").iterdir()}
+    other = tmp_path / "other-store"
+    oc.llamacpp_chart(other, "marketqwen", version="1.0.3")
+    code, plan, err = sync(catalog, capsys, str(other))
+    assert code == 0, err
+    assert plan["summary"]["removed"] == 0
+    assert row(plan, "llamacppqwen36a3bone")["status"] == "local"
+    assert {p: p.read_bytes() for p in own} == own
