@@ -80,10 +80,12 @@ def render(folder: Path, values: dict[str, Any], *, name: str, namespace: str,
 
 
 def yaml_loader() -> Any:
-    """PyYAML's safe loader (libyaml when built with it): YAML 1.1, as Go's yaml reads charts."""
-    import yaml
+    """PyYAML's safe loader (libyaml when built with it): YAML 1.1, as Go's yaml reads charts; an alias or nesting
+    past 64 levels is refused before anything is constructed (yamlio/loader.py `UntrustedLoader`): Helm's output of
+    a stranger's chart is input from outside."""
+    from generator.yamlio.loader import UntrustedLoader
 
-    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return UntrustedLoader
 
 
 def documents(rendered: dict[str, str]) -> tuple[list[Doc], list[tuple[str, str]]]:
