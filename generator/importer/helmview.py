@@ -34,6 +34,7 @@ from typing import Any
 
 from generator.adapters.helm import CappedRenderer, Helm, HelmFailure
 from generator.core.errors import InputError, Problem
+from generator.importer.shell import MAX_ARG_BYTES
 from generator.importer.source import ChartFiles
 from generator.lint.helm import Doc, documents
 from generator.lint.values import OWNER, olares_values
@@ -277,6 +278,10 @@ def installed_env(manifest: dict[str, Any], declared: tuple[str, ...]) -> dict[s
             continue
         default = env.get("default")
         if isinstance(default, str | int | float) and not isinstance(default, bool):
+            if len(str(default)) > MAX_ARG_BYTES:  # exec could not pass it: refused before it is split or expanded
+                raise InputError([Problem("OlaresManifest.yaml", None, f"envs.{env['envName']}.default",
+                                          f"{len(str(default))} bytes; an env value is at most "
+                                          f"{MAX_ARG_BYTES // 1024} KiB (Linux MAX_ARG_STRLEN): refused unread")])
             out[str(env["envName"])] = str(default)  # "" too: GetEffectiveValue gives it
     return out
 
