@@ -5,6 +5,7 @@ blank line, the request is served. Real sockets against `catalog serve` in a sub
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import time
 
@@ -54,10 +55,8 @@ def _exchange(served, chunks: list[bytes]) -> bytes:
             except (BrokenPipeError, ConnectionResetError):
                 break
             time.sleep(0.05)
-        try:
+        with contextlib.suppress(OSError):  # the server may have closed already
             sock.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass  # the server already closed
         got = b""
         while True:
             try:
