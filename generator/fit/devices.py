@@ -25,6 +25,7 @@ from generator.core.data import Data
 from generator.engines import engine_for
 from generator.engines.settings import LlamaCppSettings, settings_for
 from generator.fit.sizing import size_gpu, sized
+from generator.fit.ledger import Verdict
 from generator.schema.device import SM
 
 STEP_TOKENS = 1024  # a chosen context is a whole number of these (or the model's maximum)
@@ -199,7 +200,7 @@ def _plan_one(r: Resolved, primary: Resolved, target: Target | None) -> DevicePl
                    gave_up=tuple(_gave_up(planned, primary, target, chosen)) + over)
 
 
-def judged_on_device(planned: Resolved, verdict: str) -> tuple[str, tuple[str, ...]]:
+def judged_on_device(planned: Resolved, verdict: Verdict) -> tuple[Verdict, tuple[str, ...]]:
     """`verdict` (the fit against the envelope a `devices:` entry states) judged against the device itself: an
     envelope larger than the card's memory never fits, whatever the fit found inside it (issue 40: an entry asking
     1 TiB on a 24 GB card was FIT). (verdict, why it changed). The app's own device is left to the HAMi rules: a
