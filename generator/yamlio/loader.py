@@ -296,15 +296,13 @@ class UntrustedLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: i
     """PyYAML's safe loader (YAML 1.1 scalars, as Go's YAML reads charts; libyaml when built with it) for YAML
     from outside the catalog that is read as a whole: Helm's rendered output (lint/helm.py, importer/helmview.py),
     a chart's root files. Every document is checked before it is constructed: an alias or nesting past MAX_DEPTH
-    is a `yaml.constructor.ConstructorError` at its line, so neither the constructor nor any later walk of the data
+    is a `yaml.MarkedYAMLError` at its line, so neither the constructor nor any later walk of the data
     meets a shared node (issue 40 cause 1: 12 levels of `&aN [*aN-1 x9]` in one ConfigMap took 1.5 GB)."""
 
     def construct_document(self, node: Node) -> Any:
         found = _tree_problem(node)
         if found is not None:
-            from yaml.constructor import ConstructorError
-
-            raise ConstructorError(None, None, found[0], found[1])
+            raise _Refused(None, None, found[0], found[1])
         return super().construct_document(node)
 
 
