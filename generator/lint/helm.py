@@ -16,6 +16,7 @@ from typing import Any
 from collections.abc import Iterator
 
 from generator.adapters.helm import Helm
+from generator.core.errors import translate_os_error
 
 KUBE_VERSION = "v1.30.0"
 _SAFE_DIR = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
@@ -54,8 +55,11 @@ def chart_folder(name: str, tree: dict[str, str]) -> Iterator[Path]:
     try:
         for rel, text in tree.items():
             path = folder / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+            except OSError as exc:  # a full disk: the message names the path (`write` errors carry none)
+                raise translate_os_error(exc, path, "write") from exc
         folder.mkdir(exist_ok=True)
         yield folder
     finally:
