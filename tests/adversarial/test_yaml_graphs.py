@@ -5,6 +5,7 @@ at its line, in time and memory linear in the text; a walk never meets a shared 
 from __future__ import annotations
 
 import sys
+import time
 
 import pytest
 
@@ -76,3 +77,18 @@ def test_import_of_a_chart_rendering_an_alias_bomb_is_refused_fast(small_catalog
     assert out["code"] == 1, out
     assert out["rss_kib"] < 300 * 1024, out
     assert seconds < 30, seconds
+
+
+@pytest.mark.parametrize("text", [SHAPES["sequences 12x9"], SHAPES["mappings 10x8"], "a: &a {x: [1]}\nb: *a\n",
+                                  "a: &a [1, *a]\n"])
+def test_the_content_hash_of_a_chart_data_file_refuses_an_alias_before_expanding_it(text):
+    """A chart's values.yaml from outside (a PR, a market, a package) is hashed by versions/state.py: the JSON dump
+    would expand every alias."""
+    from generator.core.errors import InputError
+    from generator.versions.state import canonical
+
+    started = time.monotonic()
+    with pytest.raises(InputError, match="alias"):
+        canonical("values.yaml", text)
+    assert time.monotonic() - started < 1.0
+    assert canonical("values.yaml", "a: '*'\nb: [x, y]\nc: {d: e}\n") == '{"a":"*","b":["x","y"],"c":{"d":"e"}}'
