@@ -88,3 +88,31 @@ def test_serve_base_url_credentials_are_not_on_the_start_line_nor_the_page(store
     _clean(SECRET, log.read_text(), *answers)
     assert "store.example.org" in answers[0]
     assert "Add source -> https://store.example.org" in log.read_text()
+
+
+CATALOG_URLS = [f"https://admin:{SECRET}@example.org/icons/multi.png",
+                f"https://bot:{SECRET}/x@cdn.example.org:8443/i.png",
+                f"http://u:{SECRET}@10.1.2.3/i.png"]
+
+
+@pytest.mark.parametrize("url", CATALOG_URLS)
+def test_a_catalog_url_with_a_password_is_refused_and_never_printed_nor_written(tmp_path, url):
+    """A URL with `user:password@` in a catalog file (an icon, a source) would be rendered into the charts and the
+    store page: it is an error at its line, for every command that loads the catalog, and the password appears in
+    nothing printed or written."""
+    import shutil
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "catalog_devices"
+    cat = tmp_path / "catalog"
+    shutil.copytree(fixture, cat)
+    app = cat / "apps" / "multi.yaml"
+    app.write_text(app.read_text().replace("icon: https://example.org/icons/multi.png", f"icon: {url}"))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = tmp_path / "charts"
+    for args in (["render", "--out", str(out)], ["check", "--no-lint"], ["explain", "multi"], ["list"]):
+        proc = subprocess.run([sys.executable, "-m", "generator.cli", *args, "--catalog", str(cat)], cwd=REPO,
+                              env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 1, (args, proc.stdout[-1000:], proc.stderr[-1000:])
+        assert "apps/multi.yaml:5: icon: a password in a URL" in proc.stdout + proc.stderr, args
+        _clean(SECRET, proc.stdout, proc.stderr, files=[f for f in _files(tmp_path) if f != app])
+    assert not out.exists()
