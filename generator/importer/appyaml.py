@@ -22,7 +22,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
 
-from generator.core.errors import InputError, Problem
+from generator.core.errors import InputError, Problem, translate_os_error
 from generator.schema.common import MAX_ITEMS
 from generator.yamlio.loader import read_document
 
@@ -240,11 +240,16 @@ def _plain(value: Any) -> Any:
 
 def read_back(path: Path, text: str) -> Any:
     """The data `text` reads as through the catalog's own loader (from a temporary file, never the catalog)."""
-    fd, tmp = tempfile.mkstemp(prefix="catalog-import-", suffix=".yaml")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix="catalog-import-", suffix=".yaml")
+    except OSError as exc:
+        raise translate_os_error(exc, tempfile.gettempdir(), "write") from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         return read_document(Path(tmp), str(path)).data
+    except OSError as exc:  # a full disk: the message names the file (`write` errors carry no path)
+        raise translate_os_error(exc, tmp, "write") from exc
     finally:
         os.unlink(tmp)
 

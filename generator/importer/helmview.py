@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.adapters.helm import CappedRenderer, Helm, HelmFailure
-from generator.core.errors import InputError, Problem
+from generator.core.errors import InputError, Problem, translate_os_error
 from generator.importer.shell import MAX_ARG_BYTES
 from generator.importer.source import ChartFiles
 from generator.lint.helm import Doc, documents
@@ -207,8 +207,11 @@ def missing_refs(files: ChartFiles, rel: str, text: str, values: dict[str, Any],
 def _write(folder: Path, files: dict[str, bytes]) -> None:
     for rel, data in files.items():
         path = folder / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        except OSError as exc:  # a full disk: `write` errors carry no path, the message must name one
+            raise translate_os_error(exc, path, "write") from exc
 
 
 def _helm_problems(files: ChartFiles, message: str, chart_dir: str) -> list[Problem]:

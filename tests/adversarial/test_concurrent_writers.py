@@ -137,3 +137,18 @@ def test_a_render_failing_on_a_full_disk_names_the_path(recorded):
     err = proc.stderr.read()
     assert code == 2, err
     assert "File too large" in err and "error: : " not in err and "charts" in err, err
+
+
+def test_an_import_on_a_full_disk_names_the_path_and_writes_nothing(small_catalog, tmp_path):
+    sys.path.insert(0, str(REPO / "tests" / "importer"))
+    import olares_charts as oc
+
+    chart = oc.llamacpp_chart(tmp_path / "in")
+    before = _tree(small_catalog)
+    for size in (1, 3000):  # the first write fails; a later one fails after others were written
+        proc = _cli("import", str(chart), "--catalog", str(small_catalog), preexec=_limit(size))
+        code = proc.wait(timeout=300)
+        err = proc.stderr.read()
+        assert code == 2, err
+        assert "File too large" in err and "error: : " not in err and "cannot write /" in err, err
+        assert _tree(small_catalog) == before
