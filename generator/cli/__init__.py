@@ -68,11 +68,7 @@ def _dispatch(argv: list[str] | None) -> int:
         _say(f"error: {exc}")
         return exc.exit_code
     except OSError as exc:  # an OS error no adapter translated: still a plain message naming the path
-        if exc.filename is None:  # a failed write() names no file (`error: : File too large` said nothing)
-            _say(f"error: {exc.strerror or type(exc).__name__}; the file was not named (a bug in catalog: please "
-                 "report it); nothing of this command was kept")
-        else:
-            _say(f"error: {translate_os_error(exc)}")
+        _say(_os_error(exc))
         return 2
     except SystemExit as exc:  # typer.Exit inside commands
         return int(exc.code or 0)
@@ -100,6 +96,13 @@ def entry() -> int:
     code = main()
     process.before_exit()
     return code
+
+
+def _os_error(exc: OSError) -> str:
+    if exc.filename is None:  # a failed write() names no file (`error: : File too large` said nothing)
+        return (f"error: {exc.strerror or type(exc).__name__}; the file was not named (a bug in catalog: please "
+                "report it); nothing of this command was kept")
+    return f"error: {translate_os_error(exc)}"
 
 
 def _say(message: str) -> None:
