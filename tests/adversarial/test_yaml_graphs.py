@@ -92,3 +92,18 @@ def test_the_content_hash_of_a_chart_data_file_refuses_an_alias_before_expanding
         canonical("values.yaml", text)
     assert time.monotonic() - started < 1.0
     assert canonical("values.yaml", "a: '*'\nb: [x, y]\nc: {d: e}\n") == '{"a":"*","b":["x","y"],"c":{"d":"e"}}'
+
+
+@pytest.mark.parametrize("text", [SHAPES["sequences 12x9"], "id: x\n" + "y" * (2**20 + 1) + ": 1\n", "id: \xff\n"])
+def test_a_hostile_draft_is_refused_before_it_is_loaded(tmp_path, text):
+    """drafts/ are catalog files from whoever committed them: bounded, UTF-8, no alias (`catalog import` reads them
+    back to extend them, `catalog check` lists them)."""
+    from generator.importer.drafts import read_drafts
+
+    folder = tmp_path / "drafts" / "models"
+    folder.mkdir(parents=True)
+    (folder / "x.yaml").write_bytes(text.encode("latin-1") if "\xff" in text else text.encode())
+    started = time.monotonic()
+    [draft] = read_drafts(tmp_path)
+    assert time.monotonic() - started < 1.0
+    assert any("unreadable" in line for line in draft.blocks), draft
