@@ -113,7 +113,7 @@ def test_olares025_refuses_a_chart_without_its_nvidia_entry_first_or_with_a_mode
     text = tree["OlaresManifest.yaml"]
     manifest = yaml.safe_load(text)
     entries = manifest["spec"]["accelerator"]
-    for broken in (list(reversed(entries)), entries + [entries[1]], entries + [{**entries[1], "mode": "nvidia-x"}]):
+    for broken in (list(reversed(entries)), entries + [dict(entries[1])], entries + [{**entries[1], "mode": "nvidia-x"}]):
         manifest["spec"]["accelerator"] = broken
         found = lint_chart(APP, {**tree, "OlaresManifest.yaml": yaml.safe_dump(manifest, sort_keys=False)})
         assert "OLARES025" in {f.rule for f in found}, broken

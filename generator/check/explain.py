@@ -14,7 +14,7 @@ from generator.engines.argv import Argv, normalize, origin_label
 from generator.engines.settings import Settings, settings_for
 from generator.core.errors import UsageError
 from generator.fit.calibrate import basis_of
-from generator.fit.devices import DevicePlan, device_plan, device_plans, variant_on
+from generator.fit.devices import DevicePlan, device_plan, device_plans, judged_on_device, variant_on
 from generator.fit.estimate import Fit, estimate
 from generator.fit.roofline import Measured, Reading, Roofline, reading, roofline
 from generator.fit.speed import Speeds, speeds
@@ -258,6 +258,8 @@ def card_plan(catalog: Catalog, device_id: str) -> CardPlan:
         spec = plan(r)
         planned = spec.resolved
         verdict = estimate(planned, spec.engine, settings_for(planned, spec.engine)).verdict
+        if own.device.id != device_id:  # a `devices:` entry: judged against the card (fit/devices.py)
+            verdict = judged_on_device(planned, verdict)[0]
         room = r.app.gpu_room
         assert planned.app.gpu_memory_mib is not None  # plan() sized it
         apps.append(CardApp(r.app.name, planned.app.gpu_memory_mib, r.app.gpu_memory_mib is None, verdict,

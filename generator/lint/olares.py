@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any
 from collections.abc import Iterator
 
-from generator.lint.helm import Doc
+from generator.lint.helm import Doc, yaml_loader
 from generator.lint.quantity import is_auto, parse_quantity, to_mib
 from generator.lint.registry import Issue, chart_rule
 from generator.lint.view import ChartView, containers, pod_spec, workloads
@@ -681,7 +681,7 @@ def _i18n_issues(rel: str, text: str) -> Iterator[str]:
     import yaml
 
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=yaml_loader())  # aliases refused: the text is a stranger's
     except yaml.YAMLError:
         yield f"{rel} is not YAML"
         return

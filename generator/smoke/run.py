@@ -269,7 +269,9 @@ def check_model(http: Http, target: Target, deadline: Deadline, result: Measurem
         raise SmokeFailure(NOT_THE_APP.format(what="GET /v1/models answers HTTP 404"), unreached="foreign")
     if reply.status != 200:
         raise SmokeFailure(f"GET /v1/models: HTTP {reply.status}")
-    cards = _cards(reply.json("GET /v1/models"))
+    if reply.body.lstrip()[:1] not in (b"{", b"["):  # an HTML page, plain text, nothing: not an LLM server at all
+        raise SmokeFailure(NOT_THE_APP.format(what="GET /v1/models answers 200 with no JSON"), unreached="foreign")
+    cards = _cards(reply.json("GET /v1/models"))  # broken JSON of a server that tried: a failure
     for bad in (c for c in cards if c.get("aliases") is not None and not isinstance(c.get("aliases"), list)):
         result.failures.append(f"GET /v1/models: `aliases` of model {_short(str(bad.get('id')), 80)!r} is a "
                                f"{type(bad['aliases']).__name__}, not a list")
