@@ -488,3 +488,13 @@ def test_v2_chart_skips_the_v3_rules():
     v2 = render(plan(resolved, profile="olares-v2"))
     assert I18N not in v2 and "apiVersion: v2" in v2[MAN]
     assert lint_chart(APP, v2) == []
+
+
+def test_shared001_a_shared_chart_is_v3_only_admin_with_a_shared_entrance(tree):
+    """A chart that declares options.shared without onlyAdmin or a shared entrance is refused in a store of the shared
+    form (docs/forms.md); the single form's OLARES023 does not fire there."""
+    swap(tree, "OlaresManifest.yaml", "options:\n  apiTimeout: 0\n", "options:\n  shared: true\n  apiTimeout: 0\n")
+    found = only(lint_chart(APP, tree, form="shared"), "SHARED001")
+    assert {f.message for f in found} == {"options.shared is true but spec.onlyAdmin is not true",
+                                          "options.shared is true but there is no sharedEntrances entry"}
+    assert "OLARES023" in ids(lint_chart(APP, tree))

@@ -71,10 +71,11 @@ class Explanation:
     roofline_full: Roofline | None = None  # the same at the app's whole context
     reading: Reading | None = None  # the measured speed as a fraction of `roofline`
     devices: tuple[DevicePlan, ...] = ()  # per device it targets (its own first), when it targets more than one
+    shared: tuple[str, ...] = ()  # the shared form (docs/forms.md): each setting's bound and where it comes from
 
     def to_data(self) -> dict[str, Data]:
         """The `catalog explain --json` document."""
-        return {
+        out: dict[str, Data] = {
             "app": self.app, "title": self.title, "status": self.status, "stack": self.stack, "image": self.image,
             "command": list(self.command), "args": [a.to_data() for a in self.args],
             "env": [e.to_data() for e in self.env], "overridden_env": [e.to_data() for e in self.overridden_env],
@@ -84,6 +85,9 @@ class Explanation:
             "speed_per_roofline": self.reading.as_dict() if self.reading else None,
             "devices": [d.to_data() for d in self.devices],
         }
+        if self.shared:
+            out["shared"] = list(self.shared)
+        return out
 
 
 def _fit_data(fit: Fit) -> dict[str, Data]:
@@ -138,7 +142,8 @@ def explain_data(resolved: Resolved, catalog: Catalog, measured: Measured | None
     return Explanation(app=app.name, title=app.title, status=app.status, stack=resolved.stack.id, image=engine.image,
                        command=engine.command, args=_args(engine), env=env, overridden_env=overridden,
                        genesis=_genesis(settings), fit=estimate(resolved, engine, settings), roofline=roof,
-                       roofline_full=full, reading=read, devices=device_plans(resolved) if resolved.targets else ())
+                       roofline_full=full, reading=read, devices=device_plans(resolved) if resolved.targets else (),
+                       shared=tuple(spec.shared.lines()) if spec.shared is not None else ())
 
 
 def app_on_device(resolved: Resolved, device_id: str) -> DevicePlan:

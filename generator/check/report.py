@@ -97,6 +97,10 @@ def print_explain(data: Explanation, console: Console) -> None:
     _print_roofline(data, console)
     if data.devices:
         print_devices(data.devices, console)
+    if data.shared:
+        console.print("[bold]Shared form settings[/] (docs/forms.md)", highlight=False)
+        for line in data.shared:
+            console.print(f"  {escape(line)}", highlight=False)
 
 
 def _tps(value: float | None) -> str:

@@ -71,7 +71,7 @@ REGISTRY = RULES.of("catalog")  # the catalog rules, a live view of the one regi
 
 # Modules that define rules; each is imported once by `all_rules()`.
 RULE_MODULES: tuple[str, ...] = ("flags", "hami", "genesis", "engine", "fit", "consistency", "status", "market",
-                                 "versions_upstream", "measured", "tags", "secrets", "batch")
+                                 "versions_upstream", "measured", "tags", "secrets", "batch", "shared")
 
 
 RuleFn = Callable[[AppContext], Iterable[Finding]]
