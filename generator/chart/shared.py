@@ -153,10 +153,14 @@ def slots_of(r: Resolved, settings: object) -> int:
 
 def context_maximum(r: Resolved) -> tuple[int, str]:
     """The largest context (per the fit's steps) that fits the GPU memory the chart reserves on the app's device; the
-    app's own context when the fit finds less (measured beats modeled: the app's value stays, both are said)."""
+    app's own context when the fit finds less (measured beats modeled: the app's value stays, both are said); a
+    `measured:` context_length of the app where it has one."""
     from generator.fit.devices import largest_fitting
 
     cap = r.app.gpu_memory_mib
+    measured = next((m for m in r.app.measured if m.field == "context_length" and m.value.isdigit()), None)
+    if measured is not None:  # a context measured as the most that works stays the bound (docs/fit.md)
+        return int(measured.value), f"measured: {measured.note} ({measured.source})"
     found = largest_fitting(r)  # r is planned: its GPU memory is stated or sized, so each trial is estimated under it
     top = r.model.architecture.max_context
     own = r.app.context_length

@@ -1,5 +1,5 @@
 """Import of the shared-app layout (issue 38 item 5, issue 39 item 5): a store in the second public store's layout
-(tests/shared/shared_store.py writes it) and the shared charts this project renders, read back as their apps.
+(tests/forms/shared_store.py writes it) and the shared charts this project renders, read back as their apps.
 
 Real parts: copies of tests/fixtures/catalog_small, the real importer through the CLI and the real Helm engine, the
 real renderer and `catalog check` (rules and chart lint).

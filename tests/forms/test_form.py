@@ -145,3 +145,10 @@ def test_a_shared_chart_without_only_admin_is_refused(catalog_copy):
     assert "onlyAdmin" in found[0].message
     single = lint_chart(A3B, tree)  # the single form's store refuses a shared chart (the maintainer's market)
     assert {f.rule for f in single} == {"OLARES023"}
+
+
+def test_a_measured_context_is_the_bound(catalog_copy):
+    set_app(catalog_copy, A3B, measured=[{"field": "context_length", "value": "65536", "note": "the longest that ran",
+                                          "source": "a bench note"}])
+    bound = plan(shared_catalog(catalog_copy).apps[A3B]).shared.context
+    assert bound.maximum == 65536 and bound.why.startswith("measured: the longest that ran")
