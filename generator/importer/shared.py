@@ -259,7 +259,7 @@ def _slots(app: dict[str, Any], cat: Catalog, notes: list[str]) -> None:
         notes.append(f"{extra[at]} {extra[at + 1]} is the slot count the shared form writes out: not an app field")
 
 
-def _gpu(result: Imported, manifest: dict[str, Any], cat: Catalog, notes: list[str]) -> None:
+def _gpu(result: Imported, manifest: dict[str, Any], cat: Catalog, notes: list[str], whole: bool) -> None:
     """Upstream asked a whole GPU with no HAMi limit in the pod: the app keeps that meaning (the device's usable most),
     and the note says what the fit needs and what the chart now caps."""
     if result.app is None:
@@ -275,8 +275,9 @@ def _gpu(result: Imported, manifest: dict[str, Any], cat: Catalog, notes: list[s
     need = _fit_need(app, cat)
     fit = (f"the fit needs {need:,} MiB with its margin" if need is not None
            else "`catalog explain` shows what the fit needs")
-    notes.append(f"GPU memory: upstream set no HAMi limit in the pod (a whole GPU through nvidia.com/gpu; the "
-                 f"manifest asks {required or '?'} to {limited or '?'}); the chart now requests and caps {mib:,} MiB"
+    how = "a whole GPU through nvidia.com/gpu" if whole else "no GPU resource in the pod"
+    notes.append(f"GPU memory: upstream set no HAMi limit in the pod ({how}; the manifest asks {required or '?'} to "
+                 f"{limited or '?'}); the chart now requests and caps {mib:,} MiB"
                  f"{f', the usable most of {device.name}' if device is not None else ''}, as upstream let the app use "
                  f"the whole card; {fit}")
 
@@ -284,7 +285,10 @@ def _gpu(result: Imported, manifest: dict[str, Any], cat: Catalog, notes: list[s
 # what the generic import lists as unmapped that `form: shared` renders again
 MODELLED = re.compile(r"manifest env (LLM_[A-Z_]+) is not modelled|env (LLM_[A-Z_]+) renders from the manifest env|"
                       r"options\.shared is not modelled|spec\.onlyAdmin|sharedEntrances|Service sharedentrances-|"
-                      r"container nginx \(|ConfigMap nginx-config|Service [a-z0-9]+cli ports")
+                      r"container nginx \(|ConfigMap nginx-config|Service [a-z0-9]+cli ports|"
+                      r"entrances\[0\]\.(name|host) '[a-z0-9]+cli'")
+# the generic import's notes on the settings it was shown empty (read_layout left them out of its manifest)
+SETTING_NOTE = re.compile(r"\.Values\.olaresEnv\.LLM_[A-Z_]+: .*declares no env")
 # ... and, where upstream set no HAMi limit, what the GPU note says instead
 WHOLE_GPU = re.compile(r"nvidia\.com/gpu: |differs from gpu_memory_mib|CUDA_DEVICE_MEMORY_LIMIT_0")
 
@@ -323,14 +327,14 @@ def finish(result: Imported, layout: Layout, chart: ChartFiles, cat: Catalog) ->
                      if rel.startswith("templates/") or rel == "values.yaml")
     whole_gpu = "nvidia.com/gpumem" not in text
     if whole_gpu:
-        _gpu(result, layout.manifest, cat, notes)
+        _gpu(result, layout.manifest, cat, notes, "nvidia.com/gpu" in text)
     kept = [line for line in result.unmapped
             if not MODELLED.search(line) and not (whole_gpu and WHOLE_GPU.search(line))]
     if len(kept) != len(result.unmapped):
         notes.append(f"{len(result.unmapped) - len(kept)} chart parts of the shared layout (its settings, shared "
                      "entrance, client proxy, whole-GPU request) are what `form: shared` renders again")
     result.unmapped = kept
-    result.notes += notes
+    result.notes = [n for n in result.notes if not SETTING_NOTE.search(n)] + notes
     if result.unmapped:
         app["unmapped"] = list(result.unmapped)
     else:

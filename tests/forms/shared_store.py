@@ -132,6 +132,20 @@ workloads:
     replicaCount: 1
 """
 
+BASH = """          command: ["/bin/bash", "-c"]
+          args:
+            - |
+              set -e
+              SHARED_DIR=/shared-models/llms
+              mkdir -p "$SHARED_DIR"
+              if [ ! -f "$SHARED_DIR/$TARGET_FILE" ]; then
+                curl -fL -o "$SHARED_DIR/$TARGET_FILE" "https://huggingface.co/$TARGET_MODEL/resolve/main/$TARGET_FILE"
+              fi
+              EXTRA_LLM_ARGS=()
+              if [ -n "${{LLM_MAX_OUTPUT_TOKENS:-}}" ]; then EXTRA_LLM_ARGS+=(--n-predict "$LLM_MAX_OUTPUT_TOKENS"); fi
+              if [ -n "${{LLM_API_KEY:-}}" ]; then EXTRA_LLM_ARGS+=(--api-key "$LLM_API_KEY"); fi
+{build}{launch}"""
+
 LAUNCH = """              exec /app/llama-server \\
                 --model "$SHARED_DIR/$TARGET_FILE" \\
                 --alias "$MODEL_ALIAS" \\
@@ -139,6 +153,64 @@ LAUNCH = """              exec /app/llama-server \\
                 --ctx-size "${{LLM_CONTEXT_WINDOW:-${{CONTEXT_SIZE:-{context}}}}}" \\
                 --n-gpu-layers 99 --parallel 1 --jinja \\
                 "${{EXTRA_LLM_ARGS[@]}}"
+"""
+
+# the other launcher shape of that store (e.g. its `gemma4e2bone/templates/server.yaml`): the settings read in the
+# template, the engine's args written directly with Helm conditionals
+HELM_ARGS = """          command: ["/app/llama-server"]
+          args:
+            - "--model"
+            - "/shared-models/llms/$(TARGET_FILE)"
+            - "--alias"
+            - "$(MODEL_ALIAS)"
+            - "--host"
+            - "0.0.0.0"
+            - "--port"
+            - "{port}"
+            - "--ctx-size"
+{{{{- if $llmCtx }}}}
+            - {{{{ $llmCtx | quote }}}}
+{{{{- else }}}}
+            - "$(CONTEXT_SIZE)"
+{{{{- end }}}}
+            - "--n-gpu-layers"
+            - "99"
+            - "--parallel"
+            - "1"
+            - "--jinja"
+{{{{- if $llmMaxOut }}}}
+            - "--n-predict"
+            - {{{{ $llmMaxOut | quote }}}}
+{{{{- end }}}}
+{{{{- if $llmApiKey }}}}
+            - "--api-key"
+            - {{{{ $llmApiKey | quote }}}}
+{{{{- end }}}}
+"""
+
+HELM_INIT = """      initContainers:
+        - name: model-downloader
+          image: "docker.io/beclab/aboveos-busybox:1.37.0"
+          command:
+            - sh
+            - -c
+            - |
+              mkdir -p /shared-models/llms
+              if [ ! -f "/shared-models/llms/$TARGET_FILE" ]; then
+                wget -O "/shared-models/llms/$TARGET_FILE.tmp" "$MODEL_URL"
+                mv "/shared-models/llms/$TARGET_FILE.tmp" "/shared-models/llms/$TARGET_FILE"
+              fi
+          envFrom:
+            - configMapRef:
+                name: {name}-env
+          volumeMounts:
+            - mountPath: "/shared-models"
+              name: shared-models
+"""
+
+HELM_HEAD = """{{- $llmCtx := .Values.olaresEnv.LLM_CONTEXT_WINDOW | default "" }}
+{{- $llmMaxOut := .Values.olaresEnv.LLM_MAX_OUTPUT_TOKENS | default "" }}
+{{- $llmApiKey := .Values.olaresEnv.LLM_API_KEY | default "" }}
 """
 
 BUILD = """              git clone --depth 1 https://github.com/ggml-org/llama.cpp /opt/llama.cpp
@@ -155,6 +227,7 @@ metadata:
 data:
   TARGET_MODEL: "unsloth/Qwen3.6-35B-A3B-GGUF"
   TARGET_FILE: "Qwen3.6-35B-A3B-UD-Q4_K_XL.gguf"
+  MODEL_URL: "https://huggingface.co/unsloth/Qwen3.6-35B-A3B-GGUF/resolve/main/Qwen3.6-35B-A3B-UD-Q4_K_XL.gguf"
   MODEL_ALIAS: "qwen3.6-35b-a3b"
   CONTEXT_SIZE: "{context}"
 ---
@@ -179,22 +252,10 @@ spec:
       labels:
         io.kompose.service: {name}
     spec:
-      containers:
+{init}      containers:
         - name: llamacpp-server
           image: "{image}"
-          command: ["/bin/bash", "-c"]
-          args:
-            - |
-              set -e
-              SHARED_DIR=/shared-models/llms
-              mkdir -p "$SHARED_DIR"
-              if [ ! -f "$SHARED_DIR/$TARGET_FILE" ]; then
-                curl -fL -o "$SHARED_DIR/$TARGET_FILE" "https://huggingface.co/$TARGET_MODEL/resolve/main/$TARGET_FILE"
-              fi
-              EXTRA_LLM_ARGS=()
-              if [ -n "${{LLM_MAX_OUTPUT_TOKENS:-}}" ]; then EXTRA_LLM_ARGS+=(--n-predict "$LLM_MAX_OUTPUT_TOKENS"); fi
-              if [ -n "${{LLM_API_KEY:-}}" ]; then EXTRA_LLM_ARGS+=(--api-key "$LLM_API_KEY"); fi
-{build}{launch}          envFrom:
+{container}          envFrom:
             - configMapRef:
                 name: {name}-env
           env:
@@ -331,7 +392,7 @@ spec:
 def shared_chart(root: Path, name: str, *, title: str = "Qwen3.6 A3B (Shared)", version: str = "2.0.39",
                  context: int = 65536, image: str = "ghcr.io/ggml-org/llama.cpp:server-cuda13-b8740",
                  categories: tuple[str, ...] = ("LLM Chat", "AI Agents"), builds: bool = False,
-                 gb10: bool = False, port: int = 8080) -> Path:
+                 gb10: bool = False, port: int = 8080, helm_args: bool = False) -> Path:
     """One app folder of the second store's layout."""
     folder = root / name
     (folder / "templates").mkdir(parents=True)
@@ -342,9 +403,11 @@ def shared_chart(root: Path, name: str, *, title: str = "Qwen3.6 A3B (Shared)", 
         categories="".join(f"    - {c}\n" for c in categories).rstrip("\n"),
         arm="    - arm64\n" if gb10 else "", gb10=GB10 if gb10 else ""))
     (folder / "values.yaml").write_text(VALUES.format(name=name))
-    (folder / "templates" / "server.yaml").write_text(SERVER.format(
-        name=name, image=image, context=context, build=BUILD if builds else "",
-        launch=LAUNCH.format(context=context, port=port), port=port))
+    container = (HELM_ARGS.format(port=port) if helm_args else
+                 BASH.format(build=BUILD if builds else "", launch=LAUNCH.format(context=context, port=port)))
+    (folder / "templates" / "server.yaml").write_text((HELM_HEAD if helm_args else "") + SERVER.format(
+        name=name, image=image, context=context, container=container, port=port,
+        init=HELM_INIT.format(name=name) if helm_args else ""))
     (folder / "templates" / "clientproxy.yaml").write_text(CLIENT.format(name=name, port=port))
     for sub in (name, f"{name}srv"):  # the empty client / server subchart folders the store keeps
         (folder / sub).mkdir()
@@ -354,12 +417,13 @@ def shared_chart(root: Path, name: str, *, title: str = "Qwen3.6 A3B (Shared)", 
 
 
 def shared_store(root: Path) -> Path:
-    """A store of three shared apps: one on an image the catalog knows, one that builds llama.cpp at start, one that
-    also installs on a DGX Spark (nvidia-gb10)."""
+    """A store of four shared apps: one on an image the catalog knows, one that builds llama.cpp at start, one that
+    also installs on a DGX Spark (nvidia-gb10), one whose template writes the engine's args with Helm conditionals."""
     store = root / "store"
     shared_chart(store, "sharedqwen")
     shared_chart(store, "sharedbuild", builds=True)
     shared_chart(store, "sharedspark", gb10=True, title="Qwen3.6 A3B Spark")
+    shared_chart(store, "sharedhelm", helm_args=True, context=32768)
     return store
 
 

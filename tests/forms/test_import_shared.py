@@ -51,7 +51,7 @@ def app_data(catalog: Path, name: str, folder: str = "apps") -> dict:
 def test_a_store_of_shared_apps_imports_active_apps_and_a_draft(capsys, catalog, tmp_path):
     results = imported(capsys, catalog, shared_store(tmp_path))
     assert {n: r["status"] for n, r in results.items()} == {"sharedqwen": "ok", "sharedspark": "ok",
-                                                            "sharedbuild": "draft"}
+                                                            "sharedbuild": "draft", "sharedhelm": "ok"}
     assert results["sharedbuild"]["missing"][0] == "builds llama.cpp from git at start: pin an image"
     app = app_data(catalog, "sharedqwen")
     assert app["form"] == "shared" and list(app["categories"]) == ["LLM Chat", "AI Agents"]
@@ -64,7 +64,11 @@ def test_a_store_of_shared_apps_imports_active_apps_and_a_draft(capsys, catalog,
     assert not any("LLM_" in line or "sharedentrances" in line for line in app.get("unmapped", ()))
     assert app_data(catalog, "sharedbuild", "drafts/apps")["form"] == "shared"
 
-    code = main(["check", "sharedqwen", "sharedspark", "--catalog", str(catalog), "--json"])
+    helm_app = app_data(catalog, "sharedhelm")  # the settings empty: the chart's defaults, no setting's flag
+    assert helm_app["context_length"] == 32768 and "--n-predict" not in helm_app.get("extra_args", ())
+    assert "--api-key" not in helm_app.get("extra_args", ()) and helm_app["form"] == "shared"
+
+    code = main(["check", "sharedqwen", "sharedspark", "sharedhelm", "--catalog", str(catalog), "--json"])
     report = json.loads(capsys.readouterr().out)
     assert code == 0, [f for a in report["apps"] for f in a["findings"] if f["severity"] == "error"]
 
