@@ -249,7 +249,9 @@ class SharedEntrance:
 @dataclass(frozen=True)
 class SettingEnv:
     """A manifest env a user (or Router) may change, read by the chart as `.Values.olaresEnv.<name>` (manifest.md
-    "envs": type string/int/.../password, regex, editable, applyOnChange: a change redeploys the app)."""
+    "envs": type string/int/.../password, regex, editable, applyOnChange: a change redeploys the app). Its default is
+    empty, as the official bases write their optional settings (beclab/apps@83b36160 llamacppllmbasev3
+    ENGINE_ARGS `default: ""`): empty means the chart's own value."""
 
     name: str
     description: str
@@ -257,8 +259,8 @@ class SettingEnv:
     regex: str | None = None
 
     def to_data(self) -> dict[str, Data]:
-        out: dict[str, Data] = {"envName": self.name, "required": False, "type": self.type, "editable": True,
-                                "applyOnChange": True}
+        out: dict[str, Data] = {"envName": self.name, "required": False, "default": "", "type": self.type,
+                                "editable": True, "applyOnChange": True}
         if self.regex is not None:
             out["regex"] = self.regex
         out["description"] = self.description
