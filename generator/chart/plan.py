@@ -197,12 +197,15 @@ def _i18n(r: Resolved, profile: Profile) -> dict[str, I18nManifest]:
 def _settings(bounds: SharedEngine) -> tuple[SettingEnv, ...]:
     """The manifest envs of the shared form (generator/chart/shared.py says how each reaches the engine)."""
     c = bounds.context
+    output = {"--n-predict": " The engine answers this many tokens when a request names no max_tokens.",
+              "--override-generation-config": " The engine caps every answer at it (vLLM max_new_tokens)."}
     out = [SettingEnv(CONTEXT_ENV, f"Context window in tokens per request. Empty: {c.default:,} (the app's own). "
                       f"At most {c.maximum:,}: {c.why}; a larger value is served as {c.maximum:,}.",
                       regex=NUMBER_REGEX),
            SettingEnv(OUTPUT_ENV, "Largest output a request may ask for, in tokens, at most the context window. "
-                      "Empty: up to the context window." + ("" if bounds.output_flag else " The engine has no "
-                                                             "server-wide limit: the value is the model card's."),
+                      "Empty: up to the context window." + (output.get(bounds.output_flag or "", "") if
+                                                             bounds.output_flag else " The engine takes no such "
+                                                             "setting: the value is the model card's."),
                       regex=NUMBER_REGEX)]
     if bounds.api_key_flag:
         out.append(SettingEnv(API_KEY_ENV, "API key the engine requires of every request (Authorization: Bearer). "

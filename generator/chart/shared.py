@@ -20,8 +20,10 @@ The settings, and how each reaches the engine:
   device, at most the model's): `maximum`. The template puts the result in place of the context flag's value
   (`argIndex` in the engine's args), times the slots for llama.cpp, whose `--ctx-size` is the pool of all slots
   (llama.cpp tools/server/README.md `-c, --ctx-size`; `-np, --parallel`).
-- LLM_MAX_OUTPUT_TOKENS: at most the context window; reaches the engine where its flag table has a server-wide limit:
-  llama.cpp `--n-predict` ("number of tokens to predict", the slot's limit), vLLM `--override-generation-config
+- LLM_MAX_OUTPUT_TOKENS: at most the context window; reaches the engine where its flag table has a flag for it:
+  llama.cpp `--n-predict` ("number of tokens to predict": the length of an answer whose request names none; a
+  request's own max_tokens goes past it, measured on llama-server b11434, tests/forms/test_shared_llama_server.py),
+  vLLM `--override-generation-config
   {"max_new_tokens": N}` (vLLM docs configuration/engine_args: "If `max_new_tokens` is specified in generation config,
   then it sets a server-wide limit on the number of output tokens for all requests"). SGLang and Lucebox have none:
   the value is the model card's only.
@@ -56,7 +58,7 @@ class Knobs:
     per_slot_pool: bool  # the context flag is the pool of all slots (llama.cpp -c = slots x window)
     slot_flags: tuple[str, ...]  # the slot-count flag and its aliases ("" : the engine serves one sequence)
     slot_setting: str  # the Settings field the fit read the slots from
-    output_flag: str | None  # the flag of a server-wide output limit
+    output_flag: str | None  # the flag that takes the output setting (vLLM: a limit; llama.cpp: a default)
     output_format: str  # printf format of its value (%d = the tokens)
     api_key_flag: str | None
 
@@ -108,10 +110,12 @@ class SharedEngine:
         out = [f"{CONTEXT_ENV}: empty -> {c.default:,} tokens (the app's own); above {c.maximum:,} -> {c.maximum:,}: "
                f"{c.why}; the engine's args[{c.arg_index}] gets the window{pool}"]
         if self.output_flag:
+            kind = ("a default for requests that name no max_tokens (llama-server)" if self.output_flag == "--n-predict"
+                    else "a server-wide limit")
             out.append(f"{OUTPUT_ENV}: at most the window; the engine gets {self.output_flag} "
-                       f"{self.output_format.replace('%d', 'N')}")
+                       f"{self.output_format.replace('%d', 'N')}: {kind}")
         else:
-            out.append(f"{OUTPUT_ENV}: at most the window; the engine has no server-wide output limit in its flag "
+            out.append(f"{OUTPUT_ENV}: at most the window; the engine takes no output setting in its flag "
                        "table (or the app sets its own): the model card's only")
         out.append(f"{API_KEY_ENV}: " + (f"kept in the app's Secret, passed as {self.api_key_flag} $({API_KEY_ENV})"
                                          if self.api_key_flag else "not offered: the engine takes no --api-key"))
