@@ -27,15 +27,13 @@ def preset(name: AppArg = None, base: BaseOpt = None, device: DeviceOpt = None, 
     GPU memory, each checked against the base's envs; or one line saying why the base cannot serve the app.
     Exit 1 when a preset is refused."""
     from generator.core.text import safe_line
-    from generator.flags.tables import FlagTables
-    from generator.preset.bases import load_base
+    from generator.preset.bases import flag_table, load_base
     from generator.preset.build import Preset, base_for, build_preset
 
     cat = load_catalog(use_catalog(catalog, command="preset", writes=False, quiet=as_json))
     if name is not None and name not in cat.apps:
         raise UsageError(f"unknown app {name!r}")
     selected = cat.select([name]) if name else [r for r in cat.select() if r.app.status == "active"]
-    tables = FlagTables(cat.root)
     presets: list[Preset] = []
     for r in selected:
         chosen = base or base_for(r)
@@ -44,8 +42,7 @@ def preset(name: AppArg = None, base: BaseOpt = None, device: DeviceOpt = None, 
                                   reason=f"{r.app.name} runs {r.stack.id}: Olares has no engine base of its family"))
             continue
         b = load_base(cat.root, chosen)
-        table = tables.get(b.flag_table) if b.flag_table and tables.exists(b.flag_table) else None
-        presets.append(build_preset(r, b, table, device))
+        presets.append(build_preset(r, b, flag_table(cat.root, b.flag_table), device))
     if as_json:
         data = [p.to_data() for p in presets]
         sys.stdout.write(json.dumps(data[0] if name else data, indent=2) + "\n")

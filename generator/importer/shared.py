@@ -319,6 +319,11 @@ def finish(result: Imported, layout: Layout, chart: ChartFiles, cat: Catalog) ->
                  + (f"; settings {', '.join(layout.settings)} read through olaresEnv" if layout.settings else "")
                  + ")")
     notes += layout.rewritten
+    env = app.get("env")
+    if isinstance(env, dict) and any(k in SETTINGS for k in env):
+        app["env"] = {k: v for k, v in env.items() if k not in SETTINGS}  # the settings are the form's, not app env
+        if not app["env"]:
+            app.pop("env")
     _title(app, notes)
     _categories(app, layout.manifest, notes, cat.market.categories)
     _modes(app, layout.manifest, cat, notes, result.unmapped)

@@ -15,6 +15,8 @@ from typing import Annotated
 from pydantic import Field, StringConstraints
 
 from generator.core.errors import InputError, Problem, UsageError
+from generator.core.locate import embedded_catalog
+from generator.flags.tables import FlagTable, FlagTables
 from generator.schema.common import Id, Strict
 from generator.yamlio.loader import load_model, read_document
 
@@ -61,7 +63,29 @@ def bases_dir(root: Path) -> Path:
     return Path(root) / "bases"
 
 
+def base_root(root: Path, name: str) -> Path:
+    """The catalog whose bases/ holds `name`: the store's own, else the tool's embedded catalog (the bases are the
+    platform's facts; `catalog init` does not copy them)."""
+    if (bases_dir(root) / f"{name}.yaml").is_file():
+        return Path(root)
+    embedded = embedded_catalog()
+    return embedded if (bases_dir(embedded) / f"{name}.yaml").is_file() else Path(root)
+
+
+def flag_table(root: Path, table_id: str | None) -> FlagTable | None:
+    """The base image's flag table from the store's flags/, else the embedded catalog's; None when neither has it."""
+    if table_id is None:
+        return None
+    for where in (Path(root), embedded_catalog()):
+        tables = FlagTables(where)
+        if tables.exists(table_id):
+            return tables.get(table_id)
+    return None
+
+
 def load_base(root: Path, name: str) -> Base:
+    """Base `name` from the store's bases/, else the embedded catalog's (`base_root`)."""
+    root = base_root(root, name)
     path = bases_dir(root) / f"{name}.yaml"
     if not path.is_file():
         known = sorted(p.stem for p in bases_dir(root).glob("*.yaml")) if bases_dir(root).is_dir() else []
@@ -74,4 +98,4 @@ def load_base(root: Path, name: str) -> Base:
     return base
 
 
-__all__ = ["BASE_NAMES", "Base", "BaseEnv", "EnvOption", "bases_dir", "load_base"]
+__all__ = ["BASE_NAMES", "Base", "BaseEnv", "EnvOption", "base_root", "bases_dir", "flag_table", "load_base"]

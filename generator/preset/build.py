@@ -192,8 +192,10 @@ def build_preset(r: Resolved, base: Base, table: FlagTable | None, device: str |
     env = (("MODEL_SOURCE", source), ("MODEL_NAME", name), ("MODEL_MODE", "chat"),
            ("MODEL_SUPPORTS", card.supports_env), ("ENGINE_ARGS", " ".join(args)),
            (base.gpu_memory_env, f"{gpu}Mi"))
-    notes = [f"context {card.context_window:,} tokens per request, {gpu:,} MiB GPU memory: the fit's on "
-             f"{planned.device.name} for {planned.stack.image}; the base runs {base.image}"]
+    memory = ("sized by the fit" if "gpu_memory_mib" in planned.sized else "as the app states it (measured beats "
+              "modeled)")
+    notes = [f"context {card.context_window:,} tokens per request (the fit's on {planned.device.name} for "
+             f"{planned.stack.image}), {gpu:,} MiB GPU memory {memory}; the base runs {base.image}"]
     if table is None:
         notes.append(f"no flag table for {base.image}: ENGINE_ARGS is not checked")
     elif base.flag_table_note:
@@ -207,21 +209,18 @@ def build_preset(r: Resolved, base: Base, table: FlagTable | None, device: str |
 
 
 def page_preset(r: Resolved, root: Path) -> Preset | None:
-    """The preset the store page shows beside an app (its family's base, its own device); None where the catalog has
-    no base file (a store without catalog/bases/)."""
-    from generator.flags.tables import FlagTables
-    from generator.preset.bases import bases_dir, load_base
+    """The preset the store page shows beside an app (its family's base, its own device); None where neither the
+    store nor the embedded catalog has the base's file."""
+    from generator.preset.bases import base_root, bases_dir, flag_table, load_base
 
     name = base_for(r)
     if name is None:
         return Preset(r.app.name, "-", r.device.id, reason="Olares has no engine base of its family")
-    if not (bases_dir(root) / f"{name}.yaml").is_file():
+    if not (bases_dir(base_root(root, name)) / f"{name}.yaml").is_file():
         return None
     try:
         base = load_base(root, name)
-        tables = FlagTables(root)
-        table = tables.get(base.flag_table) if base.flag_table and tables.exists(base.flag_table) else None
-        return build_preset(r, base, table)
+        return build_preset(r, base, flag_table(root, base.flag_table))
     except CatalogError as exc:
         return Preset(r.app.name, name, r.device.id, reason=str(exc))
 

@@ -107,3 +107,8 @@ def test_a_shared_chart_we_render_round_trips_through_import(capsys, tmp_path, a
     first = {p.relative_to(tmp_path / "charts" / app): p.read_bytes() for p in (tmp_path / "charts" / app).rglob("*")
              if p.is_file()}
     assert again == first  # the imported app renders the same shared chart, byte for byte
+
+
+def test_the_settings_do_not_become_app_env(capsys, catalog, tmp_path):
+    imported(capsys, catalog, shared_store(tmp_path) / "sharedqwen")
+    assert not any(k.startswith("LLM_") for k in app_data(catalog, "sharedqwen").get("env", {}))

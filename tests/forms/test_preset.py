@@ -129,3 +129,12 @@ def test_cli_json_and_exit_codes(bases, capsys):
     assert json.loads(capsys.readouterr().out)["reason"]
     assert main(["preset", E4B, "--base", "llamacppllmbasev3", "--catalog", str(bases)]) == 2
     assert "vllm" in capsys.readouterr().err
+
+
+def test_a_store_without_bases_reads_the_tools_own(catalog_copy, capsys):
+    """`catalog init` copies no bases/: the embedded catalog's (the platform's facts) answer."""
+    assert not (catalog_copy / "bases").exists()
+    assert main(["preset", A3B, "--catalog", str(catalog_copy), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["ok"] and data["base"] == "llamacppllmbasev3"
+    assert not any("no flag table" in n for n in data["notes"])  # the embedded table of the base's image
