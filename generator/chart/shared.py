@@ -38,6 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from generator.catalog import Resolved
+from generator.core.errors import InputError, Problem
 from generator.core.data import Data
 from generator.engines.base import Arg, EngineSpec
 from generator.engines.family import family_of
@@ -182,8 +183,12 @@ def plan_engine(r: Resolved, spec: EngineSpec, settings: object) -> SharedEngine
     knobs = knobs_for(r)
     argv = spec.argv
     index = _flag_index(argv, knobs.context_flags)
-    if index is None:
-        raise ValueError(f"{r.app.name}: no {knobs.context_flags[0]} in the engine's args")
+    attached = any(t.startswith(tuple(f"{f}=" for f in knobs.context_flags)) for t in argv)
+    if index is None or attached or not argv[index].isdigit():
+        raise InputError([Problem(r.file, r.line("extra_args") if r.app.extra_args else None, "form",
+                                  f"{r.app.name}: the shared form bounds the context through the engine's "
+                                  f"{knobs.context_flags[0]} N, which its args do not hold as two words; write it so "
+                                  "in extra_args (not --flag=N), or set `form: single` on the app")])
     slots = slots_of(r, settings) if knobs.per_slot_pool else 1
     total = int(argv[index])
     maximum, why = context_maximum(r)

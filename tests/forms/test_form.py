@@ -152,3 +152,10 @@ def test_a_measured_context_is_the_bound(catalog_copy):
                                           "source": "a bench note"}])
     bound = plan(shared_catalog(catalog_copy).apps[A3B]).shared.context
     assert bound.maximum == 65536 and bound.why.startswith("measured: the longest that ran")
+
+
+def test_a_context_flag_the_shared_form_cannot_bound_is_a_file_line_error(catalog_copy):
+    set_app(catalog_copy, E4B, extra_args=["--max-model-len=8192"])
+    with pytest.raises(InputError) as err:
+        plan(shared_catalog(catalog_copy).apps[E4B])
+    assert f"{E4B}.yaml:" in str(err.value) and "--max-model-len N" in str(err.value)
