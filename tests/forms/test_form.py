@@ -159,3 +159,14 @@ def test_a_context_flag_the_shared_form_cannot_bound_is_a_file_line_error(catalo
     with pytest.raises(InputError) as err:
         plan(shared_catalog(catalog_copy).apps[E4B])
     assert f"{E4B}.yaml:" in str(err.value) and "--max-model-len N" in str(err.value)
+
+
+def test_llamacpps_context_pool_is_the_window_times_the_slots(catalog_copy):
+    set_app(catalog_copy, A3B, extra_args=["--parallel", "2"])
+    r = shared_catalog(catalog_copy).apps[A3B]
+    spec = plan(r)
+    bound = spec.shared.context
+    assert bound.slots == 2 and bound.default == r.app.context_length // 2
+    tree = render(spec)
+    served = engine_container(docs_with(A3B, tree, LLM_CONTEXT_WINDOW="1000"))["args"]
+    assert flag(served, "--ctx-size") == "2000" and spec.shared.apply(1000) == 2000
