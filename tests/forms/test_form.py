@@ -6,6 +6,8 @@ chart with the values Olares injects (olaresEnv as a user or Router sets it), th
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import yaml
 
@@ -170,3 +172,16 @@ def test_llamacpps_context_pool_is_the_window_times_the_slots(catalog_copy):
     tree = render(spec)
     served = engine_container(docs_with(A3B, tree, LLM_CONTEXT_WINDOW="1000"))["args"]
     assert flag(served, "--ctx-size") == "2000" and spec.shared.apply(1000) == 2000
+
+
+def test_shared002_a_setting_flag_the_image_lacks_is_an_error(catalog_copy, capsys):
+    from generator.cli import main
+
+    table = catalog_copy / "flags" / "llamacpp-b8740.yaml"
+    table.write_text("".join(line for line in table.read_text(encoding="utf-8").splitlines(keepends=True)
+                             if "{name: --api-key," not in line), encoding="utf-8")
+    set_form(catalog_copy, "shared")
+    code = main(["check", A3B, "--catalog", str(catalog_copy), "--json", "--no-lint"])
+    findings = json.loads(capsys.readouterr().out)["apps"][0]["findings"]
+    assert code == 1 and [f["message"] for f in findings if f["rule"] == "SHARED002"] == [
+        "the shared form passes --api-key when its setting is set, but llamacpp-b8740 does not list it"]
