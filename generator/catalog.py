@@ -16,6 +16,7 @@ from generator.core.errors import InputError, Problem, UsageError, translate_os_
 from generator.core.locate import embedded_catalog
 from generator.core.redact import secrets_in
 from generator.yamlio.loader import Document, load_model, read_document
+from generator.schema.market import FormName
 from generator.schema import (App, Calibration, ChatTemplate, Device, DeviceTarget, GenesisRegistry, Market, Model,
                               Stack, WeightFile)
 
@@ -70,6 +71,11 @@ class Resolved:
 
     def line(self, *loc: str | int) -> int:
         return self.doc.line_of(tuple(loc))
+
+    @property
+    def form(self) -> FormName:
+        """The app form its chart takes (docs/forms.md): the app's own `form:`, else the store's."""
+        return self.app.form or self.market.form
 
     @property
     def mmproj(self) -> WeightFile | None:

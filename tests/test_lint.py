@@ -512,3 +512,13 @@ def test_oac001_the_platforms_validator_refuses_the_chart(tree, tmp_path, monkey
         oac.validator.cache_clear()
     assert len(found) == 1 and found[0].severity == "error"
     assert "manifest: entrances[0].authLevel must be one of" in found[0].message and str(tmp_path) not in found[0].fix
+
+
+def test_shared001_a_shared_chart_is_v3_only_admin_with_a_shared_entrance(tree):
+    """A chart that declares options.shared without onlyAdmin or a shared entrance is refused in a store of the shared
+    form (docs/forms.md); the single form's OLARES023 does not fire there."""
+    swap(tree, "OlaresManifest.yaml", "options:\n  apiTimeout: 0\n", "options:\n  shared: true\n  apiTimeout: 0\n")
+    found = only(lint_chart(APP, tree, form="shared"), "SHARED001")
+    assert {f.message for f in found} == {"options.shared is true but spec.onlyAdmin is not true",
+                                          "options.shared is true but there is no sharedEntrances entry"}
+    assert "OLARES023" in ids(lint_chart(APP, tree))

@@ -75,10 +75,11 @@ class Explanation:
     devices: tuple[DevicePlan, ...] = ()  # per device it targets (its own first), when it targets more than one
     speeds: Speeds | None = None  # the predicted decode speeds on its device (generator/fit/speed.py)
     gpu: GpuMemory | None = None  # scheduler request, in-container HAMi cap, engine budget, each with its origin
+    shared: tuple[str, ...] = ()  # the shared form (docs/forms.md): each setting's bound and where it comes from
 
     def to_data(self) -> dict[str, Data]:
         """The `catalog explain --json` document."""
-        return {
+        out: dict[str, Data] = {
             "app": self.app, "title": self.title, "status": self.status, "stack": self.stack, "image": self.image,
             "command": list(self.command), "args": [a.to_data() for a in self.args],
             "env": [e.to_data() for e in self.env], "overridden_env": [e.to_data() for e in self.overridden_env],
@@ -90,6 +91,9 @@ class Explanation:
             **speed_data(self.speeds),
             "gpu_memory": _gpu_data(self.gpu),
         }
+        if self.shared:
+            out["shared"] = list(self.shared)
+        return out
 
 
 def speed_data(found: Speeds | None) -> dict[str, Data]:
@@ -161,7 +165,8 @@ def explain_data(resolved: Resolved, catalog: Catalog, measured: Measured | None
                        command=engine.command, args=_args(engine), env=env, overridden_env=overridden,
                        genesis=_genesis(settings), fit=estimate(resolved, engine, settings), roofline=roof,
                        roofline_full=full, reading=read, devices=device_plans(resolved) if resolved.targets else (),
-                       speeds=speeds(resolved), gpu=spec.gpu)
+                       speeds=speeds(resolved), gpu=spec.gpu,
+                       shared=tuple(spec.shared.lines()) if spec.shared is not None else ())
 
 
 def app_on_device(resolved: Resolved, device_id: str) -> DevicePlan:

@@ -104,6 +104,10 @@ def print_explain(data: Explanation, console: Console) -> None:
     print_speeds(data.speeds, console)
     if data.devices:
         print_devices(data.devices, console)
+    if data.shared:
+        console.print("[bold]Shared form settings[/] (docs/forms.md)", highlight=False)
+        for line in data.shared:
+            console.print(f"  {escape(line)}", highlight=False)
 
 
 def _tps(value: float | None) -> str:

@@ -47,7 +47,7 @@ def _lint(resolved: Resolved, ctx: AppContext, charts_dir: str, helm: Helm | Non
 
     tree = render(ctx.chart)
     return [replace(f, file=f"{charts_dir}/{f.file}") if f.file else f
-            for f in lint_chart(resolved.app.name, tree, helm=helm)]
+            for f in lint_chart(resolved.app.name, tree, helm=helm, form=resolved.form)]
 
 
 def check_app(resolved: Resolved, catalog: Catalog, *, lint: bool, charts_dir: str = "charts",

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from generator.core.errors import InputError, Problem
 from generator.importer.build import APP_KEYS, HAMI_ENV, Imported, _where_key, import_chart
 from generator.importer.drafts import Pool
+from generator.importer.shared import finish, read_layout
 from generator.importer.source import read_chart
 from generator.importer.write import Plan, app_conflict, apply, plan_writes, recorded_label
 
@@ -148,7 +149,8 @@ def import_paths(paths: list[Path], cat: Catalog, *, update: bool = False, dry_r
         for path, label in zip(paths, labels, strict=True):
             saved = pool.snapshot()
             try:
-                result = import_chart(read_chart(path, label), cat, pool, renderer, renamed)
+                chart, layout = read_layout(read_chart(path, label))  # the shared-app layout (importer/shared.py)
+                result = import_chart(chart, cat, pool, renderer, renamed)
             except InputError as exc:
                 pool.restore(saved)
                 results.append(Imported(label, status="error", problems=list(exc.problems)))
@@ -158,6 +160,8 @@ def import_paths(paths: list[Path], cat: Catalog, *, update: bool = False, dry_r
                 pool.restore(saved)  # nothing of a left-out chart is drafted
             _cap_gpu_memory(result, cat)
             _mark_launcher(result)
+            if layout is not None:
+                finish(result, layout, chart, cat)
             taken = next((r for r in results if r.name and r.name == result.name
                           and r.status in ("ok", "draft")), None)
             conflict = app_conflict(result, cat.root, update) or (taken and Problem(

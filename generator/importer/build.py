@@ -83,7 +83,7 @@ CHART_FIELDS = ("name", "title", "description", "full_description", "icon", "own
                 "stack", "device", "context_length", "served_name", "kv_cache_type", "kv_cache_type_v", "speculative",
                 "vision", "mmproj", "audio", "chat_template", "slot_save", "python_packages",
                 "genesis_patches", "gpu_memory_mib", "gpu_memory_utilization", "resources", "env",
-                "extra_args", "version", "upgrade_description", "unmapped")
+                "extra_args", "version", "upgrade_description", "unmapped", "form")
 """The app fields an import sets (the fields a chart determines, plus `unmapped`); `--update` changes only
 these. Status, benchmarks, calibration, probe and the deprecation fields are not in a chart."""
 

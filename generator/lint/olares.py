@@ -728,7 +728,7 @@ def v3_i18n(view: ChartView) -> Iterator[Issue]:
             "the maintainer's market refuses either flag",
             f"{V3_VALIDATOR} 'must remain an individual (non-shared) application'; {SPEC_012} options.shared")
 def v3_individual(view: ChartView) -> Iterator[Issue]:
-    if not _v3(view):
+    if not _v3(view) or view.form == "shared":  # a store of the shared form (docs/forms.md): SHARED001 instead
         return
     if _map(view.manifest, "options").get("shared") is True:
         yield Issue("options.shared is true", "remove it: the app is installed per user", MANIFEST,

@@ -18,6 +18,7 @@ from pathlib import Path
 from generator.adapters.helm import Helm
 from generator.lint import olares  # noqa: F401  (registers the OLARES rules)
 from generator.lint.oac import oac_findings
+from generator.lint import shared  # noqa: F401  (registers the SHARED rules)
 from generator.lint import helm as _helm
 from generator.lint import kube
 from generator.lint.registry import CHART_RULES, ChartRule, Issue, checks, register
@@ -94,17 +95,19 @@ def _schema(view: ChartView) -> Iterable[tuple[str, Issue]]:
                                       "fix the field in the template or the planned values", doc.source)
 
 
-def lint_chart(name: str, tree: dict[str, str], *, file: str | None = None, helm: Helm | None = None) -> list[Finding]:
+def lint_chart(name: str, tree: dict[str, str], *, file: str | None = None, helm: Helm | None = None,
+               form: str = "single") -> list[Finding]:
     """Every finding for one rendered chart (`{relative path: text}`), sorted by rule id.
 
     Findings point at `<name>/<chart file>` (with a line when known); with `file` (e.g. the catalog
     app file the chart was rendered from) they point there and the message names the chart file.
-    `helm` is the Helm adapter to use (a fresh one when None).
+    `helm` is the Helm adapter to use (a fresh one when None); `form` the app form the store chose (docs/forms.md).
     """
     engine = helm or Helm()
     found: list[tuple[str, Issue]] = []
     with _helm.chart_folder(name, tree) as folder:
         view = build_view(name, tree, folder, engine)
+        view.form = form
         found += [("HELM001", i) for i in _helm_lint(engine, view, folder)]
     found += [("HELM002", i) for i in _render_failures(view)]
     found += list(_schema(view))

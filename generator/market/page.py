@@ -30,6 +30,7 @@ from generator.fit.estimate import estimate
 from generator.fit.sizing import sized
 from generator.market.history import LedgerReader, SmokePoint
 from generator.market.plots import BenchmarkPoint, fit_svg, speed_svg
+from generator.preset.build import Preset, page_preset
 from generator.publish.market import MarketBuild, writable_below, write_if_changed
 
 
@@ -65,6 +66,7 @@ class AppCard:
     fit_plot: str
     devices: tuple[DevicePlan, ...] = ()  # per device it targets, its own first (docs/devices.md); empty: one device
     predicted: tuple[Predicted, ...] = ()  # the speed model's figures per device it runs on (generator/fit/speed.py)
+    preset: Preset | None = None  # the env values for Olares' own engine base (generator/preset/), or why not
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,8 @@ def _served(name: str, builds: Mapping[str, MarketBuild]) -> tuple[Served, ...]:
 
 
 def _card(r: Resolved, builds: Mapping[str, MarketBuild], smokes: Sequence[SmokePoint],
-          plots: dict[str, Maker]) -> AppCard:
+          plots: dict[str, Maker], root: Path | None = None) -> AppCard:
+    preset = page_preset(r, root) if root is not None and r.app.status == "active" else None
     devices = device_plans(r) if r.targets and r.app.status != "removed" else ()
     r = sized(r)  # an app may leave gpu_memory_mib to the fit (generator/fit/sizing.py)
     spec = plan(r)
@@ -149,7 +152,7 @@ def _card(r: Resolved, builds: Mapping[str, MarketBuild], smokes: Sequence[Smoke
         context=fit.context, gpu_mib=fit.cap_mib,
         engine=r.stack.engine, stack=r.stack.title, image=spec.engine.image, fit=fit.summary(), fit_verdict=fit.verdict,
         last_smoke=smokes[-1] if smokes else None, smokes=len(smokes), benchmark=benchmarks[-1] if benchmarks else None,
-        speed_plot=speed, fit_plot=fitp, devices=devices, predicted=_predicted(r, devices),
+        speed_plot=speed, fit_plot=fitp, devices=devices, predicted=_predicted(r, devices), preset=preset,
     )
 
 
@@ -157,7 +160,8 @@ def _groups(cat: Catalog, builds: Mapping[str, MarketBuild], ledger: LedgerReade
             plots: dict[str, Maker]) -> list[ModelGroup]:
     by_model: dict[str, list[AppCard]] = {}
     for r in cat.select():
-        by_model.setdefault(r.model.id, []).append(_card(r, builds, list(ledger(cat.root, r.app.name)), plots))
+        by_model.setdefault(r.model.id, []).append(_card(r, builds, list(ledger(cat.root, r.app.name)), plots,
+                                                         cat.root))
     groups = []
     for model_id, cards in by_model.items():
         model = cat.models[model_id]
@@ -338,6 +342,7 @@ figcaption { font-size: 11px; color: #757575; }
 <dt>GPU memory</dt><dd>{{ "{:,}".format(c.gpu_mib) }} MiB &middot; <span class="{{ c.fit_verdict }}">{{ c.fit }}</span></dd>
 {% if c.devices %}<dt>devices</dt><dd class="devices">{% for d in c.devices %}<span class="device" data-device="{{ d.device }}">{{ d.name }} ({{ d.accelerator }}): {% if d.runs %}{{ "{:,}".format(d.context) }} tokens &middot; KV {{ d.kv }} &middot; {{ "{:,}".format(d.gpu_mib) }} MiB &middot; {{ d.verdict }}{% if d.roof_empty_tps is not none %} &middot; roofline {{ "%.0f" | format(d.roof_empty_tps) }} tokens/s{% endif %}{% if d.gave_up %} &middot; gave up: {{ d.gave_up | join("; ") }}{% endif %}{% else %}<span class="excluded">excluded</span>: {{ d.excluded | join("; ") }}{% endif %}</span>{% if not loop.last %}<br>{% endif %}{% endfor %}</dd>
 {% endif %}{% if c.predicted %}<dt>predicted speed</dt><dd class="predicted">{% for p in c.predicted %}<span class="prediction">{{ p.device }}: {% if p.short_tps is not none %}{{ "%.0f" | format(p.short_tps) }} tokens/s (&plusmn;{{ "%.0f" | format(p.band * 100) }} %){% if p.full_tps is not none %}, {{ "%.0f" | format(p.full_tps) }} at {{ "{:,}".format(p.full_context) }} tokens{% endif %}{% else %}no speed family: a band only{% endif %}{% if p.measured_tps is not none %} &middot; measured {{ "%.1f" | format(p.measured_tps) }}{% endif %}</span>{% if not loop.last %}<br>{% endif %}{% endfor %}</dd>
+{% endif %}{% if c.preset %}<dt>Olares base</dt><dd class="preset" data-base="{{ c.preset.base }}">{% if c.preset.reason %}{{ c.preset.reason }}{% else %}{{ c.preset.base }}:{% for k, v in c.preset.env %}<br><code>{{ k }}={{ v }}</code>{% endfor %}{% endif %}</dd>
 {% endif %}<dt>last smoke</dt><dd class="smoke">{% if c.last_smoke %}<span class="{{ c.last_smoke.verdict }}">{{ c.last_smoke.verdict }}</span>{% if c.last_smoke.tokens_per_s is not none %} &middot; {{ "%.1f" | format(c.last_smoke.tokens_per_s) }} tokens/s{% endif %} &middot; {{ c.last_smoke.when.strftime("%Y-%m-%d %H:%M") }} UTC &middot; chart {{ c.last_smoke.chart_version }} ({{ c.smokes }} in the ledger){% else %}no smoke yet{% endif %}{% if c.benchmark %}; recorded benchmark {{ "%.1f" | format(c.benchmark.tokens_per_s) }} tokens/s ({{ c.benchmark.date }}){% endif %}</dd>
 </dl>
 </div>

@@ -10,6 +10,11 @@ from generator.schema.common import MAX_ITEMS, Id, Source, Strict
 # docs/profiles.md: olares-v2 = manifest 0.10.0 / apiVersion v2 (Olares >= 1.12.3), olares-v3 = 0.12.0 / v3 (>= 1.12.6).
 ProfileName = Literal["olares-v2", "olares-v3"]
 DEFAULT_PROFILE: ProfileName = "olares-v3"
+# docs/forms.md: `single` = one user's app (the maintainer's market; his validator forbids shared apps), `shared` =
+# Olares 1.12.7's Router-native shared app (options.shared, sharedEntrances, settings through olaresEnv, bounded by
+# the fit)
+FormName = Literal["single", "shared"]
+DEFAULT_FORM: FormName = "single"
 IconName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")]
 
 
@@ -30,6 +35,7 @@ class Icons(Strict):
 
 class Market(Strict):
     profile: ProfileName = DEFAULT_PROFILE
+    form: FormName = DEFAULT_FORM  # the app form of every chart; an app may set its own `form:`
     icons: Icons | None = None
     # the market shows its own taxonomy (the maintainer's worker: scripts/market-taxonomy.json @59296d35, which his
     # validate-manifests-v3.js requires for every chart): each app then names its `categories` (MKT004)
@@ -53,4 +59,4 @@ class Market(Strict):
         return self
 
 
-__all__ = ["DEFAULT_PROFILE", "Icons", "Market", "ProfileName"]
+__all__ = ["DEFAULT_FORM", "DEFAULT_PROFILE", "FormName", "Icons", "Market", "ProfileName"]
