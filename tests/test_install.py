@@ -84,7 +84,7 @@ def venv(tmp_path_factory) -> Venv:
 
 @pytest.fixture(scope="module")
 def store(venv) -> Path:
-    done = venv.catalog("init", "--all", "store", cwd=venv.work)
+    done = venv.catalog("init", "--owner", "tester", "--all", "store", cwd=venv.work)
     assert "git: first commit" in done.stdout
     return venv.work / "store"
 
