@@ -219,9 +219,9 @@ def test_committed_cu130_nightly_table_matches_the_0_18_0_wheel(tmp_path):
 def test_every_shipped_app_round_trips_through_import(tmp_path):
     """`catalog import` of each app's chart gives back the app (tests/importer/test_import_roundtrip.py checks
     the logic on fixtures; this checks that every shipped app is expressible: nothing unmapped, nothing changed).
-    One loss is by design: an app whose chart carries another accelerator mode (`devices:` with a DGX Spark) is
-    imported for its own device, and the import says so in exactly one note; `devices:` (which cards, overrides)
-    is catalog data a chart does not hold (docs/devices.md "Charts")."""
+    An app whose chart carries another accelerator mode (`devices:` with a DGX Spark) gets that entry back (issue
+    42, tests/importer/test_import_own_charts.py); the other cards of its own mode leave nothing in a chart. Should
+    a mode not be found again, the import says so in exactly one note."""
     from generator.chart.pipeline import render_app
     from generator.importer.build import CHART_FIELDS, PER_MODE_NOTE, import_chart
     from generator.importer.drafts import Pool
