@@ -508,3 +508,42 @@ def test_text_of_an_install_record_is_inert_in_the_readme(tmp_path, monkeypatch,
     assert "plain http" in capsys.readouterr().err
     readme = (store / "README.md").read_text()
     assert "<img" not in readme and "![i](" not in readme and "&lt;img" in readme
+
+
+def test_on_a_terminal_init_asks_for_the_owner_and_offers_defaults(tmp_path):
+    """A real pseudo-terminal: init asks for the owner, the icon base (the store's own icons/ as default) and the
+    title (the folder name as default); Enter takes the defaults."""
+    import pty
+    import select
+    import time
+
+    store = tmp_path / "asked"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HOME": str(tmp_path / "home"), "TERM": "dumb"}
+    leader, follower = pty.openpty()
+    with subprocess.Popen([sys.executable, "-m", "generator.cli", "init", str(store)], stdin=follower,
+                          stdout=follower, stderr=follower, env=env, cwd=tmp_path) as proc:
+        os.close(follower)
+        said, mark = b"", 0
+        for prompt, answer in ((b"organisation): ", b"alice\n"), (b"]: ", b"\n"), (b"]: ", b"\n")):
+            deadline = time.monotonic() + 60
+            while prompt not in said[mark:] and time.monotonic() < deadline:
+                if select.select([leader], [], [], 1)[0]:
+                    said += os.read(leader, 4096)
+            assert prompt in said[mark:], said.decode(errors="replace")
+            mark = said.index(prompt, mark) + len(prompt)  # the next prompt comes after this one
+            os.write(leader, answer)
+        while select.select([leader], [], [], 60)[0]:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            said += chunk
+        assert proc.wait(timeout=120) == 0, said.decode(errors="replace")
+    os.close(leader)
+    text = said.decode(errors="replace")
+    assert "Owner of the store" in text and "raw.githubusercontent.com/alice/asked/main/icons/" in text
+    app = load_catalog(store / "catalog").apps[EXAMPLE].app
+    assert app.owners == ("alice",) and app.icon.startswith("https://raw.githubusercontent.com/alice/asked/")
+    assert (store / "README.md").read_text().startswith("# asked:")
