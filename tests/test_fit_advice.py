@@ -47,10 +47,15 @@ def test_a_stated_cap_under_the_weights_is_the_constraint_named_and_raising_it_p
 
 
 def test_a_context_above_the_model_s_maximum_is_never_advised(capsys, catalog_copy):
-    """The issue's second case: 1M tokens. The advice is the model's maximum, not a larger context that would fit."""
+    """The issue's second case: 1M tokens. The advice is the model's maximum, not a larger context that would fit;
+    ENG010 is the error, FIT001 follows it (one error per cause)."""
     set_app(catalog_copy, APP, context_length=1_048_576, gpu_memory_mib=None,
             description="Qwen3.6 35B-A3B (MoE, 3 B active) via upstream llama.cpp, optimized for Olares One.")
-    fix = _fit001(capsys, catalog_copy)["fix"]
+    code, data = check(capsys, catalog_copy, APP)
+    assert code == 1 and [f["rule"] for f in findings(data) if f["severity"] == "error"] == ["ENG010"]
+    fit = findings(data, "FIT001", APP)[0]
+    assert fit["severity"] == "info" and "(after the error above: ENG010" in fit["message"]
+    fix = fit["fix"]
     assert "maximum" in fix, fix
     tokens = _number(fix, r"the context to at most ([\d,]+)")
     assert tokens <= MAXIMUM
@@ -62,7 +67,8 @@ def test_a_context_above_the_model_s_maximum_is_never_advised(capsys, catalog_co
 def test_every_advised_context_is_within_the_maximum_and_fits(capsys, catalog_copy, context):
     set_app(catalog_copy, APP, context_length=context, kv_cache_type="f16", gpu_memory_mib=20000,
             description="Qwen3.6 35B-A3B (MoE, 3 B active) via upstream llama.cpp, optimized for Olares One.")
-    fix = _fit001(capsys, catalog_copy)["fix"]
+    code, data = check(capsys, catalog_copy, APP)
+    fix = findings(data, "FIT001", APP)[0]["fix"]
     tokens = _number(fix, r"the context to at most ([\d,]+)")
     assert tokens <= MAXIMUM, fix
     changes: dict[str, object] = {"context_length": tokens}

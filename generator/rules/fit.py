@@ -124,7 +124,20 @@ def memory_fit(ctx: AppContext) -> Iterable[Finding]:
     pool = result.tightest
     severity: Severity = "error" if result.verdict == "FAIL" else "warning"
     message = f"{result.summary()}; largest parts: {_largest(result, pool.key)} MiB"
-    yield ctx.finding("FIT001", severity, message, _fix(ctx, result, pool.key), "context_length")
+    fix = _fix(ctx, result, pool.key)
+    if _follows_context_limit(ctx, fix):  # one error per cause: ENG010 says it, and its fix makes the app fit
+        severity, message = "info", f"{message} (after the error above: ENG010, the context past the model's maximum)"
+    yield ctx.finding("FIT001", severity, message, fix, "context_length")
+
+
+def _follows_context_limit(ctx: AppContext, fix: str) -> bool:
+    """The app fails only because its context is above the model's maximum, where ENG010 fails it: at the maximum
+    it fits (the fix says so)."""
+    most, s = ctx.resolved.model.architecture.max_context, settings(ctx)
+    allowed = isinstance(s, VllmSettings) and any(  # rules/engine.py ENG010: then only a warning, FIT001 stays
+        e.name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN" and e.value.strip() == "1" for e in ctx.engine.env)
+    return not allowed and s.context.value > most and \
+        fix.startswith(f"lower the context to at most {most:,} tokens (") and "the app fits there" in fix
 
 
 @rule("FIT002", "warning", "a stated gpu_memory_mib is not far above what the fit sizes (at most 2 GiB more)",
