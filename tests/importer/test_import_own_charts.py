@@ -14,7 +14,7 @@ from generator.catalog import load_catalog
 from generator.chart.writer import read_tree
 from generator.cli import main
 
-from support.catalogs import EMBEDDED, MARKET_CATALOG
+from support.catalogs import MARKET_CATALOG
 from support.checks import set_app
 
 LABELS = (["LLM Chat"], ["LLM Chat", "AI Agents"], ["Vision", "AI Agents"], ["Coding"])
@@ -75,29 +75,3 @@ def test_without_a_taxonomy_the_import_says_where_categories_come_from(tmp_path,
                  "--json"]) == 0
     notes = json.loads(capsys.readouterr().out)["apps"][0]["notes"]
     assert any("market-taxonomy.json" in n and "add `categories:`" in n for n in notes), notes
-
-
-def test_a_chart_of_several_accelerator_modes_carries_them_as_devices(tmp_path):
-    """The embedded apps whose chart has an `nvidia-gb10` mode (a DGX Spark entry under `devices:`): the import gives
-    back that entry (device, stack, speculation, extra args), found by rendering the chart again; the `nvidia`-mode
-    entries (other desktop cards) leave nothing in a chart and are not guessed."""
-    from generator.chart.pipeline import render_app
-    from generator.importer.build import import_chart
-    from generator.importer.drafts import Pool
-    from generator.importer.source import read_chart
-
-    cat = load_catalog(EMBEDDED)
-    several = [r for r in cat.apps.values() if r.app.status != "removed" and any(
-        f"mode: {t.device.accelerator}" in render_app(r)["OlaresManifest.yaml"] for t in r.targets
-        if t.device.accelerator != r.device.accelerator)]  # a mode whose device the app cannot run on is not rendered
-    assert len(several) >= 3
-    for r in several:
-        for rel, text in render_app(r).items():
-            (tmp_path / r.app.name / rel).parent.mkdir(parents=True, exist_ok=True)
-            (tmp_path / r.app.name / rel).write_text(text, encoding="utf-8")
-        result = import_chart(read_chart(tmp_path / r.app.name), cat, Pool(cat))
-        assert result.status == "ok" and result.unmapped == [], (r.app.name, result.unmapped)
-        want = [{k: v for k, v in t.entry.model_dump(exclude_none=True).items()} for t in r.targets
-                if t.device.accelerator != r.device.accelerator]
-        got = [{k: tuple(v) if isinstance(v, list) else v for k, v in e.items()} for e in result.app["devices"]]
-        assert got == want, r.app.name
