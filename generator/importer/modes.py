@@ -11,6 +11,7 @@ chart again, byte for byte; else nothing is guessed and the import keeps its not
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from generator.core.errors import CatalogError, Problem
 from generator.schema import App
 from generator.yamlio.loader import Document
 
+Resolver = Callable[[Catalog, App], Resolved | None]  # build.py `_resolved`: an App with its references
 MAX_TRIES = 48  # renders per chart at most: a few devices x stacks x speculation
 
 
@@ -40,7 +42,7 @@ def chart_modes(values_text: str | None) -> dict[str, dict[str, Any]]:
 
 
 def carry(cat: Catalog, app: dict[str, Any], chart: Tree, modes: list[str],
-          resolved_for: Any) -> list[dict[str, Any]] | None:
+          resolved_for: Resolver) -> list[dict[str, Any]] | None:
     """The `devices:` entries that make `app` render `chart` again (one per mode past the first), or None."""
     engines = chart_modes(chart.get("values.yaml"))
     entries: list[dict[str, Any]] = []
@@ -84,7 +86,8 @@ def _candidates(cat: Catalog, app: dict[str, Any], mode: str, engine: dict[str, 
     return out
 
 
-def _resolve(cat: Catalog, app: dict[str, Any], entries: list[dict[str, Any]], resolved_for: Any) -> Resolved | None:
+def _resolve(cat: Catalog, app: dict[str, Any], entries: list[dict[str, Any]],
+             resolved_for: Resolver) -> Resolved | None:
     try:
         model = App.model_validate(_tuples({**app, "devices": entries}))
     except ValueError:
@@ -101,7 +104,7 @@ def _resolve(cat: Catalog, app: dict[str, Any], entries: list[dict[str, Any]], r
     return None if problems else replace(base, targets=targets)
 
 
-def _render(cat: Catalog, app: dict[str, Any], entries: list[dict[str, Any]], resolved_for: Any) -> Tree | None:
+def _render(cat: Catalog, app: dict[str, Any], entries: list[dict[str, Any]], resolved_for: Resolver) -> Tree | None:
     r = _resolve(cat, app, entries, resolved_for)
     if r is None:
         return None
@@ -112,14 +115,14 @@ def _render(cat: Catalog, app: dict[str, Any], entries: list[dict[str, Any]], re
 
 
 def _renders_mode(cat: Catalog, app: dict[str, Any], entries: list[dict[str, Any]], chart: Tree, mode: str,
-                  resolved_for: Any) -> bool:
+                  resolved_for: Resolver) -> bool:
     tree = _render(cat, app, entries, resolved_for)
     return tree is not None and chart_modes(tree.get("values.yaml")).get(mode) == \
         chart_modes(chart.get("values.yaml")).get(mode)
 
 
 def _extra_args(cat: Catalog, app: dict[str, Any], entries: list[dict[str, Any]], engine: dict[str, Any], mode: str,
-                resolved_for: Any) -> list[str]:
+                resolved_for: Resolver) -> list[str]:
     """The chart's args for `mode` past those the candidate renders (its `extra_args`), when those are a prefix."""
     bare = [*entries[:-1], {**entries[-1], "extra_args": []}]  # the entry's own args, without the app's extra ones
     tree = _render(cat, app, bare, resolved_for)
