@@ -384,7 +384,7 @@ def test_a_new_store_is_its_owners(tmp_path, monkeypatch, capsys):
     assert market.icons is not None and market.icons.base_url == "https://icons.example.org/alice/"
     assert market.icons.serves(app.icon)
     readme = (store / "README.md").read_text()
-    assert readme.startswith("# Alice&#x27;s &lt;b&gt;models&lt;/b&gt; \\[store\\]\\(x\\)")
+    assert readme.startswith("# Alice's &lt;b&gt;models&lt;/b&gt; \\[store\\]\\(x\\)")
     assert "owners: [alice]" in readme and "https://icons.example.org/alice/" in readme
     monkeypatch.chdir(store)
     assert main(["check", "--no-lint", "--json"]) == 0

@@ -313,12 +313,12 @@ def _write_app(source: Path, dest: Path, identity: Identity, history: bool) -> N
 def _markdown(text: str) -> str:
     """Text from outside (an install record, a title) as inert Markdown: one line, HTML escaped, Markdown's own
     characters backslash-escaped, so no link, image, tag or heading comes of it."""
-    return html.escape(re.sub(r"([\\`*_{}\[\]()#+!|~])", r"\\\1", _one_line(text)), quote=True)
+    return html.escape(re.sub(r"([\\`*_{}\[\]()#+!|~])", r"\\\1", _one_line(text)), quote=False)
 
 
 def _icons_text(identity: Identity) -> str:
     if identity.own_icons:
-        return (f"Icons are served from this repository's `icons/` folder ({identity.icons_url}<app>.png once it is "
+        return (f"Icons are served from this repository's `icons/` folder (`{identity.icons_url}<app>.png` once it is "
                 "public on GitHub): add `icons/<app>.png` for each app.")
     return f"Icons are served from {identity.icons_url} (`<app>.png`)."
 
