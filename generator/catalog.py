@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 
 from pydantic import BaseModel
 
@@ -259,22 +259,40 @@ def load_catalog(root: Path | str | None = None) -> Catalog:
         raise UsageError(f"{display_path(root)}: not a catalog (no apps/ folder); pass --catalog DIR")
     problems: list[Problem] = []
     cat = Catalog(root=root)
+    failed: dict[str, set[str]] = {}  # kind -> names whose file failed: what names them follows that error
+    mark = len(problems)
     cat.models = _index(_load_all(root / "models", Model, problems), "model", problems)
+    failed["model"], mark = _failed(problems, mark), len(problems)
     cat.stacks = _index(_load_all(root / "stacks", Stack, problems), "stack", problems)
+    failed["stack"], mark = _failed(problems, mark), len(problems)
     cat.devices = _index(_load_all(root / "devices", Device, problems), "device", problems)
+    failed["device"], mark = _failed(problems, mark), len(problems)
     registries = _load_all(root / "genesis", GenesisRegistry, problems)
     cat.genesis = registries[0][0] if registries else None
     cat.market = _load_market(root, problems)
     _check_market_devices(cat, problems)
     cat.chat_templates = _load_chat_templates(root, problems)
-    for app, doc, name in _load_all(root / "apps", App, problems):
-        resolved = _resolve(cat, app, doc, name, problems)
+    mark = len(problems)
+    loaded = _load_all(root / "apps", App, problems)
+    failed["app"] = _failed(problems, mark)
+    for app, doc, name in loaded:
+        resolved = _resolve(cat, app, doc, name, problems, failed)
         if resolved:
             cat.apps[app.name] = resolved
-    _check_replacements(cat, problems)
+        else:
+            failed["app"].add(app.name)
+    _check_replacements(cat, problems, failed["app"])
     if problems:
         raise InputError(problems)
     return cat
+
+
+AFTER = "(after the error above)"
+
+
+def _failed(problems: list[Problem], since: int) -> set[str]:
+    """The names (file stems) of the files with a problem among problems[since:]."""
+    return {Path(p.file).stem for p in problems[since:] if p.file}
 
 
 def _load_market(root: Path, problems: list[Problem]) -> Market:
@@ -338,9 +356,10 @@ def _load_chat_templates(root: Path, problems: list[Problem]) -> dict[str, ChatT
     return out
 
 
-def _resolve(cat: Catalog, app: App, doc: Document, name: str, problems: list[Problem]) -> Resolved | None:
-    def bad(field_: str, message: str) -> None:
-        problems.append(Problem(name, doc.line_of((field_,)), field_, message))
+def _resolve(cat: Catalog, app: App, doc: Document, name: str, problems: list[Problem],
+             failed: dict[str, set[str]] | None = None) -> Resolved | None:
+    def bad(field_: str, message: str, follows: bool = False) -> None:
+        problems.append(Problem(name, doc.line_of((field_,)), field_, message, follows))
 
     before = len(problems)
     if Path(name).stem != app.name:
@@ -352,7 +371,9 @@ def _resolve(cat: Catalog, app: App, doc: Document, name: str, problems: list[Pr
     device = cat.devices.get(app.device)
     for kind, key, found, pool in (("model", app.model, model, cat.models), ("stack", app.stack, stack, cat.stacks),
                                    ("device", app.device, device, cat.devices)):
-        if found is None:
+        if found is None and failed is not None and key in failed.get(kind, ()):
+            bad(kind, f"{kind} {key!r} did not load {AFTER}", follows=True)
+        elif found is None:
             bad(kind, f"unknown {kind} {key!r}; known: {', '.join(sorted(pool)) or 'none'}")
     if model is not None:
         _check_model_files(app, model, stack, doc, name, problems, bad)
@@ -503,9 +524,12 @@ def _check_gguf_files(app: App, model: Model, stack: Stack, bad: Callable[[tuple
         check(("vision",), "the vision projector (mmproj)", model.projector(app.mmproj))
 
 
-def _check_replacements(cat: Catalog, problems: list[Problem]) -> None:
+def _check_replacements(cat: Catalog, problems: list[Problem], failed: Collection[str] = ()) -> None:
     for resolved in cat.apps.values():
         target = resolved.app.replaced_by
-        if target and target not in cat.apps:
+        if target and target in failed:  # its file is there but did not load: that error is the cause
+            problems.append(Problem(resolved.file, resolved.line("replaced_by"), "replaced_by",
+                                    f"app {target!r} did not load {AFTER}", follows=True))
+        elif target and target not in cat.apps:
             problems.append(Problem(resolved.file, resolved.line("replaced_by"), "replaced_by",
                                     f"unknown app {target!r}; name an app of this catalog"))

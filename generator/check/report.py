@@ -205,7 +205,9 @@ def print_card(data: CardPlan, console: Console) -> None:
                       ", ".join(data.alongside(a.app)) or "alone")
     console.print(table)
     shared = [g for g in data.groups if len(g) > 1]
-    if not shared:
+    if not shared and len(data.apps) == 1:
+        console.print("One app on this card: nothing to share it with.", highlight=False)
+    elif not shared and data.apps:
         console.print("No two of these apps fit on the card together (caps plus the room they leave).", highlight=False)
     for group in shared:
         used = sum(a.gpu_mib + a.room_mib for a in data.apps if a.app in group)

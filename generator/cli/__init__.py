@@ -63,7 +63,8 @@ def _dispatch(argv: list[str] | None) -> int:
     except InputError as exc:
         _say(str(exc))
         written = "; nothing was written" if discovery.writing() else ""
-        print(f"{len(exc.problems)} problem(s){written}.", file=sys.stderr)
+        causes = sum(1 for p in exc.problems if not p.follows)  # a follow-on line is no problem of its own
+        print(f"{causes} problem(s){written}.", file=sys.stderr)
         return exc.exit_code
     except CatalogError as exc:  # findings, and the environment failing (a path, a tool, a module, a server)
         _say(f"error: {exc}")

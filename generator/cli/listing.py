@@ -191,10 +191,11 @@ def _print_blocks(rows: list[dict[str, Any]], console: "Console") -> None:
 
 
 # Columns in display order; DROP lists the ones that go first when the terminal is narrow (a column that is shown
-# is never cut). name, stack and speed/roof (the number a tuner wants) are always shown, in full.
+# is never cut). name, version and status are always shown, in full (issue 42: at 80 columns they were dropped);
+# speed/roof (the number a tuner wants) and stack go last.
 COLUMNS = ("name", "title", "model", "stack", "context", "version", "status", "t/s", "pred t/s", "speed/roof",
            "smoke")
-DROP = ("smoke", "t/s", "context", "title", "version", "status", "model", "pred t/s")
+DROP = ("smoke", "t/s", "context", "title", "model", "pred t/s", "speed/roof", "stack")
 RIGHT = ("context", "t/s", "pred t/s", "speed/roof")  # figures, right-aligned
 TITLE_MIN = 12  # the one column that wraps; narrower than this it is dropped instead
 

@@ -1149,7 +1149,33 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool, renderer: CappedRe
         ctx.note(f"stack {stack.id}", f"the stack's shared args include `{stray}`, which the chart does not pass; a "
                                       "re-render adds it")
     _finish(ctx, cat, mapped, app)
+    _carry_modes(ctx, cat, files)
     return result
+
+
+def _carry_modes(ctx: _Ctx, cat: Catalog, files: ChartFiles) -> None:
+    """A chart's other accelerator modes back as `devices:` entries when they render the chart again
+    (importer/modes.py); else the PER_MODE_NOTE stays."""
+    from generator.importer.modes import carry
+
+    result = ctx.result
+    notes = [n for n in result.unmapped if PER_MODE_NOTE in n]
+    spec = ctx.r.manifest.get("spec") or {}
+    accel = spec.get("accelerator") if isinstance(spec, dict) else None
+    if result.status != "ok" or result.app is None or len(notes) != 1 or not isinstance(accel, list):
+        return
+    modes = [str(a.get("mode")) for a in accel if isinstance(a, dict)]
+    chart = {rel: text for rel in files.files if (text := files.text(rel)) is not None}
+    left = [n for n in result.unmapped if n not in notes]
+    app = {k: v for k, v in result.app.items() if k != "unmapped"} | ({"unmapped": left} if left else {})
+    entries = carry(cat, app, chart, modes, _resolved)
+    if not entries:
+        return
+    app["devices"] = entries
+    result.app = {k: app[k] for k in APP_KEYS if k in app}
+    result.unmapped = left
+    ctx.note("devices", f"spec.accelerator {', '.join(modes[1:])}: {', '.join(e['device'] for e in entries)} "
+                        "(the app with these entries renders the chart again)")
 
 
 def _draft_stack_model(draft_stack: StackDraft) -> Stack:

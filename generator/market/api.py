@@ -50,7 +50,18 @@ if TYPE_CHECKING:
     from starlette.responses import Response
     from starlette.types import ASGIApp, Receive, Scope, Send
 
-DEFAULT_VERSION = "1.12.3"  # the worker's default when ?version= is missing
+DEFAULT_VERSION = "1.12.3"  # the worker's default when ?version= is missing (it serves one format to everyone)
+
+
+def answered_for(asked: str | None) -> str:
+    """The `version` an answer echoes: the device's own; without one (missing or empty), the first Olares version of
+    the newest format, the one answered (not the worker's 1.12.3, whose format a device would not get)."""
+    from generator.chart.profiles import PROFILES
+    from generator.publish.market import formats_newest_first, min_olares
+
+    if asked:
+        return asked
+    return ".".join(str(n) for n in min_olares(PROFILES[formats_newest_first()[0]]))
 CORS = {
     "Access-Control-Allow-Origin": "*",
     "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
@@ -287,12 +298,12 @@ class MarketApp:
     async def hash(self, request: Request) -> Response:
         asked = request.query_params.get("version")
         answers = self.holder.snapshot.pick(asked)
-        return self.conditional(request, answers.hash_body(asked or DEFAULT_VERSION), answers)
+        return self.conditional(request, answers.hash_body(answered_for(asked)), answers)
 
     async def info(self, request: Request) -> Response:
         asked = request.query_params.get("version")
         answers = self.holder.snapshot.pick(asked)
-        return self.conditional(request, answers.info_body(asked or DEFAULT_VERSION), answers)
+        return self.conditional(request, answers.info_body(answered_for(asked)), answers)
 
     async def details(self, request: Request) -> Response:
         snap = self.holder.snapshot
@@ -309,7 +320,7 @@ class MarketApp:
         if isinstance(parsed, str):
             return self.js({"error": parsed}, 400)
         asked = parsed.version or request.query_params.get("version")  # the body's, as beclab/market sends it
-        return self.Response(snap.pick(asked).details_body(parsed.app_ids, asked or DEFAULT_VERSION),
+        return self.Response(snap.pick(asked).details_body(parsed.app_ids, answered_for(asked)),
                              headers=JSON_HEADERS)
 
     async def chart(self, request: Request) -> Response:
@@ -401,4 +412,4 @@ def make_app(holder: Holder, *, name: str = "catalog") -> Starlette:
 
 
 __all__ = ["CORS", "DEFAULT_VERSION", "FormatAnswers", "Holder", "MarketApp", "SAFE_HEADERS", "Snapshot",
-           "chart_refusal", "info_data", "make_app", "olares_range", "parse_request"]
+           "answered_for", "chart_refusal", "info_data", "make_app", "olares_range", "parse_request"]
