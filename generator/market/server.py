@@ -123,7 +123,8 @@ class Watcher(threading.Thread):
     def run(self) -> None:
         self.holder.watching = True  # also set by start(), before /health can be asked
         try:
-            if self.holder.snapshot.pending:  # the first snapshot left the git history for now: read it at once
+            # the first snapshot left the git history for now: read it after one poll, once the server listens
+            if self.holder.snapshot.pending and not self.stopping.wait(self.interval):
                 self.rebuild()
             while not self.stopping.wait(self.interval):
                 try:
