@@ -23,6 +23,7 @@ from generator.cli import explain
 from generator.cli import import_
 from generator.cli import init
 from generator.cli import listing
+from generator.cli import new
 from generator.cli import prune
 from generator.cli import publish
 from generator.cli import render
@@ -33,7 +34,7 @@ from generator.cli import sync
 
 # The command modules are listed so that importing them (for their registration on `app`) reads as used.
 __all__ = ["main", "bump", "calibrate", "check", "doctor",
-           "explain", "import_", "init", "listing", "prune", "publish", "render", "serve",
+           "explain", "import_", "init", "listing", "new", "prune", "publish", "render", "serve",
            "site", "smoke", "sync"]
 
 

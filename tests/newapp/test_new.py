@@ -1,0 +1,173 @@
+"""`catalog new` end to end: a GGUF the project never saw, written here with the project's real-shape writer (gguf-py's
+GGUFWriter underneath), served over loopback by a stand-in for the Hugging Face hub (support/hfhub.py), becomes a
+model and an app that render and pass `check`; bad input is refused with one clear line and nothing written."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from generator.catalog import load_catalog
+from generator.fit.memory import ggml_group_bytes_per_token
+from generator.fit.realshape import write_spec
+from support.bump import run_cli
+from support.catalogs import MARKET_CATALOG
+from support.hfhub import Hub
+from support.newgguf import tiny_spec
+
+REPO = "testorg/Tiny-Qwen3-GGUF"
+FILE = "Tiny-Qwen3-4L-Q8_0.gguf"
+OWNER = ["--title", "Tiny Qwen3", "--icon", "https://example.com/icon.png", "--category", "LLM Chat"]
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Path:
+    root = tmp_path / "store" / "catalog"
+    shutil.copytree(MARKET_CATALOG, root)
+    return root
+
+
+@pytest.fixture
+def hub(tmp_path: Path):
+    h = Hub()
+    path = write_spec(tiny_spec(), tmp_path / FILE)
+    h.files[REPO] = {FILE: path, "config.json": b'{"model_type": "qwen3", "num_hidden_layers": 4}'}
+    h.start()
+    yield h
+    h.stop()
+
+
+def _new(capsys, catalog: Path, *args: str) -> tuple[int, str, str]:
+    return run_cli(capsys, "new", *args, "--stack", "llamacpp-b8740", "--device", "olares-one", "--catalog",
+                   str(catalog))
+
+
+def _listing(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("ranges", [True, False], ids=["range", "no-range"])
+def test_a_new_gguf_becomes_a_model_and_app_that_render_and_check(capsys, catalog, hub, tmp_path, ranges):
+    hub.ranges = ranges
+    url = f"{hub.url}/{REPO}/resolve/main/{FILE}"
+    code, out, err = _new(capsys, catalog, "tinyqwen", "--gguf", url, *OWNER)
+    assert code == 0, err
+    model = load_catalog(catalog).models["tiny-qwen3-4l"]
+    fa = model.architecture.full_attention
+    assert (model.architecture.arch, fa.layers, fa.kv_heads, fa.head_dim) == ("qwen3", 4, 2, 64)
+    header_kv = 4 * 2 * (64 + 64) * 2  # the header's layers x KV heads x (key_length + value_length) x f16
+    assert ggml_group_bytes_per_token(fa, "f16", "f16") == header_kv
+    assert f"KV {header_kv:,} bytes per token" in out
+    weight = model.weights[0]
+    assert weight.header is not None and weight.header.file_bytes == os.path.getsize(tmp_path / FILE)
+    assert weight.header.tensor_bytes == tiny_spec().tensor_bytes
+    assert any(f.field == "architecture.full_attention.kv_heads" and f.source.endswith("qwen3.attention.head_count_kv")
+               for f in model.facts)
+    app = load_catalog(catalog).apps["tinyqwen"].app
+    assert (app.version, app.status, app.context_length) == ("1.0.0", "active", 32768)
+    assert not app.upgrade_description and not app.benchmarks
+    # the fit's KV part is the header's bytes per token over the app's cells
+    from generator.engines import engine_for
+    from generator.engines.settings import settings_for
+    from generator.fit.estimate import estimate
+    from generator.fit.sizing import sized
+
+    r = sized(load_catalog(catalog).apps["tinyqwen"])
+    fit = estimate(r, engine_for(r), settings_for(r, engine_for(r)))
+    part = fit.part("KV full attention")
+    assert part is not None and part.mib == pytest.approx(header_kv * 32768 / 2**20, rel=1e-6)
+    out_dir = tmp_path / "store" / "charts"
+    code, _, err = run_cli(capsys, "render", "tinyqwen", "--catalog", str(catalog), "--out", str(out_dir))
+    assert code == 0, err
+    code, out, err = run_cli(capsys, "check", "tinyqwen", "--catalog", str(catalog))
+    assert code == 0, out + err
+    if ranges:
+        assert all(r is not None for p, _, r in hub.seen if p.endswith(".gguf"))
+    assert hub.sent <= os.path.getsize(tmp_path / FILE) + 2 * 2**20
+
+
+def test_without_title_and_icon_the_app_is_a_draft(capsys, catalog, hub):
+    code, out, err = _new(capsys, catalog, "tinyqwen", "--gguf", f"{hub.url}/{REPO}/resolve/main/{FILE}")
+    assert code == 0, err
+    draft = catalog / "drafts" / "apps" / "tinyqwen.yaml"
+    assert draft.read_text().startswith("# [draft] missing: title, icon, categories")
+    assert not (catalog / "apps" / "tinyqwen.yaml").exists()
+    assert "tinyqwen" not in load_catalog(catalog).apps
+
+
+def test_hf_picks_the_quant_records_sizes_and_sends_the_token_only_to_the_hub(capsys, catalog, hub, monkeypatch):
+    other = "Tiny-Qwen3-4L-Q4_K_M.gguf"
+    hub.files[REPO][other] = b"not this one"
+    monkeypatch.setenv("HF_ENDPOINT", hub.url)
+    monkeypatch.setenv("HF_TOKEN", "hf_secret_token_123")
+    code, out, err = _new(capsys, catalog, "tinyqwen", "--hf", f"{REPO}:Q8_0", *OWNER)
+    assert code == 0, err
+    assert "hf_secret_token_123" not in out + err
+    text = "".join(p.read_text() for p in catalog.rglob("*.yaml"))
+    assert "hf_secret_token_123" not in text
+    assert {auth for _, auth, _ in hub.seen} == {"Bearer hf_secret_token_123"}
+    model = load_catalog(catalog).models["tiny-qwen3-4l"]
+    assert model.weights[0].file == FILE and model.weights[0].repo == REPO
+    assert model.architecture.hf_model_type == "qwen3"
+    assert any(f.field == "architecture.hf_model_type" and "config.json" in f.source for f in model.facts)
+
+
+def test_hf_without_a_token_sends_none(capsys, catalog, hub, monkeypatch):
+    monkeypatch.setenv("HF_ENDPOINT", hub.url)
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    code, _, err = _new(capsys, catalog, "tinyqwen", "--hf", f"{REPO}:q8_0", *OWNER)
+    assert code == 0, err
+    assert {auth for _, auth, _ in hub.seen} == {None}
+
+
+def _refused(capsys, catalog, hub, *args: str) -> str:
+    before = _listing(catalog)
+    code, out, err = _new(capsys, catalog, *args)
+    assert code != 0
+    assert _listing(catalog) == before, "nothing is written on an error"
+    # the one error line, between the CLI's own "catalog: …" (which catalog) and "… nothing was written." lines
+    lines = [line for line in err.strip().splitlines() if line.strip() and not line.startswith("catalog: ")
+             and "nothing was written" not in line]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def test_unknown_architecture_is_refused_with_what_the_fit_knows(capsys, catalog, hub, tmp_path):
+    hub.files[REPO]["odd.gguf"] = write_spec(tiny_spec("mamba9"), tmp_path / "odd.gguf")
+    line = _refused(capsys, catalog, hub, "oddapp", "--gguf", f"{hub.url}/{REPO}/resolve/main/odd.gguf", *OWNER)
+    assert "'mamba9' has no model in the fit" in line and "qwen35" in line and "docs/fit.md" in line
+
+
+def test_a_lying_header_is_refused_with_the_first_disagreement(capsys, catalog, hub, tmp_path):
+    hub.files[REPO]["lie.gguf"] = write_spec(tiny_spec(lie_kv=8), tmp_path / "lie.gguf")
+    line = _refused(capsys, catalog, hub, "lieapp", "--gguf", f"{hub.url}/{REPO}/resolve/main/lie.gguf", *OWNER)
+    assert "contradicts its own tensors" in line and "head_count_kv 8" in line and "blk.0.attn_k.weight" in line
+
+
+def test_not_a_gguf(capsys, catalog, hub):
+    hub.files[REPO]["page.gguf"] = b"<html>" + b"x" * 4096
+    line = _refused(capsys, catalog, hub, "pageapp", "--gguf", f"{hub.url}/{REPO}/resolve/main/page.gguf", *OWNER)
+    assert "not a GGUF file" in line
+
+
+def test_a_header_over_the_cap(capsys, catalog, hub, tmp_path):
+    hub.files[REPO]["big.gguf"] = write_spec(tiny_spec(vocab=40000), tmp_path / "big.gguf")
+    line = _refused(capsys, catalog, hub, "bigapp", "--gguf", f"{hub.url}/{REPO}/resolve/main/big.gguf",
+                    "--header-cap", "65536", *OWNER)
+    assert "no complete header in its first 65,536 bytes" in line
+
+
+def test_a_slow_server_past_the_deadline(capsys, catalog, hub):
+    hub.delay_s, hub.chunk = 0.5, 1024
+    line = _refused(capsys, catalog, hub, "slowapp", "--gguf", f"{hub.url}/{REPO}/resolve/main/{FILE}",
+                    "--timeout", "1.5", *OWNER)
+    assert "deadline of 1.5 s" in line
+
+
+def test_an_existing_app_name_is_refused(capsys, catalog, hub):
+    line = _refused(capsys, catalog, hub, "llamacppqwen36mtpone", "--gguf",
+                    f"{hub.url}/{REPO}/resolve/main/{FILE}", *OWNER)
+    assert "exists already" in line and "never overwrites" in line
