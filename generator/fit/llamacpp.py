@@ -391,9 +391,9 @@ def is_moe(r: Resolved) -> bool:
     """A routed-experts model (its F32 router ffn_gate_inp is a matmul weight): realshape.SHAPES' expert count, or
     fewer active than total parameters where the model has no shape there (Gemma 4 E2B/E4B are dense: their
     per-layer embeddings make the active count smaller)."""
-    from generator.fit.realshape import SHAPES
+    from generator.fit.realshape import shape_of
 
-    shape = SHAPES.get(r.model.id)
+    shape = shape_of(r.model)
     if shape is not None:
         return bool(shape.expert_count)
     arch = r.model.architecture
@@ -416,13 +416,13 @@ def kq_pool_mib(r: Resolved, s: Settings, *, draft: bool = False) -> float:
     backend's pool), so the pool grows to one layer's KQ in f16: n_kv x n_tokens x n_head x 2 B, at most n_ctx_seq x
     ubatch x n_head (the pool keeps its largest allocation: ggml_cuda_pool_vmm / _leg never give memory back). `draft`:
     the MTP draft context's own pool (its NextN layer's heads, mtp_source_terms). 0 with flash attention."""
-    from generator.fit.realshape import SHAPES
+    from generator.fit.realshape import shape_of
 
     if not flash_off(s):
         return 0.0
     if draft:
         return mtp_source_terms(r, s)[2] / 2 / MIB
-    shape = SHAPES.get(r.model.id)
+    shape = shape_of(r.model)
     if shape is None:
         return 0.0
     return seq_cells(r, s) * effective_ubatch(s, _cells(r, s)) * shape.n_head * 2 / MIB
@@ -460,7 +460,7 @@ def mtp_weights_skipped_mib(r: Resolved, s: Settings) -> tuple[float, str]:
     weight = r.model.weight(r.app.quantization)
     arch = r.model.architecture
     if weight is None or not weight.mtp_weights or not arch.mtp_layers or s.spec_method == "mtp" \
-            or r.model.id not in realshape.SHAPES:
+            or not realshape.has_tensors(r.model, r.app.quantization):
         return 0.0, ""
     quant = r.app.quantization
     skipped = (sum(realshape.tensor_sizes(r.model, quant, mtp=True).values())
@@ -478,13 +478,13 @@ def host_weights_mib(r: Resolved) -> tuple[float, str]:
     GPU copy of token_embd as its output projection, so only the per-layer embeddings leave the GPU. Measured: the
     CPU_Mapped and CUDA0 model buffers of every H200 probe. Sizes follow the weight file's dominant type, or its
     average bytes per weight where realshape.py does not model its type mix."""
-    from generator.fit.realshape import GGML_TYPES, SHAPES, quant_types
+    from generator.fit.realshape import GGML_TYPES, has_tensors, quant_types, shape_of
 
     weight = r.model.weight(r.app.quantization)
     if weight is None or weight.format != "gguf":
         return 0.0, ""
     arch = r.model.architecture
-    if r.model.id in SHAPES:
+    if has_tensors(r.model, r.app.quantization):
         return _host_weights_realshape(r)
     dominant = quant_types(r.app.quantization)[0]
     if dominant in ("Q3_K", "Q5_K", "IQ4_XS") or \
@@ -497,7 +497,7 @@ def host_weights_mib(r: Resolved) -> tuple[float, str]:
     else:
         block, size = GGML_TYPES[dominant]
         how = "at the file's dominant type"
-    shape = SHAPES.get(r.model.id)
+    shape = shape_of(r.model)
     per_layer = shape.per_layer_embd * arch.layers if shape else 0
     width = per_layer + (0 if shape and shape.tied_embeddings else arch.hidden_size)
     if not width:
@@ -513,9 +513,10 @@ def _host_weights_realshape(r: Resolved) -> tuple[float, str]:
     """Host-kept embeddings at the types of the model's real-shape file (generator/fit/realshape.py): token_embd
     (unless tied: then its GPU copy is the output projection) and Gemma 4's per_layer_token_embd. Measured: every
     sweep probe's CPU_Mapped buffer is exactly token_embd + per_layer_token_embd of its file."""
-    from generator.fit.realshape import SHAPES, tensor_sizes
+    from generator.fit.realshape import shape_of, tensor_sizes
 
-    shape = SHAPES[r.model.id]
+    shape = shape_of(r.model)
+    assert shape is not None
     sizes = tensor_sizes(r.model, r.app.quantization, names=HOST_TENSORS)
     parts = [("per-layer token embeddings", sizes.get("per_layer_token_embd.weight", 0))]
     if not shape.tied_embeddings:
@@ -584,9 +585,9 @@ def _compute_mtp(r: Resolved, s: Settings, ledger: Ledger) -> None:
 def ffn_width(r: Resolved) -> int:
     """Values per token of one layer's FFN intermediate: n_ff (dense) or the routed experts' (experts used x expert
     FFN) plus the shared expert's, from realshape.SHAPES; 4 x hidden where the model has no shape there."""
-    from generator.fit.realshape import SHAPES
+    from generator.fit.realshape import shape_of
 
-    shape = SHAPES.get(r.model.id)
+    shape = shape_of(r.model)
     if shape is None:
         return 4 * r.model.architecture.hidden_size
     if shape.expert_count:
@@ -602,7 +603,7 @@ def compute_formula(r: Resolved, s: Settings, *, f16_kv_copy: bool = True) -> tu
     sequence unless unified (src/llama-context.cpp:630-672): the KQ mask is n_kv x n_tokens/n_stream per stream
     (src/llama-graph.cpp:41), so n_ctx_seq x ubatch in all, and a sliding-window model has a second one over its
     SWA cells. The ubatch is the one llama.cpp uses (`-ub` clamped to `-b`)."""
-    from generator.fit.realshape import SHAPES
+    from generator.fit.realshape import shape_of
 
     arch = r.model.architecture
     geo = Geometry.of(arch)
@@ -617,7 +618,7 @@ def compute_formula(r: Resolved, s: Settings, *, f16_kv_copy: bool = True) -> tu
     per_token = mla_latent(fa) if fa.mla else fa.kv_heads * fa.head_dim * 2  # MLA: the one K latent
     f16_kv = per_seq * n * per_token * FA_F16_BYTES if quantized and not fa_off else 0
     hidden = ubatch * 4 * arch.hidden_size
-    shape = SHAPES.get(r.model.id)
+    shape = shape_of(r.model)
     peak = COMPUTE_PEAK_BY_MODEL.get(r.model.id) if shape is not None else None
     if peak is not None:
         assert shape is not None
@@ -649,14 +650,14 @@ def mtp_source_terms(r: Resolved, s: Settings) -> tuple[float, float, float]:
     ubatch, f16 with flash attention, f32 without: src/llama-graph.cpp:1014), its logits (n_outputs_max = the slot
     count, common/speculative.cpp:2561, x vocab f32) and, without flash attention, its NextN layer's f32 KQ
     (n_ctx_seq x ubatch x n_head, src/llama-graph.cpp:2763, as the target's in compute_formula)."""
-    from generator.fit.realshape import SHAPES
+    from generator.fit.realshape import shape_of
 
     per_seq = seq_cells(r, s)
     ubatch = effective_ubatch(s, _cells(r, s))
     fa_off = flash_off(s)
     mask = per_seq * ubatch * (4 if fa_off else MASK_BYTES)
     logits = s.parallel.value * r.model.architecture.vocab_size * 4
-    shape = SHAPES.get(r.model.id)
+    shape = shape_of(r.model)
     kq = per_seq * ubatch * shape.n_head * 4 if fa_off and shape is not None else 0
     return mask, logits, kq
 

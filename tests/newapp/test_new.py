@@ -171,3 +171,22 @@ def test_an_existing_app_name_is_refused(capsys, catalog, hub):
     line = _refused(capsys, catalog, hub, "llamacppqwen36mtpone", "--gguf",
                     f"{hub.url}/{REPO}/resolve/main/{FILE}", *OWNER)
     assert "exists already" in line and "never overwrites" in line
+
+
+def test_the_fit_reads_the_recorded_shape(capsys, catalog, hub):
+    """The model `catalog new` wrote has no hand entry in realshape.SHAPES: the fit's shape and tensor sizes are the
+    header's (the host-kept token embeddings are its Q8_0 token_embd.weight, 256 x 320 values)."""
+    from generator.fit.llamacpp import ffn_width, host_weights_mib
+    from generator.fit.realshape import SHAPES, shape_of, tensor_sizes
+
+    code, _, err = _new(capsys, catalog, "tinyqwen", "--gguf", f"{hub.url}/{REPO}/resolve/main/{FILE}", *OWNER)
+    assert code == 0, err
+    r = load_catalog(catalog).apps["tinyqwen"]
+    assert r.model.id not in SHAPES
+    shape = shape_of(r.model)
+    assert shape is not None and (shape.n_head, shape.n_ff, shape.tied_embeddings) == (4, 512, False)
+    assert ffn_width(r) == 512
+    sizes = tensor_sizes(r.model, r.app.quantization)
+    assert sum(sizes.values()) == tiny_spec().tensor_bytes
+    mib, note = host_weights_mib(r)
+    assert mib == 256 * 320 // 32 * 34 / 2**20 and "real-shape" in note
