@@ -43,8 +43,8 @@ class Facts:
 def refuse_unknown(arch: str, where: str) -> InputError:
     known = ", ".join(sorted(ARCHS))
     return InputError(f"{where}: architecture {arch or '(none: no general.architecture)'!r} has no model in the fit "
-                      f"(it knows {known}); add its geometry and tensors as docs/fit.md \"Adding an architecture\" "
-                      "says, then run `catalog new` again")
+                      f"(it knows {known}); its layers need a memory model first (docs/fit.md \"KV and state\"; "
+                      "docs/new-model.md \"An architecture the fit does not know\")")
 
 
 class _Reader:
