@@ -190,3 +190,26 @@ def test_the_fit_reads_the_recorded_shape(capsys, catalog, hub):
     assert sum(sizes.values()) == tiny_spec().tensor_bytes
     mib, note = host_weights_mib(r)
     assert mib == 256 * 320 // 32 * 34 / 2**20 and "real-shape" in note
+
+
+def test_a_hybrid_mtp_header_reads_back_as_the_hand_typed_geometry(capsys, catalog, hub, tmp_path):
+    """Qwen3.6 27B's real-shape file (llama.cpp's qwen35 metadata and tensors, the NextN layer included) read back by
+    `catalog new` gives the geometry catalog/models typed by hand, and MTP drafting where the stack offers it."""
+    from generator.fit.realshape import write
+
+    hand = load_catalog(catalog).models["qwen36-27b"]
+    write(hand, "q4km-mtp", tmp_path / "Qwen3.6-27B-Q4_K_M-mtp.gguf", mtp=True)
+    hub.files[REPO]["Qwen3.6-27B-Q4_K_M-mtp.gguf"] = tmp_path / "Qwen3.6-27B-Q4_K_M-mtp.gguf"
+    code, out, err = run_cli(capsys, "new", "qwenagain", "--gguf",
+                             f"{hub.url}/{REPO}/resolve/main/Qwen3.6-27B-Q4_K_M-mtp.gguf", "--model-id", "qwen36-again",
+                             "--stack", "llamacpp-mtp", "--device", "olares-one", *OWNER, "--catalog", str(catalog))
+    assert code == 0, err
+    cat = load_catalog(catalog)
+    got = cat.models["qwen36-again"].architecture
+    for name in ("arch", "layers", "hidden_size", "vocab_size", "full_attention", "recurrent", "mtp_layers",
+                 "max_context"):
+        assert getattr(got, name) == getattr(hand.architecture, name), name
+    app = cat.apps["qwenagain"].app
+    assert app.speculative is not None and app.speculative.method == "mtp"
+    assert cat.models["qwen36-again"].weights[0].mtp_weights
+    assert hub.sent < 64 * 2**20  # the header (a 248K-token vocabulary) and never the 16 GB of weights

@@ -29,11 +29,20 @@ class Hub:
         assert self.server is not None
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
-    def body(self, repo: str, path: str) -> bytes | None:
+    def size(self, repo: str, path: str) -> int | None:
         item = self.files.get(repo, {}).get(path)
         if item is None:
             return None
-        return item if isinstance(item, bytes) else item.read_bytes()
+        return len(item) if isinstance(item, bytes) else item.stat().st_size
+
+    def read(self, repo: str, path: str, start: int, end: int) -> bytes:
+        """Bytes start..end-1 (a real-shape file is sparse and GBs long: never read whole)."""
+        item = self.files[repo][path]
+        if isinstance(item, bytes):
+            return item[start:end]
+        with item.open("rb") as fh:
+            fh.seek(start)
+            return fh.read(end - start)
 
     def start(self) -> Hub:
         self.server = _Server(("127.0.0.1", 0), _Handler)
@@ -72,36 +81,43 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
     def _tree(self, repo: str) -> None:
-        listing = [{"type": "file", "path": p, "size": len(self.server.hub.body(repo, p) or b""), "oid": "0" * 40}
+        listing = [{"type": "file", "path": p, "size": self.server.hub.size(repo, p), "oid": "0" * 40}
                    for p in self.server.hub.files.get(repo, {})]
         self._send(200, json.dumps(listing).encode(), "application/json")
 
     def _file(self, repo: str, path: str) -> None:
-        data = self.server.hub.body(repo, path)
-        if data is None:
+        hub = self.server.hub
+        size = hub.size(repo, path)
+        if size is None:
             self._send(404, b'{"error": "not found"}', "application/json")
             return
         rng = self.headers.get("Range")
-        if not (self.server.hub.ranges and rng and rng.startswith("bytes=")):
-            self._send(200, data, "application/octet-stream")
+        if not (hub.ranges and rng and rng.startswith("bytes=")):
+            self._send(200, b"", "application/octet-stream", length=size, body=(repo, path, 0, size))
             return
         start_s, _, end_s = rng[6:].partition("-")
-        start, end = int(start_s), min(int(end_s or len(data) - 1), len(data) - 1)
-        if start >= len(data):
+        start, end = int(start_s), min(int(end_s or size - 1), size - 1)
+        if start >= size:
             self._send(416, b"", "text/plain")
             return
-        self._send(206, data[start:end + 1], "application/octet-stream",
-                   {"Content-Range": f"bytes {start}-{end}/{len(data)}"})
+        self._send(206, b"", "application/octet-stream", {"Content-Range": f"bytes {start}-{end}/{size}"},
+                   length=end + 1 - start, body=(repo, path, start, end + 1))
 
-    def _send(self, status: int, data: bytes, kind: str, extra: dict[str, str] | None = None) -> None:
+    def _send(self, status: int, data: bytes, kind: str, extra: dict[str, str] | None = None, *,
+              length: int | None = None, body: tuple[str, str, int, int] | None = None) -> None:
+        """Answer `data`, or the file slice `body` (repo, path, start, end) read chunk by chunk; a client that hangs
+        up (the reader has its header) ends the answer."""
+        hub = self.server.hub
         self.send_response(status)
         self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Content-Length", str(len(data) if length is None else length))
         for k, v in (extra or {}).items():
             self.send_header(k, v)
         self.end_headers()
-        for i in range(0, len(data), self.server.hub.chunk):
-            if self.server.hub.delay_s:
-                time.sleep(self.server.hub.delay_s)
-            self.wfile.write(data[i:i + self.server.hub.chunk])
-            self.server.hub.sent += min(self.server.hub.chunk, len(data) - i)
+        start, end = (0, len(data)) if body is None else (body[2], body[3])
+        for i in range(start, end, hub.chunk):
+            if hub.delay_s:
+                time.sleep(hub.delay_s)
+            piece = data[i:i + hub.chunk] if body is None else hub.read(body[0], body[1], i, min(i + hub.chunk, end))
+            self.wfile.write(piece)
+            hub.sent += len(piece)
