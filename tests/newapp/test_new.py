@@ -213,3 +213,46 @@ def test_a_hybrid_mtp_header_reads_back_as_the_hand_typed_geometry(capsys, catal
     assert app.speculative is not None and app.speculative.method == "mtp"
     assert cat.models["qwen36-again"].weights[0].mtp_weights
     assert hub.sent < 64 * 2**20  # the header (a 248K-token vocabulary) and never the 16 GB of weights
+
+
+def test_like_takes_settings_never_history_and_a_local_file_needs_its_repo(capsys, catalog, tmp_path):
+    """`--like` copies the other app's stack, device and settings, not its version, history, benchmarks or
+    measurements; a local GGUF is read from disk, and the chart's download source is `--repo`'s."""
+    path = write_spec(tiny_spec(), tmp_path / FILE)
+    code, _, err = run_cli(capsys, "new", "tinylocal", "--gguf", str(path), "--catalog", str(catalog), *OWNER)
+    assert code != 0 and "--repo OWNER/REPO" in err
+    code, out, err = run_cli(capsys, "new", "tinylocal", "--gguf", str(path), "--repo", REPO, "--like",
+                             "llamacppqwen36mtpone", "--json", "--catalog", str(catalog), *OWNER)
+    assert code == 0, err
+    import json
+
+    report = json.loads(out)
+    assert report["kv_bytes_per_token_f16"] == 4 * 2 * 128 * 2 and not report["draft"]
+    cat = load_catalog(catalog)
+    like, app = cat.apps["llamacppqwen36mtpone"].app, cat.apps["tinylocal"].app
+    assert (app.stack, app.device, app.kv_cache_type, app.resources) == (like.stack, like.device, like.kv_cache_type,
+                                                                          like.resources)
+    assert app.version == "1.0.0" and like.version != "1.0.0"
+    assert not (app.upgrade_description or app.benchmarks or app.calibration or app.measured or app.unmapped)
+    assert app.speculative is None  # the like's MTP needs NextN layers this file lacks
+    assert any("speculative" in note for note in report["notes"])
+    weight = cat.models["tiny-qwen3-4l"].weights[0]
+    assert (weight.repo, weight.file) == (REPO, FILE)
+
+
+def test_a_projector_is_recorded_and_turns_vision_on(capsys, catalog, hub, tmp_path):
+    from generator.fit.realshape import Spec, Tensor
+
+    clip = Spec(arch="clip", name="tiny-mmproj")
+    clip.tensors.append(Tensor("v.patch_embd.weight", (16, 16, 3, 256), "F16"))
+    hub.files[REPO]["mmproj-F16.gguf"] = write_spec(clip, tmp_path / "mmproj-F16.gguf")
+    code, _, err = _new(capsys, catalog, "tinyvision", "--gguf", f"{hub.url}/{REPO}/resolve/main/{FILE}",
+                        "--mmproj", f"{hub.url}/{REPO}/resolve/main/mmproj-F16.gguf", *OWNER)
+    assert code == 0, err
+    r = load_catalog(catalog).apps["tinyvision"]
+    assert r.model.mmproj is not None and r.model.mmproj.file == "mmproj-F16.gguf"
+    assert r.model.architecture.vision and r.app.vision
+    # the projector's place is --mmproj, never the weights': a model file there is refused
+    code, _, err = _new(capsys, catalog, "tinyvision2", "--gguf", f"{hub.url}/{REPO}/resolve/main/{FILE}",
+                        "--model-id", "tiny-two", "--mmproj", f"{hub.url}/{REPO}/resolve/main/{FILE}", *OWNER)
+    assert code != 0 and "not a projector" in err
