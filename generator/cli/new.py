@@ -47,7 +47,17 @@ def new(
     as_json: JsonOpt = False,
 ) -> None:
     """A new model and app from the model's own files (GGUF header, Hugging Face file list and config.json), sized by
-    the fit; a draft until its title, icon and categories are given (docs/new-model.md)."""
+    the fit; a draft until its title, icon and categories are given (docs/new-model.md).
+
+    \b
+    The whole path:
+      1. catalog new APP --hf OWNER/REPO:QUANT --like APP --title T --icon URL --category C
+      2. fill title/icon (a draft: edit drafts/apps/APP.yaml, move it to apps/)
+      3. catalog render APP && catalog check APP
+      4. catalog smoke APP --local, then --endpoint URL or --kube-context CTX
+      5. catalog bump APP
+      6. catalog publish APP --to git:PATH|oci://HOST/PATH|dir:PATH|market:DIR
+    """
     import json
     import sys
 

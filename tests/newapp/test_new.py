@@ -256,3 +256,11 @@ def test_a_projector_is_recorded_and_turns_vision_on(capsys, catalog, hub, tmp_p
     code, _, err = _new(capsys, catalog, "tinyvision2", "--gguf", f"{hub.url}/{REPO}/resolve/main/{FILE}",
                         "--model-id", "tiny-two", "--mmproj", f"{hub.url}/{REPO}/resolve/main/{FILE}", *OWNER)
     assert code != 0 and "not a projector" in err
+
+
+def test_the_help_shows_the_whole_path(capsys):
+    code, out, _ = run_cli(capsys, "new", "--help")
+    assert code == 0
+    steps = ["catalog new APP", "fill title/icon", "catalog render APP", "catalog check APP", "catalog smoke APP",
+             "catalog bump APP", "catalog publish APP"]
+    assert [out.index(s) for s in steps] == sorted(out.index(s) for s in steps)
