@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
 from generator.schema.calibration import Calibration
-from generator.schema.gguf import ENTRY
+from generator.schema.gguf import ENTRY, expand, tensor_bytes
 from generator.schema.common import MAX_ITEMS, Count, Id, Name, Sources, Strict, Tokens
 
 # Sizes of a model: the largest published models have ~2 T parameters; 100 T and 64 TiB leave room.
@@ -157,6 +157,21 @@ class GgufRecord(Strict):
     data_offset: Annotated[int, Field(gt=0, le=2**40)]
     tensor_bytes: Annotated[int, Field(gt=0, le=2**50)]
     tensors: Annotated[tuple[str, ...], Field(min_length=1, max_length=8192), AfterValidator(_entries)]
+
+    @model_validator(mode="after")
+    def _adds_up(self) -> "GgufRecord":
+        """The record is one file's: its tensors' bytes are `tensor_bytes`, and they end inside the file."""
+        try:
+            total = sum(tensor_bytes(type_name, ne) for _, ne, type_name in expand(self.tensors))
+        except ValueError as exc:
+            raise ValueError(str(exc)) from None
+        if total != self.tensor_bytes:
+            raise ValueError(f"the tensors add up to {total:,} bytes, not tensor_bytes {self.tensor_bytes:,}: "
+                             "a hand edit broke the record (`catalog new` writes it whole)")
+        if self.data_offset + self.tensor_bytes > self.file_bytes:
+            raise ValueError(f"data_offset {self.data_offset:,} + tensor_bytes {self.tensor_bytes:,} is past "
+                             f"file_bytes {self.file_bytes:,}")
+        return self
 
 
 class WeightFile(Strict):

@@ -264,3 +264,23 @@ def test_the_help_shows_the_whole_path(capsys):
     steps = ["catalog new APP", "fill title/icon", "catalog render APP", "catalog check APP", "catalog smoke APP",
              "catalog bump APP", "catalog publish APP"]
     assert [out.index(s) for s in steps] == sorted(out.index(s) for s in steps)
+
+
+def test_the_fit_weighs_the_recorded_tensors(capsys, catalog, hub):
+    from generator.fit.vllm import weights_part
+
+    code, _, err = _new(capsys, catalog, "tinyqwen", "--gguf", f"{hub.url}/{REPO}/resolve/main/{FILE}", *OWNER)
+    assert code == 0, err
+    r = load_catalog(catalog).apps["tinyqwen"]
+    mib, note = weights_part(r, r.app.quantization)
+    assert mib == tiny_spec().tensor_bytes / 2**20 and "GGUF header" in note
+
+
+def test_a_hand_broken_record_is_refused_at_load(capsys, catalog, hub):
+    code, _, err = _new(capsys, catalog, "tinyqwen", "--gguf", f"{hub.url}/{REPO}/resolve/main/{FILE}", *OWNER)
+    assert code == 0, err
+    path = catalog / "models" / "tiny-qwen3-4l.yaml"
+    text = path.read_text()
+    path.write_text(text.replace("blk.#.attn_q.weight Q8_0 256x256 @0-3", "blk.#.attn_q.weight Q8_0 256x256 @0-2"))
+    code, out, err = run_cli(capsys, "check", "tinyqwen", "--no-lint", "--catalog", str(catalog))
+    assert code == 1 and "tiny-qwen3-4l.yaml:" in err and "the tensors add up to" in err
