@@ -284,3 +284,13 @@ def test_a_hand_broken_record_is_refused_at_load(capsys, catalog, hub):
     path.write_text(text.replace("blk.#.attn_q.weight Q8_0 256x256 @0-3", "blk.#.attn_q.weight Q8_0 256x256 @0-2"))
     code, out, err = run_cli(capsys, "check", "tinyqwen", "--no-lint", "--catalog", str(catalog))
     assert code == 1 and "tiny-qwen3-4l.yaml:" in err and "the tensors add up to" in err
+
+
+def test_a_draft_file_is_recorded_as_the_models_drafter(capsys, catalog, hub, tmp_path):
+    hub.files[REPO]["MTP/mtp-Tiny-Q8_0.gguf"] = write_spec(tiny_spec(layers=1), tmp_path / "mtp.gguf")
+    code, _, err = _new(capsys, catalog, "tinydraft", "--gguf", f"{hub.url}/{REPO}/resolve/main/{FILE}", "--draft",
+                        f"{hub.url}/{REPO}/resolve/main/MTP/mtp-Tiny-Q8_0.gguf", *OWNER)
+    assert code == 0, err
+    drafter = load_catalog(catalog).models["tiny-qwen3-4l"].drafters[0]
+    assert drafter.kind == "mtp-assistant" and drafter.weights[0].file == "MTP/mtp-Tiny-Q8_0.gguf"
+    assert drafter.weights[0].repo == REPO and drafter.params_b is not None
