@@ -3,12 +3,13 @@ the input of the `catalog new` tests (tests/newapp/)."""
 
 from __future__ import annotations
 
-from generator.fit.realshape import Spec, Tensor
+from generator.fit.realshape import Spec, Tensor, _vocab
 
 
 def tiny_spec(arch: str = "qwen3", *, layers: int = 4, kv_heads: int = 2, lie_kv: int | None = None,
               vocab: int = 320) -> Spec:
-    """A dense GQA model: hidden 256, 4 heads of 64, `kv_heads` KV heads, FFN 512, Q8_0 matrices, F32 norms."""
+    """A dense GQA model llama.cpp loads (its qwen3 loader: Q/K norms, SwiGLU FFN): hidden 256, 4 heads of 64,
+    `kv_heads` KV heads, FFN 512, Q8_0 matrices, F32 norms, a `vocab`-token vocabulary."""
     e, heads, head, ff = 256, 4, 64, 512
     spec = Spec(arch=arch, name="tiny")
     spec.meta("general.name", "Tiny Qwen3 4L", "str")
@@ -22,7 +23,8 @@ def tiny_spec(arch: str = "qwen3", *, layers: int = 4, kv_heads: int = 2, lie_kv
     spec.meta("attention.head_count_kv", kv_heads if lie_kv is None else lie_kv)
     spec.meta("attention.key_length", head)
     spec.meta("attention.value_length", head)
-    spec.meta("tokenizer.ggml.tokens", [f"t{i}" for i in range(vocab)], "arr_str")
+    spec.meta("attention.layer_norm_rms_epsilon", 1e-6, "f32")
+    _vocab(spec, vocab)  # the real-shape writer's SentencePiece-style vocabulary: llama.cpp loads it
     spec.tensors.append(Tensor("token_embd.weight", (e, vocab), "Q8_0"))
     spec.tensors.append(Tensor("output_norm.weight", (e,), "F32"))
     spec.tensors.append(Tensor("output.weight", (e, vocab), "Q8_0"))
@@ -33,6 +35,8 @@ def tiny_spec(arch: str = "qwen3", *, layers: int = 4, kv_heads: int = 2, lie_kv
                          Tensor(f"{b}.attn_k.weight", (e, kv_heads * head), "Q8_0"),
                          Tensor(f"{b}.attn_v.weight", (e, kv_heads * head), "Q8_0"),
                          Tensor(f"{b}.attn_output.weight", (heads * head, e), "Q8_0"),
+                         Tensor(f"{b}.attn_q_norm.weight", (head,), "F32"),  # qwen3's Q/K norms
+                         Tensor(f"{b}.attn_k_norm.weight", (head,), "F32"),
                          Tensor(f"{b}.ffn_norm.weight", (e,), "F32"),
                          Tensor(f"{b}.ffn_gate.weight", (e, ff), "Q8_0"),
                          Tensor(f"{b}.ffn_up.weight", (e, ff), "Q8_0"),
