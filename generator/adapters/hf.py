@@ -6,7 +6,8 @@ packages/hub/src/lib/list-files.ts call it): `GET {endpoint}/api/models/{repo}/t
 answers a JSON list of `{type, path, size, lfs: {size}}`, continued by a `Link: <…>; rel="next"` header;
 `GET {endpoint}/{repo}/resolve/{revision}/{path}` answers the file (redirects followed). `HF_ENDPOINT` names the
 endpoint (default https://huggingface.co, huggingface_hub's own variable), `HF_TOKEN` the token: sent as
-`Authorization: Bearer` to the endpoint's own host only, never to another host, never in a message.
+`Authorization: Bearer` to the endpoint's own host only, never to another host (httpx drops it on a redirect to
+another origin, as the hub's file redirects are), never in a message.
 
 Every call has one total deadline from the connect to the last byte (`generator.adapters.http`); a file's head
 is read with growing `Range: bytes=0-N` requests up to a byte cap, and a server that answers 200 (no Range

@@ -87,6 +87,10 @@ def read_facts(header: Header, where: str, file_bytes: int | None) -> Facts:
     missing key, or the first count that disagrees with the tensors."""
     if header.arch not in ARCHS:
         raise refuse_unknown(header.arch, where)
+    split = header.kv.get("split.count")
+    if isinstance(split, int) and not isinstance(split, bool) and split > 1:
+        raise InputError(f"{where}: one part of a GGUF split in {split} (split.count): its header lists this part's "
+                         "tensors only; `catalog new` reads single-file GGUFs")
     g = _Geometry(_Reader(header, where))
     g.basics()
     attn = g.attention()

@@ -294,3 +294,11 @@ def test_a_draft_file_is_recorded_as_the_models_drafter(capsys, catalog, hub, tm
     drafter = load_catalog(catalog).models["tiny-qwen3-4l"].drafters[0]
     assert drafter.kind == "mtp-assistant" and drafter.weights[0].file == "MTP/mtp-Tiny-Q8_0.gguf"
     assert drafter.weights[0].repo == REPO and drafter.params_b is not None
+
+
+def test_one_part_of_a_split_gguf_is_refused(capsys, catalog, hub, tmp_path):
+    spec = tiny_spec()
+    spec.metadata.append(("split.count", 3, "u32"))  # gguf-split writes it unprefixed
+    hub.files[REPO]["part.gguf"] = write_spec(spec, tmp_path / "part.gguf")
+    line = _refused(capsys, catalog, hub, "partapp", "--gguf", f"{hub.url}/{REPO}/resolve/main/part.gguf", *OWNER)
+    assert "split in 3" in line
