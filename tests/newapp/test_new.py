@@ -302,3 +302,20 @@ def test_one_part_of_a_split_gguf_is_refused(capsys, catalog, hub, tmp_path):
     hub.files[REPO]["part.gguf"] = write_spec(spec, tmp_path / "part.gguf")
     line = _refused(capsys, catalog, hub, "partapp", "--gguf", f"{hub.url}/{REPO}/resolve/main/part.gguf", *OWNER)
     assert "split in 3" in line
+
+
+def test_the_token_never_follows_a_redirect_to_another_host(capsys, catalog, hub, monkeypatch, tmp_path):
+    """The hub answers a file with a redirect to its storage (another origin): the token goes to the hub only."""
+    cdn = Hub()
+    cdn.files["cdn/store"] = {"blob": tmp_path / FILE}
+    cdn.start()
+    try:
+        hub.redirects[f"{REPO}/{FILE}"] = f"{cdn.url}/cdn/store/resolve/main/blob"
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        monkeypatch.setenv("HF_TOKEN", "hf_secret_token_123")
+        code, _, err = _new(capsys, catalog, "tinyqwen", "--hf", f"{REPO}:Q8_0", *OWNER)
+    finally:
+        cdn.stop()
+    assert code == 0, err
+    assert cdn.seen and {auth for _, auth, _ in cdn.seen} == {None}
+    assert {auth for _, auth, _ in hub.seen} == {"Bearer hf_secret_token_123"}

@@ -21,6 +21,7 @@ class Hub:
     delay_s: float = 0.0
     chunk: int = 64 * 1024
     seen: list[tuple[str, str | None, str | None]] = field(default_factory=list)  # (path, auth, range)
+    redirects: dict[str, str] = field(default_factory=dict)  # "repo/path" -> URL answered with a 302 (a CDN)
     sent: int = 0  # body bytes sent
     server: ThreadingHTTPServer | None = None
 
@@ -87,6 +88,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _file(self, repo: str, path: str) -> None:
         hub = self.server.hub
+        if f"{repo}/{path}" in hub.redirects:
+            self._send(302, b"", "text/plain", {"Location": hub.redirects[f"{repo}/{path}"]})
+            return
         size = hub.size(repo, path)
         if size is None:
             self._send(404, b'{"error": "not found"}', "application/json")
