@@ -62,7 +62,12 @@ def new(
     import sys
 
     from generator.adapters.hf import HfApi
+    from generator.core.redact import redact
+    from generator.core.text import safe_line
     from generator.newapp.build import Request, new_app
+
+    def say(text: str) -> None:  # a URL or a name from a stranger's file: credentials masked, controls escaped
+        print(safe_line(redact(text)))
 
     root = use_catalog(catalog, command="new", writes=True, quiet=as_json)
     req = Request(app=name, gguf=gguf, hf=hf, mmproj=mmproj, draft=draft, stack=stack, device=device, like=like,
@@ -71,20 +76,20 @@ def new(
     done = new_app(req, Path(root), HfApi.from_env(timeout_s=timeout))
     f = done.facts
     if as_json:
-        sys.stdout.write(json.dumps({
+        sys.stdout.write(redact(json.dumps({
             "app": name, "model": str(done.model), "app_file": str(done.app), "draft": done.draft,
             "missing": list(done.missing), "context": done.context, "architecture": f.arch,
-            "kv_bytes_per_token_f16": f.kv_bytes_per_token_f16, "source": done.source, "notes": done.notes}) + "\n")
+            "kv_bytes_per_token_f16": f.kv_bytes_per_token_f16, "source": done.source, "notes": done.notes})) + "\n")
         return
-    print(f"read {done.source}: {f.arch}, {f.architecture['layers']} layers, KV {f.kv_bytes_per_token_f16:,} bytes "
-          "per token at f16")
-    print(f"wrote {done.model}")
-    print(f"wrote {done.app} (context {done.context:,}: the largest the fit allows)")
+    say(f"read {done.source}: {f.arch}, {f.architecture['layers']} layers, KV {f.kv_bytes_per_token_f16:,} bytes "
+        "per token at f16")
+    say(f"wrote {done.model}")
+    say(f"wrote {done.app} (context {done.context:,}: the largest the fit allows)")
     for note in done.notes:
-        print(f"note: {note}")
+        say(f"note: {note}")
     if done.draft:
-        print(f"draft: fill {', '.join(done.missing)} in {done.app}, then move it to apps/ and run "
-              f"`catalog render {name}` and `catalog check {name}` (docs/new-model.md)")
+        say(f"draft: fill {', '.join(done.missing)} in {done.app}, then move it to apps/ and run "
+            f"`catalog render {name}` and `catalog check {name}` (docs/new-model.md)")
     else:
-        print(f"next: `catalog render {name}`, `catalog check {name}`, `catalog smoke`, `catalog bump` "
-              "(docs/new-model.md)")
+        say(f"next: `catalog render {name}`, `catalog check {name}`, `catalog smoke`, `catalog bump` "
+            "(docs/new-model.md)")

@@ -36,6 +36,7 @@ APP_NAME = re.compile(r"^[a-z][a-z0-9]{0,29}$")  # Olares' app name rule (lowerc
 RESOLVE = re.compile(r"^/(?P<repo>[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*)/resolve/(?P<rev>[^/]+)/"
                      r"(?P<file>.+)$")
 OWNER_FACTS = ("title", "icon", "categories")
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._+()-]{0,99}$")
 # llama.cpp's default --spec-draft-n-max after ggml-org/llama.cpp#23269 (the catalog's llamacppqwen36mtpone
 # 1.0.9 note); a model's own MTP head drafts this many tokens unless --like names another app's
 MTP_TOKENS = 3
@@ -225,6 +226,8 @@ def _model_data(req: Request, src: Source, facts: Facts, *, mmproj: Source | Non
     if mmproj is not None:
         arch_out["vision"] = True
     name = src.header.kv.get("general.name")
+    if not (isinstance(name, str) and SAFE_NAME.match(name)):  # a stranger's file: only a plain name is copied
+        name = None
     facts_out = [{"field": f, "value": v, "source": f"{src.where} {k}"} for f, v, k in facts.facts]
     if model_type:
         facts_out.append({"field": "architecture.hf_model_type", "value": model_type,

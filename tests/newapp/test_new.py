@@ -319,3 +319,16 @@ def test_the_token_never_follows_a_redirect_to_another_host(capsys, catalog, hub
     assert code == 0, err
     assert cdn.seen and {auth for _, auth, _ in cdn.seen} == {None}
     assert {auth for _, auth, _ in hub.seen} == {"Bearer hf_secret_token_123"}
+
+
+def test_a_hostile_name_in_the_header_is_not_copied(capsys, catalog, hub, tmp_path):
+    spec = tiny_spec()
+    spec.metadata = [(k, "\x1b]8;;evil\x07{{ .Values }}" if k == "general.name" else v, kind)
+                     for k, v, kind in spec.metadata]
+    hub.files[REPO]["hostile.gguf"] = write_spec(spec, tmp_path / "hostile.gguf")
+    code, out, err = _new(capsys, catalog, "hostile", "--gguf", f"{hub.url}/{REPO}/resolve/main/hostile.gguf",
+                          *OWNER)
+    assert code == 0, err
+    assert "\x1b" not in out + err
+    model = load_catalog(catalog).models["tiny-qwen3-4l"]
+    assert model.name == "tiny-qwen3-4l"
