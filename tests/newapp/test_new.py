@@ -332,3 +332,14 @@ def test_a_hostile_name_in_the_header_is_not_copied(capsys, catalog, hub, tmp_pa
     assert "\x1b" not in out + err
     model = load_catalog(catalog).models["tiny-qwen3-4l"]
     assert model.name == "tiny-qwen3-4l"
+
+
+def test_a_hybrid_header_that_lies_about_its_layer_pattern(capsys, catalog, hub, tmp_path):
+    from generator.fit.realshape import spec_for
+
+    spec = spec_for(load_catalog(catalog).models["qwen36-27b"], "q4km")
+    spec.metadata = [(k, 3 if k == "qwen35.full_attention_interval" else v, kind) for k, v, kind in spec.metadata]
+    hub.files[REPO]["hybrid-lie.gguf"] = write_spec(spec, tmp_path / "hybrid-lie.gguf")
+    line = _refused(capsys, catalog, hub, "hybridlie", "--gguf", f"{hub.url}/{REPO}/resolve/main/hybrid-lie.gguf",
+                    *OWNER)
+    assert "one attention layer in 3" in line and "gives 21 attention layers, but 16 blocks have attn_k" in line
