@@ -8,12 +8,14 @@ here. Everything else (metadata, dependencies, the `catalog` script) is in pypro
 
 from setuptools import find_packages, setup
 
-DATA = {"generator._data.catalog": "catalog", "generator._data.templates": "templates"}
+DATA = {"generator._data.catalog": "catalog", "generator._data.templates": "templates",
+        "generator._data.ci": ".ci"}  # only its llama-server build script (below): `catalog smoke --build-llama-server`
 
 setup(
     packages=find_packages(include=["generator", "generator.*"]) + sorted(DATA),
     package_dir=DATA,
     # every file of both: the templates and the chat-template files shipped with charts
-    package_data={"generator._data.catalog": ["**/*"], "generator._data.templates": ["**/*"]},
+    package_data={"generator._data.catalog": ["**/*"], "generator._data.templates": ["**/*"],
+                  "generator._data.ci": ["build-llama-server.sh"]},
     include_package_data=False,
 )

@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 
 from pydantic import BaseModel
 
@@ -16,6 +16,7 @@ from generator.core.errors import InputError, Problem, UsageError, translate_os_
 from generator.core.locate import embedded_catalog
 from generator.core.redact import secrets_in
 from generator.yamlio.loader import Document, load_model, read_document
+from generator.schema.market import FormName
 from generator.schema import (App, Calibration, ChatTemplate, Device, DeviceTarget, GenesisRegistry, Market, Model,
                               Stack, WeightFile)
 
@@ -70,6 +71,11 @@ class Resolved:
 
     def line(self, *loc: str | int) -> int:
         return self.doc.line_of(tuple(loc))
+
+    @property
+    def form(self) -> FormName:
+        """The app form its chart takes (docs/forms.md): the app's own `form:`, else the store's."""
+        return self.app.form or self.market.form
 
     @property
     def mmproj(self) -> WeightFile | None:
@@ -206,6 +212,15 @@ def _load_all(folder: Path, cls: type[T], problems: list[Problem]) -> list[tuple
     return out
 
 
+def load_device_file(path: Path) -> Device:
+    """One device file outside a catalog (a card a user describes: `catalog explain APP --device FILE.yaml`), checked
+    as the catalog's own device files are: `file:line: what` on a bad field, InputError."""
+    name = display_path(path)
+    doc = read_document(path, name, max_bytes=MAX_CATALOG_FILE_BYTES)
+    secret_problems(doc, name)
+    return load_model(Device, doc, name)
+
+
 SECRET_FIX = ("a committed catalog holds no secret: remove it (rule SEC001, docs/security.md). The chart gives the "
               "engine HF_TOKEN from the Olares env the manifest declares under `envs` (OLARES_USER_HUGGINGFACE_TOKEN "
               "in olares-v2, OLARES_SYSTEM_HUGGINGFACE_TOKEN in olares-v3), which each user sets in Olares; any other "
@@ -244,21 +259,40 @@ def load_catalog(root: Path | str | None = None) -> Catalog:
         raise UsageError(f"{display_path(root)}: not a catalog (no apps/ folder); pass --catalog DIR")
     problems: list[Problem] = []
     cat = Catalog(root=root)
+    failed: dict[str, set[str]] = {}  # kind -> names whose file failed: what names them follows that error
+    mark = len(problems)
     cat.models = _index(_load_all(root / "models", Model, problems), "model", problems)
+    failed["model"], mark = _failed(problems, mark), len(problems)
     cat.stacks = _index(_load_all(root / "stacks", Stack, problems), "stack", problems)
+    failed["stack"], mark = _failed(problems, mark), len(problems)
     cat.devices = _index(_load_all(root / "devices", Device, problems), "device", problems)
+    failed["device"], mark = _failed(problems, mark), len(problems)
     registries = _load_all(root / "genesis", GenesisRegistry, problems)
     cat.genesis = registries[0][0] if registries else None
     cat.market = _load_market(root, problems)
+    _check_market_devices(cat, problems)
     cat.chat_templates = _load_chat_templates(root, problems)
-    for app, doc, name in _load_all(root / "apps", App, problems):
-        resolved = _resolve(cat, app, doc, name, problems)
+    mark = len(problems)
+    loaded = _load_all(root / "apps", App, problems)
+    failed["app"] = _failed(problems, mark)
+    for app, doc, name in loaded:
+        resolved = _resolve(cat, app, doc, name, problems, failed)
         if resolved:
             cat.apps[app.name] = resolved
-    _check_replacements(cat, problems)
+        else:
+            failed["app"].add(app.name)
+    _check_replacements(cat, problems, failed["app"])
     if problems:
         raise InputError(problems)
     return cat
+
+
+AFTER = "(after the error above)"
+
+
+def _failed(problems: list[Problem], since: int) -> set[str]:
+    """The names (file stems) of the files with a problem among problems[since:]."""
+    return {Path(p.file).stem for p in problems[since:] if p.file}
 
 
 def _load_market(root: Path, problems: list[Problem]) -> Market:
@@ -271,6 +305,26 @@ def _load_market(root: Path, problems: list[Problem]) -> Market:
     except InputError as exc:
         problems.extend(exc.problems)
         return Market()
+
+
+def _check_market_devices(cat: Catalog, problems: list[Problem]) -> None:
+    """Every device the store targets (market.yaml `devices:`) is a device of the catalog."""
+    path = cat.root / MARKET_FILE
+    for device in cat.market.devices:
+        if device not in cat.devices:
+            known = ", ".join(sorted(cat.devices)) or "none"
+            problems.append(Problem(display_path(path), _line_of(path, device), "devices",
+                                    f"device {device!r} is not in devices/ (known: {known}); "
+                                    "list only catalog devices"))
+
+
+def _line_of(path: Path, text: str) -> int | None:
+    """1-based line of the first line of the file holding `text`; None when none does or it cannot be read."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    return next((n for n, line in enumerate(lines, start=1) if text in line), None)
 
 
 def _load_chat_templates(root: Path, problems: list[Problem]) -> dict[str, ChatTemplateFile]:
@@ -302,9 +356,10 @@ def _load_chat_templates(root: Path, problems: list[Problem]) -> dict[str, ChatT
     return out
 
 
-def _resolve(cat: Catalog, app: App, doc: Document, name: str, problems: list[Problem]) -> Resolved | None:
-    def bad(field_: str, message: str) -> None:
-        problems.append(Problem(name, doc.line_of((field_,)), field_, message))
+def _resolve(cat: Catalog, app: App, doc: Document, name: str, problems: list[Problem],
+             failed: dict[str, set[str]] | None = None) -> Resolved | None:
+    def bad(field_: str, message: str, follows: bool = False) -> None:
+        problems.append(Problem(name, doc.line_of((field_,)), field_, message, follows))
 
     before = len(problems)
     if Path(name).stem != app.name:
@@ -316,7 +371,9 @@ def _resolve(cat: Catalog, app: App, doc: Document, name: str, problems: list[Pr
     device = cat.devices.get(app.device)
     for kind, key, found, pool in (("model", app.model, model, cat.models), ("stack", app.stack, stack, cat.stacks),
                                    ("device", app.device, device, cat.devices)):
-        if found is None:
+        if found is None and failed is not None and key in failed.get(kind, ()):
+            bad(kind, f"{kind} {key!r} did not load {AFTER}", follows=True)
+        elif found is None:
             bad(kind, f"unknown {kind} {key!r}; known: {', '.join(sorted(pool)) or 'none'}")
     if model is not None:
         _check_model_files(app, model, stack, doc, name, problems, bad)
@@ -467,9 +524,12 @@ def _check_gguf_files(app: App, model: Model, stack: Stack, bad: Callable[[tuple
         check(("vision",), "the vision projector (mmproj)", model.projector(app.mmproj))
 
 
-def _check_replacements(cat: Catalog, problems: list[Problem]) -> None:
+def _check_replacements(cat: Catalog, problems: list[Problem], failed: Collection[str] = ()) -> None:
     for resolved in cat.apps.values():
         target = resolved.app.replaced_by
-        if target and target not in cat.apps:
+        if target and target in failed:  # its file is there but did not load: that error is the cause
+            problems.append(Problem(resolved.file, resolved.line("replaced_by"), "replaced_by",
+                                    f"app {target!r} did not load {AFTER}", follows=True))
+        elif target and target not in cat.apps:
             problems.append(Problem(resolved.file, resolved.line("replaced_by"), "replaced_by",
                                     f"unknown app {target!r}; name an app of this catalog"))

@@ -43,8 +43,8 @@ before="$(listing)"
 
 mkdir "$work/outside" && cd "$work/outside"
 unset CATALOG_DIR
-echo "== 2. $catalog init store" >&2
-init_err="$("$catalog" init store 2>&1 >/dev/null)" || { echo "$init_err" >&2; fail "init failed"; }
+echo "== 2. $catalog init store --owner walkthrough" >&2
+init_err="$("$catalog" init store --owner walkthrough 2>&1 >/dev/null)" || { echo "$init_err" >&2; fail "init failed"; }
 echo "$init_err" >&2
 check_out "$init_err" "install the tool from the local folder $repo" "init"  # pip's record of a local folder
 check_out "$init_err" "CATALOG_TOOL" "init"  # ... which CI cannot reach: said, with the fix

@@ -156,6 +156,7 @@ def test_icon_check_when_the_market_lists_its_icons(catalog_copy, capsys):
     assert f["app"] == E2B and f["severity"] == "warning" and code == 0
     assert "icons/gemma4e2bone.png is not among the icons the market serves" in f["message"]
     assert f["file"].endswith(f"{E2B}.yaml") and f["line"] == 5
+    assert "icons.base_url" in f["fix"]  # an icon of one's own: the advice names the market's icon base (issue 42)
     set_app(catalog_copy, E2B, icon="https://orales-one-market.aamsellem.workers.dev/icons/gemma426ba4bone.png")
     code, data = check(capsys, catalog_copy, E2B)
     assert findings(data, "MKT001") == []

@@ -26,6 +26,8 @@ def test_bump_refuses_an_app_check_fails_and_force_says_so(capsys, recorded: Pat
     assert code == 1
     assert f"{APP}: refused: `catalog check {APP}` fails" in err and "CON003" in err and "262K" in err
     assert "pass --force to bump anyway" in err
+    assert err.count(f"{APP}: refused") == 1  # the refusal said once
+    assert "fails (above)" not in err  # issue 42: it was said again under the table
     assert {p: p.read_bytes() for p in before} == before  # nothing written for it
     code, out, err = run_cli(capsys, "bump", "--force", "--catalog", recorded)
     assert code == 0 and f"WARNING: --force: `catalog bump` goes on with {APP}" in err

@@ -113,7 +113,7 @@ def test_olares025_refuses_a_chart_without_its_nvidia_entry_first_or_with_a_mode
     text = tree["OlaresManifest.yaml"]
     manifest = yaml.safe_load(text)
     entries = manifest["spec"]["accelerator"]
-    for broken in (list(reversed(entries)), entries + [entries[1]], entries + [{**entries[1], "mode": "nvidia-x"}]):
+    for broken in (list(reversed(entries)), entries + [dict(entries[1])], entries + [{**entries[1], "mode": "nvidia-x"}]):
         manifest["spec"]["accelerator"] = broken
         found = lint_chart(APP, {**tree, "OlaresManifest.yaml": yaml.safe_dump(manifest, sort_keys=False)})
         assert "OLARES025" in {f.rule for f in found}, broken
@@ -144,20 +144,41 @@ def test_an_app_whose_devices_share_its_mode_or_are_excluded_renders_as_before(c
 
 
 def test_the_catalogs_apps_with_a_spark_entry_render_one_chart_for_both_modes():
-    """The embedded catalog with per_mode on (what flipping the catalog's olares-v3 would publish): the llama.cpp
-    apps that target the DGX Spark on beclab's multi-arch image gain its mode; the vLLM app whose image is amd64 only
-    and the apps without `devices:` render as with one mode; every mode passes the lint."""
+    """The embedded catalog with a store that targets the DGX Spark too (market.yaml `devices:`): the llama.cpp apps
+    that target the Spark on beclab's multi-arch image gain its mode; the vLLM app whose image is amd64 only and the
+    apps without `devices:` render as with one mode; every mode passes the lint. The embedded store itself targets
+    the Olares One alone: no app gains a mode there (the maintainer's validator accepts one accelerator entry)."""
 
     embedded = load_catalog(REPO / "catalog")
-    gained = {}
+    assert embedded.market.devices == ("olares-one",)
+    gained, own_store = {}, {}
     for r in embedded.select():
         if r.app.status == "removed" or not r.targets:
             continue
-        spec = plan(r, OLARES_V3)
+        if plan(r, OLARES_V3).modes:
+            own_store[r.app.name] = True
+        spark = replace(r, market=r.market.model_copy(update={"devices": ("olares-one", "dgx-spark")}))
+        spec = plan(spark, OLARES_V3)
         if spec.modes:
             gained[r.app.name] = [(m.mode, m.device) for m in spec.modes]
             assert lint_chart(r.app.name, render(spec)) == []
         else:
-            assert render(spec) == render(plan(r, OLARES_V3_ONE_MODE))
+            assert render(spec) == render(plan(spark, OLARES_V3_ONE_MODE))
+    assert own_store == {}
     assert gained == {name: [("nvidia-gb10", "dgx-spark")]
                       for name in ("gemma426ba4bone", "gemma4e2bone", "llamacppqwen36mtpone")}
+
+
+def test_a_store_that_does_not_target_a_device_gives_it_no_entry(tmp_path):
+    import shutil
+
+    copy = tmp_path / "catalog"
+    shutil.copytree(DEVICES, copy)
+    (copy / "market.yaml").write_text("devices: [small-ada]\n")
+    spread = load_catalog(copy).apps[APP]
+    assert plan(spread, OLARES_V3).modes == ()
+    (copy / "market.yaml").write_text("devices: [small-ada, nowhere]\n")
+    from generator.core.errors import InputError
+
+    with pytest.raises(InputError, match="device 'nowhere' is not in devices/"):
+        load_catalog(copy)

@@ -220,21 +220,23 @@ def _list_out(catalog: Path, columns: str | None) -> str:
 
 
 @pytest.mark.parametrize("columns", ["80", "100", "120"])
-def test_list_shows_every_name_stack_and_roofline_fraction_whole(columns):
-    """A shown column is never cut: name, stack and speed/roof always; the model whole or named as dropped."""
+def test_list_shows_every_name_version_and_status_whole(columns):
+    """A shown column is never cut: name, version and status always (issue 42: at 80 columns they were dropped);
+    stack, speed/roof and the model whole or named as dropped."""
     out = _list_out(EMBEDDED, columns)
     cat = load_catalog(EMBEDDED)
     lines = out.splitlines()
     assert max(len(line) for line in lines) <= int(columns)
     header = lines[1].split()
-    assert "name" in header and "stack" in header and "speed/roof" in header
-    model_shown = "model" in header
-    assert model_shown or "model" in out.split("too narrow for:")[1]
+    assert "name" in header and "version" in header and "status" in header
+    shown = {col: col in header for col in ("model", "stack", "speed/roof")}
+    assert all(on or col in out.split("too narrow for:")[1] for col, on in shown.items())
     for r in cat.apps.values():
         row = next((line for line in lines if line.split()[:1] == [r.app.name]), None)
         assert row is not None, f"{r.app.name} not whole in:\n{out}"
-        assert r.stack.id in row.split(), row
-        assert not model_shown or r.model.name in row, row
+        assert r.app.version in row.split() and r.app.status in row.split(), row
+        assert not shown["stack"] or r.stack.id in row.split(), row
+        assert not shown["model"] or r.model.name in row, row
     if columns == "80":
         assert "too narrow for:" in out
 
@@ -243,7 +245,8 @@ def test_list_piped_keeps_every_column():
     """`catalog list | cat`: nothing to fit, every column (issue 24)."""
     out = _list_out(EMBEDDED, None)
     header = out.splitlines()[1].split()
-    assert header == ["name", "title", "model", "stack", "context", "version", "status", "t/s", "speed/roof", "smoke"]
+    assert header == ["name", "title", "model", "stack", "context", "version", "status", "t/s", "pred", "t/s",
+                      "speed/roof", "smoke"]  # "pred t/s": the speed model (issue 41)
     assert "too narrow" not in out
 
 

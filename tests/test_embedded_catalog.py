@@ -190,8 +190,9 @@ def test_committed_llamacpp_tables_match_their_recorded_help(tmp_path):
     assert regenerated.returncode == 0, regenerated.stderr[-3000:]
     written = sorted(p.name for p in tmp_path.glob("*.yaml"))
     assert written == ["atomic-mtp.yaml", "beellama-0-1-3-rc1.yaml", "beellama-0-1-3-rc3.yaml", "buun-dflash-0-2-0.yaml",
-                       "buun-dflash.yaml", "llamacpp-b10156.yaml", "llamacpp-b10666.yaml", "llamacpp-b11046.yaml", "llamacpp-b8740.yaml", "llamacpp-b9101.yaml",
-                       "llamacpp-beclab-b10068.yaml",
+                       "buun-dflash.yaml", "llamacpp-b10156.yaml", "llamacpp-b10666.yaml", "llamacpp-b11046.yaml",
+                       "llamacpp-b8740.yaml", "llamacpp-b9101.yaml", "llamacpp-beclab-b10068.yaml",
+                       "llamacpp-beclab-b10454.yaml",
                        "llamacpp-master-ad27757.yaml", "llamacpp-mtp.yaml"]
     for name in written:
         assert comparable(tmp_path / name) == comparable(FLAGS / name), f"catalog/flags/{name} is stale"
@@ -219,9 +220,9 @@ def test_committed_cu130_nightly_table_matches_the_0_18_0_wheel(tmp_path):
 def test_every_shipped_app_round_trips_through_import(tmp_path):
     """`catalog import` of each app's chart gives back the app (tests/importer/test_import_roundtrip.py checks
     the logic on fixtures; this checks that every shipped app is expressible: nothing unmapped, nothing changed).
-    One loss is by design: an app whose chart carries another accelerator mode (`devices:` with a DGX Spark) is
-    imported for its own device, and the import says so in exactly one note; `devices:` (which cards, overrides)
-    is catalog data a chart does not hold (docs/devices.md "Charts")."""
+    An app whose chart carries another accelerator mode (`devices:` with a DGX Spark) gets that entry back (issue
+    42, tests/importer/test_import_own_charts.py); the other cards of its own mode leave nothing in a chart. Should
+    a mode not be found again, the import says so in exactly one note."""
     from generator.chart.pipeline import render_app
     from generator.importer.build import CHART_FIELDS, PER_MODE_NOTE, import_chart
     from generator.importer.drafts import Pool
@@ -371,3 +372,93 @@ def _find(data: object, key: str) -> object:
             if found is not None:
                 return found
     return None
+
+
+def test_every_active_app_on_every_device_has_a_prediction():
+    """issue 41: `explain APP --device D --json` has predicted_tokens_per_s for every active app and device."""
+    from generator.fit.devices import variant_on
+    from generator.fit.speed import on_device, speeds
+
+    cat = load_catalog(str(EMBEDDED))
+    missing = []
+    for r in cat.select():
+        if r.app.status != "active":
+            continue
+        for device in cat.devices.values():
+            there = variant_on(r, device.id) if device.id in {t.device.id for t in r.targets} else None
+            found = speeds(there if there is not None else on_device(r, device))
+            if found is None or found.short.tokens_per_s is None:
+                missing.append((r.app.name, device.id))
+    assert not missing
+
+
+def test_a_chart_of_several_accelerator_modes_carries_them_as_devices(tmp_path):
+    """The embedded apps whose chart has an `nvidia-gb10` mode (a DGX Spark entry under `devices:`): the import gives
+    back that entry (device, stack, speculation, extra args), found by rendering the chart again; the `nvidia`-mode
+    entries (other desktop cards) leave nothing in a chart and are not guessed."""
+    from generator.chart.pipeline import render_app
+    from generator.importer.build import import_chart
+    from generator.importer.drafts import Pool
+    from generator.importer.source import read_chart
+
+    import shutil
+
+    # the embedded store targets the Olares One alone (catalog/market.yaml devices:); a copy that also targets the
+    # DGX Spark renders the apps' nvidia-gb10 entries as a second accelerator mode
+    store = tmp_path / "spark" / "catalog"
+    shutil.copytree(EMBEDDED, store, ignore=shutil.ignore_patterns("ledger"))
+    market = store / "market.yaml"
+    market.write_text(market.read_text(encoding="utf-8").replace("devices: [olares-one]",
+                                                                 "devices: [olares-one, dgx-spark]"), encoding="utf-8")
+    cat = load_catalog(store)
+    several = [r for r in cat.apps.values() if r.app.status != "removed" and any(
+        f"mode: {t.device.accelerator}" in render_app(r)["OlaresManifest.yaml"] for t in r.targets
+        if t.device.accelerator != r.device.accelerator)]  # a mode whose device the app cannot run on is not rendered
+    assert len(several) >= 3
+    for r in several:
+        for rel, text in render_app(r).items():
+            (tmp_path / r.app.name / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / r.app.name / rel).write_text(text, encoding="utf-8")
+        result = import_chart(read_chart(tmp_path / r.app.name), cat, Pool(cat))
+        assert result.status == "ok" and result.unmapped == [], (r.app.name, result.unmapped)
+        want = [{k: v for k, v in t.entry.model_dump(exclude_none=True).items()} for t in r.targets
+                if t.device.accelerator != r.device.accelerator]
+        got = [{k: tuple(v) if isinstance(v, list) else v for k, v in e.items()} for e in result.app["devices"]]
+        assert got == want, r.app.name
+
+
+def test_every_shipped_chart_reimports_into_a_fresh_store(tmp_path, capsys):
+    """Issue 42: every chart of the embedded catalog, with the market's taxonomy beside the charts as a market
+    repository keeps it, imported into a fresh store (the same devices, models and stacks, no apps): every app
+    imports, and an app whose catalog entry holds nothing a chart cannot (measured calibration rows, `measured:`
+    grounds) passes `check` and renders the same chart, byte for byte. Those facts are catalog data, not chart
+    data: the others are listed, not guessed."""
+    import shutil
+
+    from generator.chart.writer import read_tree
+
+    cat = load_catalog(EMBEDDED)
+    source = tmp_path / "source"
+    charts = source / "charts"
+    for name, tree in render_apps(rendered_apps(cat)).items():
+        for rel, text in tree.items():
+            (charts / name / rel).parent.mkdir(parents=True, exist_ok=True)
+            (charts / name / rel).write_text(text, encoding="utf-8")
+    (source / "scripts").mkdir()
+    (source / "scripts" / "market-taxonomy.json").write_text(json.dumps(
+        {n: list(r.app.categories) for n, r in cat.apps.items() if r.app.categories}), encoding="utf-8")
+    fresh = tmp_path / "fresh" / "catalog"
+    shutil.copytree(EMBEDDED, fresh, ignore=shutil.ignore_patterns("apps", "ledger", "releases.yaml", "drafts"))
+    (fresh / "apps").mkdir()
+    names = sorted(p.name for p in charts.iterdir())
+    capsys.readouterr()
+    assert main(["import", *(str(charts / n) for n in names), "--catalog", str(fresh), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [a["status"] for a in report["apps"]] == ["ok"] * len(names), report["apps"]
+    plain = [n for n in names if not cat.apps[n].app.calibration and not cat.apps[n].app.measured]
+    assert main(["check", *plain, "--catalog", str(fresh), "--no-lint", "--no-drift", "--json"]) == 0, \
+        [f for a in json.loads(capsys.readouterr().out)["apps"] for f in a["findings"] if f["severity"] == "error"]
+    capsys.readouterr()
+    assert main(["render", "--catalog", str(fresh)]) == 0
+    differ = [n for n in names if read_tree(tmp_path / "fresh" / "charts" / n) != read_tree(charts / n)]
+    assert not set(differ) & set(plain), differ

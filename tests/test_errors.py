@@ -183,6 +183,9 @@ DOCUMENTED = {
     ("RuntimeError", "generator/adapters/deadline.py"): "a bug in a function run under a deadline (its thread "
                                                         "printed the traceback)",
     ("ValueError", "generator/chart/render.py"): "a template guard: the AppName pattern keeps catalog data from it",
+    ("SystemExit", "generator/sync/source.py"): "SIGTERM/SIGHUP during a sync, raised by its signal handler so every "
+                                                "`finally` runs (git's process group killed, the temporary folder "
+                                                "removed); the CLI exits 128 + the signal",
     ("RuntimeError", "generator/versions/bump.py"): "a bug (the CLI says `internal error ... please report it`)",
     ("OSError", "generator/chart/writer.py"): "renameat2's errno, raised inside the writer; write_charts translates "
                                               "every OSError into a FileSystemError naming the path",

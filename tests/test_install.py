@@ -84,7 +84,7 @@ def venv(tmp_path_factory) -> Venv:
 
 @pytest.fixture(scope="module")
 def store(venv) -> Path:
-    done = venv.catalog("init", "--all", "store", cwd=venv.work)
+    done = venv.catalog("init", "--owner", "tester", "--all", "store", cwd=venv.work)
     assert "git: first commit" in done.stdout
     return venv.work / "store"
 
@@ -198,6 +198,33 @@ def test_smoke_local_passes_from_the_installed_tool(venv, store):
                         "--json")
     assert json.loads(done.stdout)["verdict"] == "pass"
     assert (ledger.read_bytes() if ledger.exists() else None) == before
+
+
+def test_smoke_local_without_a_server_prints_the_one_command_that_makes_it_pass(venv, store, tmp_path):
+    """Issue 42: outside the repository, no LLAMA_SERVER, no build in the cache, none on PATH: `smoke --local` prints
+    the one command to run; that command (the build script shipped in the wheel) then gives the server and the smoke
+    passes. The build itself takes 20 minutes: the cache holds a copy of the test build, which the script reuses."""
+    import shutil
+
+    path = os.pathsep.join(p for p in venv.env["PATH"].split(os.pathsep)
+                           if p and not (Path(p) / "llama-server").exists())
+    cache = tmp_path / "cache"
+    env = {k: v for k, v in venv.env.items() if k != "LLAMA_SERVER"} | {"PATH": path, "CATALOG_CACHE": str(cache)}
+    smoke = [str(venv.bin / "catalog"), "smoke", STORE_APP, "--local", "--runs", "2", "--max-tokens", "32",
+             "--timeout", "120", "--json"]
+    done = run(smoke, cwd=store, env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    commands = re.findall(r"`(catalog [^`]*)`", done.stderr)
+    assert commands == ["catalog smoke --build-llama-server"] and "about 20 minutes" in done.stderr, done.stderr
+    assert (venv.package / "_data" / "ci" / "build-llama-server.sh").is_file()
+    if not os.environ.get("LLAMA_SERVER"):
+        pytest.skip("no LLAMA_SERVER to stand for the 20-minute build (scripts/test.sh builds it)")
+    build = cache / f"llama-server-11434.0.0-b11434-{os.uname().machine}" / "bin"
+    shutil.copytree(Path(os.environ["LLAMA_SERVER"]).parent, build, symlinks=True)
+    built = run([str(venv.bin / "catalog"), "smoke", "--build-llama-server"], cwd=store, env=env)
+    assert built.returncode == 0 and built.stdout.strip() == str(build / "llama-server"), built.stderr
+    done = run(smoke, cwd=store, env=env)
+    assert done.returncode == 0 and json.loads(done.stdout)["verdict"] == "pass", done.stderr
 
 
 def test_smoke_a_vllm_app_parses_prometheus_metrics(venv, store):

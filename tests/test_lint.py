@@ -488,3 +488,37 @@ def test_v2_chart_skips_the_v3_rules():
     v2 = render(plan(resolved, profile="olares-v2"))
     assert I18N not in v2 and "apiVersion: v2" in v2[MAN]
     assert lint_chart(APP, v2) == []
+
+
+def test_olares029_entrance_with_an_unknown_auth_level(tree):
+    swap(tree, "OlaresManifest.yaml", "authLevel: internal", "authLevel: everyone")
+    found = [f for f in lint_chart(APP, tree) if f.rule == "OLARES029"]
+    assert found and "authLevel 'everyone' must be one of" in found[0].message
+
+
+def test_oac001_the_platforms_validator_refuses_the_chart(tree, tmp_path, monkeypatch):
+    """A stand-in for the oaclint binary (the real one cannot be built while the Go module proxy refuses oac): it
+    answers as tools/oaclint/main.go does, refusing every chart; OAC001 carries its message."""
+    from generator.lint import oac
+
+    script = tmp_path / "oaclint"
+    script.write_text('#!/bin/sh\necho "$1: manifest: entrances[0].authLevel must be one of ..."\nexit 1\n')
+    script.chmod(0o755)
+    monkeypatch.setenv("CATALOG_OACLINT", str(script))
+    oac.validator.cache_clear()
+    try:
+        found = [f for f in lint_chart(APP, tree) if f.rule == "OAC001"]
+    finally:
+        oac.validator.cache_clear()
+    assert len(found) == 1 and found[0].severity == "error"
+    assert "manifest: entrances[0].authLevel must be one of" in found[0].message and str(tmp_path) not in found[0].fix
+
+
+def test_shared001_a_shared_chart_is_v3_only_admin_with_a_shared_entrance(tree):
+    """A chart that declares options.shared without onlyAdmin or a shared entrance is refused in a store of the shared
+    form (docs/forms.md); the single form's OLARES023 does not fire there."""
+    swap(tree, "OlaresManifest.yaml", "options:\n  apiTimeout: 0\n", "options:\n  shared: true\n  apiTimeout: 0\n")
+    found = only(lint_chart(APP, tree, form="shared"), "SHARED001")
+    assert {f.message for f in found} == {"options.shared is true but spec.onlyAdmin is not true",
+                                          "options.shared is true but there is no sharedEntrances entry"}
+    assert "OLARES023" in ids(lint_chart(APP, tree))

@@ -40,6 +40,7 @@ def test_helm_reads_the_index_and_pulls_the_packages(capsys, recorded: Path, tmp
     assert {p.name: p.read_bytes() for p in repo.iterdir()} == before  # index.yaml included
 
     edit_app(recorded, "gemma4e2bone", context_length=65536)
+    assert run_cli(capsys, "render", "--catalog", recorded)[0] == 0  # publish refuses a chart render would change
     assert run_cli(capsys, "bump", "--record", "--catalog", recorded)[0] == 0  # same version, other content
     code, actions, text = _publish(capsys, recorded, repo, "gemma4e2bone")
     assert code == 1 and actions == {"gemma4e2bone": "refused"}

@@ -66,6 +66,7 @@ def test_update_suspend_remove_and_refusals_after_merge(capsys, recorded: Path, 
 
     # the same version with other content is refused, naming app, version and both hashes
     edit_app(recorded, "gemma4e2bone", context_length=65536)
+    assert run_cli(capsys, "render", "--catalog", recorded)[0] == 0  # publish refuses a chart render would change
     assert run_cli(capsys, "bump", "--record", "--catalog", recorded)[0] == 0  # misuse: records 1.0.2 again
     code, out, err = _publish(capsys, recorded, f"git:{market}", "gemma4e2bone")
     assert code == 1
@@ -100,6 +101,7 @@ def test_update_suspend_remove_and_refusals_after_merge(capsys, recorded: Path, 
     # the market's version is above the catalog's: refused
     merge_branch(market, "catalog/gemma4e2bone")
     edit_app(recorded, "gemma4e2bone", version="1.0.2")
+    assert run_cli(capsys, "render", "--catalog", recorded)[0] == 0
     code, out, _ = _publish(capsys, recorded, f"git:{market}", "gemma4e2bone")
     assert code == 1 and "versions never go down" in (out + _)
 

@@ -55,6 +55,7 @@ def test_push_pull_back_byte_identical_then_skip_and_refuse(capsys, recorded: Pa
         assert code == 0 and _actions(out) == dict.fromkeys(APPS, "skipped")
 
         edit_app(recorded, "gemma4e2bone", context_length=65536)
+        assert run_cli(capsys, "render", "--catalog", recorded)[0] == 0  # publish refuses a drifted chart
         assert run_cli(capsys, "bump", "--record", "--catalog", recorded)[0] == 0  # same version, other content
         code, out, _ = _publish(capsys, recorded, reg.ref, "gemma4e2bone")
         assert code == 1 and _actions(out) == {"gemma4e2bone": "refused"}

@@ -80,3 +80,48 @@ def test_request_above_the_device_cap_warns(catalog_copy, capsys):
                                              ("0m", 0), ("abc", 0), ("24300Mi", 24300)])
 def test_hami_parser_follows_get_limit_from_env(value, expected):
     assert hami_bytes(value) == expected
+
+
+# --- three numbers: the scheduler request, the in-container cap, the engine's budget (chart/gpumem.py) ---------
+
+BELT = {"field": "gpu_memory_mib", "value": "30000", "note": "a belt against HAMi-core's accounting underflow",
+        "source": "a fixture measurement"}
+
+
+def test_a_request_above_the_card_is_an_error(catalog_copy, capsys):
+    set_app(catalog_copy, E2B, gpu_memory_mib=30000)
+    code, data = check(capsys, catalog_copy, E2B)
+    f = one(data, "HAMI007")
+    assert code == 1 and f["severity"] == "error"
+    assert "is 30,000 MiB, above the 24,463 MiB of Olares One" in f["message"]
+
+
+def test_a_measured_belt_raises_only_the_in_container_cap(catalog_copy, capsys):
+    from generator.catalog import load_catalog
+    from generator.chart.plan import plan
+    from generator.chart.render import render
+
+    set_app(catalog_copy, E2B, gpu_memory_mib=30000, measured=[BELT])
+    code, data = check(capsys, catalog_copy, E2B)
+    assert not findings(data, "HAMI007") and not findings(data, "HAMI005") and not findings(data, "HAMI006")
+    assert one(data, "HAMI004")["severity"] == "warning"
+    spec = plan(load_catalog(catalog_copy).select([E2B])[0])
+    assert spec.gpu is not None
+    assert (spec.gpu.scheduler.mib, spec.gpu.hami_cap.mib, spec.gpu.engine_budget.mib) == (24300, 30000, 24463)
+    assert "measured belt" in spec.gpu.hami_cap.origin and "hami_cap_mib" in spec.gpu.scheduler.origin
+    tree = render(spec)
+    assert tree["values.yaml"].count("nvidia.com/gpumem: 24300") == 2
+    assert "value: 30000m" in tree["values.yaml"]
+    assert "requiredGPUMemory: 24300Mi" in tree["OlaresManifest.yaml"]
+    assert "limitedGPUMemory: 24300Mi" in tree["OlaresManifest.yaml"]
+
+
+def test_explain_shows_the_three_values_with_their_origin(catalog_copy, capsys):
+    import json
+
+    from generator.cli import main
+
+    assert main(["explain", E2B, "--catalog", str(catalog_copy), "--json"]) == 0
+    gpu = json.loads(capsys.readouterr().out)["gpu_memory"]
+    assert set(gpu) == {"scheduler_request", "hami_cap", "engine_budget"}
+    assert gpu["scheduler_request"]["mib"] == gpu["hami_cap"]["mib"] and gpu["hami_cap"]["origin"]

@@ -54,9 +54,9 @@ def test_no_llama_server_says_how_to_get_one(catalog_copy, capsys, monkeypatch, 
     monkeypatch.setenv("CATALOG_CACHE", str(tmp_path / "empty-cache"))
     assert main(["smoke", UPSTREAM, "--local", "--catalog", str(catalog_copy)]) == 2
     err = capsys.readouterr().err
-    from generator.adapters.llama import HOW  # the build script's command and LLAMA_SERVER
+    from generator.adapters.llama import BUILD_COMMAND, BUILD_COST  # the one command that builds it (issue 42)
 
-    assert "no llama-server" in err and HOW in err and "LLAMA_SERVER" in HOW
+    assert "no llama-server" in err and f"`{BUILD_COMMAND}`" in err and BUILD_COST in err and "LLAMA_SERVER" in err
 
 
 def test_local_takes_no_endpoint_and_records_nothing(catalog_copy, capsys):

@@ -196,3 +196,15 @@ def test_list_shows_the_last_smoke(catalog_copy, capsys, monkeypatch):
     assert rows["gemma4e2bone"]["smoke_verdict"] is None
     code, out, _ = run_cli(["list", "--catalog", str(catalog_copy)], capsys)
     assert code == 0 and "regression 69.0" in out
+
+
+def test_a_predicted_baseline_judges_with_its_own_band():
+    """issue 41: with no accepted smoke and no benchmark, the speed model's prediction is the baseline, and its band
+    (wider than the smoke tolerance) decides what a regression is."""
+    from generator.smoke.verdict import Baseline, judge
+
+    predicted = Baseline(100.0, "speed model, fitted for gqa/dense on Hopper, ±20%", 0.20)
+    assert judge(85.0, [], predicted) == ("pass", [])  # 15 % under: inside the band, though over the 10 % tolerance
+    verdict, reasons = judge(75.0, [], predicted)
+    assert verdict == "regression" and "speed model" in reasons[0] and "tolerance is 20%" in reasons[0]
+    assert judge(85.0, [], Baseline(100.0, "benchmark 2026-05-04"))[0] == "regression"  # a measured one keeps 10 %

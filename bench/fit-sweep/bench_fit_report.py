@@ -45,11 +45,22 @@ def settings_of(r: Any, row: dict) -> Any:
     return replace(s, **update)
 
 
+# v8: a projector row whose base app's model has no projector in the catalog (gemma426ba4bone: Gemma 4 26B-A4B, text
+# only) is judged as the app of the model with the same real shape that has one (the QAT 26B-A4B: the same tensors,
+# tests/fit/test_largest_request.py; the same gemma4v tower)
+VISION_BASE = {"gemma426ba4bone": "llamacppgemma426ba4bone"}
+
+
 def resolved_of(cat: Any, row: dict) -> Any:
+    """The base app at the row's configuration. Up to v7 its calibration rows were left out (the formula alone); v8
+    keeps them, as `explain` shows the app (issue 36: a row may raise a part, never lower it below the formula)."""
     from generator.fit.sizing import sized
 
     r = cat.apps[row["base"]]
-    r = replace(r, app=r.app.model_copy(update={"calibration": (), "speculative": None, "vision": False}))
+    if row.get("mmproj") and r.mmproj is None and row["base"] in VISION_BASE:
+        r = cat.apps[VISION_BASE[row["base"]]]
+    keep = r.app.calibration if str(row["id"]).split("#")[-1].startswith("v8") else ()
+    r = replace(r, app=r.app.model_copy(update={"calibration": keep, "speculative": None, "vision": False}))
     return sized(r)
 
 
@@ -108,7 +119,9 @@ def expected_parts(fit: dict[str, float], tensor_mib: float) -> dict[str, float]
             "vision projector": fit.get("vision projector (mmproj)", 0.0)
             + fit.get("vision projector compute buffer", 0.0),
             # the projector's own CUDA backend (pool, cuBLAS) is in NVML's residual, as the target's is
-            "CUDA context": fit.get("CUDA context", 0.0) + fit.get("vision projector CUDA backend", 0.0)}
+            # v8: so is what the largest image adds above the warmup reserve (its compute buffer and pool)
+            "CUDA context": fit.get("CUDA context", 0.0) + fit.get("vision projector CUDA backend", 0.0)
+            + fit.get("vision projector: largest image", 0.0)}
 
 
 def pct(values: list[float], q: float) -> float:
@@ -132,7 +145,8 @@ def rows_of(runs_dir: Path, design_path: str | None = None) -> list[dict]:
     for line in (runs_dir / "runs.jsonl").read_text().splitlines():
         run = json.loads(line)
         row = design.get(run["app"])
-        nvml = run.get("gpu_mib_after_image") or run.get("gpu_mib_after_long") or run.get("gpu_mib_after_request")
+        nvml = (run.get("gpu_mib_after_image_max") or run.get("gpu_mib_after_image") or run.get("gpu_mib_after_long")
+                or run.get("gpu_mib_after_request"))
         if row is None or not run.get("listening") or not nvml:
             continue
         log = (runs_dir / f"{run['app']}.log").read_text(errors="replace")
@@ -156,6 +170,10 @@ def stats(rows: list[dict]) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     tot = [abs(sum(r["expected"].values()) - r["nvml"]) / r["nvml"] * 100 for r in rows]
     out["total %"] = {"p50": pct(tot, .5), "p95": pct(tot, .95), "max": max(tot, default=math.nan), "n": len(tot)}
+    # v8: the estimate below NVML (MiB; 0 where it is above): an under-estimate is an out-of-memory crash
+    under = [max(0.0, r["nvml"] - sum(r["expected"].values())) for r in rows]
+    out["total under NVML MiB"] = {"p50": pct(under, .5), "p95": pct(under, .95), "max": max(under, default=math.nan),
+                                   "n": len(under)}
     for part in PARTS:
         both = [(abs(r["expected"][part] - r["measured"].get(part, 0.0)), r["measured"].get(part, 0.0)) for r in rows
                 if r["expected"][part] or r["measured"].get(part)]

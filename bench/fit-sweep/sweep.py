@@ -24,6 +24,9 @@
           bench/fit-sweep/design-v7.json --design bench/fit-sweep/design-v7b.json`: v7 unchanged, every row `-fa off`
           with one 16K / 32K slot filled (the pool term at its size); the long prompt is measured in the model's
           tokens by the server (`fill_prompt`), v7's 3 refused rows re-run with it
+          v8: `design --seed 2609 --tag v8 --exclude bench/fit-sweep/design-v3.json ... design-v7b.json --design
+          bench/fit-sweep/design-v8.json` (issue 36 item 5, `design_v8`): the QAT Gemma 4 26B-A4B and 12B files and
+          the projectors with an image at the tower's maximum, every slot filled, split fit / test per file
   plan   (repo venv)  python bench/fit-sweep/sweep.py plan --out DIR
           writes the real-shape GGUFs the design needs (generator/fit/realshape.py) and DIR/plan.json, one entry
           per configuration in the format scripts/fit_probe.py reads (app = the configuration's id)
@@ -72,6 +75,9 @@ BASES = {
     "nemotron-3-nano-4b-q8_0": "nemotron3nano4bone",  # nemotron_h (dense Mamba-2 hybrid)
     "qwen3-coder-30b-a3b-ud-q4_k_xl": "qwen3coder30a3bone",  # qwen3moe
     "devstral-small-2507-ud-q5_k_xl": "devstralsmallone",  # llama (dense GQA)
+    # v8 (issue 36 item 5): the QAT Gemma 4 files of the catalog, each with its own real shape
+    "gemma-4-26b-a4b-qat-ud-q4_k_xl": "llamacppgemma426ba4bone",  # gemma4 MoE, tied embeddings, gemma4v projector
+    "gemma-4-12b-qat-ud-q4_k_xl": "llamacppgemma412bone",  # gemma4 dense (Gemma 4 12B), tied embeddings
 }
 CONTEXTS = (4096, 8192, 16384, 32768, 65536, 131072, 262144)
 KV_TYPES = ("f16", "q8_0", "q4_0")
@@ -195,6 +201,60 @@ def design_new(seed: int, exclude: list[dict], per_file: int, *, fa_off: bool = 
     return out
 
 
+# v8 (issue 36 item 5): rows per file, (text-only, with the projector and an image at the tower's maximum). The
+# first half of a file's rows (seeded shuffle) fits, the rest tests; chosen before any v8 code change.
+V8_FILES = {"gemma-4-26b-a4b-qat-ud-q4_k_xl": (2, 4), "gemma-4-12b-qat-ud-q4_k_xl": (4, 0),
+            "gemma4-26b-a4b-ud-q4kxl": (0, 4), "qwen36-35b-a3b-ud-q3kxl-mtp": (0, 4), "qwen36-27b-q4km": (0, 2)}
+V8_SLOTS = (8192, 16384, 32768)  # one slot's cells: the filling prompt (at most FILL_CAP) and a 4,096-token image fit
+
+
+def design_v8(seed: int, exclude: list[dict]) -> list[dict]:
+    """v8: the tied-embedding files (the QAT Gemma 4 26B-A4B and 12B real shapes) and the projectors at their
+    largest image. Every row fills one slot (`fill`); a projector row (`image: max`) sends, after the text, the
+    warmup image and then an image at the tower's maximum (2048 x 2048: 4,096 tokens on the Qwen3-VL tower; the
+    Gemma 4 tower resizes it to its cap, min(1,120, ubatch) tokens), flash attention on except one Gemma 4 row
+    (the Qwen tower's f32 KQ at 16,384 patches would be 16 GiB). Half of each file's rows fit, half test."""
+    from generator.catalog import load_catalog
+
+    cat = load_catalog("catalog")
+    rng = random.Random(seed)
+    seen = {_key(r) for r in exclude}
+    out: list[dict] = []
+    for gguf, (n_text, n_image) in V8_FILES.items():
+        app = BASES[gguf]
+        r = cat.apps[app]
+        arch = r.model.architecture
+        rows: list[dict] = []
+        for i in range(n_text + n_image):
+            image = i >= n_text
+            while True:
+                ub = rng.choice(UBATCHES)
+                batch = rng.choice((None, ub, min(2 * ub, 4096)))  # never below the ubatch: the image's ubatch
+                parallel = rng.choice((1, 1, 2)) if image else rng.choice((1, 1, 2, 3, 4))
+                row = {"id": f"{gguf}#v8-{i}", "gguf": gguf, "base": app, "model": r.model.id,
+                       "context": min(arch.max_context, parallel * rng.choice(V8_SLOTS)),
+                       "kv": rng.choice(KV_TYPES), "ubatch": ub, "batch": batch, "parallel": parallel,
+                       "mtp": bool(gguf.endswith("-mtp") and not image and rng.random() < 0.5),
+                       "swa_full": bool(arch.sliding_attention is not None and rng.random() < 0.25),
+                       "fill": True, "mmproj": image, "fa": "on"}
+                if image:
+                    row["image"] = "max"
+                    if i == n_text and arch.arch == "gemma4":
+                        row.update(fa="off", kv="f16")
+                elif rng.random() < 0.25:
+                    row.update(fa="off", kv="f16")
+                if _key(row) not in seen:
+                    seen.add(_key(row))
+                    rows.append(row)
+                    break
+        halves = ["fit"] * (len(rows) // 2) + ["test"] * (len(rows) - len(rows) // 2)
+        rng.shuffle(halves)
+        for row, half in zip(rows, halves, strict=True):
+            row["half"] = half
+        out += rows
+    return out
+
+
 TOKENS_PER_WORD = 15.8  # "hello world " in the real-shape files' vocabulary: 631 tokens for 40 (h200-v6 runs.jsonl)
 N_PREDICT = 8  # the tokens each request generates
 FILL_CAP = 32768  # the most cells of a slot the long request fills (prompt + generation): the device call's time
@@ -264,7 +324,10 @@ def args_of(row: dict) -> list[str]:
 
 def cmd_design(ns: argparse.Namespace) -> int:
     target = Path(ns.design)
-    if ns.new:
+    if ns.tag == "v8":
+        exclude = [r for f in [DESIGN, *ns.exclude] for r in json.loads(Path(f).read_text())["configurations"]]
+        rows = design_v8(ns.seed, exclude)
+    elif ns.new:
         exclude = [r for f in [DESIGN, *ns.exclude] for r in json.loads(Path(f).read_text())["configurations"]]
         rows = design_new(ns.seed, exclude, ns.per_file, fa_off=ns.fa_off, tag=ns.tag, extra_mtp=ns.extra_mtp,
                           fa_off_share=ns.fa_off_share, extra_mmproj=ns.extra_mmproj, fill=ns.fill, pool=ns.pool)
@@ -305,6 +368,8 @@ def cmd_plan(ns: argparse.Namespace) -> int:
             if not (out / mm).exists():
                 realshape_mmproj.write_mmproj(r.model, out / mm)
             entry.update(mmproj=mm, warmup=True, image_side=image_side(r.model))
+            if row.get("image") == "max":  # v8: the warmup image, then one at the tower's maximum (or above it)
+                entry["image_sides"] = [image_side(r.model), MAX_IMAGE_SIDE]
         plan.append(entry)
     (out / "plan.json").write_text(json.dumps(plan, indent=1) + "\n")
     print(f"{len(plan)} entries, {len({p['gguf'] for p in plan})} files -> {out}")
@@ -334,14 +399,19 @@ def png(side: int) -> bytes:
 
 
 MEDIA_MARKER = "<__media__>"
+# v8: 2048 x 2048 = 4,096 tokens of the Qwen3-VL tower (its maximum); the Gemma 4 tower resizes it to its cap
+# (tools/mtmd/clip.cpp image preprocessing: the image is scaled down to image_max_pixels)
+MAX_IMAGE_SIDE = 2048
 
 
 def boot_and_ask(server: str, gguf: str, args: list[str], log: Path, *, gpu: bool, timeout: float, threads: int,
-                 long_words: int, warmup: bool = False, image_side: int = 0, fill: bool = False) -> dict:
+                 long_words: int, warmup: bool = False, image_side: int = 0, fill: bool = False,
+                 image_sides: list[int] | None = None) -> dict:
     """Boot llama-server (scripts/fit_probe.py's flags), read the process's GPU memory at boot, after a short request
     (8 tokens for "hello world", as the earlier probes) and after a long one (`long_words` x "hello world ", a
     prompt of several hundred tokens: the matmuls of a real prompt, not only the <= 16-token kernels), then stop.
-    With `fill` the long request is `fill_prompt`'s: one slot's tokens (at most FILL_CAP) less the generation's."""
+    With `fill` the long request is `fill_prompt`'s: one slot's tokens (at most FILL_CAP) less the generation's.
+    v8: `image_sides` sends one image of each side in turn (`image`, then `image_max`), NVML read after each."""
     import os
     import signal
     import subprocess
@@ -368,7 +438,8 @@ def boot_and_ask(server: str, gguf: str, args: list[str], log: Path, *, gpu: boo
             result[f"{key}_error"] = str(exc)
         result[f"gpu_mib_after_{key}"] = _gpu_mib(proc.pid) if gpu else None
 
-    env = dict(os.environ, LLAMA_MEDIA_MARKER=MEDIA_MARKER) if image_side else None
+    sides = list(image_sides or ([image_side] if image_side else []))
+    env = dict(os.environ, LLAMA_MEDIA_MARKER=MEDIA_MARKER) if sides else None
     with log.open("w") as sink:
         proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True, env=env)
         try:
@@ -391,11 +462,11 @@ def boot_and_ask(server: str, gguf: str, args: list[str], log: Path, *, gpu: boo
                         result["long_error"] = f"fill: {exc}"
                 elif long_words:
                     ask("hello world " * long_words, "long")
-                if image_side:
+                for i, side in enumerate(sides):
                     import base64
 
                     ask({"prompt_string": f"{MEDIA_MARKER} what is in this image?",
-                         "multimodal_data": [base64.b64encode(png(image_side)).decode()]}, "image")
+                         "multimodal_data": [base64.b64encode(png(side)).decode()]}, "image" if i == 0 else "image_max")
         finally:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGTERM)
@@ -435,7 +506,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
                                      out / f"{entry['app']}.log", gpu=ns.gpu, timeout=ns.timeout,
                                      threads=ns.threads, long_words=entry.get("long_words", ns.long_words),
                                      warmup=bool(entry.get("warmup")), image_side=entry.get("image_side", 0),
-                                     fill=bool(entry.get("fill")))
+                                     fill=bool(entry.get("fill")), image_sides=entry.get("image_sides"))
         finally:
             with lock:
                 state["used"] -= need
@@ -446,8 +517,9 @@ def cmd_run(ns: argparse.Namespace) -> int:
             sink.flush()
         print(json.dumps({k: facts.get(k) for k in ("app", "listening", "boot_s", "gpu_mib_boot",
                                                      "gpu_mib_after_request", "gpu_mib_after_long",
-                                                     "gpu_mib_after_image", "long_prompt_tokens",
-                                                     "image_prompt_tokens", "n_ctx_slot", "long_tokens_sent",
+                                                     "gpu_mib_after_image", "gpu_mib_after_image_max",
+                                                     "long_prompt_tokens", "image_prompt_tokens",
+                                                     "image_max_prompt_tokens", "n_ctx_slot", "long_tokens_sent",
                                                      "long_error", "exit", "skipped")}), flush=True)
 
     threads = []

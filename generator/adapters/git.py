@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from generator.adapters.deadline import run_process
-from generator.core.errors import ToolError
+from generator.adapters.deadline import DeadlineExceeded, kill_group, run_process
+from generator.core.errors import InputError, Problem, ToolError, translate_os_error
 
 NETWORK_COMMANDS = frozenset({"fetch", "push", "clone", "ls-remote", "pull"})
 DEFAULT_TIMEOUT_S = 120.0
@@ -60,8 +62,8 @@ class Git:
         """Whether git is on PATH (a command that can do without it asks first)."""
         return shutil.which("git") is not None
 
-    def text(self, cwd: Path | str, *args: str, check: bool = True) -> str:
-        return self.run(cwd, *args, check=check).decode("utf-8", "replace")
+    def text(self, cwd: Path | str, *args: str, check: bool = True, stdin: bytes | None = None) -> str:
+        return self.run(cwd, *args, stdin=stdin, check=check).decode("utf-8", "replace")
 
     def origin(self, folder: Path) -> tuple[str, str] | None:
         """(the `origin` remote's URL, the HEAD commit) of a clone; None when `folder` is not one or has neither."""
@@ -70,6 +72,112 @@ class Git:
         if not url or len(head) != 40 or any(c not in "0123456789abcdef" for c in head):
             return None
         return url, head
+
+    def clone_bounded(self, url: str, dest: Path, *, budget_bytes: int, blob_limit: int) -> None:
+        """`git clone --bare --filter=blob:limit=BLOB_LIMIT` of `url` into `dest`: every commit and tree (the
+        history a sync reads), the blobs of at most `blob_limit` bytes, nothing checked out (no file of upstream's
+        is ever written as upstream names it, so no link is created). The clone is killed with its helpers (its
+        process group) when `dest` grows past `budget_bytes` or the network deadline passes, and on any exception
+        here (a SIGTERM turned into SystemExit, a Ctrl-C); the caller removes `dest`."""
+        argv = ["git", "clone", "--quiet", "--bare", "--no-tags", "--single-branch",
+                f"--filter=blob:limit={blob_limit}", "--", url, str(dest)]
+        env = {**os.environ, **QUIET_ENV, **self.env, "GIT_NO_LAZY_FETCH": "1"}
+        shown = self.redact("git clone")
+        try:
+            proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, start_new_session=True)
+        except FileNotFoundError:
+            raise ToolError("git is not installed or not on PATH (install git: apt-get install git)") from None
+        except OSError as exc:
+            raise translate_os_error(exc, dest.parent, "run git clone in") from None
+        start = time.monotonic()
+        try:
+            while proc.poll() is None:
+                if time.monotonic() - start > self.network_timeout_s:
+                    raise DeadlineExceeded(f"{shown} did not finish within its deadline of "
+                                           f"{self.network_timeout_s:g} s; stopped it")
+                if folder_bytes(dest) > budget_bytes:
+                    raise InputError([Problem(self.redact(url), None, None,
+                                              f"the upstream repository is larger than {budget_bytes:,} bytes "
+                                              "(without its blobs over the per-file cap), the most a sync "
+                                              "fetches; point the sync at a smaller repository or a folder")])
+                time.sleep(0.05)
+        except BaseException:
+            kill_group(proc)
+            raise
+        err = proc.stderr.read() if proc.stderr else b""
+        if proc.stderr:
+            proc.stderr.close()
+        if proc.returncode != 0:
+            raise ToolError(self.redact(f"git clone failed: {_tail(err, proc.returncode)}"))
+
+    def blobs(self, repo: Path, commit: str, *, file_limit: int, max_files: int) -> dict[str, bytes | None]:
+        """Every regular file of `commit` in a bare (partial) clone: path -> bytes, or None for a file over
+        `file_limit` bytes (its blob was never fetched, or is larger). Links and submodules are left out: a sync
+        reads only regular files. Only blobs present in the clone are read (`rev-list --missing=print` names the
+        absent ones), so nothing is fetched lazily."""
+        absent = {line[1:].strip() for line in self.text(repo, "rev-list", "--objects", "--missing=print",
+                                                         commit).splitlines() if line.startswith("?")}
+        entries: list[tuple[str, str]] = []
+        for record in self.run(repo, "ls-tree", "-r", "-z", "--full-tree", commit).split(b"\0"):
+            if not record:
+                continue
+            head, _, raw_path = record.partition(b"\t")
+            mode, kind, oid = head.decode("ascii").split(" ")
+            if kind != "blob" or mode not in ("100644", "100755"):
+                continue  # a link (120000) or a submodule (160000): never read, never written
+            entries.append((raw_path.decode("utf-8", "replace"), oid))
+            if len(entries) > max_files:
+                raise InputError([Problem(self.redact(str(repo)), None, None,
+                                          f"more than {max_files:,} files at {commit[:12]}; a market holds a few "
+                                          "thousand at most")])
+        wanted = sorted({oid for _, oid in entries if oid not in absent})
+        sizes: dict[str, int] = {}
+        for line in self.text(repo, "cat-file", "--batch-check=%(objectname) %(objectsize)",
+                              stdin="\n".join(wanted).encode() + b"\n" if wanted else b"").splitlines():
+            oid, _, size = line.partition(" ")
+            if size.isdigit():
+                sizes[oid] = int(size)
+        small = [oid for oid in wanted if sizes.get(oid, file_limit + 1) <= file_limit]
+        contents = _batch(self.run(repo, "cat-file", "--batch", stdin="\n".join(small).encode() + b"\n")) \
+            if small else {}
+        return {path: contents.get(oid) for path, oid in entries}
+
+
+def _batch(out: bytes) -> dict[str, bytes]:
+    """`git cat-file --batch` output: `<oid> <type> <size>\\n<bytes>\\n` per object."""
+    found: dict[str, bytes] = {}
+    pos = 0
+    while pos < len(out):
+        end = out.index(b"\n", pos)
+        fields = out[pos:end].decode("ascii").split(" ")
+        if len(fields) != 3:  # `<oid> missing`
+            pos = end + 1
+            continue
+        size = int(fields[2])
+        found[fields[0]] = out[end + 1:end + 1 + size]
+        pos = end + 1 + size + 1
+    return found
+
+
+def folder_bytes(folder: Path) -> int:
+    """The bytes of the files under `folder`, walked iteratively (links not followed; a file that vanishes while
+    git renames its temporary packs counts nothing)."""
+    total, stack = 0, [str(folder)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as items:
+                for item in items:
+                    try:
+                        if item.is_dir(follow_symlinks=False):
+                            stack.append(item.path)
+                        else:
+                            total += item.stat(follow_symlinks=False).st_size
+                    except FileNotFoundError:
+                        continue
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+    return total
 
 
 VCS = "git"  # the name pip gives git in a requirement (`git+https://...`) and PEP 610 in `vcs_info.vcs`
@@ -82,4 +190,4 @@ def _tail(stderr: bytes, code: int) -> str:
     return " | ".join(dict.fromkeys(keep)) or f"exit {code}"
 
 
-__all__ = ["Git"]
+__all__ = ["Git", "folder_bytes"]

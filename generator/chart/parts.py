@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from generator.chart.profiles import OLARES_V3, Profile
+from generator.chart.shared import SharedEngine
 from generator.core.data import Data
 
 GPU_RESOURCE = "nvidia.com/gpumem"  # HAMi's extended resource: an integer of MiB
@@ -146,6 +147,7 @@ class ManifestSpec:
     support_arch: tuple[str, ...] = ("amd64",)
     only_admin: bool = True
     modes: tuple[ModeEnvelope, ...] = ()  # olares-v3 per-mode charts: the entries after the app's own mode
+    shared: bool = False  # the shared form: `onlyAdmin: true`, which options.shared requires (manifest.md "shared")
 
     def to_data(self, profile: Profile = OLARES_V3) -> dict[str, Data]:
         out: dict[str, Data] = {"versionName": self.version_name, "fullDescription": self.full_description}
@@ -159,7 +161,9 @@ class ManifestSpec:
         out.update({"submitter": self.submitter, "locale": list(self.locale), "supportArch": list(self.support_arch)})
         if self.license:
             out["license"] = [{"text": t, **({"url": u} if u else {})} for t, u in self.license]
-        if profile.only_admin:  # v3: an individual app leaves onlyAdmin out (the spec's default, false)
+        if self.shared:
+            out["onlyAdmin"] = True
+        elif profile.only_admin:  # v3: an individual app leaves onlyAdmin out (the spec's default, false)
             out["onlyAdmin"] = self.only_admin
         if profile.flat_resources:
             out.update(self.accelerator[0].flat_data())  # v2 has one envelope: the nvidia one
@@ -228,6 +232,50 @@ class ModelCard:
 
 
 @dataclass(frozen=True)
+class SharedEntrance:
+    """A `sharedEntrances` entry: the in-cluster address other apps and Router reach the engine at (manifest.md
+    "sharedEntrances": port 0, invisible, authLevel internal, as in its example and beclab/apps' engine bases)."""
+
+    name: str
+    host: str  # a Service of the chart (generator/chart/shared.py SERVICE_PORT -> the engine's port)
+    title: str
+    icon: str
+
+    def to_data(self) -> dict[str, Data]:
+        return {"name": self.name, "host": self.host, "port": 0, "title": self.title, "icon": self.icon,
+                "invisible": True, "authLevel": "internal"}
+
+
+@dataclass(frozen=True)
+class SettingEnv:
+    """A manifest env a user (or Router) may change, read by the chart as `.Values.olaresEnv.<name>` (manifest.md
+    "envs": type string/int/.../password, regex, editable, applyOnChange: a change redeploys the app). Its default is
+    empty, as the official bases write their optional settings (beclab/apps@83b36160 llamacppllmbasev3
+    ENGINE_ARGS `default: ""`): empty means the chart's own value."""
+
+    name: str
+    description: str
+    type: str = "string"
+    regex: str | None = None
+
+    def to_data(self) -> dict[str, Data]:
+        out: dict[str, Data] = {"envName": self.name, "required": False, "default": "", "type": self.type,
+                                "editable": True, "applyOnChange": True}
+        if self.regex is not None:
+            out["regex"] = self.regex
+        out["description"] = self.description
+        return out
+
+
+@dataclass(frozen=True)
+class SharedManifest:
+    """What the shared form adds to the manifest (docs/forms.md)."""
+
+    entrance: SharedEntrance
+    settings: tuple[SettingEnv, ...]
+
+
+@dataclass(frozen=True)
 class I18nManifest:
     """i18n/<locale>/OlaresManifest.yaml: the fields the Market translates (manifest.md "i18n")."""
 
@@ -256,6 +304,7 @@ class OlaresManifest:
     model_card: ModelCard | None = None  # a chat app Router lists (olares-v3 only)
     manifest_type: str = "app"
     profile: Profile = OLARES_V3  # which manifest format to_data() writes (generator/chart/profiles.py)
+    shared: SharedManifest | None = None  # the shared form (docs/forms.md)
 
     @property
     def api_version(self) -> str:
@@ -269,10 +318,13 @@ class OlaresManifest:
             "metadata": self.metadata.to_data(self.profile),
             "entrances": [e.to_data() for e in self.entrances],
         }
+        if self.shared is not None:
+            out["sharedEntrances"] = [self.shared.entrance.to_data()]
         if self.profile.workload_replicas:
             out["workloadReplicas"] = dict(self.workload_replicas)
         envs: list[Data] = [e.to_data() for e in self.envs]
         envs += [e.to_data() for e in self._card_envs()]
+        envs += [e.to_data() for e in (self.shared.settings if self.shared is not None else ())]
         out.update({
             "spec": self.spec.to_data(self.profile),
             "permission": dict(self.profile.permission),
@@ -291,6 +343,8 @@ class OlaresManifest:
         out: dict[str, Data] = {"apiTimeout": self.api_timeout}
         if self._gateway():
             out["LLMGatewaySupported"] = True
+        if self.shared is not None:
+            out["shared"] = True
         out["dependencies"] = [d.to_data() for d in self.dependencies]
         return out
 
@@ -335,6 +389,7 @@ class EngineValues:
     health_path: str
     startup_seconds: int
     resources: ContainerResources
+    shared: SharedEngine | None = None  # the shared form's bounds (generator/chart/shared.py)
 
     def to_data(self) -> dict[str, Data]:
         out: dict[str, Data] = {"image": self.image}
@@ -343,6 +398,8 @@ class EngineValues:
         out.update({"args": list(self.args), "env": [e.to_data() for e in self.env], "port": self.port,
                     "healthPath": self.health_path, "startupSeconds": self.startup_seconds,
                     "resources": self.resources.to_data()})
+        if self.shared is not None:
+            out["shared"] = self.shared.to_data()
         return out
 
 
@@ -387,6 +444,7 @@ class ModeEngine:
     health_path: str
     resources: ModeResources
     files: tuple[FetchFile, ...]  # what the init container fetches in this mode (instead of modelFetch.files)
+    shared: SharedEngine | None = None  # the shared form's bounds on this mode's device
 
     def to_data(self) -> dict[str, Data]:
         out: dict[str, Data] = {"image": self.image}
@@ -395,6 +453,8 @@ class ModeEngine:
         out.update({"args": list(self.args), "env": [e.to_data() for e in self.env], "port": self.port,
                     "healthPath": self.health_path, "resources": self.resources.to_data(),
                     "files": [f.to_data() for f in self.files]})
+        if self.shared is not None:
+            out["shared"] = self.shared.to_data()
         return out
 
 
@@ -448,4 +508,5 @@ def key_paths(node: Data, prefix: str = "") -> list[str]:
 __all__ = ["Accelerator", "ChartYaml", "ContainerResources", "Data", "Dependency", "EngineValues", "EnvValue",
            "Entrance", "FetchFile", "FixedEnv", "GPU_RESOURCE", "I18nManifest", "MODEL_SUPPORTS", "ManifestSpec",
            "Metadata", "ModeEngine", "ModeEnvelope", "ModeResources", "ModelCard", "ModelFetch", "OlaresManifest",
-           "Owners", "ResourceList", "SystemEnv", "Values", "key_paths"]
+           "Owners", "ResourceList", "SettingEnv", "SharedEntrance", "SharedManifest", "SystemEnv", "Values",
+           "key_paths"]

@@ -9,10 +9,15 @@ from generator.catalog import Resolved
 from generator.chart.parts import (MODEL_SUPPORTS, Accelerator, ChartYaml, ContainerResources, Dependency,
                                    EngineValues, Entrance, EnvValue, FetchFile, I18nManifest, ManifestSpec, Metadata,
                                    ModeEngine, ModeEnvelope, ModelCard, ModelFetch, ModeResources, OlaresManifest,
-                                   Owners, ResourceList, SystemEnv, Values)
+                                   Owners, ResourceList, SettingEnv, SharedEntrance, SharedManifest, SystemEnv, Values)
+from generator.chart.gpumem import GpuMemory, gpu_memory
 from generator.chart.profiles import PROFILES, Profile, get_profile
+from generator.chart.shared import (API_KEY_ENV, CONTEXT_ENV, NUMBER_REGEX, OUTPUT_ENV, SharedEngine, explicit_slots,
+                                    plan_engine)
+from generator.core.errors import InputError, Problem
 from generator.engines import EngineSpec, engine_for, supports_for
 from generator.engines.base import CHAT_TEMPLATE_FILE
+from generator.engines.settings import settings_for
 from generator.fit.devices import variant_on
 from generator.fit.sizing import sized
 from generator.schema.app import SOURCE_LOCALE
@@ -36,6 +41,8 @@ class ModePlan:
     device: str
     resolved: Resolved
     engine: EngineSpec
+    gpu: GpuMemory  # the scheduler request, the in-container cap and the engine's budget there (chart/gpumem.py)
+    shared: SharedEngine | None = None  # the shared form's bounds on that device
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,8 @@ class ChartSpec:
     files: dict[str, str] = field(default_factory=dict)  # chart files shipped verbatim (the chat template)
     modes: tuple[ModePlan, ...] = ()  # per-mode charts (Profile.per_mode): the other modes, each on its device
     i18n: dict[str, I18nManifest] = field(default_factory=dict)  # locale -> i18n/<locale>/OlaresManifest.yaml
+    gpu: GpuMemory | None = None  # the scheduler request, the in-container cap, the engine's budget (chart/gpumem.py)
+    shared: SharedEngine | None = None  # the shared form (docs/forms.md): the app's own device's bounds
 
 
 def k8s_literal(text: str) -> str:
@@ -61,8 +70,9 @@ def k8s_literal(text: str) -> str:
 
 
 def _gpu_mib(r: Resolved) -> int:
+    """What the scheduler is asked for (chart/gpumem.py: at most the card, whatever the in-container cap)."""
     assert r.app.gpu_memory_mib is not None, "plan() sizes the app first"
-    return r.app.gpu_memory_mib
+    return gpu_memory(r, fitted=False).scheduler.mib
 
 
 def whole_cores(quantity: str) -> str:
@@ -78,12 +88,12 @@ def _resources(r: Resolved) -> ContainerResources:
                               limits=ResourceList(res.cpu_limit, res.memory_limit, gpumem))
 
 
-def _values(r: Resolved, spec: EngineSpec) -> Values:
+def _values(r: Resolved, spec: EngineSpec, shared: SharedEngine | None = None) -> Values:
     engine = EngineValues(
         image=spec.image, command=tuple(k8s_literal(c) for c in spec.command),
         args=tuple(k8s_literal(a) for a in spec.argv),
         env=tuple(EnvValue(e.name, k8s_literal(e.value)) for e in spec.env), port=spec.port,
-        health_path=spec.health_path, startup_seconds=STARTUP_BUDGET_S, resources=_resources(r))
+        health_path=spec.health_path, startup_seconds=STARTUP_BUDGET_S, resources=_resources(r), shared=shared)
     files = tuple(FetchFile(d.repo, d.revision, d.file, d.path) for d in spec.downloads)
     return Values(workloads={r.app.name: 1}, engine=engine, model_fetch=ModelFetch(INIT_IMAGE, files))
 
@@ -98,16 +108,24 @@ def _accelerator(r: Resolved, profile: Profile) -> Accelerator:
                        required_gpu_memory=gpu, limited_gpu_memory=gpu)
 
 
-def _mode_plans(r: Resolved, spec: EngineSpec) -> tuple[ModePlan, ...]:
-    """Per mode other than the app's own, the first device of `devices:` in that mode the app runs on (an excluded
-    device gives no mode). The app's own mode keeps the app's own device: one chart can only branch on the mode
-    Olares injects, so desktop cards of the same mode share the own device's values."""
+def _shared_engine(r: Resolved, spec: EngineSpec) -> tuple[EngineSpec, SharedEngine]:
+    """The shared form's engine (its slot count explicit) and bounds for `r` (planned) on its device."""
+    settings = settings_for(r, spec)
+    spec = explicit_slots(r, spec, settings)
+    return spec, plan_engine(r, spec, settings)
+
+
+def _mode_plans(r: Resolved, spec: EngineSpec, shared: bool = False) -> tuple[ModePlan, ...]:
+    """Per mode other than the app's own, the first device of `devices:` in that mode the app runs on and the store
+    targets (an excluded device, or one the store's market.yaml does not list, gives no mode). The app's own mode keeps
+    the app's own device: one chart can only branch on the mode Olares injects, so desktop cards of the same mode share
+    the own device's values."""
     out: list[ModePlan] = []
     seen = {r.device.accelerator}
     for target in r.targets:
         mode = target.device.accelerator
-        if mode in seen:
-            continue
+        if mode in seen or not r.market.targets(target.device.id, r.device.id):
+            continue  # one entry per mode; only the devices the store targets (catalog/market.yaml `devices:`)
         variant = variant_on(r, target.device.id)
         if variant is None:
             continue
@@ -116,7 +134,11 @@ def _mode_plans(r: Resolved, spec: EngineSpec) -> tuple[ModePlan, ...]:
         engine = engine_for(planned)
         # the mounts come from app fields a `devices:` entry cannot override (engines/base.py `mounts`)
         assert engine.mounts == spec.mounts, f"{r.app.name}: {target.device.id} mounts differ"
-        out.append(ModePlan(mode, target.device.id, planned, engine))
+        gpu = gpu_memory(planned, fitted=variant.app.gpu_memory_mib is None)
+        bounds = None
+        if shared:
+            engine, bounds = _shared_engine(planned, engine)
+        out.append(ModePlan(mode, target.device.id, planned, engine, gpu, bounds))
     return tuple(out)
 
 
@@ -132,7 +154,8 @@ def _mode_values(m: ModePlan) -> ModeEngine:
                       args=tuple(k8s_literal(a) for a in spec.argv),
                       env=tuple(EnvValue(e.name, k8s_literal(e.value)) for e in spec.env), port=spec.port,
                       health_path=spec.health_path, resources=resources,
-                      files=tuple(FetchFile(d.repo, d.revision, d.file, d.path) for d in spec.downloads))
+                      files=tuple(FetchFile(d.repo, d.revision, d.file, d.path) for d in spec.downloads),
+                      shared=m.shared)
 
 
 def _mode_envelope(m: ModePlan, profile: Profile) -> ModeEnvelope:
@@ -177,7 +200,33 @@ def _i18n(r: Resolved, profile: Profile) -> dict[str, I18nManifest]:
     return out
 
 
-def _manifest(r: Resolved, spec: EngineSpec, profile: Profile, modes: tuple[ModePlan, ...] = ()) -> OlaresManifest:
+def _settings(bounds: SharedEngine) -> tuple[SettingEnv, ...]:
+    """The manifest envs of the shared form (generator/chart/shared.py says how each reaches the engine)."""
+    c = bounds.context
+    output = {"--n-predict": " The engine answers this many tokens when a request names no max_tokens.",
+              "--override-generation-config": " The engine caps every answer at it (vLLM max_new_tokens)."}
+    out = [SettingEnv(CONTEXT_ENV, f"Context window in tokens per request. Empty: {c.default:,} (the app's own). "
+                      f"At most {c.maximum:,}: {c.why}; a larger value is served as {c.maximum:,}.",
+                      regex=NUMBER_REGEX),
+           SettingEnv(OUTPUT_ENV, "Largest output a request may ask for, in tokens, at most the context window. "
+                      "Empty: up to the context window." + (output.get(bounds.output_flag or "", "") if
+                                                             bounds.output_flag else " The engine takes no such "
+                                                             "setting: the value is the model card's."),
+                      regex=NUMBER_REGEX)]
+    if bounds.api_key_flag:
+        out.append(SettingEnv(API_KEY_ENV, "API key the engine requires of every request (Authorization: Bearer). "
+                              "Empty: none.", type="password"))
+    return tuple(out)
+
+
+def _shared_manifest(r: Resolved, bounds: SharedEngine) -> SharedManifest:
+    app = r.app
+    entrance = SharedEntrance(name=app.name, host=f"sharedentrances-{app.name}", title=app.title, icon=app.icon)
+    return SharedManifest(entrance, _settings(bounds))
+
+
+def _manifest(r: Resolved, spec: EngineSpec, profile: Profile, modes: tuple[ModePlan, ...] = (),
+              shared: SharedEngine | None = None) -> OlaresManifest:
     app = r.app
     locales = (SOURCE_LOCALE, *sorted(app.i18n)) if profile.i18n else (SOURCE_LOCALE,)
     return OlaresManifest(
@@ -192,13 +241,31 @@ def _manifest(r: Resolved, spec: EngineSpec, profile: Profile, modes: tuple[Mode
                           locale=locales, website=app.website, source_code=app.source_code,
                           license=tuple((lic.text, lic.url) for lic in app.license),
                           support_arch=_support_arch(r, modes) if modes else ("amd64",),
-                          modes=tuple(_mode_envelope(m, profile) for m in modes)),
+                          modes=tuple(_mode_envelope(m, profile) for m in modes), shared=shared is not None),
         dependencies=(Dependency("olares", profile.olares_dependency, "system"),),
         envs=(SystemEnv("HF_ENDPOINT", profile.hf_endpoint_from, profile.env_flags),
               SystemEnv("HF_TOKEN", profile.hf_token_from, profile.env_flags)),
-        model_card=ModelCard(app.model_alias, _supports(r, spec)),
+        model_card=ModelCard(app.model_alias, _card_supports(r, spec) if shared else _supports(r, spec)),
         profile=profile,
+        shared=_shared_manifest(r, shared) if shared is not None else None,
     )
+
+
+def _card_supports(r: Resolved, spec: EngineSpec) -> tuple[str, ...]:
+    """The shared form's MODEL_SUPPORTS: the model card's (generator/chart/card.py), which also reads the chat
+    template's thinking switch."""
+    from generator.chart.card import capabilities
+
+    return capabilities(r, spec)[0]
+
+
+def _require_v3(r: Resolved, profile: Profile) -> None:
+    """The shared form needs apiVersion v3 (manifest.md "shared": `apiVersion` must be 'v3')."""
+    if profile.api_version != "v3":
+        line = r.line("form") if r.app.form else None
+        raise InputError([Problem(r.file if line else "catalog/market.yaml", line, "form",
+                                  f"{r.app.name}: the shared form needs apiVersion v3 (Olares 1.12.6+), but the chart "
+                                  f"profile is {profile.name}; render with profile olares-v3, or set `form: single`")])
 
 
 def plan(r: Resolved, profile: Profile | str | None = None) -> ChartSpec:
@@ -206,19 +273,24 @@ def plan(r: Resolved, profile: Profile | str | None = None) -> ChartSpec:
     catalog's (catalog/market.yaml), a publish target may pass its own. An app that leaves its GPU memory out is
     sized by the fit first (generator/fit/sizing.py); `ChartSpec.resolved` is that sized app."""
     chosen = get_profile(profile) if isinstance(profile, str) else profile or PROFILES[r.market.profile]
+    fitted = r.app.gpu_memory_mib is None
     r = sized(r)
     spec = engine_for(r)
+    shared = None
+    if r.form == "shared":
+        _require_v3(r, chosen)
+        spec, shared = _shared_engine(r, spec)
     app = r.app
     chart = ChartYaml(name=app.name, description=app.description.splitlines()[0], icon=app.icon, version=app.version,
                       app_version=app.version)
     files = {CHAT_TEMPLATE_FILE: r.chat_template.text} if r.chat_template is not None else {}
-    modes = _mode_plans(r, spec) if chosen.per_mode and not chosen.flat_resources else ()
-    values = _values(r, spec)
+    modes = _mode_plans(r, spec, shared is not None) if chosen.per_mode and not chosen.flat_resources else ()
+    values = _values(r, spec, shared)
     if modes:
         values = replace(values, modes=tuple((m.mode, _mode_values(m)) for m in modes))
-    return ChartSpec(name=app.name, chart=chart, manifest=_manifest(r, spec, chosen, modes), values=values,
+    return ChartSpec(name=app.name, chart=chart, manifest=_manifest(r, spec, chosen, modes, shared), values=values,
                      owners=Owners(tuple(app.owners)), engine=spec, resolved=r, profile=chosen, files=files,
-                     i18n=_i18n(r, chosen), modes=modes)
+                     i18n=_i18n(r, chosen), modes=modes, gpu=gpu_memory(r, fitted=fitted), shared=shared)
 
 
 __all__ = ["CONTAINER", "GPUMEM_MODES", "ChartSpec", "ModePlan", "k8s_literal", "plan", "whole_cores"]

@@ -17,6 +17,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from generator.core.locate import templates_dir
 from generator.yamlio import yamlout
 from generator.chart.plan import CONTAINER, ChartSpec
+from generator.chart.shared import API_KEY_ENV, CONTEXT_ENV, OUTPUT_ENV, SERVICE_PORT
 from generator.engines.base import CHAT_TEMPLATE_FILE
 
 TEMPLATES = templates_dir()  # top-level templates/ in a checkout, package data in a wheel (core/locate.py)
@@ -76,6 +77,15 @@ def _fetch_dollar(spec: ChartSpec) -> bool:
     return any("$" in value for f in files for value in (f.repo, f.revision, f.file, f.path))
 
 
+def _shared(spec: ChartSpec) -> dict[str, object] | None:
+    """The shared form's names for the templates (None: the single form renders as before)."""
+    manifest = spec.manifest.shared
+    if manifest is None:
+        return None
+    return {"host": manifest.entrance.host, "port": SERVICE_PORT, "context_env": CONTEXT_ENV, "output_env": OUTPUT_ENV,
+            "api_key_env": API_KEY_ENV}
+
+
 def render(spec: ChartSpec) -> dict[str, str]:
     """The chart's files; a Helm template that renders empty for this app (the chat-template ConfigMap of an app
     without one) is left out, and `spec.files` (shipped verbatim) are added."""
@@ -86,7 +96,8 @@ def render(spec: ChartSpec) -> dict[str, str]:
                "modes": [m.mode for m in spec.modes],  # per-mode charts: the Deployment picks .Values.modes.<mode>
                "engine": "$engine" if spec.modes else ".Values.engine",
                "chat_template": CHAT_TEMPLATE_FILE if CHAT_TEMPLATE_FILE in spec.files else None,
-               "mounts": [{"name": m.name, "path": m.path, "kind": m.kind} for m in spec.engine.mounts]}
+               "mounts": [{"name": m.name, "path": m.path, "kind": m.kind} for m in spec.engine.mounts],
+               "shared": _shared(spec)}
     out = {path: text for path, template in _templates() if (text := template.render(context)).strip()}
     i18n = environment().get_template(I18N_TEMPLATE)
     for locale, part in spec.i18n.items():  # olares-v3: i18n/<locale>/OlaresManifest.yaml (manifest.md "i18n")

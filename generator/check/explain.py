@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from generator.catalog import Catalog, Resolved
+from generator.chart.gpumem import GpuMemory
 from generator.chart.plan import plan
 from generator.core.data import Data
 from generator.engines import EngineSpec
@@ -13,9 +14,10 @@ from generator.engines.argv import Argv, normalize, origin_label
 from generator.engines.settings import Settings, settings_for
 from generator.core.errors import UsageError
 from generator.fit.calibrate import basis_of
-from generator.fit.devices import DevicePlan, device_plan, device_plans, variant_on
+from generator.fit.devices import DevicePlan, device_plan, device_plans, judged_on_device, variant_on
 from generator.fit.estimate import Fit, estimate
 from generator.fit.roofline import Measured, Reading, Roofline, reading, roofline
+from generator.fit.speed import Speeds, speeds
 
 
 @dataclass(frozen=True)
@@ -71,10 +73,13 @@ class Explanation:
     roofline_full: Roofline | None = None  # the same at the app's whole context
     reading: Reading | None = None  # the measured speed as a fraction of `roofline`
     devices: tuple[DevicePlan, ...] = ()  # per device it targets (its own first), when it targets more than one
+    speeds: Speeds | None = None  # the predicted decode speeds on its device (generator/fit/speed.py)
+    gpu: GpuMemory | None = None  # scheduler request, in-container HAMi cap, engine budget, each with its origin
+    shared: tuple[str, ...] = ()  # the shared form (docs/forms.md): each setting's bound and where it comes from
 
     def to_data(self) -> dict[str, Data]:
         """The `catalog explain --json` document."""
-        return {
+        out: dict[str, Data] = {
             "app": self.app, "title": self.title, "status": self.status, "stack": self.stack, "image": self.image,
             "command": list(self.command), "args": [a.to_data() for a in self.args],
             "env": [e.to_data() for e in self.env], "overridden_env": [e.to_data() for e in self.overridden_env],
@@ -83,7 +88,28 @@ class Explanation:
             "roofline_full_context": self.roofline_full.as_dict() if self.roofline_full else None,
             "speed_per_roofline": self.reading.as_dict() if self.reading else None,
             "devices": [d.to_data() for d in self.devices],
+            **speed_data(self.speeds),
+            "gpu_memory": _gpu_data(self.gpu),
         }
+        if self.shared:
+            out["shared"] = list(self.shared)
+        return out
+
+
+def speed_data(found: Speeds | None) -> dict[str, Data]:
+    """The speed model's keys of a JSON document (nulls where the device states no bandwidth)."""
+    if found is None:
+        return {"predicted_tokens_per_s": None, "predicted_full_context_tokens_per_s": None, "predicted": None,
+                "predicted_full_context": None}
+    return found.as_dict()
+
+
+def _gpu_data(gpu: GpuMemory | None) -> dict[str, Data] | None:
+    if gpu is None:
+        return None
+    return {key: {"mib": value.mib, "origin": value.origin}
+            for key, value in (("scheduler_request", gpu.scheduler), ("hami_cap", gpu.hami_cap),
+                               ("engine_budget", gpu.engine_budget))}
 
 
 def _fit_data(fit: Fit) -> dict[str, Data]:
@@ -138,7 +164,9 @@ def explain_data(resolved: Resolved, catalog: Catalog, measured: Measured | None
     return Explanation(app=app.name, title=app.title, status=app.status, stack=resolved.stack.id, image=engine.image,
                        command=engine.command, args=_args(engine), env=env, overridden_env=overridden,
                        genesis=_genesis(settings), fit=estimate(resolved, engine, settings), roofline=roof,
-                       roofline_full=full, reading=read, devices=device_plans(resolved) if resolved.targets else ())
+                       roofline_full=full, reading=read, devices=device_plans(resolved) if resolved.targets else (),
+                       speeds=speeds(resolved), gpu=spec.gpu,
+                       shared=tuple(spec.shared.lines()) if spec.shared is not None else ())
 
 
 def app_on_device(resolved: Resolved, device_id: str) -> DevicePlan:
@@ -235,6 +263,8 @@ def card_plan(catalog: Catalog, device_id: str) -> CardPlan:
         spec = plan(r)
         planned = spec.resolved
         verdict = estimate(planned, spec.engine, settings_for(planned, spec.engine)).verdict
+        if own.device.id != device_id:  # a `devices:` entry: judged against the card (fit/devices.py)
+            verdict = judged_on_device(planned, verdict)[0]
         room = r.app.gpu_room
         assert planned.app.gpu_memory_mib is not None  # plan() sized it
         apps.append(CardApp(r.app.name, planned.app.gpu_memory_mib, r.app.gpu_memory_mib is None, verdict,
@@ -245,4 +275,4 @@ def card_plan(catalog: Catalog, device_id: str) -> CardPlan:
 
 
 __all__ = ["ArgLine", "CardApp", "CardPlan", "EnvLine", "Explanation", "PatchLine", "app_on_device", "card_plan",
-           "explain_data"]
+           "explain_data", "speed_data"]

@@ -20,7 +20,8 @@ from generator.adapters.helm import Helm
 from generator.versions.gitbase import GitCharts, chart_version
 from generator.chart.pipeline import render_app
 from generator.versions.state import content_hash, parse_version
-from generator.chart.writer import Tree, diff_tree, read_tree
+from generator.chart.writer import Tree
+from generator.check.drift import deleted, drift
 
 # Catalog folders whose change can move every chart.
 SHARED_CATALOG = ("stacks", "models", "devices", "genesis", "flags")
@@ -80,19 +81,6 @@ def _inside(repo: Path) -> bool:
         return False
 
 
-def drift(r: Resolved, tree: Tree, charts_dir: Path) -> list[Finding]:
-    on_disk = read_tree(charts_dir / r.app.name)
-    if on_disk == tree:
-        return []
-    changed = sorted({line[6:].split("/", 1)[1].rstrip("\n") for line in diff_tree(r.app.name, on_disk, tree)
-                      if line.startswith(("--- a/", "+++ b/"))})
-    where = f"{display_path(charts_dir)}/{r.app.name}"
-    return [Finding("DRIFT001", "error", r.app.name,
-                    f"the committed chart {where}/ differs from a fresh render ({', '.join(changed) or 'files'})",
-                    "run `catalog render` and commit charts/; never edit rendered charts by hand",
-                    file=r.file, line=1)]
-
-
 def version_increment(r: Resolved, tree: Tree, gc: GitCharts, ref: str, base: str) -> list[Finding]:
     """chart-testing's rule: a changed chart needs a version strictly greater than at REF; new charts pass."""
     at_ref = gc.tree(gc.commit(ref), r.app.name)
@@ -130,12 +118,7 @@ def check_changed(cat: Catalog, charts_dir: Path, ref: str, *, git: Git, helm: H
 
 def _deleted(name: str, charts_dir: Path) -> AppResult:
     result = AppResult(name, "deleted")
-    if (charts_dir / name).exists():
-        result.findings.append(Finding("DRIFT002", "error", name,
-                                       f"catalog/apps/{name}.yaml is gone but {display_path(charts_dir)}/{name}/ "
-                                       "is not", "run `catalog render` (it removes stale chart folders) or "
-                                       "`catalog prune --deprecated` to retire an app",
-                                       file=display_path(charts_dir / name)))
+    result.findings += deleted(name, charts_dir)
     return result
 
 

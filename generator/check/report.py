@@ -17,6 +17,7 @@ from generator.fit.devices import DevicePlan
 from generator.check.run import AppResult
 from generator.fit.calibrate import basis_of
 from generator.fit.estimate import Fit
+from generator.fit.speed import Speeds
 from generator.core.terminal import markup as escape
 from generator.core.text import safe_line
 
@@ -93,10 +94,20 @@ def print_explain(data: Explanation, console: Console) -> None:
         for p in data.genesis:
             patches.add_row(p.id, "[green]on[/]" if p.on else "off", escape(p.why), escape(p.purpose))
         console.print(patches)
+    if data.gpu is not None:
+        gpu = _table("GPU memory: three values (docs/devices.md \"Three numbers\")", "value", "MiB", "origin")
+        for label, value in data.gpu.rows():
+            gpu.add_row(label, f"{value.mib:,}", escape(value.origin))
+        console.print(gpu)
     _print_fit(data.fit, console)
     _print_roofline(data, console)
+    print_speeds(data.speeds, console)
     if data.devices:
         print_devices(data.devices, console)
+    if data.shared:
+        console.print("[bold]Shared form settings[/] (docs/forms.md)", highlight=False)
+        for line in data.shared:
+            console.print(f"  {escape(line)}", highlight=False)
 
 
 def _tps(value: float | None) -> str:
@@ -121,6 +132,15 @@ def print_devices(plans: tuple[DevicePlan, ...], console: Console) -> None:
 
 def device_json(data: DevicePlan) -> str:
     return json.dumps(data.to_data(), indent=2)
+
+
+def print_speeds(found: Speeds | None, console: Console) -> None:
+    """The speed model's two predictions (generator/fit/speed.py), each with its band and how it was found."""
+    if found is None:
+        console.print("[dim]predicted speed: the device states no memory_bandwidth_gb_s[/]", highlight=False)
+        return
+    for label, p in (("short context", found.short), ("full context", found.full)):
+        console.print(f"[bold]predicted ({label})[/]: {escape(p.line)}", highlight=False)
 
 
 def _print_roofline(data: Explanation, console: Console) -> None:
@@ -185,7 +205,9 @@ def print_card(data: CardPlan, console: Console) -> None:
                       ", ".join(data.alongside(a.app)) or "alone")
     console.print(table)
     shared = [g for g in data.groups if len(g) > 1]
-    if not shared:
+    if not shared and len(data.apps) == 1:
+        console.print("One app on this card: nothing to share it with.", highlight=False)
+    elif not shared and data.apps:
         console.print("No two of these apps fit on the card together (caps plus the room they leave).", highlight=False)
     for group in shared:
         used = sum(a.gpu_mib + a.room_mib for a in data.apps if a.app in group)

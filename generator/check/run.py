@@ -12,9 +12,12 @@ from collections.abc import Callable
 
 from generator.adapters.helm import Helm
 from generator.catalog import Catalog, Resolved, display_path
+from generator.chart.render import render
+from generator.chart.writer import Tree
+from generator.check.drift import deleted, drift
 from generator.core.data import Data
 from generator.core.findings import Finding, has_errors
-from generator.rules import AppContext, context, run_rules
+from generator.rules import context, run_rules
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
@@ -41,23 +44,26 @@ def _sorted(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (SEVERITY_ORDER.get(f.severity, 9), f.rule, f.file or "", f.line or 0))
 
 
-def _lint(resolved: Resolved, ctx: AppContext, charts_dir: str, helm: Helm | None) -> list[Finding]:
+def _lint(resolved: Resolved, tree: Tree, charts_dir: str, helm: Helm | None) -> list[Finding]:
     from generator.lint.run import lint_chart  # heavy (Helm engine, Kubernetes schemas): imported only when linting
-    from generator.chart.render import render
 
-    tree = render(ctx.chart)
     return [replace(f, file=f"{charts_dir}/{f.file}") if f.file else f
-            for f in lint_chart(resolved.app.name, tree, helm=helm)]
+            for f in lint_chart(resolved.app.name, tree, helm=helm, form=resolved.form)]
 
 
 def check_app(resolved: Resolved, catalog: Catalog, *, lint: bool, charts_dir: str = "charts",
-              helm: Helm | None = None) -> AppResult:
+              helm: Helm | None = None, drift_in: Path | None = None) -> AppResult:
+    """The app's rules, its chart lint (`lint`) and, with `drift_in` (the charts folder), its render drift."""
     result = AppResult(resolved.app.name, resolved.app.status)
     ctx = context(resolved, catalog)
     findings = run_rules(ctx)
-    if lint and resolved.app.status != "removed":
-        findings += _lint(resolved, ctx, charts_dir, helm)
-    if resolved.app.status != "removed":
+    shown = resolved.app.status != "removed"
+    tree = render(ctx.chart) if shown and (lint or drift_in is not None) else None
+    if lint and tree is not None:
+        findings += _lint(resolved, tree, charts_dir, helm)
+    if drift_in is not None and tree is not None:
+        findings += drift(resolved, tree, drift_in)
+    if shown:
         findings += _variant_findings(resolved, catalog)
     result.findings = _sorted(findings)
     return result
@@ -89,18 +95,39 @@ PARALLEL_FROM = 40
 
 
 def check_all(catalog: Catalog, chosen: list[Resolved], *, lint: bool, charts: Path, helm: Helm | None = None,
-              on_app: Callable[[str], None] | None = None) -> list[AppResult]:
-    """Check each app; `helm` is the Helm adapter the lint uses (worker processes build their own)."""
+              on_app: Callable[[str], None] | None = None, drift: bool = False,
+              every: bool = False) -> list[AppResult]:
+    """Check each app; `helm` is the Helm adapter the lint uses (worker processes build their own). `drift`: each
+    app's chart in `charts` must be what render writes (when `charts` exists); with `every` (all apps checked), a
+    chart folder whose app is gone is an error too."""
     charts_dir = display_path(charts)
+    drift_in = charts if drift and charts.is_dir() else None
     workers = min(os.cpu_count() or 1, 8)
     if lint and workers > 1 and len(chosen) >= PARALLEL_FROM:
-        return _check_parallel(catalog, chosen, charts_dir, workers, on_app)
-    results = []
-    for resolved in chosen:
-        if on_app:
-            on_app(resolved.app.name)
-        results.append(check_app(resolved, catalog, lint=lint, charts_dir=charts_dir, helm=helm))
+        results = _check_parallel(catalog, chosen, charts_dir, workers, on_app, drift_in)
+    else:
+        results = []
+        for resolved in chosen:
+            if on_app:
+                on_app(resolved.app.name)
+            results.append(check_app(resolved, catalog, lint=lint, charts_dir=charts_dir, helm=helm,
+                                     drift_in=drift_in))
+    if drift_in is not None and every:
+        results += _gone(catalog, drift_in)
     return results
+
+
+def _gone(catalog: Catalog, charts: Path) -> list[AppResult]:
+    """A result for each chart folder render would remove (its app file is gone)."""
+    from generator.chart.writer import stale_folders
+
+    names = {name for name, r in catalog.apps.items() if r.app.status != "removed"}
+    out = []
+    for name in stale_folders(charts, names):
+        found = deleted(name, charts)
+        if found:
+            out.append(AppResult(name, "deleted", found))
+    return out
 
 
 _WORKER: dict[str, Catalog] = {}  # the worker process's catalog, loaded once
@@ -112,13 +139,14 @@ def _worker_init(root: str) -> None:
     _WORKER["catalog"] = load_catalog(Path(root))
 
 
-def _worker_check(name: str, charts_dir: str) -> AppResult:
+def _worker_check(name: str, charts_dir: str, drift_in: str | None) -> AppResult:
     catalog = _WORKER["catalog"]
-    return check_app(catalog.apps[name], catalog, lint=True, charts_dir=charts_dir)
+    return check_app(catalog.apps[name], catalog, lint=True, charts_dir=charts_dir,
+                     drift_in=Path(drift_in) if drift_in else None)
 
 
 def _check_parallel(catalog: Catalog, chosen: list[Resolved], charts_dir: str, workers: int,
-                    on_app: Callable[[str], None] | None) -> list[AppResult]:
+                    on_app: Callable[[str], None] | None, drift_in: Path | None = None) -> list[AppResult]:
     """The same checks in worker processes (each loads the catalog once); results in the apps' order."""
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
@@ -127,7 +155,8 @@ def _check_parallel(catalog: Catalog, chosen: list[Resolved], charts_dir: str, w
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_worker_init,
                              initargs=(str(catalog.root),)) as pool:
         results = []
-        for result in pool.map(_worker_check, names, [charts_dir] * len(names), chunksize=8):
+        where = str(drift_in) if drift_in is not None else None
+        for result in pool.map(_worker_check, names, [charts_dir] * len(names), [where] * len(names), chunksize=8):
             if on_app:
                 on_app(result.app)
             results.append(result)

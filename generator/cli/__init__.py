@@ -10,7 +10,8 @@ import sys
 from generator.cli import process  # noqa: F401  (first: process settings before pydantic is imported)
 from generator.cli import discovery
 from generator.cli.app import app
-from generator.core.errors import CatalogError, InputError, UsageError, translate_os_error
+from generator.core.errors import CatalogError, FindingsError, InputError, UsageError, translate_os_error
+from generator.core.fileio import journal
 from generator.core.redact import redact
 from generator.core.terminal import printable
 
@@ -24,6 +25,7 @@ from generator.cli import import_
 from generator.cli import init
 from generator.cli import listing
 from generator.cli import new
+from generator.cli import preset
 from generator.cli import prune
 from generator.cli import publish
 from generator.cli import render
@@ -34,14 +36,26 @@ from generator.cli import sync
 
 # The command modules are listed so that importing them (for their registration on `app`) reads as used.
 __all__ = ["main", "bump", "calibrate", "check", "doctor",
-           "explain", "import_", "init", "listing", "new", "prune", "publish", "render", "serve",
+           "explain", "import_", "init", "listing", "new", "preset", "prune", "publish", "render", "serve",
            "site", "smoke", "sync"]
 
 
 def main(argv: list[str] | None = None) -> int:
     discovery.reset()
     try:
-        code = app(args=argv, prog_name="catalog", standalone_mode=False)  # returns typer.Exit's code in this mode
+        return _dispatch(argv)
+    finally:
+        discovery.release()  # the catalog-wide writer lock, if the command took one (core/lock.py)
+
+
+def _dispatch(argv: list[str] | None) -> int:
+    import typer
+
+    try:
+        # a command that fails (an exception other than its exit or its findings) leaves every file it wrote as it
+        # was (core/fileio.py `journal`)
+        with journal(keep=(SystemExit, typer.Exit, FindingsError)):
+            code = app(args=argv, prog_name="catalog", standalone_mode=False)  # typer.Exit's code in this mode
         if isinstance(code, int) and not isinstance(code, bool):
             return code
     except UsageError as exc:
@@ -50,21 +64,20 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         _say(str(exc))
         written = "; nothing was written" if discovery.writing() else ""
-        print(f"{len(exc.problems)} problem(s){written}.", file=sys.stderr)
+        causes = sum(1 for p in exc.problems if not p.follows)  # a follow-on line is no problem of its own
+        print(f"{causes} problem(s){written}.", file=sys.stderr)
         return exc.exit_code
     except CatalogError as exc:  # findings, and the environment failing (a path, a tool, a module, a server)
         _say(f"error: {exc}")
         return exc.exit_code
     except OSError as exc:  # an OS error no adapter translated: still a plain message naming the path
-        _say(f"error: {translate_os_error(exc)}")
+        _say(_os_error(exc))
         return 2
     except SystemExit as exc:  # typer.Exit inside commands
         return int(exc.code or 0)
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # click's own usage errors and anything unexpected
-        import typer  # typer >= 0.20 vendors click (typer._click): there is no `click` module to import
-
         if isinstance(exc, typer.Exit):
             return exc.exit_code
         if isinstance(exc, typer.Abort):
@@ -86,6 +99,13 @@ def entry() -> int:
     code = main()
     process.before_exit()
     return code
+
+
+def _os_error(exc: OSError) -> str:
+    if exc.filename is None:  # a failed write() names no file (`error: : File too large` said nothing)
+        return (f"error: {exc.strerror or type(exc).__name__}; the file was not named (a bug in catalog: please "
+                "report it); nothing of this command was kept")
+    return f"error: {translate_os_error(exc)}"
 
 
 def _say(message: str) -> None:

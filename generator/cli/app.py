@@ -2,14 +2,37 @@
 
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 if TYPE_CHECKING:
     from generator.catalog import Catalog
 
+class _Commands(typer.core.TyperGroup):
+    """The top-level help lists each command with its docstring's first sentence whole, wrapped, never cut at `...`
+    (click shortens a short help to what fits one line)."""
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:  # click's Context and HelpFormatter
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, first_sentence(cmd.help or cmd.short_help or "")))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a docstring (to its first `. ` or blank line), on one line."""
+    para = " ".join(text.strip().split("\n\n", 1)[0].split())
+    cut = para.find(". ")
+    return para if cut < 0 else para[:cut + 1]
+
+
 app = typer.Typer(
+    cls=_Commands,
     name="catalog",
     help="Typed local-LLM app catalog -> Olares Market charts: init, render, check, bump, publish, smoke, prune.",
     no_args_is_help=True,

@@ -101,7 +101,8 @@ def bump(
         return _check(run, catalog, out, base)
     moving = [n for n in run.currents] if record else [o.app for o in run.outcomes
                                                          if o.writes_entry or o.action == "new"]
-    for name in enforce(check_gate(catalog, moving), command="bump", force=force):
+    gated = enforce(check_gate(catalog, moving), command="bump", force=force)  # said on stderr, with the fix
+    for name in gated:
         if record:
             run.currents.pop(name, None)
         run.outcomes = [Outcome(o.app, o.before, o.before or o.after, "refused",
@@ -117,6 +118,7 @@ def bump(
     else:
         print(f"nothing to bump: {plural(len(run.outcomes), 'app')} match their recorded release")
     for o in refused:
-        print(f"{o.app}: {o.message}", file=sys.stderr)
+        if o.app not in gated:  # a gate refusal was said above, once
+            print(f"{o.app}: {o.message}", file=sys.stderr)
     if refused:
         raise typer.Exit(1)

@@ -14,6 +14,8 @@ import typer
 from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app, default_out, load_catalog, use_catalog
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from generator.catalog import Catalog
     from generator.core.findings import Finding
 
@@ -24,10 +26,14 @@ BaseOpt = Annotated[str | None, typer.Option(
                                   "drift and chart-testing's version increment against REF.")]
 
 
+NoDriftOpt = Annotated[bool, typer.Option("--no-drift", help="Skip render drift: by default a chart in charts/ that "
+                                                             "differs from what `catalog render` writes is an error.")]
+
+
 @app.command()
 def check(apps: AppsArg = None, catalog: CatalogOpt = None, as_json: JsonOpt = False, no_lint: NoLintOpt = False,
-          base: BaseOpt = None) -> None:
-    """Check apps: catalog validity, crash rules, memory fit, and the rendered chart (lint)."""
+          base: BaseOpt = None, no_drift: NoDriftOpt = False) -> None:
+    """Check apps: catalog validity, crash rules, memory fit, the rendered chart (lint) and render drift."""
     from rich.console import Console
 
     from generator.adapters.git import Git
@@ -54,14 +60,27 @@ def check(apps: AppsArg = None, catalog: CatalogOpt = None, as_json: JsonOpt = F
             from generator.check.run import check_all
 
             results = check_all(cat, cat.select(apps or []), lint=not no_lint, charts=charts, helm=Helm(),
-                                on_app=progress)
+                                on_app=progress, drift=not no_drift, every=not apps)
+            if not no_drift and not charts.is_dir() and not as_json:
+                err.print(f"no {charts.name}/ beside the catalog: render drift not checked (`catalog render` "
+                          "writes it)", highlight=False)
     if as_json:
         sys.stdout.write(check_json(results) + "\n")
     else:
         print_check(results, Console())
+        _say_oac(err, no_lint)
     if annotate:
         _annotations([f for r in results for f in r.findings])
     raise typer.Exit(1 if any(not r.ok for r in results) else 0)
+
+
+def _say_oac(err: "Console", no_lint: bool) -> None:
+    """Say plainly when the platform's own validator (oac) did not judge the charts (generator/lint/oac.py)."""
+    from generator.lint.oac import why_not_run
+
+    why = "the platform's validator (oac) did not run: --no-lint" if no_lint else why_not_run()
+    if why is not None:
+        err.print(why, highlight=False)
 
 
 def _load(catalog: Path | None, annotate: bool) -> "Catalog":

@@ -10,9 +10,11 @@ from generator.core.locate import CatalogChoice, choose_catalog
 
 
 class _State:
-    """What the running command may write; `main` resets it, the error branch reads it."""
+    """What the running command may write; `main` resets it, the error branch reads it. `lock`: the catalog-wide
+    writer lock the command holds (core/lock.py), released when `main` ends."""
 
     writes = False
+    lock: int | None = None
 
 
 STATE = _State()
@@ -20,6 +22,15 @@ STATE = _State()
 
 def reset() -> None:
     STATE.writes = False
+    release()
+
+
+def release() -> None:
+    """Give back the catalog lock of the command that ended (if it took one)."""
+    from generator.core import lock
+
+    held, STATE.lock = STATE.lock, None
+    lock.release(held)
 
 
 def writing() -> bool:
@@ -42,4 +53,9 @@ def use_catalog(option: Path | None, *, command: str, writes: bool, into_catalog
             "(or pass --catalog DIR, or set CATALOG_DIR)")
     if not quiet:
         print(f"catalog: {choice.describe()}", file=sys.stderr)
+    if writes and into_catalog and STATE.lock is None:
+        from generator.core import lock
+
+        if command in lock.WRITERS:  # before anything is read: a second writer starts from what the first left
+            STATE.lock = lock.hold(choice.root, command, on_wait=lambda line: print(line, file=sys.stderr))
     return choice.root

@@ -43,7 +43,57 @@ def _explain_draft(cat: "Catalog", name: str, as_json: bool) -> None:
 AppArg = Annotated[str | None, typer.Argument(help="The app to explain.", show_default=False)]
 DeviceOpt = Annotated[str | None, typer.Option(
     "--device", help="Without APP: which active apps of this device can run together on one card. With APP: the "
-                     "app on that device (context, KV, memory, roofline, or why it is excluded).")]
+                     "app on that device (context, KV, memory, roofline, predicted speed, or why it is excluded); "
+                     "with APP, a device id or a device file (FILE.yaml) the catalog does not have.")]
+
+
+def _app_on_device(cat: "Catalog", name: str, device: str, as_json: bool) -> None:
+    """`explain APP --device D`: the fit's plan where the app targets D, and the predicted speed on D always (a device
+    the app does not target, or a device file: the app's own argv and weights on that card)."""
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from generator.catalog import load_device_file
+    from generator.check.explain import app_on_device, speed_data
+    from generator.check.report import print_devices, print_speeds
+    from generator.fit.devices import variant_on
+    from generator.fit.speed import on_device, speeds
+
+    resolved = cat.select([name], include_removed=True)[0]
+    targets = {resolved.device.id, *(t.device.id for t in resolved.targets)}
+    if device in cat.devices and device in targets:
+        one = app_on_device(resolved, device)
+        there = variant_on(resolved, device) if one.runs else None
+        # excluded there: the speed of its own argv on that card, as for a device it does not target
+        found = speeds(there if there is not None else on_device(resolved, cat.devices[device]))
+        if as_json:
+            sys.stdout.write(json.dumps({**one.to_data(), **speed_data(found)}, indent=2) + "\n")
+        else:
+            print_devices((one,), Console())
+            print_speeds(found, Console())
+        return
+    if device in cat.devices:
+        card = cat.devices[device]
+    elif device.endswith((".yaml", ".yml")):
+        card = load_device_file(Path(device))
+    else:
+        raise UsageError(f"unknown device {device!r}; known: {', '.join(sorted(cat.devices)) or 'none'}, or a "
+                         "device file (FILE.yaml)")
+    if card.memory_bandwidth_gb_s is None:
+        raise UsageError(f"device {card.id!r} states no memory_bandwidth_gb_s: the speed model needs the card's "
+                         "memory bandwidth in GB/s (its specification's figure); add it to the device file")
+    note = (f"{name} does not target device {card.id!r} (it targets: {', '.join(sorted(targets))}): the predicted "
+            "speed is its own argv and weights on that card; no memory fit there (add the device to the app's "
+            "`devices:` for one)")
+    found = speeds(on_device(resolved, card))
+    if as_json:
+        sys.stdout.write(json.dumps({"app": name, "device": card.id, "name": card.name, "targets": False,
+                                     "note": note, **speed_data(found)}, indent=2) + "\n")
+    else:
+        console = Console()
+        console.print(note, markup=False, highlight=False)
+        print_speeds(found, console)
 
 
 @app.command()
@@ -54,20 +104,14 @@ def explain(name: AppArg = None, catalog: CatalogOpt = None, as_json: JsonOpt = 
     with APP and --device: what the fit gives the app on that device (docs/devices.md)."""
     from rich.console import Console
 
-    from generator.check.explain import app_on_device, card_plan, explain_data
-    from generator.check.report import card_json, device_json, explain_json, print_card, print_devices, print_explain
+    from generator.check.explain import card_plan, explain_data
+    from generator.check.report import card_json, explain_json, print_card, print_explain
 
     if name is None and device is None:
         raise UsageError("give an APP to explain, or --device DEVICE, or both")
     cat = load_catalog(use_catalog(catalog, command="explain", writes=False, quiet=as_json))
     if name is not None and device is not None:
-        if device not in cat.devices:
-            raise UsageError(f"unknown device {device!r}; known: {', '.join(sorted(cat.devices)) or 'none'}")
-        one = app_on_device(cat.select([name], include_removed=True)[0], device)
-        if as_json:
-            sys.stdout.write(device_json(one) + "\n")
-        else:
-            print_devices((one,), Console())
+        _app_on_device(cat, name, device, as_json)
         return
     if device is not None:
         plan = card_plan(cat, device)

@@ -26,8 +26,10 @@ class Gate:
         return bool(self.failing)
 
 
-def check_gate(catalog: Path | None, names: list[str]) -> Gate:
-    """`catalog check` on `names` (rules and chart lint), as the check command runs it."""
+def check_gate(catalog: Path | None, names: list[str], *, drift: bool = False) -> Gate:
+    """`catalog check` on `names` (rules and chart lint), as the check command runs it; with `drift` (publish), a
+    committed chart that differs from a fresh render fails too (DRIFT001): publishing would ship the fresh render,
+    not the chart that was reviewed."""
     if not names:
         return Gate({})
     from generator.adapters.helm import Helm
@@ -35,7 +37,7 @@ def check_gate(catalog: Path | None, names: list[str]) -> Gate:
 
     cat = load_catalog(catalog)
     chosen = [cat.apps[name] for name in names if name in cat.apps]
-    results = check_all(cat, chosen, lint=True, charts=default_out(catalog), helm=Helm())
+    results = check_all(cat, chosen, lint=True, charts=default_out(catalog), helm=Helm(), drift=drift)
     failing = {}
     for result in results:
         if result.ok:

@@ -15,6 +15,11 @@ reads it (`Distribution.read_text`).
 - a local wheel, a local folder without such a remote, an ssh URL, anything else: not reachable from a CI
   runner; the workflow then fails with a message until the repository variable CATALOG_TOOL holds a pip
   requirement, and `init` says so and how to set it.
+
+The record is read from outside the tool: at most RECORD_BYTES are parsed (pip writes a few hundred bytes), a record
+nested too deep for the JSON reader is refused with a message, and a URL's credentials (`https://user:token@host`,
+a clone's `origin` with a token in it, a secret query value) never reach `where` or a requirement: every store file
+and line `init` writes is built from the URL less its credentials (generator/core/redact.py).
 """
 
 
@@ -25,6 +30,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from generator.adapters.git import VCS
+from generator.core.redact import safe_url, split_userinfo
 
 DISTRIBUTION = "olares-llm-catalog"
 # A requirement written into YAML and a shell variable: only URL characters, never a quote, space or `$`.
@@ -55,13 +61,19 @@ class ToolSource:
         return self.requirement is not None
 
 
+# pip writes a few hundred bytes (PEP 610); anything past this is not a record pip wrote.
+RECORD_BYTES = 64 * 1024
+
+
 # PEP 610's VCS names as pip spells them in a requirement (`git+https://...`): only git is written here
 # (https://pip.pypa.io/en/stable/topics/vcs-support/).
 VCS_NAMES = frozenset({VCS})
 
 
 def _git_url(url: str, commit: str | None, vcs: str = VCS) -> tuple[str, str] | None:
-    """(pip requirement, pipx spec) for an https VCS URL, else None."""
+    """(pip requirement, pipx spec) for an https VCS URL without credentials, else None."""
+    if split_userinfo(url)[1] is not None or safe_url(url) != url:
+        return None
     if vcs not in VCS_NAMES or not url.startswith("https://") or not SAFE.match(url) or (
             commit and not SAFE.match(commit)):
         return None
@@ -77,18 +89,22 @@ def from_record(direct: object, version: str, clone: tuple[str, str] | None = No
         return ToolSource(index, index, f"version {version} from a package index")
     if not isinstance(direct, dict):
         direct = {}
-    url = direct.get("url")
-    if not isinstance(url, str):
+    raw = direct.get("url")
+    if not isinstance(raw, str):
         return ToolSource(None, None, "an installation record pip did not write (direct_url.json has no url)",
                           f"CI cannot install the tool from that: {HOW_TO_SET}")
+    url = safe_url(raw)  # never a credential in what is printed or written (issue 40, cause 6)
     vcs = direct.get("vcs_info")
     if isinstance(vcs, dict):
         commit = vcs.get("commit_id") if isinstance(vcs.get("commit_id"), str) else None
-        made = _git_url(url, commit, str(vcs.get("vcs")))
+        name = str(vcs.get("vcs", "a VCS"))
+        made = _git_url(url, commit, name)
         if made:
-            return ToolSource(*made, f"{vcs.get('vcs')} {url} at {commit or 'its default branch'}")
-        return ToolSource(None, None, f"{vcs.get('vcs', 'a VCS')} {url}",
-                          f"a CI runner cannot fetch {url} without credentials: {HOW_TO_SET}")
+            warning = "" if url == raw else (f"the tool was installed from {url} with credentials in the URL; the "
+                                             "store's files name it without them, so a private repository needs "
+                                             f"another way in: {HOW_TO_SET}")
+            return ToolSource(*made, f"{name} {url} at {commit or 'its default branch'}", warning)
+        return ToolSource(None, None, f"{name} {url}", f"{_unreachable(raw, url)}: {HOW_TO_SET}")
     if url.startswith("file://"):
         path = unquote(urlsplit(url).path)
         if isinstance(direct.get("dir_info"), dict) and clone is not None:
@@ -100,9 +116,24 @@ def from_record(direct: object, version: str, clone: tuple[str, str] | None = No
         kind = "folder" if isinstance(direct.get("dir_info"), dict) else "file"
         return ToolSource(None, None, f"the local {kind} {path}",
                           f"a CI runner cannot reach {path}: {HOW_TO_SET}", public=f"a local {kind}")
-    if SAFE.match(url) and url.startswith("https://"):
+    if SAFE.match(url) and url.startswith("https://") and url == raw:
         return ToolSource(f"{DISTRIBUTION} @ {url}", url, url)
-    return ToolSource(None, None, url, f"a CI runner cannot install {url}: {HOW_TO_SET}")
+    return ToolSource(None, None, url, f"{_unreachable(raw, url)}: {HOW_TO_SET}")
+
+
+def _unreachable(raw: str, url: str) -> str:
+    """Why a CI runner cannot install from `raw` (shown as `url`, its credentials removed), in words."""
+    if split_userinfo(raw)[1] is not None or url != raw:
+        return (f"{url} was installed with credentials in its URL, which the store's files never hold "
+                "(a CI runner would need them)")
+    scheme = urlsplit(raw).scheme.lower()
+    if scheme == "file":
+        return f"a CI runner cannot reach {url}: it is a path on this machine"
+    if scheme in ("ssh", "git+ssh") or raw.startswith("git@"):
+        return f"a CI runner cannot fetch {url}: ssh needs a key the runner does not have"
+    if scheme == "http":
+        return f"a CI runner should not install {url}: plain http can be altered on the way (use https)"
+    return f"a CI runner cannot install {url}"
 
 
 def installed() -> ToolSource:
@@ -115,15 +146,30 @@ def installed() -> ToolSource:
     except metadata.PackageNotFoundError:
         return ToolSource(None, None, "a source checkout that is not installed",
                           f"CI cannot install the tool from it: {HOW_TO_SET}")
-    try:
-        direct: object = json.loads(dist.read_text("direct_url.json") or "null")
-    except ValueError:
-        direct = {}
+    direct, problem = read_record(dist.read_text("direct_url.json"))
+    if problem:
+        return ToolSource(None, None, f"an unreadable installation record ({problem})",
+                          f"CI cannot install the tool from that: {HOW_TO_SET}")
     clone = None
     if isinstance(direct, dict) and isinstance(direct.get("dir_info"), dict) and str(direct.get("url", "")).startswith(
             "file://"):
         clone = _clone(Path(unquote(urlsplit(str(direct["url"])).path)))
     return from_record(direct, dist.version, clone)
+
+
+def read_record(text: str | None) -> tuple[object, str]:
+    """(the parsed `direct_url.json`, "") or (None, what is wrong with it); None text: no record (an index install).
+    Bounded: at most RECORD_BYTES, and JSON nested too deep for the reader is refused, never a traceback."""
+    if text is None:
+        return None, ""
+    if len(text) > RECORD_BYTES:
+        return None, f"direct_url.json holds {len(text):,} characters, more than the {RECORD_BYTES:,} pip writes"
+    try:
+        return json.loads(text or "null"), ""
+    except RecursionError:
+        return None, "direct_url.json is nested deeper than a JSON reader follows"
+    except ValueError as exc:
+        return None, f"direct_url.json is not JSON: {exc}"
 
 
 def _clone(folder: Path) -> tuple[str, str] | None:
@@ -136,6 +182,7 @@ def _clone(folder: Path) -> tuple[str, str] | None:
     if found is None:
         return None
     url, head = found
+    url = split_userinfo(url)[0]  # an origin with a token in it: the store gets the URL less its credentials
     if url.startswith("git@github.com:"):  # the ssh spelling of a GitHub remote: the same repository on https
         url = "https://github.com/" + url.removeprefix("git@github.com:")
     return url, head

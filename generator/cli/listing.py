@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from generator.catalog import Catalog
+    from generator.catalog import Catalog, Resolved
     from generator.fit.roofline import Measured
     from generator.schema import App
     from generator.smoke.ledger import SmokeRecord
@@ -67,15 +67,30 @@ def _rows(cat: "Catalog") -> list[dict[str, Any]]:
             "roof_source": read.measured.source if read else None,
             "roof_loose": roof.loose if roof else None,
             "devices": [r.device.id, *(t.device.id for t in r.targets)],
+            **_predicted(r),
         })
     return rows + _draft_rows(cat, {str(row["name"]) for row in rows})
+
+
+def _predicted(r: "Resolved | None") -> dict[str, Any]:
+    """The speed model's two predictions (generator/fit/speed.py); nulls for a removed app, a device without
+    bandwidth, an architecture without a family (its band is in `explain`)."""
+    from generator.fit.speed import speeds
+
+    found = speeds(r) if r is not None and r.app.status != "removed" else None
+    if found is None:
+        return {"predicted_tokens_per_s": None, "predicted_full_context_tokens_per_s": None, "predicted_band": None}
+    short, full = found.short.tokens_per_s, found.full.tokens_per_s
+    return {"predicted_tokens_per_s": None if short is None else round(short, 1),
+            "predicted_full_context_tokens_per_s": None if full is None else round(full, 1),
+            "predicted_band": found.short.band}
 
 
 def _device_rows(cat: "Catalog", device_id: str) -> list[dict[str, Any]]:
     """`catalog list --device D`: the apps that target D (their own device or `devices:`), each row as the fit plans
     it there (generator/fit/devices.py): its context and roofline on D, or status `excluded` and why."""
     from generator.core.errors import UsageError
-    from generator.fit.devices import device_plan
+    from generator.fit.devices import device_plan, variant_on
 
     if device_id not in cat.devices:
         raise UsageError(f"unknown device {device_id!r}; known: {', '.join(sorted(cat.devices)) or 'none'}")
@@ -96,6 +111,8 @@ def _device_rows(cat: "Catalog", device_id: str) -> list[dict[str, Any]]:
                     "excluded": list(plan.excluded), "gave_up": list(plan.gave_up)}
             if not plan.runs:
                 row["status"] = "excluded"
+            if r.device.id != device_id:
+                row |= _predicted(variant_on(r, device_id) if plan.runs else None)
         row["device"] = device_id
         rows.append(row)
     return rows
@@ -114,7 +131,9 @@ def _draft_rows(cat: "Catalog", apps: set[str]) -> list[dict[str, Any]]:
                      "draft": draft.path, "blocked_by": list(draft.blocks), "tokens_per_s": None, "measured": None,
                      "smoke_verdict": None, "smoke_tokens_per_s": None, "smoke_date": None,
                      "smoke_chart_version": None, "speed_per_roof": None, "roof_tokens_per_s": None,
-                     "roof_measured_tokens_per_s": None, "roof_source": None, "roof_loose": None})
+                     "roof_measured_tokens_per_s": None, "roof_source": None, "roof_loose": None,
+                     "predicted_tokens_per_s": None, "predicted_full_context_tokens_per_s": None,
+                     "predicted_band": None})
     return rows
 
 
@@ -172,10 +191,12 @@ def _print_blocks(rows: list[dict[str, Any]], console: "Console") -> None:
 
 
 # Columns in display order; DROP lists the ones that go first when the terminal is narrow (a column that is shown
-# is never cut). name, stack and speed/roof (the number a tuner wants) are always shown, in full.
-COLUMNS = ("name", "title", "model", "stack", "context", "version", "status", "t/s", "speed/roof", "smoke")
-DROP = ("smoke", "t/s", "context", "title", "version", "status", "model")
-RIGHT = ("context", "t/s", "speed/roof")  # figures, right-aligned
+# is never cut). name, version and status are always shown, in full (issue 42: at 80 columns they were dropped);
+# speed/roof (the number a tuner wants) and stack go last.
+COLUMNS = ("name", "title", "model", "stack", "context", "version", "status", "t/s", "pred t/s", "speed/roof",
+           "smoke")
+DROP = ("smoke", "t/s", "context", "title", "model", "pred t/s", "speed/roof", "stack")
+RIGHT = ("context", "t/s", "pred t/s", "speed/roof")  # figures, right-aligned
 TITLE_MIN = 12  # the one column that wraps; narrower than this it is dropped instead
 
 
@@ -187,6 +208,7 @@ def _cells(row: dict[str, Any]) -> dict[str, str]:
     cells = {"name": row["name"], "title": row["title"], "model": row["model"], "stack": row["stack"],
              "context": f"{row['context']:,}" if row["context"] is not None else "—", "version": row["version"],
              "status": row["status"], "t/s": tps,
+             "pred t/s": f"{row['predicted_tokens_per_s']:.0f}" if row.get("predicted_tokens_per_s") else "—",
              "speed/roof": roof, "smoke": _smoke(row)}
     return {k: markup(v) for k, v in cells.items()}  # catalog text: `[/bold]` and ESC shown, not interpreted
 

@@ -113,8 +113,8 @@ def publish(
                          "add --yes to confirm")
     catalog = use_catalog(catalog, command="publish", writes=not dry_run, into_catalog=False, quiet=as_json)
     items, refused = items_for(catalog, apps, target.label, with_removed=remove and to.startswith("git:"))
-    gated = enforce(check_gate(catalog, [i.app for i in items if i.status != "removed"]), command="publish",
-                    force=force)
+    gated = enforce(check_gate(catalog, [i.app for i in items if i.status != "removed"], drift=True),
+                    command="publish", force=force)
     refused += [Result(i.app, i.version, target.label, "refused", "`catalog check` fails (see stderr); fix it, or "
                        "--force") for i in items if i.app in gated]
     items = [i for i in items if i.app not in gated]

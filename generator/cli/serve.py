@@ -27,12 +27,26 @@ def ledger_reader() -> "LedgerReader":
     return read
 
 
+def public_url(url: str) -> str:
+    """A `--base-url` as it may be shown and published: without userinfo and with secret query values masked (the
+    one redactor, core/redact.py `safe_url`). The store page and its package links are public, and Olares adds a
+    source by its bare URL: a `user:password@` there would only leak (issue 40 cause 6)."""
+    from generator.core.redact import safe_url
+
+    bare = safe_url(url).rstrip("/")
+    if bare != url.rstrip("/"):
+        print("warning: --base-url holds credentials or a secret query value; they are left out of everything "
+              f"shown and written: {bare}", file=sys.stderr)
+    return bare
+
+
 def sources_for(catalog: Path | None, source_url: str | None, *, command: str) -> "Sources":
-    """Where the market is built from: the catalog the command uses (cli/discovery.py), charts/ beside it."""
+    """Where the market is built from: the catalog the command uses (cli/discovery.py), charts/ beside it. The
+    source URL is the public one (`public_url`)."""
     from generator.market.server import Sources
 
     root = use_catalog(catalog, command=command, writes=False)
-    return Sources(root, default_out(root), ledger_reader(), source_url)
+    return Sources(root, default_out(root), ledger_reader(), public_url(source_url) if source_url else None)
 
 
 @app.command()
@@ -55,11 +69,12 @@ def serve(
     uvicorn = require("uvicorn", "market")
     require("starlette", "market")
     require("httptools", "market")
+    require("matplotlib", "market")  # the store page's plots, drawn when first shown: a missing one stops the start
     from generator.market.api import make_app, olares_range
     from generator.market.limits import KEEP_ALIVE_S, GuardedHttpToolsProtocol, connection_cap
     from generator.market.server import start
 
-    url = (base_url or f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}").rstrip("/")
+    url = public_url(base_url or f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}")
     holder, watcher = start(sources_for(catalog, url, command="serve"), interval=poll)
     snap = holder.snapshot
     print(f"serving {plural(len(snap.build.entries), 'app')} ({plural(len(snap.charts), 'chart package')}, "

@@ -21,7 +21,7 @@ def site(
     """Write the store page (every app by model, its last smoke, tokens/s history and memory fit) as static files.
 
     Files are written only when they change: a second run with the same catalog writes nothing."""
-    from generator.cli.serve import sources_for
+    from generator.cli.serve import public_url, sources_for
     from generator.core.imports import require
     from generator.market.page import check_site_folder, write_site
     from generator.market.server import build
@@ -29,7 +29,7 @@ def site(
 
     require("matplotlib", "market")
     refuse_inside_package(out, "site")
-    url = base_url.rstrip("/") if base_url else None
+    url = public_url(base_url) if base_url else None  # package links are public: no credentials in them
     sources = sources_for(catalog, url, command="site")
     check_site_folder(out, (sources.catalog, sources.charts))  # before the build: a bad --out costs nothing
     built = build(sources, PackageCache(), chart_base=f"{url}/" if url else None)

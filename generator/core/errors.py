@@ -32,6 +32,7 @@ class Problem:
     line: int | None
     field: str | None
     message: str
+    follows: bool = False  # a consequence of a problem listed before it (one error per cause): not counted
 
     def __str__(self) -> str:
         """One line: file names, YAML keys and values quoted in messages are untrusted (core/text.py)."""

@@ -38,6 +38,15 @@ def _data(name: str) -> Path:
     return package_dir().parent / name  # a source checkout or an editable install: the repository's folder
 
 
+def build_script() -> Path:
+    """.ci/build-llama-server.sh, shipped in the wheel as generator/_data/ci/ (setup.py); the clone's own file in a
+    source checkout or an editable install."""
+    packaged = resources.files(PACKAGE).joinpath("_data", "ci", "build-llama-server.sh")
+    if packaged.is_file():
+        return Path(str(packaged))
+    return package_dir().parent / ".ci" / "build-llama-server.sh"
+
+
 def embedded_catalog() -> Path:
     """The catalog shipped with the tool."""
     return _data("catalog")

@@ -16,6 +16,7 @@ patterns decides what is never shown. It masks, with `***`:
   https://github.blog/2021-04-05-behind-githubs-new-authentication-token-formats/), Hugging Face (`hf_`,
   https://huggingface.co/docs/hub/security-tokens), GitLab (`glpat-`), OpenAI-style `sk-`, Slack (`xox?-`),
   AWS access key ids (`AKIA...`) and JSON Web Tokens (`eyJ...`);
+- (in catalog files, `literal_secret`) a URL carrying a password in its userinfo, refused at its line;
 - every secret the caller knows (a token from the environment, a registry password), with its
   URL-encoded and base64 forms (HTTP Basic `user:secret`, `x-access-token:secret`).
 
@@ -102,7 +103,20 @@ def literal_secret(text: str) -> str | None:
             return next((kind for prefix, kind in _TOKEN_KIND if found.group().startswith(prefix)), "a token")
     if "=" in text and ("?" in text or "&" in text) and _URL_SECRET.search(text):
         return "a secret URL query parameter"
+    if "://" in text and "@" in text and _url_password(text):
+        return "a password in a URL (`user:password@`)"
     return None
+
+
+def _url_password(text: str) -> bool:
+    """Whether a URL in `text` carries a password in its userinfo (`https://admin:pw@host`): it would be written
+    into charts and the store page as it is (issue 40 cause 6)."""
+    for start, end in _tokens(text):
+        for first, at in _userinfo_spans(text, start, end):
+            user, sep, password = text[first:at].partition(":")
+            if sep and password and password != MASK:
+                return True
+    return False
 
 
 def _is_seq(value: object) -> bool:
@@ -139,7 +153,8 @@ def _suspect(data: object) -> bool:
                     return True
                 stack.append(item)
     text = "\n".join(strings)
-    return any(map(text.__contains__, _TOKEN_MARKS)) or ("=" in text and ("?" in text or "&" in text))
+    return any(map(text.__contains__, _TOKEN_MARKS)) or ("=" in text and ("?" in text or "&" in text)) \
+        or ("://" in text and "@" in text)
 
 
 def _secrets_at(data: object, loc: tuple[str | int, ...]) -> list[tuple[tuple[str | int, ...], str]]:

@@ -25,6 +25,7 @@ from generator.core.data import Data
 from generator.engines import engine_for
 from generator.engines.settings import LlamaCppSettings, settings_for
 from generator.fit.sizing import size_gpu, sized
+from generator.fit.ledger import Verdict
 from generator.schema.device import SM
 
 STEP_TOKENS = 1024  # a chosen context is a whole number of these (or the model's maximum)
@@ -192,10 +193,23 @@ def _plan_one(r: Resolved, primary: Resolved, target: Target | None) -> DevicePl
     context = planned.app.context_length
     empty, full = roofline(planned, 0), roofline(planned, context)
     assert planned.app.gpu_memory_mib is not None  # sized() filled it in
+    verdict, over = judged_on_device(planned, fit.verdict) if target is not None else (fit.verdict, ())
     return replace(head, context=context, context_chosen=chosen, kv=_kv_label(planned),
-                   gpu_mib=planned.app.gpu_memory_mib, limit_mib=sizing.limit_mib, verdict=fit.verdict,
+                   gpu_mib=planned.app.gpu_memory_mib, limit_mib=sizing.limit_mib, verdict=verdict,
                    roof_empty_tps=empty.bound_tps if empty else None, roof_full_tps=full.bound_tps if full else None,
-                   gave_up=tuple(_gave_up(planned, primary, target, chosen)))
+                   gave_up=tuple(_gave_up(planned, primary, target, chosen)) + over)
+
+
+def judged_on_device(planned: Resolved, verdict: Verdict) -> tuple[Verdict, tuple[str, ...]]:
+    """`verdict` (the fit against the envelope a `devices:` entry states) judged against the device itself: an
+    envelope larger than the card's memory never fits, whatever the fit found inside it (issue 40: an entry asking
+    1 TiB on a 24 GB card was FIT). (verdict, why it changed). The app's own device is left to the HAMi rules: a
+    measured envelope there may exceed the card on purpose."""
+    cap = planned.app.gpu_memory_mib
+    device = planned.device
+    if cap is None or cap <= device.memory_mib:
+        return verdict, ()
+    return "FAIL", (f"asks {cap:,} MiB of GPU memory; {device.name} has {device.memory_mib:,} MiB",)
 
 
 def variant_on(r: Resolved, device_id: str) -> Resolved | None:
@@ -243,5 +257,5 @@ def device_plan(r: Resolved, device_id: str) -> DevicePlan | None:
     return None if target is None else _plan_one(r.on(target), r, target)
 
 
-__all__ = ["FP8_MIN", "NVFP4_MIN", "DevicePlan", "device_plan", "device_plans", "exclusions", "largest_fitting",
-           "variant_on"]
+__all__ = ["FP8_MIN", "NVFP4_MIN", "DevicePlan", "device_plan", "device_plans", "exclusions", "judged_on_device",
+           "largest_fitting", "variant_on"]

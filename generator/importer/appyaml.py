@@ -22,7 +22,8 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
 
-from generator.core.errors import InputError, Problem
+from generator.core.errors import InputError, Problem, translate_os_error
+from generator.schema.common import MAX_ITEMS
 from generator.yamlio.loader import read_document
 
 FLOW_LISTS = {"owners", "genesis_patches", "extra_args", "tokens", "aliases", "features", "spec_methods", "command",
@@ -126,8 +127,23 @@ def _wrapped_flow(key: str, value: Any) -> list[str] | None:
     return lines
 
 
+def _within_caps(key: str, value: Any) -> None:
+    """InputError before any object is built for a list or mapping longer than the schema allows (MAX_ITEMS):
+    styling builds a YAML node per item, so a 300,000-word ENGINE_ARGS took 144 s only to be refused later."""
+    stack = [(key, value)]
+    while stack:
+        name, item = stack.pop()
+        if isinstance(item, (dict, list, tuple)):
+            if len(item) > MAX_ITEMS:
+                raise InputError([Problem(None, None, name, f"{len(item)} entries; a catalog list or mapping holds "
+                                                            f"at most {MAX_ITEMS}: refused before it is written")])
+            stack += ((f"{name}.{k}", v) for k, v in item.items()) if isinstance(item, dict) \
+                else ((f"{name}[{i}]", v) for i, v in enumerate(item))
+
+
 def emit_key(key: str, value: Any, flow: bool | None = None) -> list[str]:
     """`key: value` as lines; `flow` False forces a block collection (the replaced value was a block)."""
+    _within_caps(key, value)
     if flow is not False:
         wrapped = _wrapped_flow(key, value)
         if wrapped is not None:
@@ -224,11 +240,16 @@ def _plain(value: Any) -> Any:
 
 def read_back(path: Path, text: str) -> Any:
     """The data `text` reads as through the catalog's own loader (from a temporary file, never the catalog)."""
-    fd, tmp = tempfile.mkstemp(prefix="catalog-import-", suffix=".yaml")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix="catalog-import-", suffix=".yaml")
+    except OSError as exc:
+        raise translate_os_error(exc, tempfile.gettempdir(), "write") from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         return read_document(Path(tmp), str(path)).data
+    except OSError as exc:  # a full disk: the message names the file (`write` errors carry no path)
+        raise translate_os_error(exc, tmp, "write") from exc
     finally:
         os.unlink(tmp)
 

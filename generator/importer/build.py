@@ -83,7 +83,7 @@ CHART_FIELDS = ("name", "title", "description", "full_description", "icon", "own
                 "stack", "device", "context_length", "served_name", "kv_cache_type", "kv_cache_type_v", "speculative",
                 "vision", "mmproj", "audio", "chat_template", "slot_save", "python_packages",
                 "genesis_patches", "gpu_memory_mib", "gpu_memory_utilization", "resources", "env",
-                "extra_args", "version", "upgrade_description", "unmapped")
+                "extra_args", "version", "upgrade_description", "unmapped", "form")
 """The app fields an import sets (the fields a chart determines, plus `unmapped`); `--update` changes only
 these. Status, benchmarks, calibration, probe and the deprecation fields are not in a chart."""
 
@@ -425,6 +425,13 @@ def _gpu_memory(ctx: _Ctx, launch: Launch, app: dict[str, Any]) -> None:
     ctx.result.gpu_memory_from = (label, str(origin))  # read by importer/__init__.py (issue 23)
     if not label.startswith(HAMI_ENV):
         ctx.note(origin, f"gpu_memory_mib {mib} from {label} (the chart sets no {HAMI_ENV}; the catalog renders one)")
+    others = {value for _, value, _ in candidates[1:]}
+    if label.startswith(HAMI_ENV) and len(others) == 1 and min(others) < mib:
+        # one scheduler request below the in-container cap: a measured belt (generator/chart/gpumem.py, docs/devices.md
+        # "Three numbers"), which the catalog renders from `measured:`, not a disagreement
+        ctx.note(candidates[1][2], f"the scheduler is asked for {min(others)} MiB, below the in-container cap "
+                 f"{mib} MiB: a measured belt; record its measurement in `measured:` (field gpu_memory_mib)")
+        return
     for other, value, where in candidates[1:]:
         if value != mib and not other.startswith("spec requiredGpu"):
             ctx.unmapped(where, f"{other} ({value} MiB) differs from gpu_memory_mib {mib} taken from {label}")
@@ -1142,7 +1149,33 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool, renderer: CappedRe
         ctx.note(f"stack {stack.id}", f"the stack's shared args include `{stray}`, which the chart does not pass; a "
                                       "re-render adds it")
     _finish(ctx, cat, mapped, app)
+    _carry_modes(ctx, cat, files)
     return result
+
+
+def _carry_modes(ctx: _Ctx, cat: Catalog, files: ChartFiles) -> None:
+    """A chart's other accelerator modes back as `devices:` entries when they render the chart again
+    (importer/modes.py); else the PER_MODE_NOTE stays."""
+    from generator.importer.modes import carry
+
+    result = ctx.result
+    notes = [n for n in result.unmapped if PER_MODE_NOTE in n]
+    spec = ctx.r.manifest.get("spec") or {}
+    accel = spec.get("accelerator") if isinstance(spec, dict) else None
+    if result.status != "ok" or result.app is None or len(notes) != 1 or not isinstance(accel, list):
+        return
+    modes = [str(a.get("mode")) for a in accel if isinstance(a, dict)]
+    chart = {rel: text for rel in files.files if (text := files.text(rel)) is not None}
+    left = [n for n in result.unmapped if n not in notes]
+    app = {k: v for k, v in result.app.items() if k != "unmapped"} | ({"unmapped": left} if left else {})
+    entries = carry(cat, app, chart, modes, _resolved)
+    if not entries:
+        return
+    app["devices"] = entries
+    result.app = {k: app[k] for k in APP_KEYS if k in app}
+    result.unmapped = left
+    ctx.note("devices", f"spec.accelerator {', '.join(modes[1:])}: {', '.join(e['device'] for e in entries)} "
+                        "(the app with these entries renders the chart again)")
 
 
 def _draft_stack_model(draft_stack: StackDraft) -> Stack:

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from generator.catalog import Catalog
+from generator.core.errors import InputError, Problem
 from generator.schema import ChatTemplate, Model, Stack
 
 GGUF_QUANT = re.compile(r"(?i)(?:^|[-_.])"
@@ -158,10 +159,10 @@ class Pool:
 
         loader = YAML(typ="safe")
         for path in sorted((self.cat.root / "drafts" / "models").glob("*.yaml")):
-            text = path.read_text(encoding="utf-8")
             try:
+                text = draft_text(path, path.name)
                 data = loader.load(text)
-            except YAMLError:  # a hand-broken draft is left alone (a new one with its name is refused)
+            except (YAMLError, InputError):  # a hand-broken draft is left alone (a new one with its name is refused)
                 continue
             if isinstance(data, dict) and data.get("id") == path.stem and isinstance(data.get("weights"), list):
                 existing = self.cat.root / "models" / f"{path.stem}.yaml"
@@ -169,8 +170,8 @@ class Pool:
                                                     base_text=text)
         for path in sorted((self.cat.root / "drafts" / "stacks").glob("*.yaml")):
             try:
-                data = loader.load(path.read_text(encoding="utf-8"))
-            except YAMLError:
+                data = loader.load(draft_text(path, path.name))
+            except (YAMLError, InputError):
                 continue
             if isinstance(data, dict) and data.get("id") == path.stem and path.stem not in self.cat.stacks:
                 self.stacks[path.stem] = StackDraft(path.stem, data, touched=False)
@@ -415,6 +416,24 @@ def _text_field(data: dict[str, Any], key: str) -> str | None:
     return str(value) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
 
 
+MAX_DRAFT_BYTES = 2**20  # a catalog file's cap (docs/security.md "YAML limits")
+
+
+def draft_text(path: Path, name: str) -> str:
+    """A draft's text read as a catalog file is (it is one, from whoever committed it): a regular file of at most
+    1 MiB, UTF-8, without an alias (the loader below would share it, and a walk of the data expand it);
+    InputError otherwise."""
+    from generator.yamlio.loader import read_bytes, refuse_aliases
+
+    raw = read_bytes(path, name, max_bytes=MAX_DRAFT_BYTES)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError([Problem(name, None, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})")]) from exc
+    refuse_aliases(text, name)
+    return text
+
+
 def read_drafts(root: Path) -> list[DraftFile]:
     """Every draft an import left under `root`/drafts/, in kind then name order (a hand-broken file is listed,
     its YAML error as what blocks it)."""
@@ -427,8 +446,8 @@ def read_drafts(root: Path) -> list[DraftFile]:
         for path in sorted((root / "drafts" / folder).glob("*.yaml")):
             rel = f"drafts/{folder}/{path.name}"
             try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
+                text = draft_text(path, rel)
+            except InputError as exc:
                 found.append(DraftFile(kind, path.stem, rel, (f"unreadable: {exc}",)))
                 continue
             blocks = tuple(f"{m.group(1)}: {m.group(2)}" for m in map(_BLOCK_LINE.match, text.splitlines()) if m)

@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from generator.adapters.helm import CappedRenderer, Helm, HelmFailure
-from generator.core.errors import InputError, Problem
+from generator.core.errors import InputError, Problem, translate_os_error
+from generator.importer.shell import MAX_ARG_BYTES
 from generator.importer.source import ChartFiles
 from generator.lint.helm import Doc, documents
 from generator.lint.values import OWNER, olares_values
@@ -206,8 +207,11 @@ def missing_refs(files: ChartFiles, rel: str, text: str, values: dict[str, Any],
 def _write(folder: Path, files: dict[str, bytes]) -> None:
     for rel, data in files.items():
         path = folder / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        except OSError as exc:  # a full disk: `write` errors carry no path, the message must name one
+            raise translate_os_error(exc, path, "write") from exc
 
 
 def _helm_problems(files: ChartFiles, message: str, chart_dir: str) -> list[Problem]:
@@ -277,6 +281,10 @@ def installed_env(manifest: dict[str, Any], declared: tuple[str, ...]) -> dict[s
             continue
         default = env.get("default")
         if isinstance(default, str | int | float) and not isinstance(default, bool):
+            if len(str(default)) > MAX_ARG_BYTES:  # exec could not pass it: refused before it is split or expanded
+                raise InputError([Problem("OlaresManifest.yaml", None, f"envs.{env['envName']}.default",
+                                          f"{len(str(default))} bytes; an env value is at most "
+                                          f"{MAX_ARG_BYTES // 1024} KiB (Linux MAX_ARG_STRLEN): refused unread")])
             out[str(env["envName"])] = str(default)  # "" too: GetEffectiveValue gives it
     return out
 

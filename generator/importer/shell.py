@@ -20,25 +20,60 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+# Bounds of what a launcher can pass to exec, checked before and during every expansion (issue 40 cause 2: a chain
+# `E{i}="$(E{i-1})$(E{i-1})"` doubles 40 times). Linux refuses a single argument or `NAME=value` env string longer
+# than MAX_ARG_STRLEN = 32 pages (torvalds/linux include/uapi/linux/binfmts.h) and argv plus env past ARG_MAX (a
+# quarter of the 8 MiB default stack: 2 MiB, fs/exec.c): a longer value could never reach the server.
+MAX_ARG_BYTES = 32 * 4096
+MAX_ARGV_BYTES = 2 * 2**20
+# A script mounted from a ConfigMap: "the data stored in a ConfigMap cannot exceed 1 MiB"
+# (kubernetes.io/docs/concepts/configuration/configmap/); `sh -c SCRIPT` passes it as one argument (MAX_ARG_BYTES).
+MAX_SCRIPT_BYTES = 2**20
+
+
+def _kib(n: int) -> str:
+    return f"{n // 1024} KiB"
+
+
 _K8S_REF = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 _ASSIGN = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SQ_RUN = re.compile(r"[^']+")
+_DQ_RUN = re.compile(r'[^"\\]+')
+_PLAIN_RUN = re.compile(r"[^\s;&|<>()`'\"\\$#]+")  # characters split_words copies as they are, taken in one step
 
 
 def k8s_expand(text: str, env: dict[str, str]) -> tuple[str, list[str]]:
-    """(expanded text, names referenced but undefined)."""
+    """(expanded text, names referenced but undefined). ShellError, before the text is built, when the result would
+    be longer than MAX_ARG_BYTES (exec could not pass it): each reference adds its value's length, counted as the
+    references are met, so a chain of doubling variables stops at the cap instead of at the memory's end."""
+    if len(text) > MAX_ARG_BYTES:
+        raise ShellError(f"a value of {len(text)} bytes; exec passes at most {_kib(MAX_ARG_BYTES)} per argument "
+                         "or env value (Linux MAX_ARG_STRLEN)")
     undefined: list[str] = []
+    size = [len(text)]
 
     def sub(match: re.Match[str]) -> str:
         if match.group(0) == "$$":
             return "$"
         name = match.group(1)
         if name in env:
+            size[0] += len(env[name])
+            if size[0] > MAX_ARG_BYTES:
+                raise ShellError(f"$({name}) expands the value past {_kib(MAX_ARG_BYTES)}, the most exec passes "
+                                 "in one argument or env value (Linux MAX_ARG_STRLEN)")
             return env[name]
         undefined.append(name)
         return match.group(0)
 
     return _K8S_REF.sub(sub, text), undefined
+
+
+def check_size(text: str, cap: int, what: str) -> None:
+    """ShellError before any work when `text` (a script, a line, an argument) is longer than `cap`."""
+    if len(text) > cap:
+        raise ShellError(f"{what} is {len(text)} bytes, more than {_kib(cap)}: exec or Kubernetes could not "
+                         "pass it; refused unread")
 
 
 class ShellError(InputError):
@@ -86,11 +121,15 @@ def _param(text: str, i: int, env: dict[str, str], unset: list[str]) -> tuple[st
 
 def _expand_default(text: str, env: dict[str, str], unset: list[str]) -> str:
     out = []
+    size = 0
     i = 0
     while i < len(text):
         if text[i] == "$":
             value, i = _param(text, i, env, unset)
             out.append(value)
+            size += len(value)
+            if size > MAX_ARG_BYTES:
+                raise ShellError(f"a `${{VAR:-default}}` expands past {_kib(MAX_ARG_BYTES)} (Linux MAX_ARG_STRLEN)")
         else:
             out.append(text[i])
             i += 1
@@ -103,18 +142,24 @@ def split_words(line: str, env: dict[str, str], positional: list[str] | None = N
     An unquoted expansion is not field-split (launchers quote what they expand; an unquoted `$HF_AUTH`
     is the one idiom, and it only ever precedes `curl`).
     """
+    check_size(line, MAX_ARGV_BYTES, "the command line")
     words: list[str] = []
     unset: list[str] = []
     current: list[str] = []
     started = False
     i = 0
     n = len(line)
+    # bytes of the open word (its pieces counted once each: `mark` is how many were counted) and of all words: a
+    # piece is a reference to a value, so `"$X$X..."` costs a pointer per piece until the cap refuses the join
+    word_size = total = mark = 0
     while i < n:
+        word_size, mark = _grown(current, mark, word_size, total)
         c = line[i]
         if c in " \t\n":
             if started:
                 words.append("".join(current))
-                current, started = [], False
+                total += word_size
+                current, started, word_size, mark = [], False, 0, 0
             i += 1
             continue
         if c == "#" and not started:
@@ -132,12 +177,25 @@ def split_words(line: str, env: dict[str, str], positional: list[str] | None = N
             i += 2
         elif c == "$":
             i, started = _dollar(line, i, env, unset, positional, current, words)
-        else:
-            current.append(c)
-            i += 1
+        else:  # a run of characters copied as they are, in one step
+            run = _PLAIN_RUN.match(line, i)
+            piece = run.group(0) if run is not None else c
+            current.append(piece)
+            i += len(piece)
+    _grown(current, mark, word_size, sum(map(len, words)))
     if started:
         words.append("".join(current))
     return Words(words, unset)
+
+
+def _grown(current: list[str], mark: int, word_size: int, total: int) -> tuple[int, int]:
+    """(bytes of the open word, pieces counted) once the pieces after `mark` are counted; ShellError when the word
+    passes MAX_ARG_BYTES or the words MAX_ARGV_BYTES (`total`: the bytes of the words before it)."""
+    word_size += sum(map(len, current[mark:]))
+    if word_size > MAX_ARG_BYTES or total + word_size > MAX_ARGV_BYTES:
+        raise ShellError(f"a word expands past {_kib(MAX_ARG_BYTES)} or the line past {_kib(MAX_ARGV_BYTES)}: exec "
+                         "could not pass it (Linux MAX_ARG_STRLEN, ARG_MAX)")
+    return word_size, len(current)
 
 
 def _unsupported_character(c: str) -> str:
@@ -256,9 +314,18 @@ def split_outside_quotes(text: str, ops: tuple[str, ...], keep: tuple[str, ...] 
     current: list[str] = []
     quote = ""
     i = 0
+    # runs of characters that can start nothing (no quote, escape or operator) are copied in one step: linear in
+    # the text with a small constant (a 1 MiB line in well under a second); `refuse` sees every position
+    stops = "".join(sorted({"'", '"', "\\", *(o[0] for o in (*ops, *keep))}))
+    plain = None if refuse is not None else re.compile(f"[^{re.escape(stops)}]+")
     while i < len(text):
         c = text[i]
         if quote:
+            inside = (_SQ_RUN if quote == "'" else _DQ_RUN).match(text, i)
+            if inside is not None:
+                current.append(inside.group(0))
+                i = inside.end()
+                continue
             current.append(c)
             if c == "\\" and quote == '"' and i + 1 < len(text):
                 current.append(text[i + 1])
@@ -272,6 +339,11 @@ def split_outside_quotes(text: str, ops: tuple[str, ...], keep: tuple[str, ...] 
             quote = c
             current.append(c)
             i += 1
+            continue
+        run = plain.match(text, i) if plain is not None else None
+        if run is not None:
+            current.append(run.group(0))
+            i = run.end()
             continue
         if c == "\\" and i + 1 < len(text):
             current.append(text[i:i + 2])
@@ -303,7 +375,9 @@ def simple_commands(text: str) -> list[str]:
 
 
 def read_script(script: str, env: dict[str, str], launches: Callable[[str, bool], bool]) -> Script:
-    """Follow assignments and `cd` up to the command that starts the server (`launches(word0, after_exec)`)."""
+    """Follow assignments and `cd` up to the command that starts the server (`launches(word0, after_exec)`).
+    ShellError at once for a script longer than MAX_SCRIPT_BYTES; each assignment is bounded by split_words."""
+    check_size(script, MAX_SCRIPT_BYTES, "the launcher script")
     scope = dict(env)
     cwd = None
     lines = logical_lines(script)
@@ -333,5 +407,6 @@ def read_script(script: str, env: dict[str, str], launches: Callable[[str, bool]
     return Script(lines, scope, cwd, None, before)
 
 
-__all__ = ["Script", "ScriptLine", "ShellError", "Words", "k8s_expand", "logical_lines", "read_script",
-           "simple_commands", "split_outside_quotes", "split_words"]
+__all__ = ["MAX_ARGV_BYTES", "MAX_ARG_BYTES", "MAX_SCRIPT_BYTES", "Script", "ScriptLine", "ShellError", "Words",
+           "check_size", "k8s_expand", "logical_lines", "read_script", "simple_commands", "split_outside_quotes",
+           "split_words"]

@@ -14,6 +14,7 @@ import posixpath
 import re
 import tarfile
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -199,10 +200,30 @@ def _read_package(path: Path, label: str) -> ChartFiles:
     return ChartFiles(label, re.sub(r"-[0-9]+\.[0-9]+\.[0-9]+.*$", "", stem), members)
 
 
+def _walk(top: Path) -> Iterator[tuple[str, list[str], list[str]]]:
+    """`os.walk(top)` top-down without recursion (Python 3.11's os.walk recurses: 1,100 nested folders were a
+    RecursionError); the caller may prune `dirs` in place, as with os.walk. Links are listed, never followed."""
+    stack = [str(top)]
+    while stack:
+        folder = stack.pop()
+        dirs: list[str] = []
+        names: list[str] = []
+        try:
+            with os.scandir(folder) as items:
+                for item in items:
+                    (dirs if item.is_dir(follow_symlinks=False) or (item.is_symlink() and os.path.isdir(item.path))
+                     else names).append(item.name)
+        except OSError as exc:
+            raise translate_os_error(exc, folder, "read") from exc
+        yield folder, dirs, names
+        stack.extend(os.path.join(folder, d) for d in reversed(dirs)
+                     if not os.path.islink(os.path.join(folder, d)))
+
+
 def _read_folder(path: Path, label: str) -> ChartFiles:
     budget = _Budget(label)
     files: dict[str, bytes] = {}
-    for folder, dirs, names in os.walk(path, followlinks=False):
+    for folder, dirs, names in _walk(path):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
         for d in dirs:
             budget.member()

@@ -8,18 +8,23 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.core.errors import Problem
+from generator.core.errors import InputError, Problem
 from generator.engines.readback import Origin, Token
 from generator.importer import programs
 from generator.importer.helmview import Rendered, marked_envs
 from generator.importer.shell import (
+    MAX_ARG_BYTES,
+    MAX_ARGV_BYTES,
+    MAX_SCRIPT_BYTES,
     Script,
     ScriptLine,
     ShellError,
+    check_size,
     k8s_expand,
     read_script,
     simple_commands,
@@ -143,7 +148,12 @@ def resolve_env(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str,
         origin = lines.origin(doc.source, "name:", name, after=anchor, fallback=anchor)
         if "value" in item:
             raw = "" if item["value"] is None else str(item["value"])
-            value, _undefined = k8s_expand(raw, {k: e.value for k, e in env.items() if e.value is not None})
+            try:
+                value, _undefined = k8s_expand(raw, {k: e.value for k, e in env.items() if e.value is not None})
+            except ShellError as exc:  # past what exec passes: the value is not known (issue 40 cause 2)
+                problems.append(Problem(str(origin), None, None, f"env {name}: {exc}"))
+                env[name] = EnvEntry(name, None, "env", origin, ())
+                continue
             env[name] = EnvEntry(name, value, "env", origin, tuple(marked_envs(value)))
         else:
             env[name] = _value_from(name, item.get("valueFrom") or {}, maps, origin)
@@ -449,7 +459,13 @@ class Pod:
 def _script_source(rendered: Rendered, lines: Lines, doc: Doc, raw_tokens: list[Token], anchor: int,
                    shell: tuple[str, list[str]] | None,
                    mounted: tuple[str, Doc, list[str]] | None) -> tuple[str, list[Token], Origin]:
-    """(script, positional tokens, the script's first line) of `sh -c SCRIPT` or of a mounted script file."""
+    """(script, positional tokens, the script's first line) of `sh -c SCRIPT` or of a mounted script file; InputError
+    at once for a script longer than a ConfigMap holds (MAX_SCRIPT_BYTES)."""
+    script = shell[0] if shell else mounted[0] if mounted else ""
+    try:
+        check_size(script, MAX_SCRIPT_BYTES, "the launcher script")
+    except ShellError as exc:
+        raise InputError([Problem(rendered.where(doc.source), None, None, str(exc))]) from exc
     if shell:
         text = shell[0]
         script_token = raw_tokens[2]
@@ -473,6 +489,7 @@ def _launch(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any
     raw_tokens: list[Token] = []
     command = [str(x) for x in container.get("command") or []]
     args = [str(x) for x in container.get("args") or []]
+    _check_argv(rendered, doc, name, command + args)
     for part, items in (("command", command), ("args", args)):
         start = lines.find(doc.source, f"{part}:", after=anchor) or anchor
         cursor = start
@@ -506,7 +523,7 @@ def _launch(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any
         lead = len(text) - len(text.lstrip("\n"))
         offset = -text[:lead].count("\n")
         script = read_script(text, values, programs.launches)
-        used.update(v for v in values if re.search(rf"\$\{{?{re.escape(v)}\b", text))
+        used.update(set(_SCRIPT_REF.findall(text)) & values.keys())  # one pass over the script, not one per env
         if script.exec_line is None:
             argv = [Token(text, script_origin)]
         else:
@@ -530,6 +547,24 @@ def _launch(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any
     return launch
 
 
+_FLAG_KEY = re.compile(r"(?<![^\s'\"])(-[^\s='\"]*)")  # a word's flag name: `--ctx-size` of `"--ctx-size=4"`
+_SCRIPT_REF = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _check_argv(rendered: Rendered, doc: Doc, name: str, argv: list[str]) -> None:
+    """InputError before any work when a container's command and args could not be exec'd (an argument past
+    MAX_ARG_BYTES, all of them past MAX_ARGV_BYTES): nothing that long is read, split or searched."""
+    total = 0
+    for item in argv:
+        total += len(item)
+        if len(item) > MAX_ARG_BYTES or total > MAX_ARGV_BYTES:
+            raise InputError([Problem(rendered.where(doc.source), None, None,
+                                      f"container {name!r}: an argument of {len(item)} bytes or arguments of "
+                                      f"{total}+ bytes in all; exec passes at most {MAX_ARG_BYTES // 1024} KiB per "
+                                      f"argument and {MAX_ARGV_BYTES // 2**20} MiB in all (Linux MAX_ARG_STRLEN, "
+                                      "ARG_MAX): refused unread")])
+
+
 def _script_line(base: Origin, line: ScriptLine, offset: int) -> Origin:
     if base.line is None:
         return base
@@ -538,7 +573,11 @@ def _script_line(base: Origin, line: ScriptLine, offset: int) -> Origin:
 
 def _place(words: list[str], positional: list[Token], physical: list[str], line: ScriptLine,
            origin: Origin) -> list[Token]:
-    """Tokens for the exec line's words: each flag on the physical line that holds it."""
+    """Tokens for the exec line's words: each flag on the physical line that holds it.
+
+    Linear in the line (issue 40 cause 3: a substring search of the whole line per word took a 3 MB line past
+    180 s): the words of each physical line are indexed once, a word is looked up in that index, and only a word
+    the index does not hold is searched for as a substring, within a budget of bytes for the whole line."""
     out: list[Token] = []
     pos_texts = [t.text for t in positional]
     first = line.number - 1
@@ -549,23 +588,57 @@ def _place(words: list[str], positional: list[Token], physical: list[str], line:
         if not physical[index].rstrip().endswith("\\"):
             break
         index += 1
+    where = _LineIndex([physical[i] for i in span])
     cursor = 0
     pos_index = 0
     for word in words:
-        if pos_index < len(pos_texts) and word == pos_texts[pos_index] and all(word not in physical[i] for i in span):
+        if pos_index < len(pos_texts) and word == pos_texts[pos_index] and where.first(word, 0) is None:
             out.append(positional[pos_index])
             pos_index += 1
             continue
-        found = None
-        for k in range(cursor, len(span)):
-            if word.split("=", 1)[0] in physical[span[k]]:
-                found = k
-                break
-        if found is not None and word.startswith("-"):
-            cursor = found
+        if word.startswith("-"):  # only a flag moves the cursor; other words take the flag's line
+            found = where.first(word.split("=", 1)[0], cursor)
+            if found is not None:
+                cursor = found
         at = origin.line + cursor if origin.line else None
         out.append(Token(word, Origin(origin.where, at)))
     return out
+
+
+class _LineIndex:
+    """Which of some lines holds a text: the flags of the lines (`--name` of `--name=value`, quotes stripped)
+    indexed once; any other text is searched for in the lines while the search budget (four times the lines' bytes)
+    lasts."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.at: dict[str, list[int]] = {}
+        for k, text in enumerate(lines):
+            for key in set(_FLAG_KEY.findall(text)):
+                self.at.setdefault(key, []).append(k)
+        self.budget = 4 * sum(map(len, lines)) + 4096
+        self.memo: dict[tuple[str, int], int | None] = {}
+
+    def first(self, text: str, start: int) -> int | None:
+        """The first line at or after `start` that holds `text`, else None."""
+        rows = self.at.get(text)
+        if rows:
+            k = bisect.bisect_left(rows, start)
+            if k < len(rows):
+                return rows[k]
+        key = (text, start)
+        if key in self.memo:
+            return self.memo[key]
+        found = None
+        for k in range(start, len(self.lines)):
+            if self.budget <= 0:
+                break
+            self.budget -= len(self.lines[k])
+            if text in self.lines[k]:
+                found = k
+                break
+        self.memo[key] = found
+        return found
 
 
 def read_pod(rendered: Rendered, lines: Lines) -> Pod:

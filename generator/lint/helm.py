@@ -16,6 +16,7 @@ from typing import Any
 from collections.abc import Iterator
 
 from generator.adapters.helm import Helm
+from generator.core.errors import translate_os_error
 
 KUBE_VERSION = "v1.30.0"
 _SAFE_DIR = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
@@ -54,8 +55,11 @@ def chart_folder(name: str, tree: dict[str, str]) -> Iterator[Path]:
     try:
         for rel, text in tree.items():
             path = folder / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+            except OSError as exc:  # a full disk: the message names the path (`write` errors carry none)
+                raise translate_os_error(exc, path, "write") from exc
         folder.mkdir(exist_ok=True)
         yield folder
     finally:
@@ -80,10 +84,12 @@ def render(folder: Path, values: dict[str, Any], *, name: str, namespace: str,
 
 
 def yaml_loader() -> Any:
-    """PyYAML's safe loader (libyaml when built with it): YAML 1.1, as Go's yaml reads charts."""
-    import yaml
+    """PyYAML's safe loader (libyaml when built with it): YAML 1.1, as Go's yaml reads charts; an alias or nesting
+    past 64 levels is refused before anything is constructed (yamlio/loader.py `UntrustedLoader`): Helm's output of
+    a stranger's chart is input from outside."""
+    from generator.yamlio.loader import UntrustedLoader
 
-    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return UntrustedLoader
 
 
 def documents(rendered: dict[str, str]) -> tuple[list[Doc], list[tuple[str, str]]]:

@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any
 from collections.abc import Iterator
 
-from generator.lint.helm import Doc
+from generator.lint.helm import Doc, yaml_loader
 from generator.lint.quantity import is_auto, parse_quantity, to_mib
 from generator.lint.registry import Issue, chart_rule
 from generator.lint.view import ChartView, containers, pod_spec, workloads
@@ -681,7 +681,7 @@ def _i18n_issues(rel: str, text: str) -> Iterator[str]:
     import yaml
 
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=yaml_loader())  # aliases refused: the text is a stranger's
     except yaml.YAMLError:
         yield f"{rel} is not YAML"
         return
@@ -728,7 +728,7 @@ def v3_i18n(view: ChartView) -> Iterator[Issue]:
             "the maintainer's market refuses either flag",
             f"{V3_VALIDATOR} 'must remain an individual (non-shared) application'; {SPEC_012} options.shared")
 def v3_individual(view: ChartView) -> Iterator[Issue]:
-    if not _v3(view):
+    if not _v3(view) or view.form == "shared":  # a store of the shared form (docs/forms.md): SHARED001 instead
         return
     if _map(view.manifest, "options").get("shared") is True:
         yield Issue("options.shared is true", "remove it: the app is installed per user", MANIFEST,
@@ -863,3 +863,71 @@ def v3_llm_gateway(view: ChartView) -> Iterator[Issue]:
         yield Issue(f"MODEL_SUPPORTS {supports!r} is not a list of {', '.join(MODEL_SUPPORTS[:3])} (or none)",
                     "declare envs MODEL_SUPPORTS from the app's capabilities", MANIFEST,
                     _at(view, MANIFEST, "MODEL_SUPPORTS"))
+
+
+# --- oac's structural manifest checks (ported where the oracle's test vectors found our rules silent) -----------
+
+OAC_VALIDATE = "beclab/Olares framework/oac/internal/manifest/validate.go@1f207c4ac0baee185999a0b2c55ede2d08652ce1"
+ENTRANCE_NAME = re.compile(r"^[a-zA-Z0-9-]*$")  # oac entranceNameRegex
+ENTRANCE_HOST = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])$")  # oac entranceHostRegex
+AUTH_LEVELS = ("", "public", "private", "internal")  # oac validAuthLevels
+OPEN_METHODS = ("", "default", "iframe", "window")  # oac validOpenMethods
+ARCHES = ("amd64", "arm64")  # oac validSupportArchSet
+HTTP_URL = re.compile(r"^https?://[^/\s?#]+")  # oac isHTTPURL: scheme http(s) and a host
+
+
+def _entrance_issues(index: int, e: dict[str, Any]) -> Iterator[str]:
+    where = f"entrances[{index}]"
+    name, host, port = e.get("name", ""), e.get("host", ""), e.get("port")
+    if not isinstance(name, str) or not ENTRANCE_NAME.match(name) or len(name) > 63:
+        yield f"{where}.name {name!r} must match ^[a-z0-9A-Z-]*$ and be at most 63 characters"
+    if not isinstance(host, str) or (host and (not ENTRANCE_HOST.match(host) or len(host) > 63)):
+        yield f"{where}.host {host!r} must match ^[a-z]([-a-z0-9]*[a-z0-9])$ and be at most 63 characters"
+    if not isinstance(port, int) or isinstance(port, bool) or port < 1:
+        yield f"{where}.port {port!r} must be > 0"
+    icon = e.get("icon", "")
+    if icon and (not isinstance(icon, str) or not HTTP_URL.match(icon)):
+        yield f"{where}.icon {icon!r} must be a valid http(s) URL"
+    if e.get("authLevel", "") not in AUTH_LEVELS:
+        yield f"{where}.authLevel {e.get('authLevel')!r} must be one of {', '.join(map(repr, AUTH_LEVELS))}"
+    if e.get("openMethod", "") not in OPEN_METHODS:
+        yield f"{where}.openMethod {e.get('openMethod')!r} must be one of {', '.join(map(repr, OPEN_METHODS))}"
+
+
+@chart_rule("OLARES029", "the manifest's structure as oac validates it: metadata.icon an http(s) URL and "
+            "metadata.description set; 1-10 entrances with unique names, each name ^[a-z0-9A-Z-]*$, host "
+            "^[a-z]([-a-z0-9]*[a-z0-9])$, port > 0, authLevel and openMethod from their lists; spec.supportArch "
+            "entries amd64 or arm64, each once",
+            "the platform's validator refuses the chart at Market ingest and install (`olares-cli chart lint`)",
+            f"{OAC_VALIDATE} validateAppMetaData, validateEntranceValue, uniqueEntranceNames, "
+            "validSupportArchSet; framework/oac/internal/manifest/validate_test.go (TestEntrance_*)")
+def oac_structure(view: ChartView) -> Iterator[Issue]:
+    if MANIFEST in view.parse_errors:
+        return
+    meta = _meta(view)
+    icon = meta.get("icon")
+    if not isinstance(icon, str) or not HTTP_URL.match(icon):
+        yield Issue(f"metadata.icon {icon!r} must be a valid http(s) URL", "give the app's icon URL", MANIFEST,
+                    _at(view, MANIFEST, "icon:"))
+    if not meta.get("description"):
+        yield Issue("metadata.description is required", "give the app's one-line description", MANIFEST,
+                    _at(view, MANIFEST, "metadata:"))
+    entrances = [e for e in view.manifest.get("entrances") or () if isinstance(e, dict)]
+    if not 1 <= len(entrances) <= 10:
+        yield Issue(f"{len(entrances)} entrances: oac wants between 1 and 10", "declare the app's entrance",
+                    MANIFEST, _at(view, MANIFEST, "entrances:"))
+    names = [e.get("name") for e in entrances]
+    for name in sorted({str(n) for n in names if names.count(n) > 1}):
+        yield Issue(f"entrance name {name!r} is a duplicate", "give each entrance its own name", MANIFEST,
+                    _at(view, MANIFEST, f"name: {name}"))
+    for index, e in enumerate(entrances):
+        for message in _entrance_issues(index, e):
+            yield Issue(message, "fix the entrance", MANIFEST, _at(view, MANIFEST, "entrances:"))
+    arch = _spec(view).get("supportArch") or []
+    for a in arch if isinstance(arch, list) else [arch]:
+        if a not in ARCHES:
+            yield Issue(f"spec.supportArch {a!r} is not amd64 or arm64", "list amd64 and/or arm64", MANIFEST,
+                        _at(view, MANIFEST, "supportArch:"))
+    if isinstance(arch, list) and len(set(map(str, arch))) != len(arch):
+        yield Issue("spec.supportArch lists an architecture twice", "list each once", MANIFEST,
+                    _at(view, MANIFEST, "supportArch:"))

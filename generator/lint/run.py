@@ -4,7 +4,8 @@
 - HELM001: every error of `helm lint --strict` (Kubernetes v1.30.0) with the Olares-injected values;
 - HELM002: the Helm engine cannot render the chart with those values;
 - K8S001/K8S002/K8S003: every rendered document against the strict Kubernetes 1.30 schemas;
-- OLARES001..: the Olares chart rules of `generator/lint/olares.py`.
+- OLARES001..: the Olares chart rules of `generator/lint/olares.py`;
+- OAC001: the platform's own validator (oac.Lint) where it is here (generator/lint/oac.py).
 docs/rules.md (generated from the one rule registry, generator/core/ruleset.py) lists every rule with
 its why and its source. The Helm engine is the Helm adapter the caller passes (the CLI builds one).
 """
@@ -16,6 +17,8 @@ from pathlib import Path
 
 from generator.adapters.helm import Helm
 from generator.lint import olares  # noqa: F401  (registers the OLARES rules)
+from generator.lint.oac import oac_findings
+from generator.lint import shared  # noqa: F401  (registers the SHARED rules)
 from generator.lint import helm as _helm
 from generator.lint import kube
 from generator.lint.registry import CHART_RULES, ChartRule, Issue, checks, register
@@ -92,23 +95,26 @@ def _schema(view: ChartView) -> Iterable[tuple[str, Issue]]:
                                       "fix the field in the template or the planned values", doc.source)
 
 
-def lint_chart(name: str, tree: dict[str, str], *, file: str | None = None, helm: Helm | None = None) -> list[Finding]:
+def lint_chart(name: str, tree: dict[str, str], *, file: str | None = None, helm: Helm | None = None,
+               form: str = "single") -> list[Finding]:
     """Every finding for one rendered chart (`{relative path: text}`), sorted by rule id.
 
     Findings point at `<name>/<chart file>` (with a line when known); with `file` (e.g. the catalog
     app file the chart was rendered from) they point there and the message names the chart file.
-    `helm` is the Helm adapter to use (a fresh one when None).
+    `helm` is the Helm adapter to use (a fresh one when None); `form` the app form the store chose (docs/forms.md).
     """
     engine = helm or Helm()
     found: list[tuple[str, Issue]] = []
     with _helm.chart_folder(name, tree) as folder:
         view = build_view(name, tree, folder, engine)
+        view.form = form
         found += [("HELM001", i) for i in _helm_lint(engine, view, folder)]
     found += [("HELM002", i) for i in _render_failures(view)]
     found += list(_schema(view))
     for rule, check in checks():
         found += [(rule.id, i) for i in check(view)]
     findings = [_finding(CHART_RULES[rid], name, issue, file) for rid, issue in found]
+    findings += oac_findings(name, tree)  # the platform's own validator, where it is here (generator/lint/oac.py)
     return sorted(findings, key=lambda f: (f.rule, f.file or "", f.line or 0, f.message))
 
 

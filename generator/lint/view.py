@@ -44,6 +44,7 @@ class ChartView:
     render_errors: list[tuple[str, str]] = field(default_factory=list)  # (scenario, engine message)
     doc_errors: list[tuple[str, str]] = field(default_factory=list)  # (template, YAML problem)
     modes: dict[str, list[Doc]] = field(default_factory=dict)  # accelerator mode -> docs
+    form: str = "single"  # the app form the store chose (docs/forms.md); the chart rules of a form read it
 
     @property
     def main(self) -> list[Doc] | None:

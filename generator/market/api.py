@@ -34,11 +34,13 @@ request.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
+from generator.core.lazy import Lazy
 from generator.publish.market import MarketBuild, format_for
 from generator.publish.market_entry import js_ordered
 
@@ -48,7 +50,18 @@ if TYPE_CHECKING:
     from starlette.responses import Response
     from starlette.types import ASGIApp, Receive, Scope, Send
 
-DEFAULT_VERSION = "1.12.3"  # the worker's default when ?version= is missing
+DEFAULT_VERSION = "1.12.3"  # the worker's default when ?version= is missing (it serves one format to everyone)
+
+
+def answered_for(asked: str | None) -> str:
+    """The `version` an answer echoes: the device's own; without one (missing or empty), the first Olares version of
+    the newest format, the one answered (not the worker's 1.12.3, whose format a device would not get)."""
+    from generator.chart.profiles import PROFILES
+    from generator.publish.market import formats_newest_first, min_olares
+
+    if asked:
+        return asked
+    return ".".join(str(n) for n in min_olares(PROFILES[formats_newest_first()[0]]))
 CORS = {
     "Access-Control-Allow-Origin": "*",
     "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
@@ -137,22 +150,23 @@ class Snapshot:
 
     formats: dict[str, FormatAnswers]  # by profile, the newest format first
     page: bytes
-    plots: dict[str, bytes] = field(default_factory=dict)
+    plots: Mapping[str, bytes] = field(default_factory=dict)  # drawn on first request (core/lazy.py)
     problems: tuple[str, ...] = ()  # what is not served, and why (/health is degraded while there is one)
     notes: tuple[str, ...] = ()  # apps a format cannot express (not listed in it by design)
     recorded: frozenset[str] = frozenset()  # package file names releases.yaml records
     icons: dict[str, bytes] = field(default_factory=dict)
+    pending: int = 0  # recorded older versions not read from the git history yet (the server's first seconds)
 
     @classmethod
-    def make(cls, builds: dict[str, MarketBuild] | MarketBuild, page: bytes, plots: dict[str, bytes],
+    def make(cls, builds: dict[str, MarketBuild] | MarketBuild, page: bytes, plots: Mapping[str, bytes],
              problems: tuple[str, ...] = (), notes: tuple[str, ...] = (),
-             recorded: frozenset[str] = frozenset()) -> Snapshot:
+             recorded: frozenset[str] = frozenset(), pending: int = 0) -> Snapshot:
         if isinstance(builds, MarketBuild):
             builds = {builds.profile or "olares-v3": builds}
         formats = {name: FormatAnswers.make(b) for name, b in builds.items()}
         newest = next(iter(builds.values()))
         return cls(formats=formats, page=page, plots=plots, problems=problems, notes=notes, recorded=recorded,
-                   icons=dict(newest.icons))
+                   icons=dict(newest.icons), pending=pending)
 
     @property
     def newest(self) -> FormatAnswers:
@@ -164,12 +178,22 @@ class Snapshot:
         return self.newest.build
 
     @property
-    def charts(self) -> dict[str, bytes]:
+    def charts(self) -> Mapping[str, bytes]:
         return self.newest.build.charts  # every build can download every package
 
     def pick(self, version: str | None) -> FormatAnswers:
         """The answers for a device of Olares `version` (publish/market.py `format_for`)."""
         return self.formats.get(format_for(version)) or self.newest
+
+
+async def made(values: Mapping[str, bytes], key: str) -> bytes:
+    """A value of the snapshot, made in a worker thread when it is not made yet (a Helm package or a plot takes
+    a fraction of a second: the event loop keeps answering other requests meanwhile)."""
+    if not isinstance(values, Lazy) or values.ready(key):
+        return values[key]
+    from starlette.concurrency import run_in_threadpool
+
+    return await run_in_threadpool(values.__getitem__, key)
 
 
 class AppsInfoRequest(BaseModel):
@@ -234,7 +258,7 @@ def _matches(header: str | None, etag: str) -> bool:
     return "*" in tags or etag in tags
 
 
-def chart_refusal(app: str, file_name: str | None, charts: dict[str, bytes],
+def chart_refusal(app: str, file_name: str | None, charts: Mapping[str, bytes],
                   recorded: frozenset[str] = frozenset()) -> str | None:
     """Why `fileName` is not served for `app` (None: it is a released package of `app`)."""
     if not file_name:
@@ -262,8 +286,8 @@ class MarketApp:
 
         self.holder, self.name, self.Response = holder, name, Response
 
-    def js(self, data: object, status: int = 200) -> Response:
-        return self.Response(_compact(data), status, headers=JSON_HEADERS)
+    def js(self, data: object, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+        return self.Response(_compact(data), status, headers={**JSON_HEADERS, **(headers or {})})
 
     def conditional(self, request: Request, body: bytes, answers: FormatAnswers) -> Response:
         headers = {**JSON_HEADERS, "ETag": answers.etag, "Cache-Control": "no-cache"}
@@ -274,12 +298,12 @@ class MarketApp:
     async def hash(self, request: Request) -> Response:
         asked = request.query_params.get("version")
         answers = self.holder.snapshot.pick(asked)
-        return self.conditional(request, answers.hash_body(asked or DEFAULT_VERSION), answers)
+        return self.conditional(request, answers.hash_body(answered_for(asked)), answers)
 
     async def info(self, request: Request) -> Response:
         asked = request.query_params.get("version")
         answers = self.holder.snapshot.pick(asked)
-        return self.conditional(request, answers.info_body(asked or DEFAULT_VERSION), answers)
+        return self.conditional(request, answers.info_body(answered_for(asked)), answers)
 
     async def details(self, request: Request) -> Response:
         snap = self.holder.snapshot
@@ -296,7 +320,7 @@ class MarketApp:
         if isinstance(parsed, str):
             return self.js({"error": parsed}, 400)
         asked = parsed.version or request.query_params.get("version")  # the body's, as beclab/market sends it
-        return self.Response(snap.pick(asked).details_body(parsed.app_ids, asked or DEFAULT_VERSION),
+        return self.Response(snap.pick(asked).details_body(parsed.app_ids, answered_for(asked)),
                              headers=JSON_HEADERS)
 
     async def chart(self, request: Request) -> Response:
@@ -304,9 +328,12 @@ class MarketApp:
         charts = snap.charts
         file_name = request.query_params.get("fileName")
         why = chart_refusal(request.path_params["name"], file_name, charts, snap.recorded)
+        if why is not None and snap.pending and file_name in snap.recorded:
+            return self.js({"error": "Starting", "detail": f"{file_name}: the server is still reading older versions "
+                            "from the git history; ask again in a few seconds"}, 503, {"Retry-After": "5"})
         if why is not None or file_name is None:
             return self.js({"error": "Chart not found", "detail": why}, 404)
-        return self.Response(charts[file_name], media_type="application/gzip", headers={
+        return self.Response(await made(charts, file_name), media_type="application/gzip", headers={
             "Content-Disposition": f'attachment; filename="{file_name}"', "Cache-Control": "public, max-age=86400",
             "Access-Control-Allow-Origin": "*", "X-Content-Type-Options": "nosniff"})
 
@@ -322,7 +349,9 @@ class MarketApp:
         ok = holder.reload_error is None and holder.watching and not snap.problems
         formats = {name: {"apps": len(a.build.entries), "hash": a.build.hash, "olares": olares_range(name)}
                    for name, a in snap.formats.items()}
-        return self.js({"name": self.name, "status": "ok" if ok else "degraded", "apps": len(snap.build.entries),
+        status = "degraded" if not ok else "starting" if snap.pending else "ok"
+        return self.js({"name": self.name, "status": status, "apps": len(snap.build.entries),
+                        "pending_history": snap.pending,
                         "hash": snap.build.hash, "last_updated": snap.build.last_updated,
                         "generation": holder.generation, "watching": holder.watching,
                         "reload_error": holder.reload_error, "problems": list(snap.problems), "formats": formats,
@@ -333,9 +362,10 @@ class MarketApp:
                              headers={"Cache-Control": "no-cache", **SAFE_HEADERS})
 
     async def plot(self, request: Request) -> Response:
-        data = self.holder.snapshot.plots.get(request.path_params["file"])
-        if data is None:
+        plots, name = self.holder.snapshot.plots, request.path_params["file"]
+        if name not in plots:
             return self.js({"error": "Not Found"}, 404)
+        data = await made(plots, name)
         return self.Response(data, media_type="image/svg+xml", headers={"Cache-Control": "no-cache", **SAFE_HEADERS})
 
     async def not_found(self, request: Request, exc: Exception) -> Response:
@@ -382,4 +412,4 @@ def make_app(holder: Holder, *, name: str = "catalog") -> Starlette:
 
 
 __all__ = ["CORS", "DEFAULT_VERSION", "FormatAnswers", "Holder", "MarketApp", "SAFE_HEADERS", "Snapshot",
-           "chart_refusal", "info_data", "make_app", "olares_range", "parse_request"]
+           "answered_for", "chart_refusal", "info_data", "make_app", "olares_range", "parse_request"]

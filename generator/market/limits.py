@@ -9,8 +9,9 @@ httptools protocol with those limits added around its parser callbacks (uvicorn'
 - REQUEST_READ_S: a request (head and body) must arrive within this many seconds of its first byte, and a new
   connection must send one within it; otherwise 408 and the connection is closed. Between requests uvicorn's
   `timeout_keep_alive` (KEEP_ALIVE_S) closes an idle connection.
-- MAX_HEAD_BYTES: the request line and headers together, MAX_URL_BYTES: the request target. Over: 431 / 414
-  and the connection is closed; what was buffered is dropped, so an endless header costs at most this much.
+- MAX_HEAD_BYTES: the request line and headers together, counted on the raw bytes before the parser sees them
+  (and again from the parser's callbacks for pipelined requests), MAX_URL_BYTES: the request target. Over: 431 /
+  414 and the connection is closed; what was buffered is dropped, so an endless header costs at most this much.
 - MAX_CONNECTIONS (and the file descriptor limit): at the cap, the oldest connection that is not in the middle
   of answering a request (idle, or still sending its head) is closed to make room; when every connection is
   busy, the new one gets 503 and is closed at once. A flood of half-open connections therefore cannot keep
@@ -65,6 +66,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().__init__(*args, **kwargs)
         self._in_head = True  # waiting for (or reading) a request head
         self._head_bytes = 0
+        self._head_tail = b""  # the last bytes of the head so far: a CRLFCRLF split between two reads is found
+        self._parsed_head = 0  # the request line and headers as the parser reports them (pipelined requests)
         self._url_bytes = 0
         self._reading = False  # a request has started arriving and is not complete
         self._deadline: TimerHandle | None = None
@@ -115,8 +118,18 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if self.transport.is_closing():
             return
         if self._in_head:
-            self._head_bytes += len(data)
             self._arm()  # the first byte of a request (uvicorn has just cancelled its keep-alive timer)
+            # the raw bytes of the head, counted before the parser sees them: a whole head sent in one write is
+            # parsed and answered within this call, so a count taken afterwards came too late (issue 40: a 17-70 KB
+            # head in one write got 200)
+            joined = self._head_tail + data
+            end = joined.find(b"\r\n\r\n")
+            self._head_bytes += len(data) if end < 0 else end + 4 - len(self._head_tail)
+            self._head_tail = joined[-3:] if end < 0 else b""
+            if self._head_bytes > MAX_HEAD_BYTES:
+                self._refuse(b"431 Request Header Fields Too Large",
+                             f"the request line and headers are larger than {MAX_HEAD_BYTES} bytes")
+                return
         super().data_received(data)
         if self.transport.is_closing():
             return
@@ -134,21 +147,35 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_url(self, url: bytes) -> None:
         self._url_bytes += len(url)
+        self._parsed_head += len(url)
         if self._url_bytes <= MAX_URL_BYTES:
             super().on_url(url)
 
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._parsed_head += len(name) + len(value) + 4  # `: ` and CRLF
+        super().on_header(name, value)
+
     def on_message_begin(self) -> None:
-        self._url_bytes = 0
+        self._url_bytes = self._parsed_head = 0
         super().on_message_begin()
 
     def on_headers_complete(self) -> None:
         self._in_head = False
+        if self._parsed_head > MAX_HEAD_BYTES:  # a later request of a pipelined read: refused before it is answered
+            self._refuse(b"431 Request Header Fields Too Large",
+                         f"the request line and headers are larger than {MAX_HEAD_BYTES} bytes")
+            return
         super().on_headers_complete()
+
+    def on_body(self, body: bytes) -> None:
+        if not self.transport.is_closing():
+            super().on_body(body)
 
     def on_message_complete(self) -> None:
         self._disarm()
-        self._in_head, self._head_bytes = True, 0
-        super().on_message_complete()
+        self._in_head, self._head_bytes, self._head_tail = True, 0, b""
+        if not self.transport.is_closing():
+            super().on_message_complete()
 
 
 __all__ = ["FD_RESERVE", "GuardedHttpToolsProtocol", "KEEP_ALIVE_S", "MAX_CONNECTIONS", "MAX_HEAD_BYTES",

@@ -24,11 +24,13 @@ from jinja2 import Environment
 from generator.catalog import Catalog, Resolved, load_catalog
 from generator.chart.plan import plan
 from generator.core.errors import CatalogError
+from generator.core.lazy import Lazy, Maker
 from generator.fit.devices import DevicePlan, device_plans
 from generator.fit.estimate import estimate
 from generator.fit.sizing import sized
 from generator.market.history import LedgerReader, SmokePoint
 from generator.market.plots import BenchmarkPoint, fit_svg, speed_svg
+from generator.preset.build import Preset, page_preset
 from generator.publish.market import MarketBuild, writable_below, write_if_changed
 
 
@@ -63,6 +65,20 @@ class AppCard:
     speed_plot: str  # plot file names under plots/
     fit_plot: str
     devices: tuple[DevicePlan, ...] = ()  # per device it targets, its own first (docs/devices.md); empty: one device
+    predicted: tuple[Predicted, ...] = ()  # the speed model's figures per device it runs on (generator/fit/speed.py)
+    preset: Preset | None = None  # the env values for Olares' own engine base (generator/preset/), or why not
+
+
+@dataclass(frozen=True)
+class Predicted:
+    """The predicted decode speed on one device, beside what was measured there (the own device's benchmark)."""
+
+    device: str
+    short_tps: float | None
+    full_tps: float | None
+    full_context: int
+    band: float
+    measured_tps: float | None
 
 
 @dataclass(frozen=True)
@@ -76,7 +92,7 @@ class ModelGroup:
 @dataclass(frozen=True)
 class StorePage:
     html: str
-    plots: dict[str, bytes] = field(default_factory=dict)
+    plots: Mapping[str, bytes] = field(default_factory=dict)  # drawn on first read (the server: when first shown)
     apps: tuple[str, ...] = ()
     icons: dict[str, bytes] = field(default_factory=dict)  # icons/<name>.png of the static copy
 
@@ -84,6 +100,25 @@ class StorePage:
 def _benchmarks(r: Resolved) -> list[BenchmarkPoint]:
     ordered = sorted(r.app.benchmarks, key=lambda b: b.date)
     return [BenchmarkPoint(b.date, b.tokens_per_s, b.image or b.method) for b in ordered]
+
+
+def _predicted(r: Resolved, devices: tuple[DevicePlan, ...]) -> tuple[Predicted, ...]:
+    """Per device the app runs on (its own first): the predicted speeds, and the measured one on its own device."""
+    from generator.fit.devices import variant_on
+    from generator.fit.speed import speeds
+
+    if r.app.status == "removed":
+        return ()
+    bench = r.app.last_benchmark
+    out = []
+    for device_id in [r.device.id, *(d.device for d in devices if not d.primary and d.runs)]:
+        there = r if device_id == r.device.id else variant_on(r, device_id)
+        found = speeds(there) if there is not None else None
+        if found is not None:
+            out.append(Predicted(there.device.name if there else device_id, found.short.tokens_per_s,
+                                 found.full.tokens_per_s, found.full.context, found.short.band,
+                                 bench.tokens_per_s if bench and device_id == r.device.id else None))
+    return tuple(out)
 
 
 def _served(name: str, builds: Mapping[str, MarketBuild]) -> tuple[Served, ...]:
@@ -98,7 +133,8 @@ def _served(name: str, builds: Mapping[str, MarketBuild]) -> tuple[Served, ...]:
 
 
 def _card(r: Resolved, builds: Mapping[str, MarketBuild], smokes: Sequence[SmokePoint],
-          plots: dict[str, bytes]) -> AppCard:
+          plots: dict[str, Maker], root: Path | None = None) -> AppCard:
+    preset = page_preset(r, root) if root is not None and r.app.status == "active" else None
     devices = device_plans(r) if r.targets and r.app.status != "removed" else ()
     r = sized(r)  # an app may leave gpu_memory_mib to the fit (generator/fit/sizing.py)
     spec = plan(r)
@@ -106,8 +142,9 @@ def _card(r: Resolved, builds: Mapping[str, MarketBuild], smokes: Sequence[Smoke
     icons = next(iter(builds.values())).icons if builds else {}
     benchmarks = _benchmarks(r)
     speed, fitp = f"{r.app.name}-speed.svg", f"{r.app.name}-fit.svg"
-    plots[speed] = speed_svg(r.app.name, smokes, benchmarks)
-    plots[fitp] = fit_svg(fit)
+    name = r.app.name
+    plots[speed] = lambda: speed_svg(name, smokes, benchmarks)  # drawn when first shown (core/lazy.py)
+    plots[fitp] = lambda: fit_svg(fit)
     return AppCard(
         name=r.app.name, title=r.app.title, status=r.app.status, catalog_version=r.app.version,
         served=_served(r.app.name, builds),
@@ -115,15 +152,16 @@ def _card(r: Resolved, builds: Mapping[str, MarketBuild], smokes: Sequence[Smoke
         context=fit.context, gpu_mib=fit.cap_mib,
         engine=r.stack.engine, stack=r.stack.title, image=spec.engine.image, fit=fit.summary(), fit_verdict=fit.verdict,
         last_smoke=smokes[-1] if smokes else None, smokes=len(smokes), benchmark=benchmarks[-1] if benchmarks else None,
-        speed_plot=speed, fit_plot=fitp, devices=devices,
+        speed_plot=speed, fit_plot=fitp, devices=devices, predicted=_predicted(r, devices), preset=preset,
     )
 
 
 def _groups(cat: Catalog, builds: Mapping[str, MarketBuild], ledger: LedgerReader,
-            plots: dict[str, bytes]) -> list[ModelGroup]:
+            plots: dict[str, Maker]) -> list[ModelGroup]:
     by_model: dict[str, list[AppCard]] = {}
     for r in cat.select():
-        by_model.setdefault(r.model.id, []).append(_card(r, builds, list(ledger(cat.root, r.app.name)), plots))
+        by_model.setdefault(r.model.id, []).append(_card(r, builds, list(ledger(cat.root, r.app.name)), plots,
+                                                         cat.root))
     groups = []
     for model_id, cards in by_model.items():
         model = cat.models[model_id]
@@ -146,7 +184,7 @@ def store_page(catalog_root: Path, builds: Mapping[str, MarketBuild] | MarketBui
 
     if isinstance(builds, MarketBuild):
         builds = {builds.profile or "olares-v3": builds}
-    plots: dict[str, bytes] = {}
+    plots: dict[str, Maker] = {}
     errors = list(problems)
     try:
         cat = catalog or load_catalog(catalog_root)
@@ -160,7 +198,7 @@ def store_page(catalog_root: Path, builds: Mapping[str, MarketBuild] | MarketBui
                             chart_base=chart_base, apps=sum(len(g.cards) for g in groups))
     shown = {c.name for g in groups for c in g.cards}
     icons = {name: data for name, data in build.icons.items() if name in shown}
-    return StorePage(html, plots, tuple(c.name for g in groups for c in g.cards), icons)
+    return StorePage(html, Lazy(plots), tuple(c.name for g in groups for c in g.cards), icons)
 
 
 def check_site_folder(out: Path, forbidden: Sequence[Path] = ()) -> None:
@@ -303,6 +341,8 @@ figcaption { font-size: 11px; color: #757575; }
 <dt>context</dt><dd>{{ "{:,}".format(c.context) }} tokens</dd>
 <dt>GPU memory</dt><dd>{{ "{:,}".format(c.gpu_mib) }} MiB &middot; <span class="{{ c.fit_verdict }}">{{ c.fit }}</span></dd>
 {% if c.devices %}<dt>devices</dt><dd class="devices">{% for d in c.devices %}<span class="device" data-device="{{ d.device }}">{{ d.name }} ({{ d.accelerator }}): {% if d.runs %}{{ "{:,}".format(d.context) }} tokens &middot; KV {{ d.kv }} &middot; {{ "{:,}".format(d.gpu_mib) }} MiB &middot; {{ d.verdict }}{% if d.roof_empty_tps is not none %} &middot; roofline {{ "%.0f" | format(d.roof_empty_tps) }} tokens/s{% endif %}{% if d.gave_up %} &middot; gave up: {{ d.gave_up | join("; ") }}{% endif %}{% else %}<span class="excluded">excluded</span>: {{ d.excluded | join("; ") }}{% endif %}</span>{% if not loop.last %}<br>{% endif %}{% endfor %}</dd>
+{% endif %}{% if c.predicted %}<dt>predicted speed</dt><dd class="predicted">{% for p in c.predicted %}<span class="prediction">{{ p.device }}: {% if p.short_tps is not none %}{{ "%.0f" | format(p.short_tps) }} tokens/s (&plusmn;{{ "%.0f" | format(p.band * 100) }} %){% if p.full_tps is not none %}, {{ "%.0f" | format(p.full_tps) }} at {{ "{:,}".format(p.full_context) }} tokens{% endif %}{% else %}no speed family: a band only{% endif %}{% if p.measured_tps is not none %} &middot; measured {{ "%.1f" | format(p.measured_tps) }}{% endif %}</span>{% if not loop.last %}<br>{% endif %}{% endfor %}</dd>
+{% endif %}{% if c.preset %}<dt>Olares base</dt><dd class="preset" data-base="{{ c.preset.base }}">{% if c.preset.reason %}{{ c.preset.reason }}{% else %}{{ c.preset.base }}:{% for k, v in c.preset.env %}<br><code>{{ k }}={{ v }}</code>{% endfor %}{% endif %}</dd>
 {% endif %}<dt>last smoke</dt><dd class="smoke">{% if c.last_smoke %}<span class="{{ c.last_smoke.verdict }}">{{ c.last_smoke.verdict }}</span>{% if c.last_smoke.tokens_per_s is not none %} &middot; {{ "%.1f" | format(c.last_smoke.tokens_per_s) }} tokens/s{% endif %} &middot; {{ c.last_smoke.when.strftime("%Y-%m-%d %H:%M") }} UTC &middot; chart {{ c.last_smoke.chart_version }} ({{ c.smokes }} in the ledger){% else %}no smoke yet{% endif %}{% if c.benchmark %}; recorded benchmark {{ "%.1f" | format(c.benchmark.tokens_per_s) }} tokens/s ({{ c.benchmark.date }}){% endif %}</dd>
 </dl>
 </div>
@@ -318,4 +358,4 @@ figcaption { font-size: 11px; color: #757575; }
 </html>
 """)  # noqa: E501 (HTML lines)
 
-__all__ = ["AppCard", "ModelGroup", "StorePage", "store_page", "write_site"]
+__all__ = ["AppCard", "ModelGroup", "Predicted", "StorePage", "store_page", "write_site"]

@@ -78,9 +78,10 @@ class Built:
         return next(iter(self.builds.values()))
 
 
-def build(sources: Sources, cache: PackageCache, *, chart_base: str | None = "") -> Built:
+def build(sources: Sources, cache: PackageCache, *, chart_base: str | None = "", history: bool = True) -> Built:
     """The market and its page as the files are now. A missing catalog folder or releases.yaml is an InputError
-    (not an empty market: the server keeps what it serves, `catalog site` writes nothing)."""
+    (not an empty market: the server keeps what it serves, `catalog site` writes nothing). `history=False`: the
+    older versions of the charts folder's git history are left for the next build (source.py `collect`)."""
     gone = sources.missing()
     if gone is not None:
         raise InputError([Problem(str(sources.catalog), None, None, f"{gone}; restore it (git checkout, the end "
@@ -91,7 +92,7 @@ def build(sources: Sources, cache: PackageCache, *, chart_base: str | None = "")
         unreadable: tuple[str, ...] = ()
     except CatalogError as exc:
         catalog, unreadable = None, (f"the catalog cannot be read, so no other-format chart is served: {exc}",)
-    collected = collect(sources.catalog, sources.charts, cache, catalog)
+    collected = collect(sources.catalog, sources.charts, cache, catalog, history=history)
     icons = read_icons(sources.catalog / "icons")
     builds = build_markets(collected.releases, icons.icons, listed=collected.listed)
     problems = collected.problems + icons.problems + unreadable
@@ -102,7 +103,7 @@ def build(sources: Sources, cache: PackageCache, *, chart_base: str | None = "")
 
 def snapshot(built: Built) -> Snapshot:
     return Snapshot.make(built.builds, built.page.html.encode("utf-8"), built.page.plots, built.problems,
-                         built.collected.unexpressed, built.collected.recorded)
+                         built.collected.unexpressed, built.collected.recorded, built.collected.pending)
 
 
 class Watcher(threading.Thread):
@@ -122,6 +123,8 @@ class Watcher(threading.Thread):
     def run(self) -> None:
         self.holder.watching = True  # also set by start(), before /health can be asked
         try:
+            if self.holder.snapshot.pending:  # the first snapshot left the git history for now: read it at once
+                self.rebuild()
             while not self.stopping.wait(self.interval):
                 try:
                     self.poll()
@@ -149,6 +152,10 @@ class Watcher(threading.Thread):
         if self.stopping.is_set():
             return False
         self.seen = now
+        return self.rebuild()
+
+    def rebuild(self) -> bool:
+        """A whole new snapshot from the sources, swapped in; on failure the previous one stays (said on /health)."""
         try:
             snap = snapshot(build(self.sources, self.cache))
         except CatalogError as exc:
@@ -166,10 +173,13 @@ class Watcher(threading.Thread):
 
 
 def start(sources: Sources, *, interval: float = 1.0) -> tuple[Holder, Watcher]:
-    """The first snapshot (errors propagate: the server does not start on a broken catalog) and its watcher."""
+    """The first snapshot (errors propagate: the server does not start on a broken catalog) and its watcher.
+    The first snapshot serves the charts folder's versions without reading the git history for older ones, so
+    the server answers within seconds; the watcher reads the history at once and swaps in the whole market
+    (/health says `starting` until then)."""
     cache = PackageCache()
     seen = sources.signature()  # taken first: a change during the first build triggers a rebuild
-    holder = Holder(snapshot(build(sources, cache)))
+    holder = Holder(snapshot(build(sources, cache, history=False)))
     watcher = Watcher(holder, sources, cache, seen, interval)
     holder.watching = True
     watcher.start()

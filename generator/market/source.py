@@ -18,6 +18,7 @@ stays downloadable while its record stays; an app that a profile cannot express 
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from generator.catalog import Catalog
 from generator.chart.profiles import PROFILES
 from generator.chart.writer import Tree, read_tree
 from generator.core.errors import CatalogError, translate_os_error
+from generator.core.lazy import Maker
 from generator.publish.market import Released, package_bytes, profile_of
 from generator.versions.formats import Variant, variant_version, variants
 from generator.versions.gitbase import GitCharts, chart_version
@@ -38,29 +40,40 @@ from generator.versions.state import content_hash, parse_version
 
 @dataclass
 class PackageCache:
-    """Packages already made, by (app, version, content): a released version never changes, so a server
-    packages each one once. Packages are made by the Helm engine; git history is read through the Git adapter."""
+    """Packages by (app, version, content): a released version never changes, so a server packages each one
+    once, when a device first downloads it. Packages are made by the Helm engine; git history is read through the
+    Git adapter."""
 
     helm: Helm = field(default_factory=Helm)
     git: Git = field(default_factory=Git)
     made: dict[tuple[str, str, str], Released] = field(default_factory=dict)
     variants: dict[tuple[str, str, str], tuple[str, Released]] = field(default_factory=dict)  # -> (base version, _)
+    lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
+    hashes: dict[str, str] = field(default_factory=dict)  # content hash by git tree id ("": not a chart)
 
     def get(self, app: str, rec: Release, tree: Tree) -> Released:
         key = (app, rec.version, rec.content)
         if key not in self.made:
-            released = Released(app, rec.version, tree, rec.date,
-                                package_bytes(tree, app, rec.version, rec.date, helm=self.helm))
-            self.made[key] = Released(app, rec.version, tree, rec.date, released.package, profile_of(released))
+            maker = self._maker(tree, app, rec.version, rec.date)
+            self.made[key] = Released(app, rec.version, tree, rec.date, maker,
+                                      profile_of(Released(app, rec.version, tree, rec.date, b"")))
         return self.made[key]
 
     def variant(self, app: str, rec: Release, made: Variant) -> Released:
         key = (app, made.version, made.content)
         if key not in self.variants:
             self.variants[key] = (rec.version, Released(
-                app, made.version, made.tree, rec.date,
-                package_bytes(made.tree, app, made.version, rec.date, helm=self.helm), made.profile))
+                app, made.version, made.tree, rec.date, self._maker(made.tree, app, made.version, rec.date),
+                made.profile))
         return self.variants[key][1]
+
+    def _maker(self, tree: Tree, app: str, version: str, date: str) -> Maker:
+        """Packages the chart when first downloaded (core/lazy.py), one package at a time: the Helm engine is
+        one in-process library shared by the request threads."""
+        def make() -> bytes:
+            with self.lock:
+                return package_bytes(tree, app, version, date, helm=self.helm)
+        return make
 
 
 @dataclass(frozen=True)
@@ -70,6 +83,7 @@ class Collected:
     problems: tuple[str, ...]  # what is not served, and why
     unexpressed: tuple[str, ...] = ()  # apps a profile cannot express (not listed in it by design), and why
     recorded: frozenset[str] = frozenset()  # every package file name releases.yaml records, served or not
+    pending: int = 0  # recorded versions not looked for yet in the git history (collect(history=False))
 
     @property
     def every_listed(self) -> frozenset[str]:
@@ -116,49 +130,76 @@ class _History:
         return f"{self.gc.folder}/{app}/Chart.yaml" if self.gc.folder else f"{app}/Chart.yaml"
 
     def commits_with(self, app: str) -> dict[str, list[str]]:
-        """{version: commits of `app`'s chart folder whose Chart.yaml has it, newest first}."""
+        """{version: the distinct git trees of `app`'s chart folder whose Chart.yaml has it, newest first} (tree
+        object ids: two commits with the same folder content are one tree, read and hashed once)."""
         if self.gc is None:
             return {}
         path = self._chart_path(app)
+        folder = path.rsplit("/", 1)[0]
         # every commit that touched the chart folder: a version keeps its number while other files change
-        commits = self.gc.git.text(self.gc.repo, "log", "--format=%H", "HEAD", "--", path.rsplit("/", 1)[0]).split()
+        commits = self.gc.git.text(self.gc.repo, "log", "--format=%H", "HEAD", "--", folder).split()
         if not commits:
             return {}
         out = self.gc.git.run(self.gc.repo, "cat-file", "--batch",
-                              stdin="".join(f"{c}:{path}\n" for c in commits).encode())
+                              stdin="".join(f"{c}:{path}\n{c}:{folder}\n" for c in commits).encode())
         found: dict[str, list[str]] = {}
         pos = 0
-        for commit in commits:
-            end = out.index(b"\n", pos)
-            header = out[pos:end].split()
-            pos = end + 1
-            if header[-1] == b"missing":
-                continue
-            size = int(header[2])
-            text = out[pos:pos + size].decode("utf-8", "replace")
-            pos += size + 1
-            version = _version_of({"Chart.yaml": text})
-            if version:
-                found.setdefault(version, []).append(commit)
+        for _commit in commits:
+            texts: list[tuple[bytes, str | None]] = []
+            for _ in range(2):  # Chart.yaml, then the folder
+                end = out.index(b"\n", pos)
+                header = out[pos:end].split()
+                pos = end + 1
+                if header[-1] == b"missing":
+                    texts.append((b"", None))
+                    continue
+                size = int(header[2])
+                texts.append((header[0], out[pos:pos + size].decode("utf-8", "replace")))
+                pos += size + 1
+            (_, chart), (tree_id, _) = texts
+            version = _version_of({"Chart.yaml": chart}) if chart is not None else None
+            if version and tree_id and tree_id.decode() not in found.get(version, []):
+                found.setdefault(version, []).append(tree_id.decode())
         return found
 
-    def tree(self, commit: str, app: str) -> Tree:
+    def trees(self, tree_ids: list[str]) -> dict[str, Tree]:
+        """Every file of each chart folder's git tree, all read at once ({tree id: {relative path: text}})."""
         assert self.gc is not None
-        return self.gc.tree(commit, app)
+        return self.gc.trees(tree_ids)
 
 
-def _from_history(history: _History, cache: PackageCache, app: str,
-                  wanted: list[Release]) -> list[Released | Release]:
-    """Each wanted release packaged from the newest commit holding its recorded content, or itself when none does."""
-    by_version = history.commits_with(app)
-    out: list[Released | Release] = []
-    for rec in wanted:
-        made = cache.made.get((app, rec.version, rec.content))
-        if made is None:
-            trees = (history.tree(commit, app) for commit in by_version.get(rec.version, []))
-            tree = next((t for t in trees if _hash_of(t) == rec.content), None)
-            made = cache.get(app, rec, tree) if tree is not None else None
-        out.append(made if made is not None else rec)
+def _from_history(history: _History, cache: PackageCache,
+                  missing: dict[str, list[Release]]) -> dict[str, list[Released | Release]]:
+    """Each missing release packaged from the newest commit holding its recorded content, or itself when none does.
+    Candidates are read in rounds, newest first (the newest tree of a version is nearly always the recorded one),
+    every app's together (gitbase.py `trees`: a few git processes a round); a tree's content hash is kept by its
+    object id (git trees never change), so a rebuild reads none again."""
+    candidates = {app: history.commits_with(app) for app in missing}
+    pending = {(app, rec.version, rec.content): list(candidates[app].get(rec.version, []))
+               for app, wanted in missing.items() for rec in wanted}
+    found: dict[tuple[str, str, str], Tree] = {}
+    while pending:
+        for key, left in list(pending.items()):  # known hashes first: no read needed to rule a tree in or out
+            while left and left[0] in cache.hashes and cache.hashes[left[0]] != key[2]:
+                left.pop(0)
+            if not left or (key[0], key[1], key[2]) in cache.made:
+                del pending[key]
+        wanted = {left[0] for left in pending.values()}
+        if not wanted:
+            break
+        trees = history.trees(sorted(wanted))
+        for tree_id, tree in trees.items():
+            cache.hashes[tree_id] = _hash_of(tree) or ""
+        for key, left in list(pending.items()):
+            if cache.hashes.get(left[0]) == key[2]:
+                found[key] = trees[left[0]]
+                del pending[key]
+    out: dict[str, list[Released | Release]] = {}
+    for app, recs in missing.items():
+        for rec in recs:
+            key = (app, rec.version, rec.content)
+            made = cache.made.get(key) or (cache.get(app, rec, found[key]) if key in found else None)
+            out.setdefault(app, []).append(made if made is not None else rec)
     return out
 
 
@@ -204,9 +245,11 @@ def recorded_files(releases: Releases) -> frozenset[str]:
 
 
 def collect(catalog_root: Path, charts_dir: Path, cache: PackageCache | None = None,
-            catalog: Catalog | None = None) -> Collected:
+            catalog: Catalog | None = None, *, history: bool = True) -> Collected:
     """Every released version that can be served from `charts_dir` and its git history, and the recorded
-    variants of `catalog`'s apps in the other formats (none without a catalog)."""
+    variants of `catalog`'s apps in the other formats (none without a catalog). With `history=False` the git
+    history is not read (`catalog serve`'s first answers, a few seconds sooner): the older versions it would
+    serve are counted in `pending`, not reported as problems."""
     cache = cache or PackageCache()
     releases = load_releases(catalog_root)
     problems: list[str] = []
@@ -227,17 +270,20 @@ def collect(catalog_root: Path, charts_dir: Path, cache: PackageCache | None = N
                             f"`catalog bump {app}`); serving its newest released version")
         else:
             found.setdefault(app, {})[version] = cache.get(app, rec, tree)
-    history = _History(charts_dir, cache.git)
-    for app, versions in sorted(releases.apps.items()):
-        missing = [versions[v] for v in versions if v not in found.get(app, {})]
-        for got in (_from_history(history, cache, app, missing) if missing else []):
+    missing = {app: [versions[v] for v in versions if v not in found.get(app, {})]
+               for app, versions in sorted(releases.apps.items())}
+    missing = {app: recs for app, recs in missing.items() if recs}
+    pending = sum(map(len, missing.values())) if not history else 0
+    recovered = _from_history(_History(charts_dir, cache.git), cache, missing) if history else {}
+    for app, gots in recovered.items():
+        for got in gots:
             if isinstance(got, Released):
                 found.setdefault(app, {})[got.version] = got
             elif app in folders:
                 problems.append(f"{app} {got.version} is recorded in releases.yaml but no chart with its content was "
                                 f"found in {charts_dir.name}/ or its git history; it cannot be downloaded")
     for app in folders:
-        if app not in found:
+        if app not in found and (history or app not in missing):
             problems.append(f"{app}: no released version can be served; it is not listed")
     unexpressed: list[str] = []
     extra = _variants(catalog, releases, set(folders), cache, problems, unexpressed)
@@ -245,7 +291,7 @@ def collect(catalog_root: Path, charts_dir: Path, cache: PackageCache | None = N
         found.setdefault(rel.app, {})[rel.version] = rel
     ordered = [found[app][v] for app in sorted(found) for v in sorted(found[app], key=parse_version)]
     return Collected(tuple(ordered), _listed(ordered, set(folders)), tuple(problems), tuple(unexpressed),
-                     recorded_files(releases))
+                     recorded_files(releases), pending)
 
 
 def _listed(ordered: list[Released], folders: set[str]) -> dict[str, frozenset[str]]:

@@ -40,6 +40,7 @@ import tarfile
 import tempfile
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import re
@@ -52,6 +53,7 @@ from generator.chart.writer import Tree
 from generator.core.bounded import read_regular_file
 from generator.core.errors import CatalogError, InputError, Problem, translate_os_error
 from generator.core.fileio import atomic_write_text
+from generator.core.lazy import Lazy, Maker
 from generator.core.text import safe_line
 from generator.publish.core import Decision, Item, refuse_other_content
 from generator.publish.market_entry import (
@@ -108,18 +110,28 @@ def format_for(device_version: str | None) -> str:
 
 @dataclass(frozen=True)
 class Released:
-    """One released chart version: its files, its release date and its Helm package."""
+    """One released chart version: its files, its release date and its Helm package (the bytes, or how to make
+    them: the market server packages a version when a device first downloads it, core/lazy.py)."""
 
     app: str
     version: str
     tree: Tree
     date: str  # YYYY-MM-DD
-    package: bytes
+    made: bytes | Maker = field(compare=False, repr=False)
     profile: str = ""  # the manifest profile of `tree` ("" : read from the tree when needed)
 
     @property
     def file_name(self) -> str:
         return f"{self.app}-{self.version}.tgz"
+
+    @cached_property
+    def package(self) -> bytes:
+        return self.made if isinstance(self.made, bytes) else self.made()
+
+
+def packages_of(releases: Iterable[Released]) -> Lazy:
+    """Every package of `releases` by file name, each made on first read."""
+    return Lazy({rel.file_name: lambda rel=rel: rel.package for rel in releases})  # type: ignore[misc]
 
 
 @dataclass(frozen=True)
@@ -130,7 +142,7 @@ class MarketBuild:
     entries: tuple[AppEntry, ...]  # one per listed app, in the script's order
     latest: tuple[str, ...]
     last_updated: str  # the newest release date of a listed app, ISO (what `hash` answers as last_updated)
-    charts: dict[str, bytes] = field(default_factory=dict)  # every downloadable package, by file name
+    charts: Mapping[str, bytes] = field(default_factory=dict)  # every downloadable package, by file name
     icons: dict[str, bytes] = field(default_factory=dict)  # PNG by app name
     profile: str = ""  # the manifest profile of the listed entries ("" : not split by format)
 
@@ -188,7 +200,7 @@ def build_market(releases: Iterable[Released], icons: Mapping[str, bytes], *,
     return MarketBuild(
         hash=payload_hash(summaries, details, latest), entries=tuple(entries), latest=tuple(latest),
         last_updated=js_iso(max(dates)) if dates else js_iso("1970-01-01"),
-        charts={rel.file_name: rel.package for rel in releases}, icons=dict(icons), profile=profile,
+        charts=packages_of(releases), icons=dict(icons), profile=profile,
     )
 
 
@@ -209,7 +221,7 @@ def build_markets(releases: Iterable[Released], icons: Mapping[str, bytes], *,
         build = build_market(rels, icons, listed=None if listed is None else listed.get(name, ()), where=where,
                              profile=name)
         out[name] = MarketBuild(build.hash, build.entries, build.latest, build.last_updated,
-                                {rel.file_name: rel.package for rel in releases}, build.icons, name)
+                                packages_of(releases), build.icons, name)
     return out
 
 
@@ -460,6 +472,7 @@ def write_if_changed(path: Path, text: str) -> bool:
 
 
 __all__ = ["IconSet", "MarketBuild", "MarketTarget", "Released", "build_market", "build_markets", "format_for",
-           "formats_newest_first", "min_olares", "olares_triple", "package_bytes", "payload_hash", "profile_of",
+           "formats_newest_first", "min_olares", "olares_triple", "package_bytes", "packages_of", "payload_hash",
+           "profile_of",
            "read_charts_json", "read_icons", "refuse_links_below", "released_from_package", "writable_below",
            "write_if_changed"]

@@ -71,7 +71,8 @@ REGISTRY = RULES.of("catalog")  # the catalog rules, a live view of the one regi
 
 # Modules that define rules; each is imported once by `all_rules()`.
 RULE_MODULES: tuple[str, ...] = ("flags", "hami", "genesis", "engine", "fit", "consistency", "status", "market",
-                                 "versions_upstream", "measured", "tags", "secrets", "batch")
+                                 "versions_upstream", "measured", "tags", "secrets", "batch", "cuda", "paths",
+                                 "shared")
 
 
 RuleFn = Callable[[AppContext], Iterable[Finding]]

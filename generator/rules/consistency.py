@@ -120,9 +120,22 @@ def feature_claims(ctx: AppContext) -> Iterable[Finding]:
 def one_gpu_figure(ctx: AppContext) -> Iterable[Finding]:
     figures = dict(requested_gpu_mib(ctx))
     limit = next((e for e in ctx.engine.env if e.name == "CUDA_DEVICE_MEMORY_LIMIT_0"), None)
+    in_container: dict[str, float | None] = {}
     if limit is not None:
-        figures[f"env CUDA_DEVICE_MEMORY_LIMIT_0 ({limit.value})"] = hami_bytes(limit.value) / 1024**2
-    figures["memory fit cap"] = float(fit(ctx).cap_mib)
+        in_container[f"env CUDA_DEVICE_MEMORY_LIMIT_0 ({limit.value})"] = hami_bytes(limit.value) / 1024**2
+    in_container["memory fit cap"] = float(fit(ctx).cap_mib)
+    gpu = ctx.chart.gpu
+    if gpu is not None and gpu.hami_cap.mib != gpu.scheduler.mib:
+        # a measured belt raises only the in-container cap (docs/devices.md "Three numbers", HAMI005): the scheduler's
+        # figures agree with each other, the in-container ones with each other
+        groups = [figures, in_container]
+    else:
+        groups = [{**figures, **in_container}]
+    for group in groups:
+        yield from _one_figure(ctx, group)
+
+
+def _one_figure(ctx: AppContext, figures: dict[str, float | None]) -> Iterable[Finding]:
     distinct = {round(v) for v in figures.values() if v is not None}
     if len(distinct) > 1:
         shown = "; ".join(f"{k} = {v:,.0f} MiB" for k, v in figures.items() if v is not None)

@@ -4,28 +4,39 @@ FIT002: a stated cap does not lock away memory the app never uses; FIT003: the a
 from __future__ import annotations
 
 from dataclasses import replace
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from generator.core.findings import Finding, Severity
 from generator.fit.estimate import Fit, estimate
 from generator.fit.sizing import FAR_ABOVE_MIB
-from generator.engines.settings import Value, VllmSettings
+from generator.engines import engine_for
+from generator.engines.settings import Value, VllmSettings, settings_for
 from generator.rules import AppContext, rule
 from generator.rules.locate import fit, settings
 
 
-def max_context(ctx: AppContext, pool: str, margin: float = 0.0) -> int:
-    """The largest context (multiple of 1024) whose estimate leaves `pool` at least `margin` MiB; 0 if none."""
-    s = settings(ctx)
+def _trial(ctx: AppContext, tokens: int, cap: int | None = None) -> Fit:
+    """The fit of the app at `tokens` of context and, when given, under a GPU memory cap of `cap` MiB."""
+    r, engine = ctx.resolved, ctx.engine
+    if cap is not None and cap != r.app.gpu_memory_mib:  # the engine's env carries the cap: built again
+        r = replace(r, app=r.app.model_copy(update={"gpu_memory_mib": cap}))
+        engine = engine_for(r)
+        return estimate(r, engine, replace(settings_for(r, engine), context=Value(tokens)))
+    return estimate(r, engine, replace(settings(ctx), context=Value(tokens)))
 
+
+def max_context(ctx: AppContext, pool: str, margin: float = 0.0, *, high: int | None = None,
+                cap: int | None = None, accept: Callable[[Fit], bool] | None = None) -> int:
+    """The largest context (multiple of 1024, at most `high`, default the app's) whose estimate leaves `pool` at
+    least `margin` MiB (or that `accept` accepts), under `cap` when given; 0 if none."""
     def fits(tokens: int) -> bool:
-        trial: Fit = estimate(ctx.resolved, ctx.engine, replace(s, context=Value(tokens)))
-        return trial.margin(pool) >= margin
+        trial = _trial(ctx, tokens, cap)
+        return accept(trial) if accept is not None else trial.margin(pool) >= margin
 
-    low, high = 0, s.context.value // 1024
-    while low < high:
-        mid = (low + high + 1) // 2
-        low, high = (mid, high) if fits(mid * 1024) else (low, mid - 1)
+    low, top = 0, (settings(ctx).context.value if high is None else high) // 1024
+    while low < top:
+        mid = (low + top + 1) // 2
+        low, top = (mid, top) if fits(mid * 1024) else (low, mid - 1)
     return low * 1024
 
 
@@ -34,21 +45,72 @@ def _largest(result: Fit, pool: str, count: int = 3) -> str:
     return ", ".join(f"{p.component} {p.mib:,.0f}" for p in parts)
 
 
+def _weights(result: Fit, pool: str) -> float:
+    return sum(p.mib for p in result.parts if p.component.startswith("weights") and p.pool == pool)
+
+
+def _better(result: Fit) -> Callable[[Fit], bool]:
+    """What a fix must reach: no FAIL (an error) for a failing app, FIT for a TIGHT one (a warning)."""
+    if result.verdict == "TIGHT":
+        return lambda trial: trial.verdict == "FIT"
+    return lambda trial: trial.verdict != "FAIL"
+
+
 def _fix(ctx: AppContext, result: Fit, pool: str) -> str:
+    """The fix, computed: which constraint binds (the model's maximum context, the stated cap `gpu_memory_mib`, the
+    context, the weights) and numbers that pass when applied, each tried on the fit before it is advised; never a
+    context above the model's maximum."""
     s = settings(ctx)
     if pool == "outside":
         parts = {p.component for p in result.parts if p.pool == "outside"}
         if any("P5B" in c for c in parts):
             return "remove P5B (GENESIS_ENABLE_P5B*), or lower gpu_memory_utilization to leave room after the KV pool"
         return "lower gpu_memory_utilization so the cap keeps room for what is allocated after the KV pool"
-    tight = result.verdict == "TIGHT"
-    tokens = max_context(ctx, pool, result.tight_mib if tight else 0.0)
-    goal = f" to keep {result.tight_mib:,.0f} MiB spare" if tight else ""
-    hint = f"lower the context to at most {tokens:,} tokens{goal}" if tokens else "use smaller weights"
-    if isinstance(s, VllmSettings):  # its speculative tokens take KV pool too
-        return (f"{hint}, a smaller KV type, or fewer speculative tokens "
-                f"(`catalog explain {ctx.app.name}` shows the breakdown)")
-    return f"{hint} or a smaller KV type (`catalog explain {ctx.app.name}` shows the breakdown)"
+    explain = f" (`catalog explain {ctx.app.name}` shows the breakdown)"
+    passes = _better(result)
+    context, most = s.context.value, ctx.resolved.model.architecture.max_context
+    ceiling = min(context, most)
+    model_name = ctx.resolved.model.name
+    # vLLM's budget is utilization x the device's total, not the cap (docs/fit.md): raising the cap is no fix there
+    stated = result.sizing.stated_mib if result.sizing is not None and not isinstance(s, VllmSettings) else None
+    # 1. the model's maximum context binds: at that context the app fits as it is
+    if context > most and passes(_trial(ctx, most)):
+        return f"lower the context to at most {most:,} tokens ({model_name}'s maximum): the app fits there{explain}"
+    at_ceiling = _trial(ctx, ceiling) if ceiling != context else result
+    sizing = at_ceiling.sizing
+    lower = f"lower the context to at most {most:,} tokens ({model_name}'s maximum), and " if context > most else ""
+    # 2. the stated cap binds: the cap the fit sizes at this context is within the device and passes
+    if stated is not None and sizing is not None and sizing.cap_mib > stated and \
+            passes(_trial(ctx, ceiling, sizing.cap_mib)):
+        weights = _weights(result, pool)
+        why = (f"the weights alone ({weights:,.0f} MiB on the GPU) exceed gpu_memory_mib {stated:,}"
+               if weights > stated else f"gpu_memory_mib {stated:,} is under what the app needs at {ceiling:,} tokens "
+               f"({sizing.need_mib:,.0f} MiB + margin {sizing.margin_mib:,.0f})")
+        return f"{why}: {lower}raise gpu_memory_mib to {sizing.cap_mib:,}, or leave it out (the fit sizes it){explain}"
+    # 3. the context binds: the largest context that fits the most the device allows
+    limit = sizing.limit_mib if sizing is not None else result.cap_mib
+    cap = limit if stated is not None else None
+    tokens = max_context(ctx, pool, high=ceiling, cap=cap, accept=passes)
+    tried = _trial(ctx, tokens, cap) if tokens else None
+    if tried is not None and stated is not None and tried.sizing is not None:
+        sized = _trial(ctx, tokens, tried.sizing.cap_mib)  # the cap the fit sizes there, if it passes too
+        if passes(sized):
+            cap, tried = tried.sizing.cap_mib, sized
+    if tried is not None and passes(tried):
+        raising = cap is not None and stated is not None and cap > stated
+        raise_cap = f"raise gpu_memory_mib to {cap:,} (or leave it out) and " if raising else ""
+        spare = " to be FIT, not TIGHT" if result.verdict == "TIGHT" else ""
+        more = ", or fewer speculative tokens" if isinstance(s, VllmSettings) else ""
+        return (f"{raise_cap}lower the context to at most {tokens:,} tokens{spare}: the most that fits "
+                f"{limit:,} MiB on {ctx.resolved.device.name}; or a smaller KV type{more}{explain}")
+    # 4. the weights bind: not even the smallest context fits the device
+    floor = _trial(ctx, 1024, limit)
+    fixed = floor.used(pool)
+    weights = _weights(floor, pool)
+    room = limit - (fixed - weights) - (floor.sizing.margin_mib if floor.sizing is not None else 0.0)
+    return (f"the weights ({weights:,.0f} MiB) and what every context needs ({fixed - weights:,.0f} MiB) do not fit "
+            f"{limit:,} MiB on {ctx.resolved.device.name} even at 1,024 tokens: use weights of at most "
+            f"{max(room, 0.0):,.0f} MiB (a smaller quantization){explain}")
 
 
 @rule("FIT001", "error", "the app fits its HAMi cap (error when FAIL, warning when TIGHT)",
@@ -62,7 +124,20 @@ def memory_fit(ctx: AppContext) -> Iterable[Finding]:
     pool = result.tightest
     severity: Severity = "error" if result.verdict == "FAIL" else "warning"
     message = f"{result.summary()}; largest parts: {_largest(result, pool.key)} MiB"
-    yield ctx.finding("FIT001", severity, message, _fix(ctx, result, pool.key), "context_length")
+    fix = _fix(ctx, result, pool.key)
+    if _follows_context_limit(ctx, fix):  # one error per cause: ENG010 says it, and its fix makes the app fit
+        severity, message = "info", f"{message} (after the error above: ENG010, the context past the model's maximum)"
+    yield ctx.finding("FIT001", severity, message, fix, "context_length")
+
+
+def _follows_context_limit(ctx: AppContext, fix: str) -> bool:
+    """The app fails only because its context is above the model's maximum, where ENG010 fails it: at the maximum
+    it fits (the fix says so)."""
+    most, s = ctx.resolved.model.architecture.max_context, settings(ctx)
+    allowed = isinstance(s, VllmSettings) and any(  # rules/engine.py ENG010: then only a warning, FIT001 stays
+        e.name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN" and e.value.strip() == "1" for e in ctx.engine.env)
+    return not allowed and s.context.value > most and \
+        fix.startswith(f"lower the context to at most {most:,} tokens (") and "the app fits there" in fix
 
 
 @rule("FIT002", "warning", "a stated gpu_memory_mib is not far above what the fit sizes (at most 2 GiB more)",

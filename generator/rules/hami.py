@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from generator.chart.gpumem import GpuMemory, gpu_memory, measured_belt
 from generator.engines import EnvVar
-from generator.engines.family import allocates_what_it_needs
 from generator.core.findings import Finding
 from generator.rules import AppContext, rule
 from generator.rules.locate import at_env, env_where
@@ -48,13 +48,13 @@ def _limits(ctx: AppContext) -> list[EnvVar]:
 
 
 def _measured_belt(ctx: AppContext, mib: float) -> str | None:
-    """The note of the app's measured `gpu_memory_mib` ground equal to `mib`, for a llama.cpp app; else None."""
-    if not allocates_what_it_needs(ctx.resolved.stack):
-        return None
-    for m in ctx.app.measured:
-        if m.field == "gpu_memory_mib" and str(m.value).rstrip("m") == f"{mib:.0f}":
-            return m.note
-    return None
+    """The note of the app's measured `gpu_memory_mib` ground equal to `mib` above the card, for a llama.cpp app."""
+    return measured_belt(ctx.resolved, round(mib)) if float(mib).is_integer() else None
+
+
+def _planned(ctx: AppContext) -> GpuMemory:
+    """The three GPU-memory values of the planned app (generator/chart/gpumem.py)."""
+    return ctx.chart.gpu if ctx.chart.gpu is not None else gpu_memory(ctx.resolved, fitted=False)
 
 
 def _mib(value_bytes: int) -> str:
@@ -147,17 +147,21 @@ def requested_gpu_mib(ctx: AppContext) -> dict[str, float | None]:
     }
 
 
-@rule("HAMI005", "error", "the HAMi limit equals the gpumem the container requests and the manifest's GPU memory",
+@rule("HAMI005", "error", "the HAMi limit equals the gpumem the container requests and the manifest's GPU memory "
+      "(unless a measured belt raises only the in-container cap)",
       "HAMi's scheduler places the pod by nvidia.com/gpumem while libvgpu enforces the env limit: when they differ "
       "the pod is scheduled for one size and capped at another", "docs/domain.md (set it explicitly, equal to gpumem); "
-      "docs/domain.md#hami")
+      "docs/domain.md#hami; docs/devices.md \"Three numbers\"")
 def limit_matches_request(ctx: AppContext) -> Iterable[Finding]:
     var = next((e for e in ctx.engine.env if e.name == LIMIT), None)
     if var is None or hami_bytes(var.value) == 0:
         return
     limit = hami_bytes(var.value) / 1024**2
+    planned = _planned(ctx)
+    belt = planned.hami_cap.mib != planned.scheduler.mib and abs(limit - planned.hami_cap.mib) <= 0.5
+    want = planned.scheduler.mib if belt else limit  # a measured belt: the request is the planned one, not the cap
     for place, mib in requested_gpu_mib(ctx).items():
-        if mib is not None and abs(mib - limit) > 0.5:
+        if mib is not None and abs(mib - want) > 0.5:
             yield at_env(ctx, "HAMI005", "error", var,
                          f"`{var.name}={var.value}` ({env_where(var)}) is {limit:,.0f} MiB "
                          f"but {place} is {mib:,.0f} MiB",
@@ -169,6 +173,24 @@ def limit_matches_request(ctx: AppContext) -> Iterable[Finding]:
       "docs/domain.md (device cap 24300m unless an app states a lower one)")
 def within_cap(ctx: AppContext) -> Iterable[Finding]:
     device = ctx.resolved.device
-    if ctx.gpu_memory_mib > device.hami_cap_mib:
+    if ctx.gpu_memory_mib > device.hami_cap_mib and _measured_belt(ctx, ctx.gpu_memory_mib) is None:
         yield ctx.finding("HAMI006", "warning", f"gpu_memory_mib {ctx.app.gpu_memory_mib} is above {device.name}'s "
                           f"HAMi cap {device.hami_cap_mib} MiB", f"use at most {device.hami_cap_mib}", "gpu_memory_mib")
+
+
+@rule("HAMI007", "error", "the scheduler request (nvidia.com/gpumem, requiredGPUMemory/limitedGPUMemory) never exceeds "
+      "the device's memory",
+      "HAMi's scheduler places a pod only on a card with that much free memory: a request above the card is never "
+      "scheduled and the app never starts. A measured belt may raise only the in-container cap",
+      "docs/devices.md \"Three numbers\"; "
+      "github.com/aamsellem/olares-one-market@59296d35fa0e86b4ee099332ac4937eb9e0f0f1c "
+      "llamacppqwen36beellamaone/templates/deployment.yaml (30000m belt in the env, the request within the card)")
+def request_within_device(ctx: AppContext) -> Iterable[Finding]:
+    device = ctx.resolved.device
+    for place, mib in requested_gpu_mib(ctx).items():
+        if mib is not None and mib > device.memory_mib + 0.5:
+            yield ctx.finding("HAMI007", "error", f"{place} is {mib:,.0f} MiB, above the {device.memory_mib:,} MiB of "
+                              f"{device.name}: the scheduler never places the pod",
+                              f"set gpu_memory_mib at most {device.hami_cap_mib}; a cap measured above the card goes "
+                              "in `measured:` (field gpu_memory_mib) and then raises only CUDA_DEVICE_MEMORY_LIMIT_0",
+                              "gpu_memory_mib")

@@ -19,8 +19,10 @@ def icon_served(ctx: AppContext) -> Iterable[Finding]:
     same_host = ctx.app.icon.startswith(icons.base_url)
     where = "is not among the icons the market serves" if same_host else f"is not under {icons.base_url}"
     yield ctx.finding("MKT001", "warning", f"icon {ctx.app.icon} {where} ({len(icons.served)} listed in "
-                      "catalog/market.yaml)", f"use one of {icons.base_url}<name>{icons.suffix} for a served name, or "
-                      "upload the icon and add its name to icons.served", "icon")
+                      "catalog/market.yaml)",
+                      f"use {icons.base_url}<name>{icons.suffix} for a served name; for an icon of your own, upload it "
+                      "and add its name to icons.served, or point icons.base_url in catalog/market.yaml at where your "
+                      "icons are served", "icon")
 
 
 @rule("MKT004", "error", "the app names its market categories (when catalog/market.yaml sets `categories: true`)",

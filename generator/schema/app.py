@@ -23,6 +23,7 @@ from generator.schema.common import (
 )
 from generator.schema.calibration import Calibration
 from generator.schema.stack import SpecMethod
+from generator.schema.market import FormName
 from generator.schema.measured import Measured
 
 Quantity = Annotated[str, StringConstraints(pattern=r"^[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti)?$", max_length=24)]
@@ -176,6 +177,8 @@ class App(Strict):
     website: HttpsUrl | None = None
     source_code: HttpsUrl | None = None
     license: Annotated[tuple[License, ...], Field(max_length=8)] = ()
+    # the app form (docs/forms.md); None: the store's (catalog/market.yaml `form`)
+    form: FormName | None = None
     # facts of an imported chart the catalog cannot express (`file:line: what`); not rendered
     unmapped: Annotated[tuple[str, ...], Field(max_length=MAX_ITEMS)] = ()
 

@@ -4,8 +4,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from generator.schema.common import MAX_ITEMS, Args, Env, Id, ImageRef, Name, Port, Sources, Strict
-from generator.schema.device import CpuArch
+from generator.schema.common import MAX_ITEMS, Args, Env, Id, ImageRef, Name, Port, Source, Sources, Strict
+from generator.schema.device import CpuArch, CudaVersion
 from generator.schema.engines import Declared, Engine, declared  # the one registry of engine names
 
 # beellama: Anbeeld/beellama.cpp, a fork of buun with its own option set (--spec-dflash-cross-ctx, --spec-dm-*) and
@@ -26,6 +26,14 @@ Feature = Literal[
 ]
 SpecMethod = Literal["mtp", "draft", "dflash", "ngram"]
 PLACEHOLDERS = ("{tokens}", "{drafter}")
+
+
+class CudaRequirement(Strict):
+    """The CUDA the image's toolkit needs from the driver, read from the image's build recipe at that build (or, where
+    the build is not public, the bound a measurement gives), with its source (docs/devices.md "The driver's CUDA")."""
+
+    version: CudaVersion
+    source: Source
 
 
 class Stack(Strict):
@@ -59,6 +67,7 @@ class Stack(Strict):
     # recorded, any GPU. A GPU runs a cubin of its own major revision and a lower or equal minor (docs/devices.md).
     cuda_archs: Annotated[tuple[Annotated[str, StringConstraints(pattern=r"^sm_\d{2,3}[a-z]?$")], ...],
                           Field(max_length=16)] = ()
+    cuda: CudaRequirement | None = None  # None: not recorded (CUDA002 warns), the driver check cannot run
     sources: Sources
 
     @model_validator(mode="after")

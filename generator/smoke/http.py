@@ -295,6 +295,14 @@ class Http:
             body = b"".join(_capped(response.iter_raw(), cap, what))
             return Reply(response.status_code, body)
 
+    def post(self, path: str, payload: dict[str, Data], deadline: Deadline, cap: int = JSON_CAP,
+             limit: float | None = None) -> Reply:
+        """POST JSON with the whole exchange inside the deadline (or `limit` seconds) and at most `cap` bytes."""
+        what = f"POST {path}"
+        with self._open("POST", path, what, deadline, limit, json=payload) as response:
+            body = b"".join(_capped(response.iter_raw(), cap, what))
+            return Reply(response.status_code, body)
+
     def stream(self, path: str, payload: dict[str, Data], deadline: Deadline) -> Iterator[tuple[float, bytes]]:
         """POST `payload` and yield (arrival time, line) for every line of a streamed 200 answer."""
         what = f"POST {path}"

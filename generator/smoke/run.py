@@ -16,6 +16,7 @@ made visible (generator/core/terminal.py) and its length capped before it is kep
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -38,6 +39,13 @@ WAIT_LINE_S = 5.0  # between two "waiting for ..." lines on stderr (a terminal's
 METRICS_S = 10.0  # one /metrics scrape
 MAX_COUNT = 10**9  # a token count or context length above this is not a real server's
 MESSAGE_CAP = 500  # characters kept of one failure or note
+# The long request (docs/smoke.md "The long request"): a prompt that fills most of the served context, as the
+# maintainer measures ("ZERO CUDA OOM at FULL 262K context"), because a HAMi cap a little too tight boots, answers
+# short requests, then aborts the server at the first long one (a cuBLAS handle or a new pool chunk past the cap):
+# the client sees a closed connection, no HTTP error.
+LONG_FILL = 0.85  # of the served context; the rest is the chat template, the answer and the filler's estimate error
+LONG_WORD = " data"  # one token per repetition in the BPE vocabularies of the catalog's models (Qwen, Gemma, Llama)
+LONG_MAX_TOKENS = 16
 
 
 @dataclass(frozen=True)
@@ -54,16 +62,21 @@ class Target:
     prompt: str = DEFAULT_PROMPT
     expect: str | None = None
     expected: Expected | None = None  # what the chart serves; None: the served identity is recorded, not compared
+    hami_cap: str | None = None  # the in-container cap, `CUDA_DEVICE_MEMORY_LIMIT_0=<MiB>m`, named by the long request
 
     @classmethod
     def of(cls, resolved: Any) -> Target:
+        from generator.fit.sizing import sized
+
         app, stack = resolved.app, resolved.stack
         probe = app.probe
+        mib = sized(resolved).app.gpu_memory_mib
         return cls(app=app.name, model_alias=app.model_alias, context_length=app.context_length,
                    engine=stack.engine, speculative=app.speculative.method if app.speculative else None,
                    chart_version=app.version, image=stack.image,
                    prompt=probe.prompt if probe else DEFAULT_PROMPT, expect=probe.expect if probe else None,
-                   expected=Expected.of(resolved))
+                   expected=Expected.of(resolved),
+                   hami_cap=f"CUDA_DEVICE_MEMORY_LIMIT_0={mib}m" if mib is not None else None)
 
     @property
     def prompts(self) -> tuple[str, ...]:
@@ -78,6 +91,7 @@ class SmokeOptions:
     timeout_s: float = 600.0
     expect: str | None = None  # overrides the app's probe.expect
     wait_boot: bool = False  # the server is starting: a refused connection is waited out, not an error at once
+    long_request: bool = False  # after the runs, one request that fills most of the served context (LONG_FILL)
 
 
 @dataclass
@@ -162,6 +176,8 @@ def measure(target: Target, endpoint: str, options: SmokeOptions, *, progress: A
             identify(http, target, checks, result)
             check_model(http, target, checks, result)
             _runs(http, target, options, result, say)
+            if options.long_request:
+                long_request(http, target, options, result, say)
         except SmokeFailure as exc:
             if exc.unreached == "foreign":  # not the app: whatever was compared before is not about it
                 result.error, result.foreign = clean(str(exc), http.secrets), True
@@ -253,7 +269,9 @@ def check_model(http: Http, target: Target, deadline: Deadline, result: Measurem
         raise SmokeFailure(NOT_THE_APP.format(what="GET /v1/models answers HTTP 404"), unreached="foreign")
     if reply.status != 200:
         raise SmokeFailure(f"GET /v1/models: HTTP {reply.status}")
-    cards = _cards(reply.json("GET /v1/models"))
+    if reply.body.lstrip()[:1] not in (b"{", b"["):  # an HTML page, plain text, nothing: not an LLM server at all
+        raise SmokeFailure(NOT_THE_APP.format(what="GET /v1/models answers 200 with no JSON"), unreached="foreign")
+    cards = _cards(reply.json("GET /v1/models"))  # broken JSON of a server that tried: a failure
     for bad in (c for c in cards if c.get("aliases") is not None and not isinstance(c.get("aliases"), list)):
         result.failures.append(f"GET /v1/models: `aliases` of model {_short(str(bad.get('id')), 80)!r} is a "
                                f"{type(bad['aliases']).__name__}, not a list")
@@ -305,6 +323,64 @@ def _runs(http: Http, target: Target, options: SmokeOptions, result: Measurement
             run.spec = after - before
         scrape = scrape and before is not None
         result.runs.append(run)
+
+
+def long_request(http: Http, target: Target, options: SmokeOptions, result: Measurement, say: Any) -> None:
+    """One request whose prompt fills LONG_FILL of the served context. A connection closed during it, after the
+    server answered the short runs, is the HAMi cap's failure (HAMi-core aborts the server with SIGABRT when a long
+    request allocates past the cap) and is reported naming the cap; an HTTP error (a prompt over the context) is a
+    note, not the cap."""
+    context = result.served_context or target.context_length
+    tokens = max(1, int(context * LONG_FILL) - LONG_MAX_TOKENS - 64)
+    per_word = _tokens_per_word(http, target, options)
+    words = max(1, int(tokens / per_word))
+    say(f"long request (~{tokens:,} prompt tokens, {LONG_FILL:.0%} of {context:,})")
+    prompt = "Count the words below, then answer with one sentence." + LONG_WORD * words
+    payload: dict[str, Data] = {"model": target.model_alias, "messages": [{"role": "user", "content": prompt}],
+                                "max_tokens": LONG_MAX_TOKENS, "stream": True}
+    stream = _Stream(http.secrets)
+    try:
+        for at, line in http.stream("/v1/chat/completions", payload, Deadline.after(options.timeout_s)):
+            if stream.feed(at, line):
+                break
+    except SmokeFailure as exc:
+        text = str(exc)
+        if exc.unreached == "timeout":
+            raise SmokeFailure(f"long request (~{tokens:,} prompt tokens): {text}", unreached=None) from None
+        if exc.unreached is None and re.search(r": HTTP 4\d\d", text):  # e.g. a prompt over the context
+            result.notes.append(f"long request (~{tokens:,} prompt tokens) refused: {text}; the cap was not tested")
+            return
+        cap = target.hami_cap or "the app's HAMi cap (CUDA_DEVICE_MEMORY_LIMIT_0)"
+        raise SmokeFailure(f"long request (~{tokens:,} prompt tokens, {LONG_FILL:.0%} of the {context:,}-token "
+                           f"context): the connection closed during it ({text}): the way a too-tight HAMi cap fails, "
+                           f"{cap} (HAMi-core aborts the server when a long request allocates a cuBLAS handle or a "
+                           "new pool chunk past it); raise gpu_memory_mib or lower the context") from None
+    if not stream.done:
+        cap = target.hami_cap or "the app's HAMi cap"
+        raise SmokeFailure(f"long request (~{tokens:,} prompt tokens): the stream ended without `data: [DONE]`: the "
+                           f"connection closed during it, the way a too-tight HAMi cap fails ({cap})")
+    result.notes.append(f"long request: ~{tokens:,} prompt tokens ({LONG_FILL:.0%} of the {context:,}-token context) "
+                        "answered")
+
+
+TOKENIZE_SAMPLE = 200  # filler words sent to the server's tokenizer to learn how many tokens one is
+
+
+def _tokens_per_word(http: Http, target: Target, options: SmokeOptions) -> float:
+    """How many tokens the server's tokenizer makes of one LONG_WORD: POST /tokenize, which llama.cpp's server reads
+    as `content` (+ `add_special`; exercised against llama-server b11434 in tests/test_smoke_long.py) and vLLM's as
+    TokenizeCompletionRequest `prompt` (+ `add_special_tokens`; vllm/entrypoints/openai protocol), both answering
+    `tokens`; 1.0 where the server has none (a prompt over the context is then refused with an HTTP error, a note)."""
+    sample = LONG_WORD * TOKENIZE_SAMPLE
+    payload: dict[str, Data] = {"model": target.model_alias, "content": sample, "prompt": sample,
+                                "add_special": False, "add_special_tokens": False}
+    try:
+        reply = http.post("/tokenize", payload, Deadline.after(min(options.timeout_s, PROBE_S)))
+        data = reply.json("POST /tokenize") if reply.status == 200 else None
+    except SmokeFailure:
+        return 1.0
+    found = data.get("tokens") if isinstance(data, dict) else None
+    return max(1.0, len(found) / TOKENIZE_SAMPLE) if isinstance(found, list) and found else 1.0
 
 
 def run_once(http: Http, target: Target, options: SmokeOptions, *, cold: bool) -> Run:

@@ -13,7 +13,8 @@ the Lucebox v1.9.0 rebuild, 88.5 -> 69 t/s (-22 %), is the case this exists for 
 - `suspect`: the figure is above `bound_tps`, the fastest this app can physically decode (its roofline,
   given by the caller with a short reason): not this app's figure, never a pass.
 - `regression`: below the baseline by more than the tolerance, or a measured speculative acceptance below
-  `acceptance_floor`.
+  `acceptance_floor`. With no accepted smoke and no benchmark, the baseline is the speed model's prediction
+  (generator/fit/speed.py), with its band as the tolerance.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ DEFAULT_TOLERANCE = 0.10
 class Baseline:
     tokens_per_s: float
     source: str  # e.g. "benchmark 2026-05-04 (Lucebox v1.4.4)"
+    tolerance: float | None = None  # a predicted baseline's own band (generator/fit/speed.py), wider than a smoke's
 
 
 def baseline_for(app: App, image: str, history: Iterable[SmokeRecord]) -> Baseline | None:
@@ -70,6 +72,7 @@ def judge(tokens_per_s: float | None, failures: list[str], baseline: Baseline | 
                        "the drafter is not the app's, or speculation is broken")
     if baseline is not None:
         drop = 1.0 - tokens_per_s / baseline.tokens_per_s
+        tolerance = max(tolerance, baseline.tolerance or 0.0)
         if drop > tolerance + 1e-9:
             reasons.append(f"{tokens_per_s:.1f} t/s is {drop:.1%} below the baseline {baseline.tokens_per_s:.1f} "
                            f"t/s ({baseline.source}); the tolerance is {tolerance:.0%}")
@@ -82,21 +85,27 @@ def conclude(measurement: Measurement, app: App, history: Iterable[SmokeRecord],
              tolerance: float = DEFAULT_TOLERANCE, date: str, bound_tps: float | None = None,
              bound_reason: str = "", acceptance_floor: float | None = None,
              runs_requested: int | None = None, chart_content: str | None = None, accept_baseline: bool = False,
-             image: str | None = None) -> SmokeRecord:
+             image: str | None = None, predicted: Baseline | None = None) -> SmokeRecord:
     """Baseline + verdict + figures of one smoke, as the record the ledger keeps and --json prints.
 
     `bound_tps` (with `bound_reason`): the fastest the app can decode (its roofline), None when unknown;
     `acceptance_floor`: the least speculative acceptance the app's stack gives, None when unknown. `image`:
-    the image observed on the pod, when the caller read it; else the catalog's, and the row says so."""
+    the image observed on the pod, when the caller read it; else the catalog's, and the row says so. `predicted`:
+    the speed model's figure for this app (generator/fit/speed.py, its band as the tolerance): the baseline where no
+    accepted smoke or benchmark exists, and a note of measured / predicted on every smoke."""
     target = measurement.target
     bound, reason, floor = bound_tps, bound_reason, acceptance_floor
-    baseline = baseline_for(app, target.image, history)
+    baseline = baseline_for(app, target.image, history) or predicted
     acceptance = measurement.acceptance
     acceptance = acceptance if acceptance is not None and 0 <= acceptance <= 1 else None
     verdict, reasons = judge(measurement.tokens_per_s, measurement.failures, baseline, tolerance,
                              bound_tps=bound, bound_reason=reason, acceptance=acceptance, acceptance_floor=floor,
                              error=measurement.error)
     notes = list(measurement.notes)
+    if predicted is not None and measurement.tokens_per_s:
+        ratio = measurement.tokens_per_s / predicted.tokens_per_s
+        notes.append(f"measured {measurement.tokens_per_s:.1f} t/s = {ratio:.0%} of the predicted "
+                     f"{predicted.tokens_per_s:.1f} t/s ({predicted.source})")
     if floor is not None and target.speculative and acceptance is None and verdict != "error":
         notes.append(f"speculative acceptance was not measured; the floor {floor:.0%} is not checked")
     accepted = accept_baseline and verdict == "pass"

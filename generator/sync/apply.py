@@ -7,9 +7,13 @@ fields (generator/importer/appyaml.py `update_text`: comments and order kept).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import shutil
+import signal
 import tempfile
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +28,7 @@ from generator.schema import App
 from generator.schema.app import Benchmark
 from generator.schema.upstream import SyncFile, SyncRecord
 from generator.sync.plan import TOUCHED, AppPlan, SyncPlan, _defaults, plain
+from generator.sync.source import where, without_credentials
 from generator.yamlio import yamlout
 
 HEADER = ("# Written by `catalog sync` (docs/sync.md): what the last sync saw of each upstream app. Review it like\n"
@@ -43,7 +48,11 @@ REMOVAL_KEYS = ("status", "removed_on", "reason", "replaced_by")
 def _edit(path: Path, target: dict[str, object], touched: tuple[str, ...]) -> str:
     """The app file with only the `touched` fields of `target` edited. Every other field stays as the file has
     it (typed: a date stays a date, a benchmark is not re-emitted with its defaults)."""
-    text = path.read_text(encoding="utf-8")
+    return edit_text(path, path.read_text(encoding="utf-8"), target, touched)
+
+
+def edit_text(path: Path, text: str, target: dict[str, object], touched: tuple[str, ...]) -> str:
+    """`_edit` of an app file's `text` (a planned write's, before it is written)."""
     current = read_back(path, text)
     if not isinstance(current, dict):
         raise InputError([Problem(display_path(path), 1, None, "not a YAML mapping; edit it by hand")])
@@ -65,7 +74,7 @@ def _typed_benchmarks(current: App, new: list[dict[str, object]]) -> list[object
     """The app's benchmarks as its file writes them (typed: dates stay dates, defaults left out) plus the new."""
     out: list[object] = [b.model_dump(mode="python", exclude_defaults=True) for b in current.benchmarks]
     for bench in new:
-        out.append(Benchmark.model_validate({**bench, "date": dt.date.fromisoformat(str(bench["date"]))})
+        out.append(Benchmark.model_validate({**bench, "date": dt.date.fromisoformat(str(bench["date"]))}, strict=False)
                    .model_dump(mode="python", exclude_defaults=True))
     return out
 
@@ -84,12 +93,12 @@ def _merged_target(app: AppPlan, current: App) -> dict[str, object]:
     return target
 
 
-def _removed_target(data: dict[str, object], label: str, today: dt.date, gone: set[str]) -> dict[str, object]:
-    """The removal mark; a `replaced_by` naming an app this sync also removes is dropped (it would name an app
-    that is no longer listed: STA002) and said in the reason."""
+def _removed_target(data: dict[str, object], at: str, today: dt.date, gone: set[str]) -> dict[str, object]:
+    """The removal mark, its reason a changelog line (`upstream removed it at <repo>@<commit>`); a `replaced_by`
+    naming an app this sync also removes is dropped (it would name an app that is no longer listed: STA002) and
+    said in the reason."""
     before = f"{data['reason']}; " if data.get("reason") else ""
-    target = {**data, "status": "removed", "removed_on": today,
-              "reason": f"{before}upstream removed it: not in {label} (catalog sync)"}
+    target = {**data, "status": "removed", "removed_on": today, "reason": f"{before}upstream removed it at {at}"}
     if data.get("replaced_by") in gone:
         target["replaced_by"] = None
         target["reason"] = f"{target['reason']}; its replacement {data['replaced_by']} was removed too"
@@ -111,15 +120,17 @@ def _record(plan: SyncPlan, previous: SyncFile | None) -> SyncFile:
                 apps[app.app] = SyncRecord(version=app.catalog_version, status="removed")
         elif app.status == "error" and app.catalog_version and app.upstream_version:
             # not merged (the import refused it): upstream's version is recorded, so the catalog's content is
-            # published above it (MKT002), with no digest, so the next sync plans it again
+            # published above it (MKT002), with no digest, so the next sync plans it again; the base stays
             apps[app.app] = SyncRecord(upstream_name=app.upstream_name, version=app.upstream_version,
-                                       chart=None, commit=app.commit)
-        elif app.status not in ("skipped", "error", "local") and app.upstream_version:
+                                       chart=None, commit=app.commit, fields=old.fields if old else None)
+        elif app.status not in ("skipped", "error", "local", "dropped") and app.upstream_version:
             # a chart merged only in part (it needs drafts) records no digest, so the next sync plans it again
             merged = app.imported is None or app.imported.status != "draft" or app.mergeable
+            base = app.base if merged and app.base is not None else (old.fields if old else None)
             apps[app.app] = SyncRecord(upstream_name=app.upstream_name, version=app.upstream_version,
-                                       chart=app.digest if merged else None, commit=app.commit)
-    return SyncFile(upstream=plan.upstream, commit=plan.commit, apps=dict(sorted(apps.items())))
+                                       chart=app.digest if merged else None, commit=app.commit,
+                                       fields=base)
+    return SyncFile(upstream=plan.upstream, commit=plan.commit, path=plan.subdir, apps=dict(sorted(apps.items())))
 
 
 def planned_writes(plan: SyncPlan, cat: Catalog, previous: SyncFile | None,
@@ -134,7 +145,8 @@ def planned_writes(plan: SyncPlan, cat: Catalog, previous: SyncFile | None,
         if app.status in ("bumped", "changed") and _merged(app):
             touched = (*TOUCHED, "benchmarks") if app.benchmarks else TOUCHED
             target = _merged_target(app, cat.apps[app.app].app)
-            writes.append(Write(path, _edit(path, target, touched), f"{app.status} {app.new_version}"))
+            version = app.new_version or app.catalog_version
+            writes.append(Write(path, _edit(path, target, touched), f"{app.status} {version}"))
         elif app.status == "unchanged" and app.benchmarks and app.app in cat.apps:
             # the same chart, a speed upstream measured that the app lacks: the benchmark lands (it is no chart
             # content, so no new version)
@@ -145,8 +157,14 @@ def planned_writes(plan: SyncPlan, cat: Catalog, previous: SyncFile | None,
                                 f"kept {app.new_version}"))
         elif app.status == "removed":
             data = plain(cat.apps[app.app].app)
-            target = _removed_target(data, plan.upstream, today, gone)
+            target = _removed_target(data, where(plan.upstream, plan.commit), today, gone)
             writes.append(Write(path, _edit(path, target, REMOVAL_KEYS), "removed"))
+        elif app.status == "dropped" and cat.apps[app.app].app.replaced_by in gone:
+            # deprecated, left to prune's gate; a replacement this sync removes would name an unlisted app (STA002)
+            current = cat.apps[app.app].app
+            target = {"replaced_by": None, "reason": f"{current.reason}; its replacement {current.replaced_by} "
+                                                     f"was removed by upstream at {where(plan.upstream, plan.commit)}"}
+            writes.append(Write(path, _edit(path, target, ("replaced_by", "reason")), "replacement dropped"))
     report_writes = list(plan.report.plan.writes) if plan.report else []
     kept = _kept_drafts(cat, report_writes)
     for write in report_writes:
@@ -156,10 +174,32 @@ def planned_writes(plan: SyncPlan, cat: Catalog, previous: SyncFile | None,
         if rel.parts[0] == "drafts" and _of_kept_draft(rel, write.path, kept):
             continue
         if rel.parts[0] == "drafts" or (rel.parts[0] == "apps" and rel.stem in new):
-            writes.append(Write(write.path, write.text, write.action))
+            # upstream's text whole: no URL in it keeps its credentials
+            writes.append(Write(write.path, without_credentials(write.text), write.action))
     plan.record = _record(plan, previous)
-    writes.append(Write(cat.root / SYNC_FILE, HEADER + yamlout.dump(plain(plan.record)), "sync record"))
-    return writes
+    writes.append(Write(cat.root / SYNC_FILE, HEADER + yamlout.dump(_record_data(plan.record)), "sync record"))
+    return [w for w in writes if not _same_text(w)]
+
+
+def _record_data(record: SyncFile) -> dict[str, object]:
+    """sync.yaml's data: `path` and each app's `fields` only where set (a record written before them reads the
+    same); the base's values as they are (a null there is upstream's)."""
+    data: dict[str, object] = plain(record)
+    if record.path is None:
+        data.pop("path", None)
+    for name, rec in record.apps.items():
+        if rec.fields is None:
+            data["apps"][name].pop("fields", None)  # type: ignore[index]
+    return data
+
+
+def _same_text(write: Write) -> bool:
+    """The file already holds exactly this text (a write that would change nothing is not planned)."""
+    try:
+        return write.path.is_file() and not write.path.is_symlink() \
+            and write.path.read_bytes() == write.text.encode("utf-8")
+    except OSError:
+        return False
 
 
 def _draft_data(path: Path, text: str) -> dict[str, object]:
@@ -203,9 +243,11 @@ def _of_kept_draft(rel: Path, path: Path, kept: tuple[set[str], set[Path]]) -> b
         rel.name.startswith(f"{app}-chat-template") for app in apps)
 
 
-def validate(cat: Catalog, writes: list[Write]) -> None:
-    """Load the catalog as it would be after `writes` (the texts laid over a temporary copy of it, nothing in the
-    catalog touched); InputError with `file:line` under the catalog's own paths when it would not load."""
+@contextlib.contextmanager
+def overlaid(cat: Catalog, writes: list[Write]) -> Iterator[Catalog]:
+    """The catalog as it would be after `writes` (the texts laid over a temporary copy of it, nothing in the
+    catalog touched), loaded, for the time of the block; InputError with `file:line` under the catalog's own paths
+    when it would not load."""
     scratch = Path(tempfile.mkdtemp(prefix="catalog-sync-"))
     try:
         copy = scratch / "catalog"
@@ -215,18 +257,47 @@ def validate(cat: Catalog, writes: list[Write]) -> None:
             (copy / rel).parent.mkdir(parents=True, exist_ok=True)
             (copy / rel).write_text(w.text, encoding="utf-8")
         try:
-            load_catalog(copy)
+            after = load_catalog(copy)
         except InputError as exc:
             shown, real = display_path(copy), display_path(cat.root)
             raise InputError([Problem(p.file.replace(shown, real, 1) if p.file else p.file, p.line, p.field,
                                       f"{p.message} (after the sync; nothing was written)")
                               for p in exc.problems]) from exc
+        yield after
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def validate(cat: Catalog, writes: list[Write]) -> None:
+    """Load the catalog as it would be after `writes` (`overlaid`); InputError when it would not load."""
+    with overlaid(cat, writes):
+        pass
+
+
+DEFERRED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """SIGTERM, SIGINT and SIGHUP wait until the block ends (held by a handler of ours, then raised again under the
+    handlers there were): an interrupted sync writes all of its files or, interrupted before, none; never half."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    kept = {sig: signal.signal(sig, lambda signum, _frame: held.append(signum)) for sig in DEFERRED}
+    try:
+        yield
+    finally:
+        for sig, handler in kept.items():
+            signal.signal(sig, handler)
+        for signum in dict.fromkeys(held):
+            signal.raise_signal(signum)
 
 
 def write_all(writes: list[Write]) -> None:
     for w in writes:  # refuse a link or a non-file target before anything is written
         writable(w.path)
-    for w in writes:
-        atomic_write_text(w.path, w.text)
+    with _signals_deferred():
+        for w in writes:
+            atomic_write_text(w.path, w.text)

@@ -1,22 +1,28 @@
 """What upstream changed since the last sync, app by app, and the merge into the catalog (docs/sync.md).
 
 Each upstream chart is imported with the importer's public entry point (`import_paths`, a dry run: nothing is
-written by it) and compared, field by field, with the catalog's app. A field upstream changed lands unless a
-deliberate correction (catalog/corrections.yaml) covers it: then the catalog's value is kept and the field is
-reported as a conflict with both values and the reason. A correction yields to a measured ground: a value
-upstream set on a measurement (catalog/corrections.yaml `measured`) lands, and the app records the ground in its
-`measured` entries (docs/fit.md "Measured beats modeled").
+written by it) and compared, field by field, with the catalog's app: a three-way merge against the base, what
+upstream looked like at the last sync (catalog/sync.yaml `fields`, per app). A field upstream changed lands where
+the catalog still has the base's value; where the catalog changed it (the owner's edit), or where no base is
+recorded and the catalog's version is above upstream's, the catalog's value is kept and the field is a conflict
+(field, ours, theirs, why kept). A deliberate correction (catalog/corrections.yaml) keeps ours the same way. A
+correction yields to a measured ground: a value upstream set on a measurement (catalog/corrections.yaml
+`measured`) lands, and the app records the ground in its `measured` entries (docs/fit.md "Measured beats modeled").
 
-An app whose merged chart differs from upstream's is given a version above upstream's newest (one content per
-version: generator/rules/versions_upstream.py); an app upstream no longer lists is marked `removed`.
+An app is `removed` only when upstream had it (the sync record lists it, or upstream's git history held its folder)
+and no longer lists it; a deprecated app is left to `catalog prune`'s gate; every other app upstream lacks is the
+catalog's own (`local`). A merged app whose rendered chart changes is given a version above upstream's newest (one
+content per version: generator/rules/versions_upstream.py; generator/sync/__init__.py settles it after rendering).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import fnmatch
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +37,10 @@ from generator.importer import Imported, Report, import_paths
 from generator.schema import App
 from generator.rules.versions_upstream import chart_digest
 from generator.schema.upstream import Corrections, MeasuredGround, SyncFile, SyncRecord
+from generator.core.errors import InputError, Problem
 from generator.sync.source import Upstream, UpstreamChart
+from generator.sync.source import where as upstream_at
+from generator.sync.source import without_credentials
 from generator.yamlio.loader import parse_document
 
 # The fields compared, by facet (the issue's words: image, args, context, env, resources, metadata). `stack`
@@ -71,7 +80,7 @@ class Change:
     ours: Plain
     theirs: Plain
     kind: str
-    reason: str = ""
+    reason: str = ""  # why ours was kept (a conflict), or the measured ground's note
     source: str = ""
 
     def as_dict(self) -> dict[str, Plain]:
@@ -83,7 +92,7 @@ class Change:
 class AppPlan:
     app: str  # the catalog's name
     upstream_name: str | None
-    status: str  # new, bumped, changed, unchanged, removed, local, skipped, error
+    status: str  # new, bumped, changed, kept, unchanged, removed, dropped, local, skipped, error
     upstream_version: str | None = None
     catalog_version: str | None = None
     new_version: str | None = None  # the version the merged app gets
@@ -96,6 +105,7 @@ class AppPlan:
     benchmarks: list[dict[str, Plain]] = field(default_factory=list)  # upstream's measured figures ours lacks
     imported: Imported | None = None
     mergeable: bool = False  # the merged app may be written (upstream's chart imported, or its drafts kept out)
+    base: dict[str, Plain] | None = None  # upstream's normalized fields at this sync (the next sync's merge base)
 
     @property
     def conflicts(self) -> list[Change]:
@@ -114,6 +124,8 @@ class SyncPlan:
     commit: str | None
     apps: list[AppPlan]
     report: Report | None = None  # the import's report (drafts for new apps)
+    subdir: str | None = None  # the folder of the repository that holds the charts
+    warnings: list[str] = field(default_factory=list)
     record: SyncFile | None = None  # catalog/sync.yaml after the sync
     images: dict[str, str] = field(default_factory=dict)  # stack id -> image (catalog stacks and import drafts)
 
@@ -125,12 +137,12 @@ class SyncPlan:
         return sum(len(a.conflicts) for a in self.apps)
 
     def summary(self) -> dict[str, int]:
-        keys = ("new", "bumped", "changed", "unchanged", "removed", "local", "skipped", "error")
+        keys = ("new", "bumped", "changed", "kept", "unchanged", "removed", "dropped", "local", "skipped", "error")
         return {**{k: self.count(k) for k in keys}, "conflicts": self.conflicts}
 
     def as_dict(self) -> dict[str, Plain]:
         return {"upstream": self.upstream, "commit": self.commit, "summary": self.summary(),
-                "apps": [a.as_dict() for a in self.apps]}
+                "warnings": self.warnings, "apps": [a.as_dict() for a in self.apps]}
 
 
 def plain(value: Any) -> Plain:
@@ -226,10 +238,24 @@ def _same_value(measured: str, value: Plain) -> bool:
         return measured == str(value)
 
 
+@dataclass(frozen=True)
+class Base:
+    """What the merge compares ours with besides upstream: upstream's fields at the last sync (None: not recorded)
+    and whether the catalog's version is above upstream's (without a base, ours then wins every field)."""
+
+    fields: dict[str, Plain] | None
+    ours_ahead: bool
+    ours_version: str | None = None
+    theirs_version: str | None = None
+
+
 def _classify(name: str, ours: dict[str, Plain], theirs: dict[str, Plain], fixes: Corrections,
-              plan: AppPlan) -> set[str]:
-    """Record each differing field on `plan`; the field paths a correction keeps."""
+              plan: AppPlan, base: Base | None = None) -> set[str]:
+    """Record each differing field on `plan`; the field paths whose value stays ours (a correction, the owner's
+    edit since the base, or the catalog's version above upstream's when no base is recorded)."""
     keep: set[str] = set()
+    edited = {p: v for p, v, _ in _fields(ours, {**_defaults(), **base.fields})} \
+        if base is not None and base.fields is not None else None
     for path, a, b in _fields(ours, theirs):
         ground = _match(fixes.measured, name, path)
         row = _match(fixes.corrections, name, path)
@@ -238,6 +264,15 @@ def _classify(name: str, ours: dict[str, Plain], theirs: dict[str, Plain], fixes
             plan.measured.append(ground)
         elif row is not None:
             plan.changes.append(Change(path, _facet(path), a, b, "conflict", row.reason, row.source))
+            keep.add(path)
+        elif edited is not None and path in edited:
+            plan.changes.append(Change(path, _facet(path), a, b, "conflict",
+                                       "the catalog changed it since the last sync (the owner's edit): ours kept"))
+            keep.add(path)
+        elif edited is None and base is not None and base.ours_ahead:
+            plan.changes.append(Change(path, _facet(path), a, b, "conflict",
+                                       f"the catalog's version {base.ours_version} is above upstream's "
+                                       f"{base.theirs_version} and no sync recorded upstream's value: ours kept"))
             keep.add(path)
         else:
             plan.changes.append(Change(path, _facet(path), a, b, "lands"))
@@ -275,9 +310,9 @@ def merge_notes(ours: str | None, theirs: str | None) -> str | None:
 
 
 def _merge(name: str, ours: dict[str, Plain], theirs: dict[str, Plain], fixes: Corrections,
-           plan: AppPlan, resolved: Resolved | None = None) -> dict[str, Plain]:
-    """The app's data with upstream's changes, but for the fields a correction keeps."""
-    keep = _classify(name, ours, theirs, fixes, plan)
+           plan: AppPlan, resolved: Resolved | None = None, base: Base | None = None) -> dict[str, Plain]:
+    """The app's data with upstream's changes, but for the fields that stay ours (`_classify`)."""
+    keep = _classify(name, ours, theirs, fixes, plan, base)
     merged = dict(ours)
     for key in FACET_OF:
         if key == "env":
@@ -307,6 +342,12 @@ def _under_roof(plan: AppPlan, resolved: Resolved, benches: list[dict[str, Plain
     measurement of this chart (a stale or another build's figure): reported, not recorded."""
     kept = []
     for bench in benches:
+        if resolved.device.memory_bandwidth_gb_s is None:  # nothing bounds the figure: none becomes a benchmark
+            plan.changes.append(Change("benchmarks", "metadata", None, bench["tokens_per_s"], "conflict",
+                                       f"the device {resolved.device.name} states no memory bandwidth, so no "
+                                       "figure can be checked against its roofline: not recorded (measure it: "
+                                       "`catalog smoke`)", str(bench.get("source", ""))))
+            continue
         roof = roofline(resolved, int(bench.get("context") or 0), acceptance=bench.get("acceptance"))
         if roof is not None and float(bench["tokens_per_s"]) > roof.bound_tps:
             plan.changes.append(Change("benchmarks", "metadata", None, bench["tokens_per_s"], "conflict",
@@ -359,8 +400,33 @@ def _app_data(resolved: Resolved) -> dict[str, Plain]:
     return data
 
 
+def _clean(value: Plain) -> Plain:
+    """`value` with every URL's `user:password@` removed, at any depth."""
+    if isinstance(value, str):
+        return without_credentials(value)
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    return value
+
+
 def _theirs(result: Imported) -> dict[str, Plain]:
-    return {**_defaults(), **plain(result.app or {})}
+    """The imported app's data, normalized as ours is (absent = null = the default: through the App model where it
+    validates, so `speculative: {drafter: null}` and an absent key compare equal), and with no credential in a URL
+    (neither merged into the app nor kept in the record's base)."""
+    data = _clean(plain(result.app or {}))
+    try:
+        normal: dict[str, Plain] = plain(App.model_validate(data, strict=False))
+    except ValueError:
+        normal = {**_defaults(), **plain(data)}
+    return normal
+
+
+def base_fields(theirs: dict[str, Plain]) -> dict[str, Plain]:
+    """The compared fields of upstream's app that are not the default: the merge base the record keeps."""
+    defaults = _defaults()
+    return {k: theirs[k] for k in FACET_OF if k not in UNKNOWABLE and k in theirs and theirs[k] != defaults.get(k)}
 
 
 def _renamed(cat: Catalog, fixes: Corrections, previous: SyncFile | None) -> dict[str, str]:
@@ -395,6 +461,14 @@ def _kept(plan: AppPlan, current: Resolved, detail: str) -> None:
         plan.new_version = _above(plan.upstream_version, current.app.version)
 
 
+def _base(current: Resolved, record: SyncRecord | None, upstream_version: str | None) -> Base:
+    ours = current.app.version
+    ahead = bool(upstream_version and semver.Version.is_valid(upstream_version)
+                 and semver.Version.parse(ours) > semver.Version.parse(upstream_version))
+    fields_ = dict(record.fields) if record is not None and record.fields is not None else None
+    return Base(fields_, ahead, ours, upstream_version)
+
+
 def _plan_chart(plan: AppPlan, result: Imported, current: Resolved | None, fixes: Corrections,
                 previous: SyncFile | None) -> None:
     """One upstream chart's plan: skipped, error (the catalog's content kept), new, or merged into the app."""
@@ -409,18 +483,23 @@ def _plan_chart(plan: AppPlan, result: Imported, current: Resolved | None, fixes
     elif current is None:
         plan.status = "new"
         plan.detail = "draft: " + "; ".join(result.missing) if result.status == "draft" else ""
+        plan.base = base_fields(_theirs(result))
     else:
+        record = previous.apps.get(plan.app) if previous else None
         ours, theirs = _app_data(current), _theirs(result)
-        plan.merged = _merge(plan.app, ours, theirs, fixes, plan, current)
+        plan.merged = _merge(plan.app, ours, theirs, fixes, plan, current, _base(current, record,
+                                                                                 plan.upstream_version))
         if result.status == "draft" and _blocked(plan, result):  # drafts no correction keeps out of the merge
             _kept(plan, current, problems or "upstream's chart needs drafts")
             return
         plan.mergeable = True
-        plan.status = _status(plan, previous.apps.get(plan.app) if previous else None, plan.digest or "")
+        plan.base = base_fields(theirs)
+        plan.status = _status(plan, record, plan.digest or "")
         if plan.status == "unchanged" and _at_or_below(current.app.version, plan.upstream_version) \
                 and _our_digest(current) != plan.digest:
             plan.status = "changed"  # nothing to merge, but our chart is not upstream's at its version (MKT002)
-            plan.detail = "the catalog's chart differs from upstream's at the same version (its corrections)"
+            plan.detail = ("the catalog's chart is not upstream's and its version is not above upstream's: it goes "
+                           "above (one content per version)")
         if result.status == "draft":
             plan.detail = "upstream's drafted fields are kept by corrections: " + "; ".join(result.missing)
         if plan.status != "unchanged":
@@ -428,42 +507,121 @@ def _plan_chart(plan: AppPlan, result: Imported, current: Resolved | None, fixes
             plan.merged["version"] = plan.new_version
 
 
+def _unreadable(plan: AppPlan, chart: UpstreamChart, current: Resolved | None) -> None:
+    """An upstream chart that could not be read, or whose version is no SemVer: that app's error (the catalog's
+    content kept), the rest of upstream merges."""
+    plan.catalog_version = current.app.version if current else None
+    plan.status = "error"
+    if chart.error:
+        plan.detail = chart.error
+    else:
+        plan.detail = (f"{chart.label}: version {chart.version!r} is not SemVer (MAJOR.MINOR.PATCH); the app is "
+                       "not merged until upstream gives it one")
+        plan.upstream_version = None
+    plan.digest = None
+
+
+def _duplicates(charts: list[UpstreamChart], names: dict[str, str]) -> None:
+    """Two upstream charts for one app name (two folders declaring one `metadata.name`): an error naming both."""
+    seen: dict[str, list[str]] = {}
+    for chart in charts:
+        if chart.label in names:
+            seen.setdefault(names[chart.label], []).append(chart.label)
+    twice = {name: labels for name, labels in seen.items() if len(labels) > 1}
+    if twice:
+        raise InputError([Problem(labels[0], None, "metadata.name",
+                                  f"app {name!r} is declared by {' and '.join(labels)}: one app name, one chart; "
+                                  "upstream must rename or remove one of them (nothing was written)")
+                          for name, labels in sorted(twice.items())])
+
+
+def _semver_ok(version: str | None) -> bool:
+    return version is None or semver.Version.is_valid(version)
+
+
+def _gone(name: str, resolved: Resolved, upstream: Upstream, previous: SyncFile | None) -> AppPlan:
+    """An app of the catalog upstream does not list: removed when upstream had it (the record lists it, or its
+    history held the folder), left to prune's gate when deprecated, else the catalog's own."""
+    rec = previous.apps.get(name) if previous else None
+    upstream_name = rec.upstream_name if rec and rec.upstream_name else name
+    recorded = rec is not None and rec.status == "listed"
+    in_history = upstream.ever is not None and upstream_name in upstream.ever
+    version = resolved.app.version
+    if not (recorded or in_history):
+        return AppPlan(name, None, "local", catalog_version=version,
+                       detail="the catalog's own app (upstream never had it): kept as it is")
+    at = upstream_at(upstream.label, upstream.commit)
+    if resolved.app.status == "deprecated":
+        return AppPlan(name, rec.upstream_name if rec else None, "dropped",
+                       upstream_version=rec.version if rec else None, catalog_version=version,
+                       detail=f"upstream removed it at {at}; deprecated here, it leaves through `catalog prune` "
+                              "(its smoke gate)")
+    why = "the sync record lists it" if recorded else "upstream's history held it"
+    return AppPlan(name, rec.upstream_name if rec else None, "removed",
+                   upstream_version=rec.version if rec else None, catalog_version=version,
+                   detail=f"upstream removed it at {at} ({why}): marked removed")
+
+
+def _one_by_one(charts: list[UpstreamChart], readable: list[UpstreamChart],
+                imported: Callable[[list[UpstreamChart]], Report | None]
+                ) -> tuple[list[UpstreamChart], list[UpstreamChart]]:
+    """The charts with each one the import refuses as a whole (an InputError, not a result) marked as its error."""
+    refused: dict[str, str] = {}
+    for chart in readable:
+        try:
+            imported([chart])
+        except InputError as exc:
+            refused[chart.label] = "; ".join(str(p) for p in exc.problems)
+    marked = [dataclasses.replace(c, error=refused[c.label]) if c.label in refused else c for c in charts]
+    return marked, [c for c in readable if c.label not in refused]
+
+
 def build_plan(upstream: Upstream, cat: Catalog, fixes: Corrections, previous: SyncFile | None) -> SyncPlan:
     """The plan of one sync (nothing written)."""
     renamed = _renamed(cat, fixes, previous)
     charts: list[UpstreamChart] = list(upstream.charts)
-    report = import_paths([c.path for c in charts], cat, update=True, dry_run=True, labels=[c.label for c in charts],
-                          renamed=renamed, live_drafts=True)
-    by_label = {r.label: r for r in report.results}
-    failed = {r.label for r in report.results if r.status == "error"}
+    readable = [c for c in charts if c.error is None and _semver_ok(c.version)]
+
+    def imported(chosen: list[UpstreamChart]) -> Report | None:
+        return import_paths([c.path for c in chosen], cat, update=True, dry_run=True,
+                            labels=[c.label for c in chosen], renamed=renamed, live_drafts=True) if chosen else None
+
+    try:
+        report = imported(readable)
+    except InputError:  # one chart stopped the whole import: each alone, so only that chart is an error
+        charts, readable = _one_by_one(charts, readable, imported)
+        report = imported(readable)
+    by_label = {r.label: r for r in report.results} if report else {}
+    failed = {r.label for r in report.results if r.status == "error"} if report else set()
     if failed:  # one chart's error empties the import's plan: plan the others' writes (drafts, new apps) again
-        rest = [c for c in charts if c.label not in failed]
+        rest = [c for c in readable if c.label not in failed]
         report = import_paths([c.path for c in rest], cat, update=True, dry_run=True, labels=[c.label for c in rest],
-                              renamed=renamed, live_drafts=True)
-        by_label.update({r.label: r for r in report.results})
+                              renamed=renamed, live_drafts=True) if rest else None
+        by_label.update({r.label: r for r in report.results} if report else {})
+    names = {c.label: renamed.get(c.name, by_label[c.label].name or c.name) if c.label in by_label
+             else renamed.get(c.name, c.name) for c in charts}
+    _duplicates(charts, names)
     apps: list[AppPlan] = []
     seen: set[str] = set()
     for chart in charts:
-        result = by_label[chart.label]
-        name = renamed.get(chart.name, result.name or chart.name)
+        name = names[chart.label]
         seen.add(name)
         plan = AppPlan(name, chart.name if name != chart.name else None, "new", upstream_version=chart.version,
-                       digest=chart.digest, commit=chart.commit or upstream.commit, imported=result)
-        _plan_chart(plan, result, cat.apps.get(name), fixes, previous)
+                       digest=chart.digest, commit=chart.commit or upstream.commit, imported=by_label.get(chart.label))
+        if chart.label not in by_label:
+            _unreadable(plan, chart, cat.apps.get(name))
+            current = cat.apps.get(name)
+            if current is not None and plan.upstream_version is not None:
+                _kept(plan, current, plan.detail)
+        else:
+            _plan_chart(plan, by_label[chart.label], cat.apps.get(name), fixes, previous)
         apps.append(plan)
     for name, resolved in sorted(cat.apps.items()):
         if name in seen or resolved.app.status == "removed":
             continue
-        rec = previous.apps.get(name) if previous else None
-        if previous is not None and rec is None:  # added here after the first sync, never upstream's: kept
-            apps.append(AppPlan(name, None, "local", catalog_version=resolved.app.version,
-                                detail="the catalog's own app (no sync record): kept as it is"))
-            continue
-        upstream_name = rec.upstream_name if rec else None
-        apps.append(AppPlan(name, upstream_name, "removed", upstream_version=rec.version if rec else None,
-                            catalog_version=resolved.app.version,
-                            detail=f"not in {upstream.label}: marked removed"))
-    return SyncPlan(upstream.label, upstream.commit, sorted(apps, key=lambda a: a.app), report)
+        apps.append(_gone(name, resolved, upstream, previous))
+    return SyncPlan(upstream.label, upstream.commit, sorted(apps, key=lambda a: a.app), report,
+                    subdir=upstream.subdir, warnings=list(upstream.warnings))
 
 
 def parse_image(text: str | None, where: str) -> str | None:

@@ -204,7 +204,6 @@ def apply(run: BumpRun, out: Path, date: str | None = None) -> list[Outcome]:
             if cur.content != run.currents[o.app].content:
                 raise RuntimeError(f"{o.app}: editing the version changed the chart content; report this bug")
             run.currents[o.app] = cur
-        write_charts(out, {o.app: run.currents[o.app].tree for o in moving}, prune_others=False)
         write_entries(changelog_path(run.catalog.root),
                       [(o.app, o.after, date, [c.bullet for c in o.changes]) for o in moving])
     for o in recorded:
@@ -214,6 +213,9 @@ def apply(run: BumpRun, out: Path, date: str | None = None) -> list[Outcome]:
         run.releases.record(name, rel)
     if recorded or filled:
         run.releases.save()
+    if moving:  # the charts last, in one exchange: any failure before leaves them untouched, and the CLI puts the
+        # files written above back as they were (core/fileio.py `journal`); the writer restores its own on failure
+        write_charts(out, {o.app: run.currents[o.app].tree for o in moving}, prune_others=False)
     return recorded
 
 

@@ -22,6 +22,7 @@ from ruamel.yaml import YAML
 
 from generator.catalog import Resolved
 from generator.chart.parts import Data, key_paths
+from generator.core.errors import InputError, Problem
 from generator.chart.plan import ChartSpec
 from generator.chart.writer import Tree
 
@@ -60,9 +61,28 @@ def canonical(rel: str, text: str) -> str:
         lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
         return "\n".join(lines).strip("\n")
     data = _SAFE.load(text)
+    if "*" in text and _shared(data):  # a chart from a PR, a market, a package is input from outside
+        raise InputError([Problem(rel, None, None, "an alias (`*name`) is not supported in chart data files (each "
+                                                   "alias copies its anchor: the hash would expand it); write the "
+                                                   "value out")])
     for path in VOLATILE.get(rel.rsplit("/", 1)[-1], ()):
         _drop(data, path)
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _shared(data: object) -> bool:
+    """Whether a mapping or list occurs twice in the loaded data (what the loader makes of an alias); one pass,
+    each container visited once, before anything expands it (issue 40 cause 1)."""
+    seen: set[int] = set()
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (dict, list)):
+            if id(node) in seen:
+                return True
+            seen.add(id(node))
+            stack += node.values() if isinstance(node, dict) else node
+    return False
 
 
 def file_hash(rel: str, text: str) -> str:

@@ -271,6 +271,41 @@ def _shares_nodes(root: Node) -> bool:
     return False
 
 
+def _tree_problem(root: Node) -> tuple[str, Any] | None:
+    """(what, mark) when the composed graph is not a tree of at most MAX_DEPTH levels: a node reached twice (an alias:
+    the composer shares the anchor's node, so constructing or walking it copies the anchor's whole value each time)
+    or nested deeper. One pass, each node visited once: linear in the text however the aliases nest."""
+    seen: set[int] = set()
+    stack: list[tuple[Node, int]] = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if id(node) in seen:
+            return (f"an alias (`*name`) of the value at line {node.start_mark.line + 1} is not supported "
+                    "(each alias copies its anchor: a few lines of nested aliases expand to gigabytes); write the "
+                    "value out", node.start_mark)
+        seen.add(id(node))
+        if isinstance(node, (MappingNode, SequenceNode)):
+            if depth >= MAX_DEPTH:
+                return f"nested more than {MAX_DEPTH} levels deep", node.start_mark
+            children = [c for pair in node.value for c in pair] if isinstance(node, MappingNode) else node.value
+            stack += ((child, depth + 1) for child in children)
+    return None
+
+
+class UntrustedLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """PyYAML's safe loader (YAML 1.1 scalars, as Go's YAML reads charts; libyaml when built with it) for YAML
+    from outside the catalog that is read as a whole: Helm's rendered output (lint/helm.py, importer/helmview.py),
+    a chart's root files. Every document is checked before it is constructed: an alias or nesting past MAX_DEPTH
+    is a `yaml.MarkedYAMLError` at its line, so neither the constructor nor any later walk of the data
+    meets a shared node (issue 40 cause 1: 12 levels of `&aN [*aN-1 x9]` in one ConfigMap took 1.5 GB)."""
+
+    def construct_document(self, node: Node) -> Any:
+        found = _tree_problem(node)
+        if found is not None:
+            raise _Refused(None, None, found[0], found[1])
+        return super().construct_document(node)
+
+
 def load_untrusted(text: str, display: str) -> Any:
     """YAML from outside the catalog (a chart's Chart.yaml, values.yaml, OlaresManifest.yaml in `catalog import`)
     as plain data (mappings as dicts, sequences as lists), with the catalog's own refusals: a duplicate key (both

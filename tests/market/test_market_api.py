@@ -49,7 +49,10 @@ def test_hash_is_the_content_hash_and_answers_304(served):
     body = r.json()
     assert list(body) == ["hash", "last_updated", "version"] and body["version"] == "1.12.6"
     assert len(body["hash"]) == 32 and r.headers["etag"] == f'"{body["hash"]}"'
-    assert served.get("/api/v1/appstore/hash").json()["version"] == "1.12.3"  # the worker's default
+    # no version: the newest format, and the answer says which (issue 42; the worker echoed its default 1.12.3)
+    bare = served.get("/api/v1/appstore/hash").json()
+    assert bare["version"] == "1.12.6" and bare["hash"] == body["hash"]
+    assert served.get("/api/v1/appstore/info").json()["version"] == "1.12.6"
     again = served.get("/api/v1/appstore/hash", params={"version": "1.12.6"})
     assert again.content == r.content  # deterministic: no per-request clock
     for header in (r.headers["etag"], f'W/{r.headers["etag"]}', f'"nope", {r.headers["etag"]}', "*"):
@@ -84,8 +87,8 @@ def test_details_in_batches_with_not_found(served):
     assert body["version"] == "1.12.6"
     assert all(body["apps"][i]["id"] == i == body["apps"][i]["appID"] for i in body["apps"])
     complete = served.post("/api/v1/applications/info", json={"app_ids": ids[10:]}).json()
-    assert "not_found" not in complete and complete["version"] == "1.12.3"  # as the worker: only when some are missing
-    assert served.post("/api/v1/applications/info", json={"app_ids": []}).json() == {"apps": {}, "version": "1.12.3"}
+    assert "not_found" not in complete and complete["version"] == "1.12.6"  # as the worker: only when some are missing
+    assert served.post("/api/v1/applications/info", json={"app_ids": []}).json() == {"apps": {}, "version": "1.12.6"}
 
 
 @pytest.mark.parametrize(("body", "message"), [

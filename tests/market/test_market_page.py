@@ -180,3 +180,29 @@ def test_a_new_store_page_shows_the_apps_icon_urls(tmp_path, rendered_market):
     cat = load_catalog(store / "catalog")
     for r in cat.select():
         assert f'<img class="icon" src="{r.app.icon}"' in built.page.html
+
+
+def test_the_store_page_shows_the_predicted_speed_beside_the_measured(tmp_path, rendered_market):
+    """issue 41: each active card on a device with a bandwidth says what the speed model predicts there, and the
+    measured figure beside it where the app has a benchmark."""
+    from generator.fit.speed import speeds
+    from generator.market.history import no_ledger
+    from generator.market.server import Sources, build
+    from generator.market.source import PackageCache
+
+    store = make_store(tmp_path / "store", rendered_market)
+    for device in (store / "catalog" / "devices").glob("*.yaml"):  # the fixture's cards state no bandwidth
+        if "memory_bandwidth_gb_s" not in device.read_text():
+            device.write_text(device.read_text() + "memory_bandwidth_gb_s: 896\n")
+    built = build(Sources(store / "catalog", store / "charts", no_ledger), PackageCache())
+    checked = 0
+    for r in load_catalog(store / "catalog").select():
+        found = speeds(r) if r.app.status == "active" else None
+        if found is None or found.short.tokens_per_s is None:
+            continue
+        checked += 1
+        assert f'{r.device.name}: {found.short.tokens_per_s:.0f} tokens/s' in built.page.html
+        bench = r.app.last_benchmark
+        if bench is not None:
+            assert f"measured {bench.tokens_per_s:.1f}" in built.page.html
+    assert checked

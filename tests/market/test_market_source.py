@@ -95,3 +95,75 @@ def test_a_version_recorded_after_a_change_that_kept_its_number_is_found(tmp_pat
     got = collect(catalog, charts)
     assert got.problems == ()
     assert sorted(r.version for r in got.releases if r.app == APP) == sorted(load_releases(catalog).apps[APP])
+
+
+def test_packages_are_made_on_first_download_with_the_bytes_an_eager_build_made(tmp_path, capsys, rendered_market):
+    """`catalog serve` answers before it packages anything (issue 35): a package is made when first read, once,
+    and is byte for byte what packaging at once gives (publish/package.py is reproducible)."""
+    from generator.publish.market import build_markets, package_bytes
+
+    store = make_store(tmp_path / "store", rendered_market)
+    cache = PackageCache()
+    got = collect(store / "catalog", store / "charts", cache)
+    charts = next(iter(build_markets(got.releases, {}).values())).charts
+    assert len(charts) == len(got.releases) and not any(charts.ready(n) for n in charts)  # type: ignore[attr-defined]
+    rel = next(r for r in got.releases if r.app == APP)
+    assert charts[rel.file_name] == package_bytes(rel.tree, rel.app, rel.version, rel.date, helm=cache.helm)
+    assert charts.ready(rel.file_name) and charts[rel.file_name] is charts[rel.file_name]  # type: ignore[attr-defined]
+    assert sum(charts.ready(n) for n in charts) == 1  # type: ignore[attr-defined]
+
+
+def test_history_trees_read_in_one_batch_equal_the_trees_read_one_by_one(tmp_path, capsys, rendered_market):
+    """gitbase.py `trees` reads many chart folders of the git history with a few git processes; each tree is the
+    one `tree` reads alone (nested folders such as templates/ and i18n/en-US/ included)."""
+    from generator.adapters.git import Git
+    from generator.versions.gitbase import GitCharts
+
+    store = make_store(tmp_path / "store", rendered_market)
+    for note in ("second", "third"):
+        assert run_cli(capsys, "bump", APP, "--note", note, "--catalog", str(store / "catalog"))[0] == 0
+        git(store, "add", "-A")
+        git(store, "commit", "-q", "-m", note)
+    gc = GitCharts.locate(store / "charts", Git())
+    commits = gc.git.text(gc.repo, "log", "--format=%H", "HEAD").split()
+    ids = {gc.git.text(gc.repo, "rev-parse", f"{c}:{gc.folder}/{app}").strip(): (c, app)
+           for c in commits for app in (APP, "gemma426ba4bone")}
+    batch = gc.trees(list(ids))
+    assert len(batch) == len(ids) >= 3
+    for tree_id, (commit, app) in ids.items():
+        one = gc.tree(commit, app)
+        assert batch[tree_id] == one and any("/" in path for path in one)
+
+
+def test_the_first_snapshot_answers_before_the_git_history_is_read(tmp_path, capsys, rendered_market):
+    """`catalog serve`'s first snapshot serves charts/ without reading git history (issue 35: /health within
+    seconds); an older version is then `503 Retry-After`, /health says `starting`, and the watcher's first rebuild
+    swaps in the whole market. Real Starlette app over real git, through Starlette's in-process client."""
+    from starlette.testclient import TestClient
+
+    from generator.market.api import Holder, make_app
+    from generator.market.history import SmokePoint
+    from generator.market.server import Sources, Watcher, build, snapshot
+
+    store = make_store(tmp_path / "store", rendered_market)
+    first = load_releases(store / "catalog").latest(APP).version
+    assert run_cli(capsys, "bump", APP, "--note", "second", "--catalog", str(store / "catalog"))[0] == 0
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "-m", "second")
+
+    def no_smokes(_root, _app) -> list[SmokePoint]:
+        return []
+
+    sources = Sources(store / "catalog", store / "charts", no_smokes)
+    cache = PackageCache()
+    holder = Holder(snapshot(build(sources, cache, history=False)))
+    holder.watching = True
+    client = TestClient(make_app(holder))
+    health = client.get("/health").json()
+    assert health["status"] == "starting" and health["pending_history"] >= 1 and health["problems"] == []
+    old = client.get(f"/api/v1/applications/{APP}/chart", params={"fileName": f"{APP}-{first}.tgz"})
+    assert old.status_code == 503 and old.headers["retry-after"] == "5"
+    assert Watcher(holder, sources, cache, sources.signature()).rebuild()
+    assert client.get("/health").json()["status"] == "ok"
+    again = client.get(f"/api/v1/applications/{APP}/chart", params={"fileName": f"{APP}-{first}.tgz"})
+    assert again.status_code == 200 and again.content[:2] == b"\x1f\x8b"

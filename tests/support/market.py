@@ -98,7 +98,9 @@ def serve(catalog: Path, log_dir: Path, *extra: str, poll: float = 0.2) -> Itera
             if proc.poll() is not None:
                 pytest.fail(f"catalog serve exited with {proc.returncode}:\n{log.read_text(errors='replace')[-3000:]}")
             try:
-                if httpx.get(served.url + "/health", timeout=1.0).status_code == 200:
+                answer = httpx.get(served.url + "/health", timeout=1.0)
+                # the whole market: the first seconds serve charts/ alone while git history is read ("starting")
+                if answer.status_code == 200 and answer.json().get("status") != "starting":
                     break
             except httpx.HTTPError:
                 pass

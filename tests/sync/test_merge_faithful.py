@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "importer"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import olares_charts as oc  # noqa: E402
+from stores import listed  # noqa: E402
 
 from generator.catalog import load_catalog  # noqa: E402
 from generator.cli import main  # noqa: E402
@@ -113,6 +115,7 @@ def test_typed_values_stay_typed_and_untouched_fields_are_byte_identical(catalog
 def test_a_removed_app_keeps_its_typed_fields(catalog, tmp_path, capsys):
     lab = catalog / "apps" / "qwenlab.yaml"
     lab.write_text(lab.read_text() + BENCH)
+    listed(catalog, "qwenlab")
     code, _, _ = run(catalog, capsys, str(upstream(tmp_path, context=131072, version="1.0.4")))
     assert code == 0
     text = lab.read_text()
@@ -121,16 +124,20 @@ def test_a_removed_app_keeps_its_typed_fields(catalog, tmp_path, capsys):
 
 
 def test_a_replacement_removed_by_the_same_sync_is_not_left_dangling(catalog, tmp_path, capsys):
+    """gemmalab (deprecated, replaced by qwenlab) and qwenlab both left upstream: qwenlab is removed; gemmalab, being
+    deprecated, waits for prune's gate, and no longer names the removed qwenlab."""
     gemma = catalog / "apps" / "gemmalab.yaml"
     text = gemma.read_text().replace("status: active", "status: deprecated\nreplaced_by: qwenlab\n"
                                      "reason: superseded in a test")
     gemma.write_text(text)
+    listed(catalog, "gemmalab", "qwenlab")
     load_catalog(catalog)
     code, _, err = run(catalog, capsys, str(upstream(tmp_path, context=131072, version="1.0.4")))
     assert code == 0, err
     data = app_file(catalog, "gemmalab")
-    assert data["status"] == "removed" and "replaced_by" not in data
-    assert "its replacement qwenlab was removed too" in data["reason"]
+    assert data["status"] == "deprecated" and "replaced_by" not in data
+    assert "its replacement qwenlab was removed by upstream at" in data["reason"]
+    assert app_file(catalog, "qwenlab")["status"] == "removed"
     load_catalog(catalog)
 
 

@@ -58,6 +58,13 @@ def catalog(tmp_path: Path) -> Path:
     return dest
 
 
+def with_bandwidth(catalog: Path) -> None:
+    """The fixture's card with its memory bandwidth: a figure can be checked against the roofline (without one, no
+    upstream figure becomes a benchmark)."""
+    device = catalog / "devices" / "lab-4090.yaml"
+    device.write_text(device.read_text() + "memory_bandwidth_gb_s: 1008\n")
+
+
 def app_file(catalog: Path, name: str = "marketqwen") -> dict:
     return read_document(catalog / "apps" / f"{name}.yaml").data
 
@@ -92,6 +99,7 @@ def test_the_render_writes_them_and_version_name_is_the_apps_version(catalog, tm
 
 
 def test_a_sync_adds_upstreams_new_measured_speed_typed(catalog, tmp_path, capsys):
+    with_bandwidth(catalog)
     assert import_paths([chart(tmp_path / "first", "1.0.3", bento=False)], load_catalog(catalog)).ok
     assert "benchmarks" not in app_file(catalog)
     capsys.readouterr()
@@ -115,8 +123,7 @@ def test_a_short_prompt_speed_above_the_full_context_roof_is_recorded(catalog, t
     run a short prompt): only a figure above the empty-cache bound, the bound of every prompt, is refused."""
     from generator.fit.roofline import roofline
 
-    device = catalog / "devices" / "lab-4090.yaml"  # the fixture's card with its bandwidth: the roofline exists
-    device.write_text(device.read_text() + "memory_bandwidth_gb_s: 1008\n")
+    with_bandwidth(catalog)  # the roofline exists
     assert import_paths([chart(tmp_path / "first", "1.0.3", bento=False)], load_catalog(catalog)).ok
     resolved = next(iter(load_catalog(catalog).select(["marketqwen"])))
     full = roofline(resolved, 65536, acceptance=0.75)
@@ -147,6 +154,7 @@ def test_an_unchanged_chart_with_a_new_measured_speed_gets_the_benchmark_written
     """Upstream's chart is the one the last sync saw; only the app file lacks its bento speed (an older import did
     not read it): the plan says it lands, and the sync writes it, with no new version (a benchmark is no chart
     content)."""
+    with_bandwidth(catalog)
     up = chart(tmp_path / "up", "1.0.3")
     assert main(["sync", str(up.parent), "--catalog", str(catalog)]) == 0  # new
     assert main(["sync", str(up.parent), "--catalog", str(catalog)]) == 0  # ours differs at 1.0.3: goes above

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "importer"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import olares_charts as oc  # noqa: E402
+from stores import listed  # noqa: E402
 
 from generator.catalog import load_catalog  # noqa: E402
 from generator.cli import main  # noqa: E402
@@ -54,6 +56,7 @@ def app_file(catalog: Path, name: str) -> dict:
 
 
 def test_dry_run_reports_a_bump_per_field_and_writes_nothing(catalog, tmp_path, capsys):
+    listed(catalog, "gemmalab", "qwenlab", "qwenvisionlab")
     up = upstream(tmp_path, context=131072, version="1.0.4")
     before = {p: p.read_bytes() for p in catalog.rglob("*") if p.is_file()}
     code, plan = sync(catalog, capsys, str(up), "--dry-run")
@@ -63,22 +66,25 @@ def test_dry_run_reports_a_bump_per_field_and_writes_nothing(catalog, tmp_path, 
     changed = {c["field"]: c for c in qwen["changes"]}
     assert changed["context_length"]["ours"] == 65536 and changed["context_length"]["theirs"] == 131072
     assert changed["context_length"]["kind"] == "lands" and changed["context_length"]["facet"] == "context"
-    assert {a["app"] for a in plan["apps"] if a["status"] == "removed"} == {"gemmalab", "qwenlab", "qwenvisionlab"}
-    assert plan["summary"]["bumped"] == 1 and plan["summary"]["removed"] == 3
+    assert {a["app"] for a in plan["apps"] if a["status"] == "removed"} == {"gemmalab", "qwenlab"}
+    assert app_of(plan, "qwenvisionlab")["status"] == "dropped", "a deprecated app leaves through prune's gate"
+    assert plan["summary"]["bumped"] == 1 and plan["summary"]["removed"] == 2
     assert {p: p.read_bytes() for p in catalog.rglob("*") if p.is_file()} == before
 
 
 def test_the_table_names_status_versions_and_facets(catalog, tmp_path, capsys):
+    listed(catalog, "gemmalab", "qwenlab", "qwenvisionlab")
     up = upstream(tmp_path, context=131072, version="1.0.4")
     capsys.readouterr()
     assert main(["sync", str(up), "--catalog", str(catalog), "--dry-run"]) == 0
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if line.startswith("marketqwen"))
     assert row.split()[:5] == ["marketqwen", "bumped", "1.0.4", "1.0.3", "1.0.5"] and "context" in row
-    assert "1 bumped" in out and "3 removed" in out and "dry run:" in out
+    assert "1 bumped" in out and "2 removed" in out and "1 dropped" in out and "dry run:" in out
 
 
 def test_apply_merges_records_and_a_second_sync_is_unchanged(catalog, tmp_path, capsys):
+    listed(catalog, "gemmalab", "qwenlab", "qwenvisionlab")
     up = upstream(tmp_path, context=131072, version="1.0.4")
     code, _ = sync(catalog, capsys, str(up))
     assert code == 0
@@ -197,7 +203,7 @@ def test_a_chart_that_needed_drafts_is_planned_again_by_the_next_sync(catalog, t
 
     class Plan:
         apps = [plan, done]
-        upstream, commit = "up", None
+        upstream, commit, subdir = "up", None, None
 
     record = sync_apply._record(Plan(), None)  # type: ignore[arg-type]
     assert record.apps["marketqwen"].chart is None and record.apps["otherapp"].chart == "sha256:" + "1" * 64

@@ -1,0 +1,335 @@
+"""Fit the speed model (generator/fit/speed.py) on the fit half and score it on the test half.
+
+    .venv/bin/python bench/speed/fit.py [--write]
+
+Measurements, each with its source:
+- the lent H100's llama-bench rows (bench/speed/h100/bench.jsonl, plan.json: real-shape files of catalog models, the
+  device file bench/speed/devices/h100-sxm.yaml: its public specification only);
+- every benchmark of every app of the embedded catalog (the maintainer's figures on the Olares One, served by the
+  app's own engine build), with its date and method;
+- the public Llama 2 7B Q4_0 figures on an RTX 3090, 3090 Ti and 4090 (tests/fixtures/catalog_roofline, llama.cpp
+  PRs 6766 and 4812): devices no fit row was measured on.
+The split is bench/speed/split.yaml (by model, written before this script existed). `--write` puts the fitted values
+into generator/fit/speed.py (between its `fitted` markers) and the tables into bench/speed-accuracy.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from statistics import median
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from generator.catalog import Resolved, load_catalog, load_device_file  # noqa: E402
+from generator.fit import speed  # noqa: E402
+from generator.fit.roofline import roofline  # noqa: E402
+from generator.fit.speed import Coefficients, predict  # noqa: E402
+from generator.fit.sizing import sized  # noqa: E402
+from generator.schema import Device  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+# a llama.cpp app whose argv stands in for a model whose own app runs another engine, by speed family
+TEMPLATE = {"qwen3.5-27b": "llamacppqwen36mtpone"}
+MAX_OVERHEAD_US = 20
+
+
+@dataclass(frozen=True)
+class Row:
+    resolved: Resolved
+    model: str
+    device_kind: str  # the device's architecture + name: what "per device kind" groups by
+    context: int
+    tokens_per_s: float
+    acceptance: float | None
+    served: bool
+    speculative: bool
+    method: str
+    source: str
+    half: str
+
+
+def _split() -> dict[str, str]:
+    data = yaml.safe_load((HERE / "split.yaml").read_text())
+    return {m: half for half in ("fit", "test") for m in data[half]}
+
+
+def _kind(d: Device) -> str:
+    return f"{d.name} ({d.architecture or d.arch})"
+
+
+def rows() -> list[Row]:
+    split = _split()
+    cat = load_catalog(str(ROOT / "catalog"))
+    h100 = load_device_file(HERE / "devices" / "h100-sxm.yaml")
+    out: list[Row] = []
+    plan = {p["gguf"]: p for p in json.loads((HERE / "h100" / "plan.json").read_text())}
+    for line in (HERE / "h100" / "bench.jsonl").read_text().splitlines():
+        b = json.loads(line)
+        p = plan[Path(b["model_filename"]).name]
+        base = cat.apps[p["app"]]
+        if speed.engine_kind(base) != "llamacpp":  # the model's own app runs another engine: a llama.cpp app's argv
+            base = cat.apps[TEMPLATE[p["model"]]]
+        model = cat.models[p["model"]]
+        # the file the GPU read: the real-shape file's own tensors (weights_part reads the weight file's size)
+        template = model.weights[0]
+        weight = template.model_copy(update={"quant": "realshape", "format": "gguf", "file": p["gguf"],
+                                             "size_gib": p["tensor_bytes"] / 2**30})
+        model = model.model_copy(update={"weights": (weight,)})
+        app = base.app.model_copy(update={"quantization": "realshape", "benchmarks": [], "model": model.id,
+                                          "gpu_memory_mib": 80000,
+                                          "speculative": None})
+        r = replace(base, device=h100, model=model, app=app)
+        out.append(Row(_sized(r), p["model"], _kind(h100), int(b["n_depth"]), float(b["avg_ts"]), None, False, False,
+                       f"llama-bench tg{b['n_gen']} x {len(b['samples_ts'])} at depth {b['n_depth']}, "
+                       f"-fa 1 -ngl 99, KV {b['type_k']}, real-shape {p['gguf']}",
+                       "bench/speed/h100/bench.jsonl (lent H100, llama.cpp 11434, 2026-12-06)",
+                       split.get(p["model"], "unsplit")))
+    for _name, r in sorted(cat.apps.items()):
+        for bench in r.app.benchmarks:
+            # a benchmark's `context` is the server's window (the maintainer's runs decode ~800 tokens after a short
+            # prompt): the cache held little of it, so the row is taken at an empty cache
+            out.append(Row(_sized(r), r.model.id, _kind(r.device), 0, bench.tokens_per_s,
+                           bench.acceptance, True, True, f"{bench.date}: {bench.method}", bench.source,
+                           split.get(r.model.id, "unsplit")))
+    fixture = load_catalog(str(ROOT / "tests" / "fixtures" / "catalog_roofline"))
+    for _name, r in sorted(fixture.apps.items()):
+        if r.model.id != "llama2-7b" or r.device.memory_bandwidth_gb_s is None:
+            continue
+        for bench in r.app.benchmarks:
+            out.append(Row(_sized(r), "llama-2-7b", _kind(r.device), 0, bench.tokens_per_s, None, False, False,
+                           f"{bench.date}: {bench.method}", bench.source, split.get("llama-2-7b", "unsplit")))
+    return out
+
+
+def predicted(row: Row, coef: Coefficients) -> float | None:
+    p = predict(row.resolved, row.context, acceptance=row.acceptance, served=row.served,
+                speculative=row.speculative, coef=coef)
+    return p.tokens_per_s if p.tokens_per_s is not None else (p.low + p.high) / 2
+
+
+def _sized(r: Resolved) -> Resolved:
+    return sized(r) if r.app.gpu_memory_mib is None else r
+
+
+def usable_for_fit(row: Row) -> bool:
+    """A fit row must say what it measured: a speculative app's row without its acceptance says too little."""
+    if row.half != "fit":
+        return False
+    if not row.speculative:
+        return True
+    s = speed.settings_for(row.resolved, speed.engine_for(row.resolved))
+    # a speculative row needs its acceptance and the draft length the app states (an engine default differs by build)
+    return s.spec_method is None or (row.acceptance is not None and s.spec_tokens is not None)
+
+
+def measured_spec() -> tuple[float, float, float]:
+    """(sampling s per vocabulary entry, SPEC_FIRST, SPEC_NEXT) from the H100's llama-server rows."""
+    rows_ = [json.loads(x) for x in (HERE / "h100" / "spec.jsonl").read_text().splitlines()]
+    plain = next(r for r in rows_ if not r["argv_extra"])["timings"]
+    steps = {int(r["argv_extra"][-1]): r["timings"] for r in rows_ if r["argv_extra"] and "timings" in r}
+    t0 = plain["predicted_ms"] / plain["predicted_n"]
+    # no draft was accepted: one token a step, so ms per token is ms per step
+    c1 = steps[1]["predicted_ms"] / steps[1]["predicted_n"] / t0
+    c3 = steps[3]["predicted_ms"] / steps[3]["predicted_n"] / t0
+    bench = [json.loads(x) for x in (HERE / "h100" / "bench.jsonl").read_text().splitlines()]
+    bare = next(b for b in bench if b["model_filename"].endswith("qwen36-27b-q4km-mtp.gguf") and b["n_depth"] == 0)
+    vocab = 248320  # Qwen3.6's vocabulary (catalog/models/qwen36-27b.yaml)
+    sampling = (t0 / 1e3 - 1 / bare["avg_ts"]) / vocab
+    return sampling, c1 - 1, (c3 - c1) / 2
+
+
+def _key(r: Row) -> tuple[str, str, str]:
+    d = r.resolved.device
+    return speed.engine_kind(r.resolved), speed.model_family(r.resolved) or "-", d.architecture or d.arch
+
+
+def _plain(r: Row) -> bool:
+    s = speed.settings_for(r.resolved, speed.engine_for(r.resolved))
+    return s.spec_method is None or not r.speculative
+
+
+def kv_efficiencies(fit_rows: list[Row]) -> dict[tuple[str, str, str], float]:
+    """From rows of one app, device and method at two contexts: the extra KV read / (bandwidth x the extra time)."""
+    found: dict[tuple[str, str, str], list[float]] = {}
+    groups: dict[tuple[str, str, bool], list[Row]] = {}
+    for r in fit_rows:
+        if _plain(r):
+            groups.setdefault((r.resolved.app.name + r.model, r.resolved.device.id, r.served), []).append(r)
+    for rs in groups.values():
+        rs.sort(key=lambda x: x.context)
+        low = rs[0]
+        for high in rs[1:]:
+            if high.context == low.context:
+                continue
+            dt = 1 / high.tokens_per_s - 1 / low.tokens_per_s
+            kv_low, kv_high = (roofline(x.resolved, x.context) for x in (low, high))
+            assert kv_low is not None and kv_high is not None
+            element = speed._element_bytes(speed.settings_for(low.resolved, speed.engine_for(low.resolved)))
+            dkv = (kv_high.kv_bytes - kv_low.kv_bytes) / element * speed.KV_REFERENCE_BYTES
+            if dt > 0 and dkv > 0:
+                bw = (low.resolved.device.memory_bandwidth_gb_s or 0) * 1e9
+                found.setdefault(_key(low), []).append(dkv / (bw * dt))
+    return {k: round(median(v), 4) for k, v in found.items()}
+
+
+def fit(all_rows: list[Row]) -> tuple[Coefficients, dict[str, object]]:
+    sampling, first, nxt = measured_spec()
+    fit_rows = [r for r in all_rows if usable_for_fit(r)]
+    kv_eff = kv_efficiencies(fit_rows)
+    efficiency: dict[tuple[str, str, str], float] = {}
+    overhead: dict[tuple[str, str], float] = {}
+    for kind in sorted({_key(r)[2] for r in fit_rows}):
+        mine = [r for r in fit_rows if _key(r)[2] == kind]
+        best: tuple[float, dict[tuple[str, str, str], float], dict[tuple[str, str], float]] | None = None
+        for us in range(0, MAX_OVERHEAD_US + 1):  # launch + sync: a few µs a kernel, a few kernels a layer
+            per_layer = {(e, kind): round(us * 1e-6, 8) for e in {_key(r)[0] for r in mine}}
+            trial = Coefficients({}, kv_eff, per_layer, {"llamacpp": sampling}, first, nxt)
+            implied: dict[tuple[str, str, str], list[float]] = {}
+            for r in mine:
+                eff = _implied(r, trial)
+                if eff is not None:
+                    implied.setdefault(_key(r), []).append(eff)
+            effs = {k: round(median(v), 4) for k, v in implied.items()}
+            if not effs:
+                continue
+            coef = Coefficients(effs, kv_eff, per_layer, trial.sampling_s_per_vocab, first, nxt)
+            errs = sorted(abs(predicted(r, coef) / r.tokens_per_s - 1) for r in mine  # type: ignore[operator]
+                          if _key(r) in effs)
+            missing = sum(1 for r in mine if _key(r) not in effs)
+            unphysical = sum(1 for v in effs.values() if v > 1)  # no kernel streams faster than the bandwidth
+            score = median(errs) + errs[int(0.95 * (len(errs) - 1))] + missing + unphysical
+            if best is None or score < best[0]:
+                best = (score, effs, per_layer)
+        assert best is not None
+        efficiency.update(best[1])
+        overhead.update(best[2])
+    coef = Coefficients(efficiency, kv_eff, overhead, {"llamacpp": sampling}, first, nxt)
+    return coef, {"sampling": sampling, "spec_first": first, "spec_next": nxt}
+
+
+def _implied(r: Row, coef: Coefficients) -> float | None:
+    """The weights' efficiency that would make the model hit this row exactly (None where none can)."""
+    unit = Coefficients({_key(r): 1.0}, coef.kv_efficiency, coef.overhead_s_per_layer, coef.sampling_s_per_vocab,
+                        coef.spec_first, coef.spec_next)
+    p = predict(r.resolved, r.context, acceptance=r.acceptance, served=r.served, speculative=r.speculative, coef=unit)
+    step = p.tokens_per_step / r.tokens_per_s
+    weights = (step - p.sampling_s) / p.step_cost - p.overhead_s - p.kv_s
+    if weights <= 0:
+        return None
+    return p.weights_s / weights  # the reads' time at efficiency 1 over the time they took
+
+
+def pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
+
+
+def report(all_rows: list[Row], coef: Coefficients, extra: dict[str, object]) -> str:
+    lines = []
+    table = []
+    by_kind: dict[tuple[str, str], list[float]] = {}
+    for r in all_rows:
+        pred = predict(r.resolved, r.context, acceptance=r.acceptance, served=r.served, speculative=r.speculative,
+                       coef=coef)
+        value = pred.tokens_per_s if pred.tokens_per_s is not None else (pred.low + pred.high) / 2
+        err = value / r.tokens_per_s - 1
+        used = "fit" if usable_for_fit(r) else ("test" if r.half == "test"
+                                                else "fit half, not used (acceptance or draft length unknown)")
+        if r.half == "test":
+            by_kind.setdefault((r.device_kind, pred.basis.split(":")[0]), []).append(abs(err))
+        table.append(f"| {used} | {r.device_kind} | {r.resolved.app.name} | {r.model} | {r.context:,} | "
+                     f"{r.tokens_per_s:,.1f} | {value:,.1f} | {err:+.0%} | {pred.basis} | {r.method} | {r.source} |")
+    lines.append("| device kind | basis | test rows | p50 abs error | p95 abs error |")
+    lines.append("|---|---|---|---|---|")
+    for (kind, basis), errs in sorted(by_kind.items()):
+        lines.append(f"| {kind} | {basis} | {len(errs)} | {pct(errs, 0.5):.0%} | {pct(errs, 0.95):.0%} |")
+    kinds: dict[str, list[float]] = {}
+    for (kind, _), errs in by_kind.items():
+        kinds.setdefault(kind, []).extend(errs)
+    lines.append("")
+    lines.append("| device kind (all test rows) | rows | p50 | p95 |")
+    lines.append("|---|---|---|---|")
+    for kind, errs in sorted(kinds.items()):
+        lines.append(f"| {kind} | {len(errs)} | {pct(errs, 0.5):.0%} | {pct(errs, 0.95):.0%} |")
+    coef_lines = [f"- efficiency {e} / {f} / {a}: {v:.3f}" for (e, f, a), v in sorted(coef.efficiency.items())]
+    coef_lines += [f"- KV efficiency {e} / {f} / {a}: {v:.3f}" for (e, f, a), v in sorted(coef.kv_efficiency.items())]
+    coef_lines += [f"- overhead per layer a step ({e} on {a}): {v * 1e6:.0f} µs"
+                   for (e, a), v in sorted(coef.overhead_s_per_layer.items())]
+    coef_lines += [f"- sampling per vocabulary entry a served token: {extra['sampling']:.3e} s",
+                   f"- speculative step cost: 1 + {coef.spec_first:.3f} + {coef.spec_next:.3f} x (N - 1)"]
+    return "\n".join(lines), "\n".join(coef_lines), "\n".join(table)  # type: ignore[return-value]
+
+
+def bands(all_rows: list[Row], coef: Coefficients) -> dict[str, float]:
+    """Per device architecture: the p95 of the test rows whose family was fitted there, rounded up to 5 %."""
+    errs: dict[str, list[float]] = {}
+    for r in all_rows:
+        if r.half != "test":
+            continue
+        p = predict(r.resolved, r.context, acceptance=r.acceptance, served=r.served, speculative=r.speculative,
+                    coef=coef)
+        if p.tokens_per_s is not None and p.basis.startswith("fitted"):
+            errs.setdefault(r.resolved.device.architecture or r.resolved.device.arch, []).append(
+                abs(p.tokens_per_s / r.tokens_per_s - 1))
+    return {a: math.ceil(pct(e, 0.95) * 20) / 20 for a, e in errs.items()}
+
+
+def write_coefficients(coef: Coefficients, bands: dict[str, float]) -> None:
+    """Rewrite the block between speed.py's `fitted` markers."""
+    path = ROOT / "generator" / "fit" / "speed.py"
+    text = path.read_text()
+    start = text.index("# (engine fit kind, family, device architecture) -> bandwidth efficiency")
+    end = text.index("# ---- end of fitted values ----")
+
+    def table(values: dict[tuple[str, ...], float]) -> str:
+        return "{\n" + "".join(f"    {k!r}: {v},\n" for k, v in sorted(values.items())) + "}"
+
+    sampling = ", ".join(f"{k!r}: {v:.4e}" for k, v in coef.sampling_s_per_vocab.items())
+    block = ("# (engine fit kind, family, device architecture) -> bandwidth efficiency\n"
+             f"EFFICIENCY: dict[tuple[str, str, str], float] = {table(coef.efficiency)}\n"  # type: ignore[arg-type]
+             "# (engine fit kind, family, device architecture) -> the share of bandwidth the attention reads of the "
+             "KV reach\n"
+             f"KV_EFFICIENCY: dict[tuple[str, str, str], float] = {table(coef.kv_efficiency)}\n"  # type: ignore[arg-type]
+             "# (engine fit kind, device architecture) -> seconds of launch and sync per layer a step\n"
+             f"OVERHEAD_S_PER_LAYER: dict[tuple[str, str], float] = {table(coef.overhead_s_per_layer)}\n"  # type: ignore[arg-type]
+             "# engine fit kind -> seconds per vocabulary entry a served token (0 for an engine without a "
+             "measurement)\n"
+             f"SAMPLING_S_PER_VOCAB: dict[str, float] = {{{sampling}}}\n"
+             "# speculative step cost: drafting N tokens and verifying N + 1 costs 1 + SPEC_FIRST + SPEC_NEXT x "
+             "(N - 1) plain steps\n"
+             f"SPEC_FIRST = {coef.spec_first:.4f}\nSPEC_NEXT = {coef.spec_next:.4f}\n"
+             "# device architecture -> the test half's p95 |predicted/measured - 1| of its fitted families (the band "
+             "they carry)\n"
+             f"BAND_BY_ARCH: dict[str, float] = {dict(sorted(bands.items()))!r}\n")
+    path.write_text(text[:start] + block + text[end:])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--write", action="store_true")
+    ns = ap.parse_args()
+    all_rows = rows()
+    coef, extra = fit(all_rows)
+    summary, coefs, table = report(all_rows, coef, extra)
+    print(summary)
+    print(coefs)
+    if ns.write:
+        write_coefficients(coef, bands(all_rows, coef))
+        (HERE / "table.md").write_text(summary + "\n\n" + coefs + "\n\n| half | device | app | model | context | "
+                                       "measured t/s | predicted t/s | error | basis | method | source |\n"
+                                       "|---|---|---|---|---|---|---|---|---|---|---|\n" + table + "\n")
+    else:
+        print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,91 @@
+"""PATH001: no absolute path of a machine in a catalog file.
+
+A catalog is committed and shared: a folder of the machine that wrote it (`/home/me/upstream`, `/tmp/x`,
+`C:\\Users\\me`, `file:///...`) means nothing to the store's next maintainer, and names a person's machine. `catalog
+sync` records its upstream portably (a URL less its credentials, a clone's remote, else a folder relative to the store:
+docs/sync.md); this rule refuses what an older sync or a hand edit left.
+
+What counts: a path under the folders that hold users' and scratch files on Linux, macOS and Windows (`/home/`,
+`/Users/`, `/root/`, `/tmp/`, `/var/tmp/`, `/var/folders/`, `/private/`, `/mnt/`, `/media/`, `/work/`, `X:\\`) and any
+`file:///` URL. Paths inside a container (`/models`, `/app`, `/usr/local/bin`, `/etc/...`, `/root/.cache/`, the
+engine's defaults) are what a chart runs with and are not machine paths.
+
+Each app's own file is checked with the app; every other catalog file (sync.yaml, corrections.yaml, models, stacks,
+removed apps, drafts) is checked once, with the catalog's first app in name order, so a whole `catalog check`
+reports each line once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from generator.catalog import display_path
+from generator.core.bounded import read_regular_file
+from generator.core.errors import CatalogError
+from generator.core.findings import Finding
+from generator.rules import AppContext, rule
+
+MACHINE_PATH = re.compile(
+    r"(?<![\w.~$/-])(?:file:///[^\s'\"]*"
+    r"|/(?:home|Users|tmp|work|mnt|media|private|var/tmp|var/folders)/[^\s'\"]*"
+    r"|/root/(?!\.cache/)[^\s'\"]*"
+    r"|[A-Za-z]:\\[^\s'\"]*)")
+TEXT_SUFFIXES = (".yaml", ".yml", ".jinja", ".md", ".json", ".tsv", ".txt")
+MAX_BYTES = 4 * 2**20
+FIX = ("name it portably: a URL (without credentials), or a path relative to the store; `catalog sync` of the "
+       "upstream's URL (or of a clone of it) rewrites catalog/sync.yaml and the reasons it wrote")
+
+
+def machine_paths(text: str) -> Iterator[tuple[int, str]]:
+    """(line, path) of each absolute machine path in `text`."""
+    for n, line in enumerate(text.splitlines(), 1):
+        for match in MACHINE_PATH.finditer(line):
+            yield n, match.group(0)
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return read_regular_file(path, MAX_BYTES, "a catalog file").decode("utf-8", "replace")
+    except CatalogError:
+        return None
+
+
+def _findings(ctx: AppContext, path: Path) -> Iterable[Finding]:
+    text = _text(path)
+    for line, found in machine_paths(text or ""):
+        yield Finding(rule="PATH001", severity="error", app=ctx.app.name,
+                      message=f"an absolute path of a machine ({found[:80]}): nobody else can use it",
+                      fix=FIX, file=display_path(path), line=line)
+
+
+def _catalog_files(root: Path, own: set[Path]) -> list[Path]:
+    """Every text file of the catalog but the listed apps' own files, walked iteratively, links not followed."""
+    out, stack = [], [root]
+    while stack:
+        folder = stack.pop()
+        for item in sorted(folder.iterdir()):
+            if item.is_symlink():
+                continue
+            if item.is_dir():
+                if item.name not in (".git", "__pycache__"):
+                    stack.append(item)
+            elif item.suffix in TEXT_SUFFIXES and item.resolve() not in own:
+                out.append(item)
+    return sorted(out)
+
+
+@rule("PATH001", "error", "no absolute path of a machine in a catalog file",
+      "a folder of the machine that wrote the catalog means nothing to its next maintainer and names a person's "
+      "machine (a sync recorded as `/home/me/upstream` cannot be re-run by anyone else)",
+      "docs/sync.md \"A portable record\"")
+def no_machine_path(ctx: AppContext) -> Iterable[Finding]:
+    cat = ctx.catalog
+    yield from _findings(ctx, cat.file_of(ctx.app.name))
+    listed = sorted(n for n, r in cat.apps.items() if r.app.status != "removed")
+    if not listed or ctx.app.name != listed[0]:
+        return
+    own = {cat.file_of(n).resolve() for n in listed}
+    for path in _catalog_files(cat.root, own):
+        yield from _findings(ctx, path)

@@ -1,0 +1,114 @@
+"""Import of the shared-app layout (issue 38 item 5, issue 39 item 5): a store in the second public store's layout
+(tests/forms/shared_store.py writes it) and the shared charts this project renders, read back as their apps.
+
+Real parts: copies of tests/fixtures/catalog_small, the real importer through the CLI and the real Helm engine, the
+real renderer and `catalog check` (rules and chart lint).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from generator.catalog import load_catalog
+from generator.cli import main
+from generator.yamlio.loader import read_document
+
+from shared_store import shared_store
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+SMALL = FIXTURES / "catalog_small"
+TABLE = FIXTURES / "market" / "catalog" / "flags" / "llamacpp-b8740.yaml"
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Path:
+    """catalog_small with its llama.cpp stack's flag table (so `check` can read the argv) and market categories."""
+    dest = tmp_path / "catalog"
+    shutil.copytree(SMALL, dest)
+    (dest / "flags").mkdir(exist_ok=True)
+    shutil.copy(TABLE, dest / "flags")
+    stack = dest / "stacks" / "llamacpp-b8740.yaml"
+    stack.write_text(stack.read_text().replace("\nport: 8080\n", "\nport: 8080\nflag_table: llamacpp-b8740\n"))
+    (dest / "market.yaml").write_text("categories: true\n")
+    return dest
+
+
+def imported(capsys, catalog: Path, *paths: Path) -> dict:
+    code = main(["import", *map(str, paths), "--catalog", str(catalog), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0, out
+    return {r["name"]: r for r in out["apps"]}
+
+
+def app_data(catalog: Path, name: str, folder: str = "apps") -> dict:
+    return read_document(catalog / folder / f"{name}.yaml").data
+
+
+def test_a_store_of_shared_apps_imports_active_apps_and_a_draft(capsys, catalog, tmp_path):
+    results = imported(capsys, catalog, shared_store(tmp_path))
+    assert {n: r["status"] for n, r in results.items()} == {"sharedqwen": "ok", "sharedspark": "ok",
+                                                            "sharedbuild": "draft", "sharedhelm": "ok"}
+    assert results["sharedbuild"]["missing"][0] == "builds llama.cpp from git at start: pin an image"
+    app = app_data(catalog, "sharedqwen")
+    assert app["form"] == "shared" and list(app["categories"]) == ["LLM Chat", "AI Agents"]
+    assert app["title"] == "Qwen36 A3B Shared"  # the Market's title characters (OLARES021)
+    notes = results["sharedqwen"]["notes"]
+    assert any("title 'Qwen3.6 A3B (Shared)' -> 'Qwen36 A3B Shared'" in n for n in notes)
+    gpu = next(n for n in notes if n.startswith("GPU memory:"))
+    assert "no HAMi limit" in gpu and "1Gi to 24Gi" in gpu and "caps 23,000 MiB" in gpu and "the fit needs" in gpu
+    assert app["gpu_memory_mib"] == 23000  # the usable most of the card, as upstream let the app use it all
+    assert not any("LLM_" in line or "sharedentrances" in line for line in app.get("unmapped", ()))
+    assert app_data(catalog, "sharedbuild", "drafts/apps")["form"] == "shared"
+
+    helm_app = app_data(catalog, "sharedhelm")  # the settings empty: the chart's defaults, no setting's flag
+    assert helm_app["context_length"] == 32768 and "--n-predict" not in helm_app.get("extra_args", ())
+    assert "--api-key" not in helm_app.get("extra_args", ()) and helm_app["form"] == "shared"
+
+    code = main(["check", "sharedqwen", "sharedspark", "sharedhelm", "--catalog", str(catalog), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0, [f for a in report["apps"] for f in a["findings"] if f["severity"] == "error"]
+
+
+def test_an_accelerator_mode_other_than_nvidia_is_carried(capsys, catalog, tmp_path):
+    results = imported(capsys, catalog, shared_store(tmp_path) / "sharedspark")
+    assert any("nvidia-gb10" in line for line in results["sharedspark"]["unmapped"])  # no such device: said
+    shutil.rmtree(catalog / "apps")
+    shutil.copytree(SMALL / "apps", catalog / "apps")
+    shutil.copy(Path(__file__).resolve().parents[2] / "catalog" / "devices" / "dgx-spark.yaml", catalog / "devices")
+    results = imported(capsys, catalog, tmp_path / "store" / "sharedspark")
+    assert [dict(d) for d in app_data(catalog, "sharedspark")["devices"]] == [{"device": "dgx-spark"}]
+    assert any("nvidia-gb10 carried as devices: dgx-spark" in n for n in results["sharedspark"]["notes"])
+
+
+@pytest.mark.parametrize("app", ["qwenlab", "gemmalab"])
+def test_a_shared_chart_we_render_round_trips_through_import(capsys, tmp_path, app):
+    source = tmp_path / "source"
+    shutil.copytree(SMALL, source)
+    (source / "market.yaml").write_text("form: shared\n")
+    assert main(["render", "--catalog", str(source), "--out", str(tmp_path / "charts")]) == 0
+    capsys.readouterr()
+    target = tmp_path / "target"
+    shutil.copytree(source, target)
+    for path in (target / "apps").glob("*.yaml"):
+        path.unlink()
+    results = imported(capsys, target, tmp_path / "charts" / app)
+    assert results[app]["status"] == "ok" and results[app]["unmapped"] == []
+    before, after = load_catalog(source).apps[app].app, load_catalog(target).apps[app].app
+    fields = ("model", "quantization", "stack", "context_length", "served_name", "kv_cache_type", "extra_args",
+              "env", "title", "description", "icon", "version", "form")
+    assert {f: getattr(after, f) for f in fields} == {f: getattr(before, f) for f in fields}
+    assert main(["render", "--catalog", str(target), "--out", str(tmp_path / "again"), app]) == 0
+    again = {p.relative_to(tmp_path / "again" / app): p.read_bytes() for p in (tmp_path / "again" / app).rglob("*")
+             if p.is_file()}
+    first = {p.relative_to(tmp_path / "charts" / app): p.read_bytes() for p in (tmp_path / "charts" / app).rglob("*")
+             if p.is_file()}
+    assert again == first  # the imported app renders the same shared chart, byte for byte
+
+
+def test_the_settings_do_not_become_app_env(capsys, catalog, tmp_path):
+    imported(capsys, catalog, shared_store(tmp_path) / "sharedqwen")
+    assert not any(k.startswith("LLM_") for k in app_data(catalog, "sharedqwen").get("env", {}))
