@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent / "generator"
 # device); the rest are packages. Stages on one line are siblings of equal rank only where listed together.
 STAGES = [
     "core", "adapters", "yamlio", "schema", "catalog", "engines", "flags", "fit", "chart", "lint", "rules",
-    "versions", "check", "preset", "importer", "sync", "publish", "market", "smoke", "prune", "cli",
+    "versions", "check", "preset", "importer", "newapp", "sync", "publish", "market", "smoke", "prune", "cli",
 ]
 RANK = {stage: i for i, stage in enumerate(STAGES)}
 TOP_LEVEL_FILES = {"__init__.py", "__main__.py", "catalog.py"}

@@ -190,8 +190,9 @@ def test_committed_llamacpp_tables_match_their_recorded_help(tmp_path):
     assert regenerated.returncode == 0, regenerated.stderr[-3000:]
     written = sorted(p.name for p in tmp_path.glob("*.yaml"))
     assert written == ["atomic-mtp.yaml", "beellama-0-1-3-rc1.yaml", "beellama-0-1-3-rc3.yaml", "buun-dflash-0-2-0.yaml",
-                       "buun-dflash.yaml", "llamacpp-b10156.yaml", "llamacpp-b11046.yaml", "llamacpp-b8740.yaml", "llamacpp-b9101.yaml",
-                       "llamacpp-beclab-b10068.yaml", "llamacpp-beclab-b10454.yaml",
+                       "buun-dflash.yaml", "llamacpp-b10156.yaml", "llamacpp-b10666.yaml", "llamacpp-b11046.yaml",
+                       "llamacpp-b8740.yaml", "llamacpp-b9101.yaml", "llamacpp-beclab-b10068.yaml",
+                       "llamacpp-beclab-b10454.yaml",
                        "llamacpp-master-ad27757.yaml", "llamacpp-mtp.yaml"]
     for name in written:
         assert comparable(tmp_path / name) == comparable(FLAGS / name), f"catalog/flags/{name} is stale"

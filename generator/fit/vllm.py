@@ -97,6 +97,9 @@ def weights_part(r: Resolved, quant: str) -> tuple[float, str]:
         return mean(c.mib for c in rows), f"measured: {rows[0].what} ({rows[0].source})"
     weight = r.model.weight(quant)
     assert weight is not None
+    if weight.header is not None:  # `catalog new` read the file's header: its tensors' exact bytes
+        return (weight.header.tensor_bytes / MIB,
+                f"{weight.repo} {weight.file}: {weight.header.tensor_bytes:,} bytes of tensors (its GGUF header)")
     return weight.size_gib * 1024, f"{weight.repo} size_gib {weight.size_gib} (catalog)"
 
 

