@@ -16,14 +16,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
 
 from generator.catalog import Catalog, Resolved, _targets
 from generator.chart.pipeline import render_app
 from generator.chart.writer import Tree
-from generator.core.errors import CatalogError, Problem
+from generator.core.errors import CatalogError, InputError, Problem
 from generator.schema import App
-from generator.yamlio.loader import Document
+from generator.yamlio.loader import Document, load_untrusted
 
 Resolver = Callable[[Catalog, App], Resolved | None]  # build.py `_resolved`: an App with its references
 MAX_TRIES = 48  # renders per chart at most: a few devices x stacks x speculation
@@ -33,9 +32,9 @@ def chart_modes(values_text: str | None) -> dict[str, dict[str, Any]]:
     """values.yaml `modes`: each mode's engine (image, command, args), as the chart writes them."""
     if not values_text:
         return {}
-    try:
-        data = YAML(typ="safe", pure=True).load(values_text)
-    except Exception:  # noqa: BLE001 - a values.yaml Helm rendered already: an odd one just carries nothing
+    try:  # the one loader of YAML from outside (aliases, duplicate keys and deep nesting refused)
+        data = load_untrusted(values_text, "values.yaml")
+    except InputError:  # a values.yaml Helm rendered already: an odd one just carries nothing
         return {}
     modes = data.get("modes") if isinstance(data, dict) else None
     return {str(k): v for k, v in modes.items() if isinstance(v, dict)} if isinstance(modes, dict) else {}
