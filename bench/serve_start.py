@@ -6,7 +6,10 @@ versions are served) and for synthetic catalogs of N apps
 run starts `catalog serve` on a free loopback port in a subprocess (killed by PID at the end of the run), polls
 GET /health every 20 ms and takes the time of its first answer. Medians over the runs.
 
-    .venv/bin/python bench/serve_start.py [--apps 1000] [--runs 3] [--json]
+    .venv/bin/python bench/serve_start.py [--apps 1000] [--runs 3] [--json] [--against TREE]
+
+`--against TREE` starts another checkout's `catalog serve` (TREE/.venv/bin/python) on the same catalogs, the two
+trees' runs alternating, and adds its medians and the ratio.
 
 Bounded: each run waits at most 300 s for the first answer; only 127.0.0.1 is used.
 """
@@ -39,11 +42,11 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def first_answer(catalog: Path) -> tuple[float, int]:
+def first_answer(catalog: Path, python: str = sys.executable) -> tuple[float, int]:
     """Seconds from the start of `catalog serve` to its first /health answer, and the apps it serves."""
     port = free_port()
     start = time.monotonic()
-    proc = subprocess.Popen([*CATALOG_BIN, "serve", "--catalog", str(catalog), "--port", str(port),
+    proc = subprocess.Popen([python, "-m", "generator.cli", "serve", "--catalog", str(catalog), "--port", str(port),
                              "--no-access-log"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             cwd=Path(tempfile.gettempdir()))  # `python -m` puts its folder first on sys.path
     try:
@@ -61,8 +64,8 @@ def first_answer(catalog: Path) -> tuple[float, int]:
         proc.wait()
 
 
-def embedded(root: Path) -> Path:
-    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(REPO), str(root)], check=True)
+def embedded(root: Path, repo: Path = REPO) -> Path:
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(repo), str(root)], check=True)
     return root / "catalog"
 
 
@@ -80,25 +83,46 @@ def main() -> int:
     parser.add_argument("--apps", type=int, nargs="*", default=[1000])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--against", type=Path, metavar="TREE", help="another checkout with its own .venv")
     args = parser.parse_args()
+    pythons = {"this": sys.executable}
+    if args.against is not None:
+        pythons["other"] = str(args.against.resolve() / ".venv" / "bin" / "python")
     rows = []
     with tempfile.TemporaryDirectory(prefix="catalog-serve-start-") as tmp:
-        cases = [("embedded", embedded(Path(tmp) / "embedded"))]
-        cases += [(f"{n} apps", synthetic(Path(tmp) / f"n{n}", n)) for n in args.apps]
-        for label, cat in cases:
-            times, apps = [], 0
+        # each tree serves its own embedded catalog (a clone of its checkout); the synthetic ones are shared
+        cases = [("embedded", {name: embedded(Path(tmp) / f"embedded-{name}", Path(py).parents[2] if name == "other"
+                                              else REPO) for name, py in pythons.items()})]
+        cases += [(f"{n} apps", dict.fromkeys(pythons, synthetic(Path(tmp) / f"n{n}", n))) for n in args.apps]
+        for label, cats in cases:
+            times: dict[str, list[float]] = {name: [] for name in pythons}
+            apps = 0
             for _ in range(args.runs):
-                seconds, apps = first_answer(cat)
-                times.append(seconds)
-            rows.append({"catalog": label, "apps": apps, "median_s": round(statistics.median(times), 2),
-                         "runs": [round(t, 2) for t in times]})
+                for name, python in pythons.items():  # the trees alternate
+                    seconds, served = first_answer(cats[name], python)
+                    times[name].append(seconds)
+                    apps = served if name == "this" else apps
+            row: dict[str, object] = {"catalog": label, "apps": apps}
+            for name, got in times.items():
+                row[f"{name}_median_s"] = round(statistics.median(got), 2)
+                row[f"{name}_runs"] = [round(t, 2) for t in got]
+            if "other" in times:
+                row["ratio"] = round(statistics.median(times["this"]) / statistics.median(times["other"]), 3)
+            rows.append(row)
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
-        print("| catalog | apps served | first /health answer (median) | runs |\n|---|---:|---:|---|")
+        other = args.against is not None
+        print("| catalog | apps served | first /health answer (median) | runs |" +
+              (" other tree | its runs | ratio |" if other else "") + "\n|---|---:|---:|---|" +
+              ("---:|---|---:|" if other else ""))
         for row in rows:
-            print(f"| {row['catalog']} | {row['apps']} | {row['median_s']:.2f} s | "
-                  f"{', '.join(f'{t:.2f}' for t in row['runs'])} |")
+            line = (f"| {row['catalog']} | {row['apps']} | {row['this_median_s']:.2f} s | "
+                    f"{', '.join(f'{t:.2f}' for t in row['this_runs'])} |")  # type: ignore[attr-defined]
+            if other:
+                line += (f" {row['other_median_s']:.2f} s | "
+                         f"{', '.join(f'{t:.2f}' for t in row['other_runs'])} | {row['ratio']:.3f} |")  # type: ignore[attr-defined]
+            print(line)
     return 0
 
 
