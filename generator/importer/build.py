@@ -1715,9 +1715,13 @@ def _device(ctx: _Ctx, cat: Catalog, app: dict[str, Any]) -> None:
     home = Counter(r.app.device for r in cat.apps.values() if r.app.device in cat.devices)
     mib = app.get("gpu_memory_mib") or 0
     fitting = [d for d in devices if d.hami_cap_mib >= mib]
+    targeted = [d for d in cat.market.devices if d in cat.devices]
     if home:
         chosen = cat.devices[min(home, key=lambda d: (-home[d], d))]
         why = "the device most of the catalog's apps name"
+    elif targeted:  # a store with no app yet: the first device its market.yaml targets is its own
+        chosen = cat.devices[targeted[0]]
+        why = "the first device catalog/market.yaml targets"
     else:
         chosen = (min(fitting, key=lambda d: d.hami_cap_mib) if fitting
                   else max(devices, key=lambda d: d.hami_cap_mib))
