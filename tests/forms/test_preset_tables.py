@@ -52,6 +52,17 @@ def test_a_flag_0_27_1_added_is_kept_and_one_it_removed_is_left_out(catalog_copy
     assert any(d.tokens[0] == ADDED[0] and "does not take" in d.why for d in old.dropped)
 
 
+def test_a_case_insensitive_choice_is_taken_in_any_case(catalog_copy):
+    """vLLM 0.27.1 reads --attention-backend through `AttentionBackendEnum[value.upper()]` (vllm/config/attention.py
+    validate_backend_before): the table marks it case-insensitive and the preset keeps `triton_attn`."""
+    set_app(catalog_copy, E4B, extra_args=["--attention-backend", "triton_attn", "--kv-cache-dtype", "FP8"])
+    _, p = _preset(catalog_copy)
+    args = dict(p.env)["ENGINE_ARGS"].split()
+    assert args[args.index("--attention-backend") + 1] == "triton_attn"
+    assert "--kv-cache-dtype" not in args  # a case-sensitive choice: fp8, not FP8
+    assert any(d.tokens[:2] == ("--kv-cache-dtype", "FP8") and "not a value" in d.why for d in p.dropped)
+
+
 @pytest.mark.slow
 def test_committed_vllm_0_27_1_table_matches_the_wheel(tmp_path):
     """Regenerated from the vllm 0.27.1 release wheel (downloaded once into the cache, ~313 MB) with the command of
