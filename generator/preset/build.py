@@ -125,7 +125,8 @@ def _engine_args(base: Base, table: FlagTable | None, argv: list[str]) -> tuple[
         values = group[1:] if "=" not in head else [head.split("=", 1)[1], *group[1:]]
         if flag is not None and flag.choices and flag.choices_strict and values:
             parts = values[0].split(flag.list_separator) if flag.list_separator else [values[0]]
-            if any(p not in flag.choices for p in parts):
+            fold = str.lower if flag.case_insensitive else str  # vLLM's `Enum[value.upper()]` validators
+            if any(fold(p) not in {fold(c) for c in flag.choices} for p in parts):
                 dropped.append(Dropped(tuple(group), f"{values[0]} is not a value {name} takes on {base.image}"))
                 continue
         words = [_word(v) for v in values]

@@ -46,6 +46,10 @@ vllm() {
     --image vllm/vllm-openai:cu129-nightly-x86_64 --image-version "0.21.1rc1.dev169+ga6682d1d2 (nightly 2026-05-21)" \
     --approximation "vLLM 0.21.0 (the release wheel cut from main on 2026-05-15) stands in for this nightly, built from main on 2026-05-21 as v0.21.1rc1.dev169+ga6682d1d2 (the maintainer's v1.0.1 note); no release wheel matches it. Flags added to main between the 0.21.0 cut and the image are wrongly rejected, flags removed in that window wrongly accepted." \
     --overlay "$OV/vllm-cu129-nightly.yaml"
+  # the engine image of Olares' vLLM engine base (catalog preset; github.com/beclab/apps@83b36160
+  # vllmllmbasev3/values.yaml engine.images.nvidia): its own release wheel
+  "$PY" scripts/flags/vllm_flags.py --out "$OUT" --version 0.27.1 --table vllm-0-27-1 \
+    --image docker.io/vllm/vllm-openai:v0.27.1
 }
 
 record_help() {  # VERSION FILE
