@@ -62,7 +62,7 @@ def sync_(
             if c.kind != "lands":
                 out.write(f"    {c.kind}: {safe_line(c.field)}: ours {_short(c.ours)}, upstream {_short(c.theirs)}"
                           f" — {_short(c.reason, 120)}\n")
-        if a.status in ("skipped", "error", "kept", "removed", "dropped") and a.detail:
+        if a.status in ("skipped", "error", "kept", "held", "removed", "dropped") and a.detail:
             out.write(f"    {_short(a.detail, 160)}\n")
     summary = plan.summary()
     out.write(", ".join(f"{n} {k}" for k, n in summary.items()) + "\n")

@@ -101,6 +101,8 @@ class EngineFamily:
     llama_server: the container runs llama-server itself (not a fork's own server): `catalog calibrate --gpu-mib`
     turns its boot log's buffers into GPU rows, and the real-shape probe (generator/fit/probe.py) boots it;
     allocates: the server allocates what its model needs rather than a share of the device (rules/hami.py);
+    local_smoke: a CPU llama-server on a tiny model can stand in for its server (`catalog smoke --local`: the GGUF
+    families, whose servers speak llama-server's HTTP);
     launcher_of: how `catalog import` recognises and reads its container (engines/readback.py `Launcher`; None: import
     does not); boot_of: the boot-log lines `catalog calibrate` reads (engines/bootlog.py `BootReader`; None: it reads
     none of this engine's). Each is built on first use and kept (`launcher`, `boot`: the same object on every read), so
@@ -116,6 +118,7 @@ class EngineFamily:
     parser: Parser = Parser()
     llama_server: bool = False
     allocates: bool = False
+    local_smoke: bool = False
     launcher_of: Callable[[], Launcher] | None = None
     boot_of: Callable[[], BootReader] | None = None
 

@@ -279,4 +279,5 @@ def boot() -> BootReader:
 SERVER = Server("llama.cpp", "llamacpp", _said, build_of, sniff=_answers_props, sniff_order=0, default=True)
 PARSER = Parser(strict_ints=True)
 FAMILY = EngineFamily(declaration("llamacpp"), engine, supports, llama_settings, fit="llamacpp", server=SERVER,
-                      parser=PARSER, llama_server=True, allocates=True, launcher_of=launcher, boot_of=boot)
+                      parser=PARSER, llama_server=True, allocates=True, local_smoke=True, launcher_of=launcher,
+                      boot_of=boot)

@@ -83,4 +83,4 @@ def launcher() -> Launcher:
 
 # A Lucebox stack is llama.cpp's `lucebox` fork: smoke reads it as a llama.cpp server, its memory as llama.cpp's.
 FAMILY = EngineFamily(declaration("lucebox"), engine, supports, lucebox_settings, fit="llamacpp", server=SERVER,
-                      parser=PARSER, allocates=True, launcher_of=launcher)
+                      parser=PARSER, allocates=True, local_smoke=True, launcher_of=launcher)

@@ -27,7 +27,7 @@ from generator.chart.plan import plan
 from generator.chart.shared import explicit_slots, knobs_for, slots_of
 from generator.core.data import Data
 from generator.core.errors import CatalogError, UsageError
-from generator.engines.family import family_of
+from generator.engines.family import family_for, family_of
 from generator.engines.settings import settings_for
 from generator.flags.tables import FlagTable
 from generator.preset.bases import Base
@@ -138,9 +138,8 @@ def _engine_args(base: Base, table: FlagTable | None, argv: list[str]) -> tuple[
 
 
 def _refusal(r: Resolved, base: Base) -> str | None:
-    family = str(family_of(r.stack))
     stack = r.stack
-    if family == "lucebox" or stack.fork not in ("upstream",):
+    if stack.fork != "upstream":  # a fork's own build (Lucebox's dflash_server too): the base runs its own image
         return (f"{r.app.name} runs {stack.id}, a {stack.fork} build; {base.id} runs only its own {base.image}: keep "
                 "the app's chart")
     if r.app.genesis_patches or r.app.python_packages:
@@ -153,7 +152,7 @@ def build_preset(r: Resolved, base: Base, table: FlagTable | None, device: str |
     """The preset of `r` (on `device`, default its own) for `base`; UsageError when the base's engine family is not
     the app's."""
     family = str(family_of(r.stack))
-    if family != base.engine and not (family == "lucebox" and base.engine == "llamacpp"):
+    if r.stack.engine != base.engine:  # the stack's engine selects the family (schema/engines.py `Declared`)
         raise UsageError(f"{r.app.name} runs {family}; {base.id} is a {base.engine} base: use --base "
                          f"{DEFAULT_BASE.get(family, 'of its family')}")
     on = device or r.device.id
@@ -178,7 +177,7 @@ def build_preset(r: Resolved, base: Base, table: FlagTable | None, device: str |
     card = card_for(planned, engine, planned.app.context_length // max(1, slots))
     weight = planned.model.weight(planned.app.quantization)
     assert weight is not None  # the catalog resolver checked it
-    if family == "llamacpp":
+    if family_for(planned.stack).declared.gguf:  # a server of single GGUF files: the file and its tag
         source = f"hf://{weight.repo} --include {weight.file}"
         if planned.app.vision and planned.mmproj is not None:
             source += f",hf://{planned.mmproj.repo} --include {planned.mmproj.file}"

@@ -42,7 +42,6 @@ from generator.smoke.run import Target
 if TYPE_CHECKING:
     from generator.catalog import Resolved
 
-LOCAL_ENGINES = ("llamacpp",)
 DRAFT_TOKENS = 4  # --spec-draft-n-max of the stand-in drafter
 THREADS = 2
 
@@ -57,8 +56,10 @@ class LocalRun:
 
 def runnable(resolved: Resolved) -> None:
     """UsageError, with what to do instead, for an app a local llama-server cannot stand in for."""
-    engine = resolved.stack.engine
-    if engine not in LOCAL_ENGINES:
+    from generator.engines.family import family_for
+
+    if not family_for(resolved.stack).local_smoke:  # the family says (engines/interface.py `local_smoke`)
+        engine = resolved.stack.engine
         raise UsageError(f"{resolved.app.name} runs on {engine} ({resolved.stack.image}): only llama.cpp-family apps "
                          "can be smoked locally (a CPU llama-server on a tiny model); smoke it where it runs: "
                          f"`catalog smoke {resolved.app.name} --endpoint URL` or `--kube-context CTX`")

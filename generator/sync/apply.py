@@ -118,12 +118,12 @@ def _record(plan: SyncPlan, previous: SyncFile | None) -> SyncFile:
                 apps[app.app] = old.model_copy(update={"status": "removed"})
             elif app.catalog_version:
                 apps[app.app] = SyncRecord(version=app.catalog_version, status="removed")
-        elif app.status == "error" and app.catalog_version and app.upstream_version:
+        elif app.status in ("error", "held") and app.catalog_version and app.upstream_version:
             # not merged (the import refused it): upstream's version is recorded, so the catalog's content is
             # published above it (MKT002), with no digest, so the next sync plans it again; the base stays
             apps[app.app] = SyncRecord(upstream_name=app.upstream_name, version=app.upstream_version,
                                        chart=None, commit=app.commit, fields=old.fields if old else None)
-        elif app.status not in ("skipped", "error", "local", "dropped") and app.upstream_version:
+        elif app.status not in ("skipped", "error", "held", "local", "dropped") and app.upstream_version:
             # a chart merged only in part (it needs drafts) records no digest, so the next sync plans it again
             merged = app.imported is None or app.imported.status != "draft" or app.mergeable
             base = app.base if merged and app.base is not None else (old.fields if old else None)
@@ -152,7 +152,7 @@ def planned_writes(plan: SyncPlan, cat: Catalog, previous: SyncFile | None,
             # content, so no new version)
             target = {"benchmarks": _typed_benchmarks(cat.apps[app.app].app, app.benchmarks)}
             writes.append(Write(path, _edit(path, target, ("benchmarks",)), "benchmarks"))
-        elif app.status == "error" and app.new_version and app.app in cat.apps:
+        elif app.status == "held" and app.new_version and app.app in cat.apps:
             writes.append(Write(path, _edit(path, {"version": app.new_version}, ("version",)),
                                 f"kept {app.new_version}"))
         elif app.status == "removed":

@@ -137,7 +137,8 @@ class SyncPlan:
         return sum(len(a.conflicts) for a in self.apps)
 
     def summary(self) -> dict[str, int]:
-        keys = ("new", "bumped", "changed", "kept", "unchanged", "removed", "dropped", "local", "skipped", "error")
+        keys = ("new", "bumped", "changed", "kept", "held", "unchanged", "removed", "dropped", "local", "skipped",
+                "error")
         return {**{k: self.count(k) for k in keys}, "conflicts": self.conflicts}
 
     def as_dict(self) -> dict[str, Plain]:
@@ -454,8 +455,8 @@ def _status(plan: AppPlan, previous: SyncRecord | None, digest: str) -> str:
 
 
 def _kept(plan: AppPlan, current: Resolved, detail: str) -> None:
-    """Not merged: the catalog's content stays, published above upstream's newest version (MKT002)."""
-    plan.status, plan.merged, plan.changes, plan.measured, plan.benchmarks = "error", None, [], [], []
+    """Not merged: the catalog's content stays (`held`), published above upstream's newest version (MKT002)."""
+    plan.status, plan.merged, plan.changes, plan.measured, plan.benchmarks = "held", None, [], [], []
     plan.detail = detail
     if _at_or_below(current.app.version, plan.upstream_version):
         plan.new_version = _above(plan.upstream_version, current.app.version)

@@ -9,9 +9,10 @@ on every way out, a SIGTERM included (turned into SystemExit for the time of the
 A folder is read where it is: a clone's `origin` URL and HEAD are recorded, else the folder relative to the store
 (with a warning: nobody else can re-run that sync). Where it or its parent holds a `SOURCES.tsv` (or
 `SOURCES-*.tsv`: `APP/FILE<TAB>COMMIT` per line, the commit each file was read at: a mirror), each app records the
-commit of its OlaresManifest.yaml (else its Chart.yaml). Each chart is read with the importer's safe reader
-(generator/importer/source.py: regular files only, size budgets, no links); a chart it refuses is that app's
-`error`, the others merge.
+commit of its OlaresManifest.yaml (else its Chart.yaml), and a `# origin: URL` line there names the repository the
+mirror copies: the record then names that URL (less credentials), not the folder. Each chart is read with the
+importer's safe reader (generator/importer/source.py: regular files only, size budgets, no links); a chart it refuses
+is that app's `error`, the others merge.
 
 What upstream ever had (for `removed`: docs/sync.md "What a sync removes") comes from the sync record and, for a git
 source, from the history: every top-level folder that ever held a Chart.yaml.
@@ -166,6 +167,29 @@ def mirror_commits(folder: Path) -> dict[str, str]:
         if files:
             return out
     return out
+
+
+ORIGIN = re.compile(r"^#\s*origin:\s*(\S+)\s*$")
+
+
+def mirror_origin(folder: Path) -> str | None:
+    """The repository a mirror copies, from a `# origin: URL` line of its SOURCES.tsv / SOURCES-*.tsv (in `folder` or
+    its parent), less any credentials; None without one. Only a URL another machine can reach counts: a sync of the
+    mirror then records that URL, which anyone can sync from, instead of a folder of this machine."""
+    for place in (folder, folder.parent):
+        files = sorted(p for p in place.glob("SOURCES*.tsv") if not p.is_symlink() and p.is_file())
+        for tsv in files:
+            for n, line in enumerate(_sources_text(tsv).splitlines(), 1):
+                found = ORIGIN.match(line)
+                if found is None:
+                    continue
+                if not _is_remote(found.group(1)):
+                    raise InputError([Problem(str(tsv), n, None, "`# origin:` names no URL another machine can "
+                                                                "reach (https://, ssh:// or git@); fix or remove it")])
+                return portable_url(found.group(1))
+        if files:
+            return None
+    return None
 
 
 def _commit(commits: dict[str, str], app: str) -> str | None:
@@ -345,6 +369,10 @@ def open_upstream(sources: list[str], git: Git, store: Path | None = None) -> It
             ever = _ever(git, first)
         yield Upstream(url, head, tuple(charts), ever=ever, subdir=inside or None)
         return
+    origin = mirror_origin(first) if len(sources) == 1 and first.is_dir() else None
+    if origin is not None:  # a mirror that names the repository it copies: the record names that repository
+        yield Upstream(origin, None, tuple(charts))
+        return
     label = " ".join(_relative(Path(s), store) for s in sources)
     yield Upstream(label, None, tuple(charts), warnings=(_not_portable(label),))
 
@@ -355,4 +383,4 @@ def _not_portable(label: str) -> str:
 
 
 __all__ = ["CLONE_BUDGET_BYTES", "MAX_SOURCES_BYTES", "MAX_TOTAL_BYTES", "Upstream", "UpstreamChart", "is_git_url",
-           "mirror_commits", "open_upstream", "portable_url", "where", "without_credentials"]
+           "mirror_commits", "mirror_origin", "open_upstream", "portable_url", "where", "without_credentials"]

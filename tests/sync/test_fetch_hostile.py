@@ -307,8 +307,9 @@ def test_a_new_apps_speed_on_a_device_without_bandwidth_is_no_benchmark(store, t
 
 
 def test_a_credential_in_upstreams_values_is_never_printed_as_theirs(store, tmp_path, capsys):
-    """An upstream argument holding `user:password@` (a `?token=` the import already leaves out): the plan's `theirs`
-    (table and --json) and every written file are without it; the argument lands less its credentials."""
+    """An upstream argument holding `user:password@` (a `?token=` the import already leaves out): the plan (table and
+    --json) and every written file are without it; the import does not carry an argument with a password (it is
+    left to the cluster, importer/build.py), so the app keeps no such argument either."""
     first = oc.llamacpp_chart(tmp_path / "first", "marketqwen", version="1.0.3")
     assert sync(store, capsys, str(first.parent))[0] == 0
     password = "pw123plainsecretXYZ"  # no token format: only its place in the URL says it is a secret
@@ -323,9 +324,9 @@ def test_a_credential_in_upstreams_values_is_never_printed_as_theirs(store, tmp_
         assert code in (0, 1), out.err
     for text in texts:
         assert password not in text
-    assert "args.--model-url" in texts[0], "the argument is a change of the plan"
     assert not any(password.encode() in v for v in files_of(store).values())
-    assert "https://host.example/x.gguf" in read_document(store / "apps" / "marketqwen.yaml").data["extra_args"]
+    assert not any("host.example" in str(a) for a in read_document(store / "apps" / "marketqwen.yaml").data.get(
+        "extra_args", []))
 
 
 def test_a_signal_during_the_writes_waits_until_every_file_is_written(store, tmp_path, capsys, monkeypatch):

@@ -105,7 +105,7 @@ def test_a_chart_needing_drafts_no_correction_keeps_out_leaves_the_content_above
     code, plan = sync(catalog, capsys, str(up))
     assert code == 0
     qwen = app_of(plan, "marketqwen")
-    assert qwen["status"] == "error" and qwen["new_version"] == "1.0.5" and "title" in qwen["detail"]
+    assert qwen["status"] == "held" and qwen["new_version"] == "1.0.5" and "title" in qwen["detail"]
     after = app_file(catalog, "marketqwen")
     assert after["version"] == "1.0.5"
     assert {k: v for k, v in after.items() if k != "version"} == {k: v for k, v in before.items() if k != "version"}
@@ -152,3 +152,24 @@ def test_a_draft_a_person_completed_is_kept_by_the_next_sync_of_the_same_upstrea
     assert code == 0
     assert "completed by hand" not in draft.read_text(encoding="utf-8")
     assert "1.0.1" in draft.read_text(encoding="utf-8")
+
+
+def test_a_mirror_that_names_its_origin_is_recorded_as_that_url(catalog, tmp_path, capsys):
+    """A mirror's SOURCES.tsv `# origin: URL` (credentials stripped): the record names the repository the mirror
+    copies, which anyone can sync from, not the folder of this machine; no warning. An origin that is a local path
+    is `file:line`, nothing written."""
+    up = upstream(tmp_path, context=131072, version="1.0.4")
+    (tmp_path / "SOURCES.tsv").write_text("# origin: https://bot:ghp_PLANTED0secret@example.org/market/store.git\n"
+                                          f"marketqwen/OlaresManifest.yaml\t{COMMIT}\n")
+    code = main(["sync", str(up), "--catalog", str(catalog)])
+    out, err = capsys.readouterr()
+    assert code == 0 and "nobody else can re-run" not in err
+    record = read_document(catalog / "sync.yaml").data
+    assert record["upstream"] == "https://example.org/market/store.git"
+    assert record["apps"]["marketqwen"]["commit"] == COMMIT
+    assert "ghp_PLANTED0secret" not in out + err + (catalog / "sync.yaml").read_text()
+    (tmp_path / "SOURCES.tsv").write_text("# origin: /home/me/market\n")
+    before = {p: p.read_bytes() for p in catalog.rglob("*") if p.is_file()}
+    assert main(["sync", str(up), "--catalog", str(catalog)]) == 1
+    assert "SOURCES.tsv:1: `# origin:` names no URL another machine can reach" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in catalog.rglob("*") if p.is_file()} == before

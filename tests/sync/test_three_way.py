@@ -309,7 +309,7 @@ def test_the_issues_case_a_fresh_store_synced_with_another_store_keeps_its_app(t
     (`local`), its file and chart untouched, and nothing is marked removed."""
     store = tmp_path / "s"
     capsys.readouterr()
-    assert main(["init", str(store)]) == 0
+    assert main(["init", str(store), "--owner", "tester"]) == 0
     catalog = store / "catalog"
     own = {p: p.read_bytes() for p in (catalog / "apps").iterdir()}
     other = tmp_path / "other-store"
