@@ -127,6 +127,7 @@ def test_a_missing_optional_module_says_how_to_install_it(catalog_copy, capsys, 
 
 def test_require_names_the_module_and_keeps_the_cause(monkeypatch):
     monkeypatch.setitem(sys.modules, "prometheus_client", None)
+    monkeypatch.delitem(sys.modules, "prometheus_client.parser", raising=False)  # an earlier test's import
     with pytest.raises(MissingDependency) as caught:
         require("prometheus_client.parser", "smoke")
     assert caught.value.exit_code == 2 and isinstance(caught.value.__cause__, ImportError)

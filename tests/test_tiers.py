@@ -133,7 +133,10 @@ def test_no_test_builds_llama_server():
     """pytest never compiles C++: scripts/test.sh builds or finds llama-server and exports LLAMA_SERVER."""
     offenders = {p.name: s for p in _test_sources() if p.name != Path(__file__).name for s in _code_strings(p)
                  if "build-llama-server" in s or "cmake" in s.split()}
-    assert offenders == {}
+    # `catalog smoke --build-llama-server` (issue 42) is tested on a cache seeded with a copy of LLAMA_SERVER's build:
+    # the packaged script finds it and reuses it, nothing is compiled (test_llama_find.py, test_install.py)
+    seeded = {"test_install.py", "test_llama_find.py"}
+    assert {name: s for name, s in offenders.items() if name not in seeded} == {}
 
 
 def _reads_live_catalog(path: Path) -> bool:

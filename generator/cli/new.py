@@ -47,7 +47,9 @@ def new(
     as_json: JsonOpt = False,
 ) -> None:
     """A new model and app from the model's own files (GGUF header, Hugging Face file list and config.json), sized by
-    the fit; a draft until its title, icon and categories are given (docs/new-model.md).
+    the fit; a draft until its title, icon and categories are given.
+
+    docs/new-model.md has the whole path.
 
     \b
     The whole path:

@@ -22,10 +22,11 @@ DeviceOpt = Annotated[str | None, typer.Option("--device", help="A device the ap
 @app.command()
 def preset(name: AppArg = None, base: BaseOpt = None, device: DeviceOpt = None, catalog: CatalogOpt = None,
            as_json: JsonOpt = False) -> None:
-    """The env values to set on an Olares engine base for an app: MODEL_SOURCE, MODEL_NAME, MODEL_SUPPORTS,
-    ENGINE_ARGS (the fit-sized context, KV type, slots, batch and the stack's flags the base's image takes) and the
-    GPU memory, each checked against the base's envs; or one line saying why the base cannot serve the app.
-    Exit 1 when a preset is refused."""
+    """The env values to set on an Olares engine base for an app, each checked against the base's envs, or one line
+    saying why the base cannot serve it.
+
+    MODEL_SOURCE, MODEL_NAME, MODEL_SUPPORTS, ENGINE_ARGS (the context the fit sizes, KV type, slots, batch and the
+    stack's flags the base's image takes) and the GPU memory. Exit 1 when a preset is refused."""
     from generator.core.text import safe_line
     from generator.preset.bases import flag_table, load_base
     from generator.preset.build import Preset, base_for, build_preset
