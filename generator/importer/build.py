@@ -21,6 +21,7 @@ from typing import Any, cast
 
 from pydantic import TypeAdapter, ValidationError
 
+from generator.core.data import tuples
 from generator.adapters.helm import CappedRenderer
 from generator.catalog import Catalog, ChatTemplateFile, Resolved
 from generator.chart.plan import whole_cores
@@ -1218,7 +1219,7 @@ def _omit_sized(ctx: _Ctx, cat: Catalog, app: dict[str, Any]) -> None:
     if existing is not None and util is not None and existing.app.gpu_memory_utilization == util:
         tries = [("gpu_memory_mib",)]  # the utilization the app states is kept
     for left_out in tries:
-        fields = {k: v for k, v in _tuples(app).items() if k not in left_out}
+        fields = {k: v for k, v in tuples(app).items() if k not in left_out}
         if room is not None:
             fields["gpu_room"] = room
         if calibration:
@@ -1736,7 +1737,7 @@ def _validate(ctx: _Ctx, app: dict[str, Any]) -> None:
     if result.stack_draft:
         result.missing.append(f"stack {result.stack} is a draft (drafts/stacks/{result.stack}.yaml)")
     try:
-        App.model_validate(_tuples(app))
+        App.model_validate(tuples(app))
     except ValidationError as exc:
         for err in exc.errors():
             loc = ".".join(str(p) for p in err["loc"])
@@ -1748,13 +1749,6 @@ def _validate(ctx: _Ctx, app: dict[str, Any]) -> None:
         draft = True
     result.status = "draft" if draft else "ok"
 
-
-def _tuples(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _tuples(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return tuple(_tuples(v) for v in value)
-    return value
 
 
 __all__ = ["CHART_FIELDS", "Imported", "import_chart", "marked_envs"]

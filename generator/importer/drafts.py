@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from generator.core.data import tuples
 from generator.catalog import Catalog
 from generator.core.errors import InputError, Problem
 from generator.schema import ChatTemplate, Model, Stack
@@ -72,7 +73,7 @@ def repo_format(repo: str) -> tuple[str, str | None]:
 def missing_fields(cls: type[BaseModel], data: dict[str, Any]) -> tuple[list[str], list[str]]:
     """(missing field paths, other validation problems) of `data` as a `cls`."""
     try:
-        cls.model_validate(_tuples(data))
+        cls.model_validate(tuples(data))
     except ValidationError as exc:
         missing: list[str] = []
         other: list[str] = []
@@ -89,13 +90,6 @@ def missing_fields(cls: type[BaseModel], data: dict[str, Any]) -> tuple[list[str
         return missing, other
     return [], []
 
-
-def _tuples(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _tuples(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return tuple(_tuples(v) for v in value)
-    return value
 
 
 @dataclass
@@ -366,7 +360,7 @@ class Pool:
         def bare(name: object) -> str:
             return str(name).removeprefix("docker.io/library/").removeprefix("docker.io/")
         found = [s for s in self.cat.stacks.values() if bare(s.image) == bare(image)]
-        found += [Stack.model_construct(**{"fork": "upstream", "version": "", **_tuples(d.data)})
+        found += [Stack.model_construct(**{"fork": "upstream", "version": "", **tuples(d.data)})
                   for d in self.stacks.values() if bare(d.data.get("image")) == bare(image)]
         return found
 

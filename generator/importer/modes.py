@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 
+from generator.core.data import tuples
 from generator.catalog import Catalog, Resolved, _targets
 from generator.chart.pipeline import render_app
 from generator.chart.writer import Tree
@@ -88,7 +89,7 @@ def _candidates(cat: Catalog, app: dict[str, Any], mode: str, engine: dict[str, 
 def _resolve(cat: Catalog, app: dict[str, Any], entries: list[dict[str, Any]],
              resolved_for: Resolver) -> Resolved | None:
     try:
-        model = App.model_validate(_tuples({**app, "devices": entries}))
+        model = App.model_validate(tuples({**app, "devices": entries}))
     except ValueError:
         return None
     base: Resolved | None = resolved_for(cat, model)
@@ -131,13 +132,6 @@ def _extra_args(cat: Catalog, app: dict[str, Any], entries: list[dict[str, Any]]
         return []
     return [str(a) for a in theirs[len(mine):]] if theirs[:len(mine)] == mine else []
 
-
-def _tuples(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _tuples(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return tuple(_tuples(v) for v in value)
-    return value
 
 
 __all__ = ["carry", "chart_modes"]

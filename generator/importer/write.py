@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 from ruamel.yaml import YAML
 
+from generator.core.data import tuples
 from generator.catalog import Catalog, display_path
 from generator.core.errors import InputError, Problem, translate_os_error
 from generator.core.fileio import atomic_write_text, writable
@@ -40,13 +41,6 @@ class Plan:
     drafts: list[dict[str, Any]] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
 
-
-def _tuples(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _tuples(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return tuple(_tuples(v) for v in value)
-    return value
 
 
 def _header(result: Imported, label: str) -> list[str]:
@@ -113,8 +107,8 @@ def _stack_text(draft: StackDraft, labels: list[str]) -> str:
 def _compare_fields(current: dict[str, Any], new: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """(fields to set, fields to remove) so that the app's chart fields become `new`'s."""
     try:
-        old_app = App.model_validate(_tuples(current))
-        new_app = App.model_validate(_tuples(new))
+        old_app = App.model_validate(tuples(current))
+        new_app = App.model_validate(tuples(new))
     except ValidationError:
         return ({k: new[k] for k in CHART_FIELDS if k in new and _plain(current.get(k)) != _plain(new[k])},
                 [k for k in CHART_FIELDS if k in current and k not in new])
