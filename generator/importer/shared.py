@@ -72,6 +72,9 @@ def _array_settings(text: str, name: str) -> list[str] | None:
     anything else feeds it (then it is left for the generic reader to refuse)."""
     found: list[str] = []
     for line in text.splitlines():
+        set_to = re.search(r"\b" + name + r"=\(([^)]*)\)", line)
+        if set_to is not None and set_to.group(1).strip():
+            return None  # set to flags of its own (`REASONING_ARGS=(--reasoning on)`): not the settings' array
         for match in ARRAY_ADD.finditer(line):
             if match.group(1) != name:
                 continue
@@ -79,7 +82,7 @@ def _array_settings(text: str, name: str) -> list[str] | None:
             if not used:
                 return None
             found += used
-    return sorted(set(found))
+    return sorted(set(found)) or None  # an array no setting feeds is no setting's
 
 
 def _rewrite(text: str, layout: Layout, rel: str) -> str:
@@ -88,15 +91,19 @@ def _rewrite(text: str, layout: Layout, rel: str) -> str:
         if carried is None:
             continue
         layout.arrays[name] = carried
-        text = re.sub(r'[ \t]*"?\$\{' + name + r'\[@\]\}"?[ \t]*', " ", text)
+        text = re.sub(r'(^[ \t]*)?[ \t]*"?\$\{' + name + r'\[@\]\}"?[ \t]*',
+                      lambda m: m.group(1) if m.group(1) is not None else " ", text, flags=re.MULTILINE)
         layout.rewritten.append(f"{rel}: the flag array {name} (fed by {', '.join(carried)}) is the shared form's "
                                 "settings: rendered again by `form: shared`, not an app field")
     if NESTED.search(text):
         text = NESTED.sub(lambda m: m.group(2), text)
         layout.rewritten.append(f"{rel}: ${{LLM_*:-${{...}}}} read as the chart's default (the setting is empty at "
                                 "install)")
-    # a line ending in a continuation that now holds only whitespace: join it to the next (bash would)
-    return re.sub(r"\\\n[ \t]*\n", "\n", re.sub(r"[ \t]+\\\n", " \\\n", text))
+    # a use that began its line keeps the line's indentation (a block scalar's lines must), so `"${A[@]}" 2>&1 | tee`
+    # stays inside the YAML; a continued line left with nothing but whitespace is dropped, and a continuation
+    # followed by an emptied line is joined to it (bash would)
+    text = re.sub(r"\n[ \t]*\\\n", "\n", text)
+    return re.sub(r"\\\n[ \t]*\n", "\n", re.sub(r"(?<=\S)[ \t]+\\\n", " \\\n", text))
 
 
 def _drop_settings(text: str, names: tuple[str, ...]) -> str:

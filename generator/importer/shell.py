@@ -30,6 +30,8 @@ MAX_ARGV_BYTES = 2 * 2**20
 # (kubernetes.io/docs/concepts/configuration/configmap/); `sh -c SCRIPT` passes it as one argument (MAX_ARG_BYTES).
 MAX_SCRIPT_BYTES = 2**20
 
+# trailing output redirections of a command: `2>&1`, `>> "$LOG"`, `2>/dev/null` (a `|` already split the line)
+_REDIRECTS = re.compile(r"""(?:\s+[0-9]?>>?(?:&[0-9]|\s*(?:"[^"]*"|'[^']*'|[^\s"'&|;<>]+)))+\s*$""")
 
 def _kib(n: int) -> str:
     return f"{n // 1024} KiB"
@@ -370,7 +372,7 @@ def split_outside_quotes(text: str, ops: tuple[str, ...], keep: tuple[str, ...] 
 
 def simple_commands(text: str) -> list[str]:
     """The simple commands of one line: split on `&&`, `||`, `;`, `|` and `&` outside quotes."""
-    parts = split_outside_quotes(text, ("&&", "||", ";", "|", "&"), keep=("&>",))
+    parts = split_outside_quotes(text, ("&&", "||", ";", "|", "&"), keep=("&>", ">&"))
     return [c for c in parts or () if c]
 
 
@@ -391,6 +393,8 @@ def read_script(script: str, env: dict[str, str], launches: Callable[[str, bool]
             if launches(head.strip("\"'"), first == "exec"):
                 if earlier:
                     before.append(ScriptLine(line.number, " && ".join(earlier)))
+                # where the server's output goes (`2>&1 | tee -a "$LOG"`) is no part of its argv
+                candidate = _REDIRECTS.sub("", candidate)
                 return Script(lines, scope, cwd, ScriptLine(line.number, candidate), before)
             earlier.append(command)
             assign = _ASSIGN.match(command)

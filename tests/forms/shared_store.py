@@ -155,6 +155,22 @@ LAUNCH = """              exec /app/llama-server \\
                 "${{EXTRA_LLM_ARGS[@]}}"
 """
 
+# the launcher shape of that store's newer apps (e.g. its `llamacppagentsa1one/templates/server.yaml`): the server is
+# run without `exec`, its log teed to a file, the settings' array first on the last line
+LAUNCH_TEE = """              LOGFILE="/shared-models/llms/logs/server.log"
+{own}              /app/llama-server \\
+                --model "$SHARED_DIR/$TARGET_FILE" \\
+                --alias "$MODEL_ALIAS" \\
+                --host 0.0.0.0 --port {port} \\
+                --ctx-size "${{LLM_CONTEXT_WINDOW:-${{CONTEXT_SIZE:-{context}}}}}" \\
+{own_use}                --n-gpu-layers 99 --parallel 1 --jinja \\
+                "${{EXTRA_LLM_ARGS[@]}}" 2>&1 | tee -a "$LOGFILE"
+              exit "${{PIPESTATUS[0]}}"
+"""
+# an array of the launcher's own flags, set outside the settings (that store's `REASONING_ARGS=(--reasoning on)`)
+OWN_ARRAY = "              REASONING_ARGS=(--reasoning on)\n"
+OWN_ARRAY_USE = '                "${REASONING_ARGS[@]}" \\\n'
+
 # the other launcher shape of that store (e.g. its `gemma4e2bone/templates/server.yaml`): the settings read in the
 # template, the engine's args written directly with Helm conditionals
 HELM_ARGS = """          command: ["/app/llama-server"]
@@ -392,8 +408,10 @@ spec:
 def shared_chart(root: Path, name: str, *, title: str = "Qwen3.6 A3B (Shared)", version: str = "2.0.39",
                  context: int = 65536, image: str = "ghcr.io/ggml-org/llama.cpp:server-cuda13-b8740",
                  categories: tuple[str, ...] = ("LLM Chat", "AI Agents"), builds: bool = False,
-                 gb10: bool = False, port: int = 8080, helm_args: bool = False) -> Path:
-    """One app folder of the second store's layout."""
+                 gb10: bool = False, port: int = 8080, helm_args: bool = False, tee: bool = False,
+                 own_array: bool = False) -> Path:
+    """One app folder of the second store's layout (`tee`: the server's log teed, no `exec`; `own_array`: with an
+    array of the launcher's own flags)."""
     folder = root / name
     (folder / "templates").mkdir(parents=True)
     description = "Qwen3.6 35B-A3B via llama.cpp, a shared app of another store"
@@ -403,8 +421,11 @@ def shared_chart(root: Path, name: str, *, title: str = "Qwen3.6 A3B (Shared)", 
         categories="".join(f"    - {c}\n" for c in categories).rstrip("\n"),
         arm="    - arm64\n" if gb10 else "", gb10=GB10 if gb10 else ""))
     (folder / "values.yaml").write_text(VALUES.format(name=name))
+    launch = (LAUNCH_TEE.format(context=context, port=port, own=OWN_ARRAY if own_array else "",
+                                own_use=OWN_ARRAY_USE if own_array else "") if tee or own_array
+              else LAUNCH.format(context=context, port=port))
     container = (HELM_ARGS.format(port=port) if helm_args else
-                 BASH.format(build=BUILD if builds else "", launch=LAUNCH.format(context=context, port=port)))
+                 BASH.format(build=BUILD if builds else "", launch=launch))
     (folder / "templates" / "server.yaml").write_text((HELM_HEAD if helm_args else "") + SERVER.format(
         name=name, image=image, context=context, container=container, port=port,
         init=HELM_INIT.format(name=name) if helm_args else ""))

@@ -17,7 +17,7 @@ from generator.catalog import load_catalog
 from generator.cli import main
 from generator.yamlio.loader import read_document
 
-from shared_store import shared_store
+from shared_store import shared_chart, shared_store
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SMALL = FIXTURES / "catalog_small"
@@ -112,3 +112,31 @@ def test_a_shared_chart_we_render_round_trips_through_import(capsys, tmp_path, a
 def test_the_settings_do_not_become_app_env(capsys, catalog, tmp_path):
     imported(capsys, catalog, shared_store(tmp_path) / "sharedqwen")
     assert not any(k.startswith("LLM_") for k in app_data(catalog, "sharedqwen").get("env", {}))
+
+
+def test_a_launcher_that_tees_its_log_imports_like_one_that_execs(capsys, catalog, tmp_path):
+    """The newer launcher shape of the second store: no `exec`, the server's output `2>&1 | tee -a "$LOGFILE"`, the
+    settings' array first on that line. The array's removal keeps the line's indentation (the YAML block scalar
+    stays whole) and the redirection is no part of the argv."""
+    store = tmp_path / "store"
+    shared_chart(store, "sharedtee", tee=True)
+    shared_chart(store, "sharedqwen")
+    results = imported(capsys, catalog, store / "sharedtee", store / "sharedqwen")
+    assert results["sharedtee"]["status"] == "ok", results["sharedtee"]
+    tee, plain = app_data(catalog, "sharedtee"), app_data(catalog, "sharedqwen")
+    for key in ("stack", "model", "context_length", "extra_args", "form"):
+        assert tee.get(key) == plain.get(key), key
+    assert not any("2>&1" in str(a) or a == "tee" for a in tee.get("extra_args", ()))
+
+
+def test_a_flag_array_no_setting_feeds_is_not_dropped(capsys, catalog, tmp_path):
+    """`REASONING_ARGS=(--reasoning on)` carries the launcher's own flags: dropping it as the settings' array would
+    lose `--reasoning on` silently; the import names it instead and writes nothing for that chart."""
+    store = tmp_path / "store"
+    shared_chart(store, "sharedown", own_array=True)
+    code = main(["import", str(store / "sharedown"), "--catalog", str(catalog), "--json"])
+    out = capsys.readouterr().out
+    assert code != 0 and "REASONING_ARGS" in out
+    assert "flag array REASONING_ARGS" not in out  # not noted as a dropped settings' array
+    assert not (catalog / "apps" / "sharedown.yaml").exists()
+    assert not (catalog / "drafts" / "apps" / "sharedown.yaml").exists()
