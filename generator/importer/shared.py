@@ -39,6 +39,10 @@ ARRAY_USE = re.compile(r'"?\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}"?')
 ARRAY_ADD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+=\(")
 NESTED = re.compile(r"\$\{(" + "|".join(SETTINGS) + r"):-(\$\{[A-Za-z_][A-Za-z0-9_]*(?::?-[^{}]*)?\})\}")
 GIT_BUILD = re.compile(r"git\s+clone\b[^\n]*?github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?(?:\s|$)")
+# `git clone "$REPO_URL" ...`: the URL set in the launcher (`REPO_URL="https://github.com/o/r"`, or with a default,
+# `${COLIBRI_REPO:-https://github.com/o/r}`) or in the chart's ConfigMap (`LUCE_REPO_URL: "https://github.com/o/r"`)
+GIT_CLONE_VAR = re.compile(r"git\s+clone\b[^\n]*?\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+GIT_URL_OF = r"\b{name}\s*[=:]\s*[\"']?(?:\$\{{[A-Za-z_][A-Za-z0-9_]*:-)?https?://github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?[\"'}}\s]"
 
 
 @dataclass
@@ -300,12 +304,26 @@ SETTING_NOTE = re.compile(r"\.Values\.olaresEnv\.LLM_[A-Z_]+: .*declares no env"
 WHOLE_GPU = re.compile(r"nvidia\.com/gpu: |differs from gpu_memory_mib|CUDA_DEVICE_MEMORY_LIMIT_0")
 
 
-def _builds(result: Imported) -> None:
+def _cloned_repo(text: str, script: str, templates: str) -> str | None:
+    """The repository a `git clone` line clones, where its URL is written or set in a variable it reads."""
+    match = GIT_BUILD.search(text)
+    if match is not None:
+        return match.group(2)
+    var = GIT_CLONE_VAR.search(text)
+    if var is None:
+        return None
+    url = re.search(GIT_URL_OF.format(name=var.group(1)), script) or re.search(GIT_URL_OF.format(name=var.group(1)),
+                                                                               templates)
+    return url.group(2) if url is not None else None
+
+
+def _builds(result: Imported, templates: str) -> None:
+    script = "\n".join(text for _line, text in result.launcher)
     for _line, text in result.launcher:
-        match = GIT_BUILD.search(text)
-        if match is None:
+        repo = _cloned_repo(text, script, templates)
+        if repo is None:
             continue
-        reason = f"builds {match.group(2)} from git at start: pin an image"
+        reason = f"builds {repo} from git at start: pin an image"
         if reason not in result.missing:
             result.missing.insert(0, reason)
         if result.status == "ok":
@@ -315,7 +333,12 @@ def _builds(result: Imported) -> None:
 
 def finish(result: Imported, layout: Layout, chart: ChartFiles, cat: Catalog) -> None:
     """Carry onto the imported app what the shared layout says (see the module docstring)."""
-    _builds(result)
+    text = "\n".join(raw.decode("utf-8", "replace") for rel, raw in chart.files.items()
+                     if rel.startswith("templates/") or rel == "values.yaml")
+    _builds(result, text)
+    # the settings' envs were left out of the manifest the import read (read_layout): its notes that the manifest
+    # declares no such env are not true of the chart, whatever the import made of it
+    result.notes = [n for n in result.notes if not SETTING_NOTE.search(n)]
     app = result.app
     if app is None or result.status not in ("ok", "draft"):
         return
@@ -335,8 +358,6 @@ def finish(result: Imported, layout: Layout, chart: ChartFiles, cat: Catalog) ->
     _categories(app, layout.manifest, notes, cat.market.categories)
     _modes(app, layout.manifest, cat, notes, result.unmapped)
     _slots(app, cat, notes)
-    text = "\n".join(raw.decode("utf-8", "replace") for rel, raw in chart.files.items()
-                     if rel.startswith("templates/") or rel == "values.yaml")
     whole_gpu = "nvidia.com/gpumem" not in text
     if whole_gpu:
         _gpu(result, layout.manifest, cat, notes, "nvidia.com/gpu" in text)
@@ -346,7 +367,7 @@ def finish(result: Imported, layout: Layout, chart: ChartFiles, cat: Catalog) ->
         notes.append(f"{len(result.unmapped) - len(kept)} chart parts of the shared layout (its settings, shared "
                      "entrance, client proxy, whole-GPU request) are what `form: shared` renders again")
     result.unmapped = kept
-    result.notes = [n for n in result.notes if not SETTING_NOTE.search(n)] + notes
+    result.notes += notes
     if result.unmapped:
         app["unmapped"] = list(result.unmapped)
     else:

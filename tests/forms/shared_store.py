@@ -234,6 +234,17 @@ BUILD = """              git clone --depth 1 https://github.com/ggml-org/llama.c
               cmake --build /opt/llama.cpp/build --target llama-server -j 16
 """
 
+# that store's clone of a fork whose URL is set in a variable first (e.g. its `llamacppbonsai8bone/`)
+BUILD_VAR = """              REPO_URL="https://github.com/PrismML-Eng/llama.cpp"
+              git clone "$REPO_URL" /opt/llama.cpp
+              cmake -S /opt/llama.cpp -B /opt/llama.cpp/build -DGGML_CUDA=ON
+              cmake --build /opt/llama.cpp/build --target llama-server -j 16
+"""
+
+# a launcher that serves with a Python program the catalog does not model (e.g. its `dflashqwen3627bone/`)
+LAUNCH_PY = """              exec python3 scripts/server.py --port {port} --max-ctx "${{LLM_CONTEXT_WINDOW:-{context}}}"
+"""
+
 SERVER = """---
 apiVersion: v1
 kind: ConfigMap
@@ -409,9 +420,10 @@ def shared_chart(root: Path, name: str, *, title: str = "Qwen3.6 A3B (Shared)", 
                  context: int = 65536, image: str = "ghcr.io/ggml-org/llama.cpp:server-cuda13-b8740",
                  categories: tuple[str, ...] = ("LLM Chat", "AI Agents"), builds: bool = False,
                  gb10: bool = False, port: int = 8080, helm_args: bool = False, tee: bool = False,
-                 own_array: bool = False) -> Path:
+                 own_array: bool = False, builds_var: bool = False, python: bool = False) -> Path:
     """One app folder of the second store's layout (`tee`: the server's log teed, no `exec`; `own_array`: with an
-    array of the launcher's own flags)."""
+    array of the launcher's own flags; `builds_var`: it clones a fork whose URL a variable holds; `python`: a Python
+    server the catalog does not model)."""
     folder = root / name
     (folder / "templates").mkdir(parents=True)
     description = "Qwen3.6 35B-A3B via llama.cpp, a shared app of another store"
@@ -423,9 +435,10 @@ def shared_chart(root: Path, name: str, *, title: str = "Qwen3.6 A3B (Shared)", 
     (folder / "values.yaml").write_text(VALUES.format(name=name))
     launch = (LAUNCH_TEE.format(context=context, port=port, own=OWN_ARRAY if own_array else "",
                                 own_use=OWN_ARRAY_USE if own_array else "") if tee or own_array
+              else LAUNCH_PY.format(context=context, port=port) if python
               else LAUNCH.format(context=context, port=port))
-    container = (HELM_ARGS.format(port=port) if helm_args else
-                 BASH.format(build=BUILD if builds else "", launch=launch))
+    build = BUILD if builds else BUILD_VAR if builds_var else ""
+    container = HELM_ARGS.format(port=port) if helm_args else BASH.format(build=build, launch=launch)
     (folder / "templates" / "server.yaml").write_text((HELM_HEAD if helm_args else "") + SERVER.format(
         name=name, image=image, context=context, container=container, port=port,
         init=HELM_INIT.format(name=name) if helm_args else ""))

@@ -140,3 +140,21 @@ def test_a_flag_array_no_setting_feeds_is_not_dropped(capsys, catalog, tmp_path)
     assert "flag array REASONING_ARGS" not in out  # not noted as a dropped settings' array
     assert not (catalog / "apps" / "sharedown.yaml").exists()
     assert not (catalog / "drafts" / "apps" / "sharedown.yaml").exists()
+
+
+def test_a_clone_whose_url_a_variable_holds_is_a_build_at_start(capsys, catalog, tmp_path):
+    """`REPO_URL="https://github.com/PrismML-Eng/llama.cpp"` then `git clone "$REPO_URL"`: the same one reason as a
+    clone of a written URL."""
+    results = imported(capsys, catalog, shared_chart(tmp_path / "store", "sharedfork", builds_var=True))
+    assert results["sharedfork"]["status"] == "draft"
+    assert results["sharedfork"]["missing"][0] == "builds llama.cpp from git at start: pin an image"
+
+
+def test_an_unsupported_shared_app_is_not_told_its_settings_are_undeclared(capsys, catalog, tmp_path):
+    """The import reads the manifest without the settings' envs (the form declares them again): a chart it leaves
+    out (a Python server) must not be told the manifest declares no LLM_CONTEXT_WINDOW, which it does."""
+    folder = shared_chart(tmp_path / "store", "sharedpy", python=True)
+    code = main(["import", str(folder), "--catalog", str(catalog), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 3 and [r["status"] for r in out["apps"]] == ["unsupported"]
+    assert "declares no env" not in json.dumps(out)
