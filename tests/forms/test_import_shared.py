@@ -131,15 +131,13 @@ def test_a_launcher_that_tees_its_log_imports_like_one_that_execs(capsys, catalo
 
 def test_a_flag_array_no_setting_feeds_is_not_dropped(capsys, catalog, tmp_path):
     """`REASONING_ARGS=(--reasoning on)` carries the launcher's own flags: dropping it as the settings' array would
-    lose `--reasoning on` silently; the import names it instead and writes nothing for that chart."""
+    lose `--reasoning on` silently; it is read as the flags it holds."""
     store = tmp_path / "store"
     shared_chart(store, "sharedown", own_array=True)
-    code = main(["import", str(store / "sharedown"), "--catalog", str(catalog), "--json"])
-    out = capsys.readouterr().out
-    assert code != 0 and "REASONING_ARGS" in out
-    assert "flag array REASONING_ARGS" not in out  # not noted as a dropped settings' array
-    assert not (catalog / "apps" / "sharedown.yaml").exists()
-    assert not (catalog / "drafts" / "apps" / "sharedown.yaml").exists()
+    results = imported(capsys, catalog, store / "sharedown")
+    assert not any("flag array REASONING_ARGS" in n for n in results["sharedown"]["notes"])
+    args = list(app_data(catalog, "sharedown").get("extra_args", ()))
+    assert args[args.index("--reasoning"):][:2] == ["--reasoning", "on"]
 
 
 def test_a_clone_whose_url_a_variable_holds_is_a_build_at_start(capsys, catalog, tmp_path):
