@@ -38,6 +38,7 @@ TITLE_CHAR = re.compile(r"[A-Za-z0-9 -]")  # OLARES021: an entrance title (the a
 ARRAY_USE = re.compile(r'"?\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}"?')
 ARRAY_ADD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+=\(")
 NESTED = re.compile(r"\$\{(" + "|".join(SETTINGS) + r"):-(\$\{[A-Za-z_][A-Za-z0-9_]*(?::?-[^{}]*)?\})\}")
+HAMI_ENV = re.compile(r"name:\s*[\"']?CUDA_DEVICE_MEMORY_LIMIT_0[\"']?\s*\n\s*value:\s*[\"']?(\d+)([mMgG])[\"']?")
 BUILD_LINE = "the launcher builds the engine when the pod starts"  # importer/build.py's reason for the same build
 GIT_BUILD = re.compile(r"git\s+clone\b[^\n]*?github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?(?:\s|$)")
 # `git clone "$REPO_URL" ...`: the URL set in the launcher (`REPO_URL="https://github.com/o/r"`, or with a default,
@@ -271,7 +272,8 @@ def _slots(app: dict[str, Any], cat: Catalog, notes: list[str]) -> None:
         notes.append(f"{extra[at]} {extra[at + 1]} is the slot count the shared form writes out: not an app field")
 
 
-def _gpu(result: Imported, manifest: dict[str, Any], cat: Catalog, notes: list[str], whole: bool) -> None:
+def _gpu(result: Imported, manifest: dict[str, Any], cat: Catalog, notes: list[str], whole: bool,
+         text: str) -> None:
     """Upstream asked a whole GPU with no HAMi limit in the pod: the app keeps that meaning (the device's usable most),
     and the note says what the fit needs and what the chart now caps."""
     if result.app is None:
@@ -288,10 +290,29 @@ def _gpu(result: Imported, manifest: dict[str, Any], cat: Catalog, notes: list[s
     fit = (f"the fit needs {need:,} MiB with its margin" if need is not None
            else "`catalog explain` shows what the fit needs")
     how = "a whole GPU through nvidia.com/gpu" if whole else "no GPU resource in the pod"
-    notes.append(f"GPU memory: upstream set no HAMi limit in the pod ({how}; the manifest asks {required or '?'} to "
-                 f"{limited or '?'}); the chart now requests and caps {mib:,} MiB"
+    asks = f"the manifest asks {required or '?'} to {limited or '?'}"
+    belt = _in_container_cap(text)
+    if belt is not None and (device is None or belt < device.memory_mib):
+        # upstream capped the app inside the container below the card: that cap is what the app keeps
+        notes.append(f"GPU memory: upstream set no HAMi request in the pod ({how}; {asks}) but capped it in the "
+                     f"container (CUDA_DEVICE_MEMORY_LIMIT_0 {belt:,} MiB); the chart now requests and caps {mib:,} "
+                     f"MiB; {fit}")
+        return
+    above = (f"; its CUDA_DEVICE_MEMORY_LIMIT_0 {belt:,} MiB is above the {device.memory_mib:,} MiB card, no cap"
+             if belt is not None and device is not None else "")
+    notes.append(f"GPU memory: upstream set no HAMi limit in the pod ({how}; {asks}{above}); the chart now "
+                 f"requests and caps {mib:,} MiB"
                  f"{f', the usable most of {device.name}' if device is not None else ''}, as upstream let the app use "
                  f"the whole card; {fit}")
+
+
+def _in_container_cap(text: str) -> int | None:
+    """The MiB a chart's `CUDA_DEVICE_MEMORY_LIMIT_0` env sets (HAMi's in-container cap, `m`/`g` suffixed), if any."""
+    match = HAMI_ENV.search(text)
+    if match is None:
+        return None
+    value, unit = int(match.group(1)), match.group(2).lower()
+    return value * 1024 if unit == "g" else value
 
 
 # what the generic import lists as unmapped that `form: shared` renders again
@@ -363,7 +384,7 @@ def finish(result: Imported, layout: Layout, chart: ChartFiles, cat: Catalog) ->
     _slots(app, cat, notes)
     whole_gpu = "nvidia.com/gpumem" not in text
     if whole_gpu:
-        _gpu(result, layout.manifest, cat, notes, "nvidia.com/gpu" in text)
+        _gpu(result, layout.manifest, cat, notes, "nvidia.com/gpu" in text, text)
     kept = [line for line in result.unmapped
             if not MODELLED.search(line) and not (whole_gpu and WHOLE_GPU.search(line))]
     if len(kept) != len(result.unmapped):

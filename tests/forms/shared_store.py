@@ -287,7 +287,7 @@ spec:
                 name: {name}-env
           env:
             - name: CUDA_DEVICE_MEMORY_LIMIT_0
-              value: "30000m"
+              value: "{hami}"
             - name: LLM_CONTEXT_WINDOW
               value: {{{{ .Values.olaresEnv.LLM_CONTEXT_WINDOW | default "" | quote }}}}
             - name: LLM_MAX_OUTPUT_TOKENS
@@ -420,10 +420,11 @@ def shared_chart(root: Path, name: str, *, title: str = "Qwen3.6 A3B (Shared)", 
                  context: int = 65536, image: str = "ghcr.io/ggml-org/llama.cpp:server-cuda13-b8740",
                  categories: tuple[str, ...] = ("LLM Chat", "AI Agents"), builds: bool = False,
                  gb10: bool = False, port: int = 8080, helm_args: bool = False, tee: bool = False,
-                 own_array: bool = False, builds_var: bool = False, python: bool = False) -> Path:
+                 own_array: bool = False, builds_var: bool = False, python: bool = False,
+                 hami: str = "30000m") -> Path:
     """One app folder of the second store's layout (`tee`: the server's log teed, no `exec`; `own_array`: with an
     array of the launcher's own flags; `builds_var`: it clones a fork whose URL a variable holds; `python`: a Python
-    server the catalog does not model)."""
+    server the catalog does not model; `hami`: its CUDA_DEVICE_MEMORY_LIMIT_0)."""
     folder = root / name
     (folder / "templates").mkdir(parents=True)
     description = "Qwen3.6 35B-A3B via llama.cpp, a shared app of another store"
@@ -440,7 +441,7 @@ def shared_chart(root: Path, name: str, *, title: str = "Qwen3.6 A3B (Shared)", 
     build = BUILD if builds else BUILD_VAR if builds_var else ""
     container = HELM_ARGS.format(port=port) if helm_args else BASH.format(build=build, launch=launch)
     (folder / "templates" / "server.yaml").write_text((HELM_HEAD if helm_args else "") + SERVER.format(
-        name=name, image=image, context=context, container=container, port=port,
+        name=name, image=image, context=context, container=container, port=port, hami=hami,
         init=HELM_INIT.format(name=name) if helm_args else ""))
     (folder / "templates" / "clientproxy.yaml").write_text(CLIENT.format(name=name, port=port))
     for sub in (name, f"{name}srv"):  # the empty client / server subchart folders the store keeps

@@ -60,6 +60,7 @@ def test_a_store_of_shared_apps_imports_active_apps_and_a_draft(capsys, catalog,
     assert any("title 'Qwen3.6 A3B (Shared)' -> 'Qwen36 A3B Shared'" in n for n in notes)
     gpu = next(n for n in notes if n.startswith("GPU memory:"))
     assert "no HAMi limit" in gpu and "1Gi to 24Gi" in gpu and "caps 23,000 MiB" in gpu and "the fit needs" in gpu
+    assert "CUDA_DEVICE_MEMORY_LIMIT_0 30,000 MiB is above the 24,564 MiB card, no cap" in gpu  # upstream's belt
     assert app["gpu_memory_mib"] == 23000  # the usable most of the card, as upstream let the app use it all
     assert not any("LLM_" in line or "sharedentrances" in line for line in app.get("unmapped", ()))
     assert app_data(catalog, "sharedbuild", "drafts/apps")["form"] == "shared"
@@ -157,3 +158,13 @@ def test_an_unsupported_shared_app_is_not_told_its_settings_are_undeclared(capsy
     out = json.loads(capsys.readouterr().out)
     assert code == 3 and [r["status"] for r in out["apps"]] == ["unsupported"]
     assert "declares no env" not in json.dumps(out)
+
+
+def test_an_in_container_cap_below_the_card_is_the_gpu_memory_kept(capsys, catalog, tmp_path):
+    """Upstream's pod asks a whole GPU but caps it inside the container (CUDA_DEVICE_MEMORY_LIMIT_0 20000m, below
+    the 24,564 MiB card): the app keeps that cap, and the note does not say upstream let it use the whole card."""
+    results = imported(capsys, catalog, shared_chart(tmp_path / "store", "sharedcap", hami="20000m"))
+    assert app_data(catalog, "sharedcap")["gpu_memory_mib"] == 20000
+    gpu = next(n for n in results["sharedcap"]["notes"] if n.startswith("GPU memory:"))
+    assert "capped it in the container (CUDA_DEVICE_MEMORY_LIMIT_0 20,000 MiB)" in gpu and "caps 20,000 MiB" in gpu
+    assert "whole card" not in gpu
