@@ -75,7 +75,7 @@ spec:
       requiredDisk: 30Gi
       limitedDisk: 50Gi
       requiredGPUMemory: 1Gi
-      limitedGPUMemory: 24Gi
+      limitedGPUMemory: {limited_gpu}
 {gb10}permission:
   appData: true
   appCommon: true
@@ -286,9 +286,7 @@ spec:
             - configMapRef:
                 name: {name}-env
           env:
-            - name: CUDA_DEVICE_MEMORY_LIMIT_0
-              value: "{hami}"
-            - name: LLM_CONTEXT_WINDOW
+{hami_env}            - name: LLM_CONTEXT_WINDOW
               value: {{{{ .Values.olaresEnv.LLM_CONTEXT_WINDOW | default "" | quote }}}}
             - name: LLM_MAX_OUTPUT_TOKENS
               value: {{{{ .Values.olaresEnv.LLM_MAX_OUTPUT_TOKENS | default "" | quote }}}}
@@ -421,16 +419,16 @@ def shared_chart(root: Path, name: str, *, title: str = "Qwen3.6 A3B (Shared)", 
                  categories: tuple[str, ...] = ("LLM Chat", "AI Agents"), builds: bool = False,
                  gb10: bool = False, port: int = 8080, helm_args: bool = False, tee: bool = False,
                  own_array: bool = False, builds_var: bool = False, python: bool = False,
-                 hami: str = "30000m") -> Path:
+                 hami: str | None = "30000m", limited_gpu: str = "24Gi") -> Path:
     """One app folder of the second store's layout (`tee`: the server's log teed, no `exec`; `own_array`: with an
     array of the launcher's own flags; `builds_var`: it clones a fork whose URL a variable holds; `python`: a Python
-    server the catalog does not model; `hami`: its CUDA_DEVICE_MEMORY_LIMIT_0)."""
+    server the catalog does not model; `hami`: its CUDA_DEVICE_MEMORY_LIMIT_0 (None: none); `limited_gpu`: the manifest's limitedGPUMemory)."""
     folder = root / name
     (folder / "templates").mkdir(parents=True)
     description = "Qwen3.6 35B-A3B via llama.cpp, a shared app of another store"
     (folder / "Chart.yaml").write_text(CHART.format(name=name, version=version, description=description))
     (folder / "OlaresManifest.yaml").write_text(MANIFEST.format(
-        name=name, title=title, version=version, description=description,
+        name=name, title=title, version=version, description=description, limited_gpu=limited_gpu,
         categories="".join(f"    - {c}\n" for c in categories).rstrip("\n"),
         arm="    - arm64\n" if gb10 else "", gb10=GB10 if gb10 else ""))
     (folder / "values.yaml").write_text(VALUES.format(name=name))
@@ -441,7 +439,8 @@ def shared_chart(root: Path, name: str, *, title: str = "Qwen3.6 A3B (Shared)", 
     build = BUILD if builds else BUILD_VAR if builds_var else ""
     container = HELM_ARGS.format(port=port) if helm_args else BASH.format(build=build, launch=launch)
     (folder / "templates" / "server.yaml").write_text((HELM_HEAD if helm_args else "") + SERVER.format(
-        name=name, image=image, context=context, container=container, port=port, hami=hami,
+        name=name, image=image, context=context, container=container, port=port,
+        hami_env=f"            - name: CUDA_DEVICE_MEMORY_LIMIT_0\n              value: \"{hami}\"\n" if hami else "",
         init=HELM_INIT.format(name=name) if helm_args else ""))
     (folder / "templates" / "clientproxy.yaml").write_text(CLIENT.format(name=name, port=port))
     for sub in (name, f"{name}srv"):  # the empty client / server subchart folders the store keeps

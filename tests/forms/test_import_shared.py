@@ -168,3 +168,13 @@ def test_an_in_container_cap_below_the_card_is_the_gpu_memory_kept(capsys, catal
     gpu = next(n for n in results["sharedcap"]["notes"] if n.startswith("GPU memory:"))
     assert "capped it in the container (CUDA_DEVICE_MEMORY_LIMIT_0 20,000 MiB)" in gpu and "caps 20,000 MiB" in gpu
     assert "whole card" not in gpu
+
+
+def test_a_manifest_limit_below_the_card_is_not_called_the_whole_card(capsys, catalog, tmp_path):
+    """The second store's sglangminicpm51bone asks `limitedGPUMemory: 8Gi` with no HAMi limit in the pod: the app
+    is capped at those 8,192 MiB, and the note says where that number comes from."""
+    results = imported(capsys, catalog, shared_chart(tmp_path / "store", "sharedsmall", limited_gpu="8Gi",
+                                                     hami=None))
+    gpu = next(n for n in results["sharedsmall"]["notes"] if n.startswith("GPU memory:"))
+    assert app_data(catalog, "sharedsmall")["gpu_memory_mib"] == 8192
+    assert "caps 8,192 MiB, upstream's limitedGPUMemory 8Gi" in gpu and "whole card" not in gpu
