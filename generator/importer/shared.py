@@ -300,11 +300,11 @@ def _gpu(result: Imported, manifest: dict[str, Any], cat: Catalog, notes: list[s
         return
     above = (f"; its CUDA_DEVICE_MEMORY_LIMIT_0 {belt:,} MiB is above the {device.memory_mib:,} MiB card, no cap"
              if belt is not None and device is not None else "")
-    whole = (f", the usable most of {device.name}, as upstream let the app use the whole card"
-             if device is not None and mib == device.hami_cap_mib else
-             f", upstream's limitedGPUMemory {limited}" if limited else "")
+    source = (f", the usable most of {device.name}, as upstream let the app use the whole card"
+              if device is not None and mib == device.hami_cap_mib else
+              f", upstream's limitedGPUMemory {limited}" if limited else "")
     notes.append(f"GPU memory: upstream set no HAMi limit in the pod ({how}; {asks}{above}); the chart now "
-                 f"requests and caps {mib:,} MiB{whole}; {fit}")
+                 f"requests and caps {mib:,} MiB{source}; {fit}")
 
 
 def _in_container_cap(text: str) -> int | None:
