@@ -694,13 +694,20 @@ def _check_name(ctx: _Ctx, name: str) -> None:
                                   "a letter first, at most 30 characters")]) from None
 
 
+_HANDLE = re.compile(r"^[A-Za-z0-9-]{1,39}$")  # an owner is a GitHub handle (schema/app.py `owners`)
+
+
 def _meta_owners(ctx: _Ctx, app: dict[str, Any], spec: dict[str, Any]) -> None:
-    """The owners: the chart's owners file, else spec.developer."""
+    """The owners: the chart's owners file, else spec.developer, else spec.submitter (the first that is a GitHub
+    handle: a developer named `Liquid AI` is a company, the store's submitter `coynntis` the person who answers)."""
     owners = list(ctx.r.owners)
-    developer = spec.get("developer")
-    if not owners and developer:
-        owners = [str(developer)]
-        ctx.note(ctx.manifest_origin("developer:"), "no owners file: owners taken from spec.developer")
+    for key in ("developer", "submitter"):
+        value = spec.get(key)
+        if owners or value is None or not _HANDLE.match(str(value)):
+            continue
+        owners = [str(value)]
+        why = "" if key == "developer" else f" (spec.developer {str(spec.get('developer'))!r} is not a GitHub handle)"
+        ctx.note(ctx.manifest_origin(f"{key}:"), f"no owners file: owners taken from spec.{key}{why}")
     if owners:
         app["owners"] = owners
     for key in ("developer", "submitter"):

@@ -129,6 +129,23 @@ def test_a_vllm_image_without_a_command_serves_with_its_entrypoint(catalog, tmp_
     for key in ("stack", "model", "context_length", "speculative", "extra_args"):
         assert app.get(key) == before.get(key), key
 
+
+def test_owners_come_from_the_submitter_where_the_developer_is_no_handle(catalog, tmp_path, capsys):
+    """No owners file and `developer: Liquid AI` (the second public store's sglanglfm258ba1bone): the owner is the
+    submitter, a GitHub handle; the developer stays the app's `developer`."""
+    assert main(["render", "--catalog", str(catalog), "--out", str(tmp_path / "charts")]) == 0
+    capsys.readouterr()
+    chart = tmp_path / "charts" / "gemmalab"
+    (chart / "owners").unlink()
+    manifest = chart / "OlaresManifest.yaml"
+    manifest.write_text(manifest.read_text().replace("  developer: labmaintainer\n", "  developer: Liquid AI\n"))
+    (catalog / "apps" / "gemmalab.yaml").unlink()
+    code, data = report(catalog, capsys, str(chart))
+    assert code == 0, data["problems"]
+    app = app_data(catalog, "gemmalab")
+    assert list(app["owners"]) == ["labmaintainer"] and app["developer"] == "Liquid AI"
+    assert any("owners taken from spec.submitter" in n for n in data["apps"][0]["notes"])
+
 def test_tgz_package_reads_as_the_folder(catalog, tmp_path, capsys):
     chart = oc.llamacpp_chart(tmp_path / "in")
     package = oc.package(chart, tmp_path / "marketqwen-1.0.3.tgz")
