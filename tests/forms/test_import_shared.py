@@ -178,3 +178,32 @@ def test_a_manifest_limit_below_the_card_is_not_called_the_whole_card(capsys, ca
     gpu = next(n for n in results["sharedsmall"]["notes"] if n.startswith("GPU memory:"))
     assert app_data(catalog, "sharedsmall")["gpu_memory_mib"] == 8192
     assert "caps 8,192 MiB, upstream's limitedGPUMemory 8Gi" in gpu and "whole card" not in gpu
+
+
+
+def test_a_vllm_download_dir_on_a_volume_not_rendered_is_left_out(capsys, catalog, tmp_path):
+    """`--download-dir /shared-models/llms/huggingface` on the chart's hostPath (the second store's
+    nemotronlabselastic30bnvfp4one): the re-render mounts no such volume, so the flag is left out (vLLM then
+    downloads into its Hugging Face cache, HF_HOME=/models) and said in `unmapped`."""
+    assert main(["render", "--catalog", str(catalog), "--out", str(tmp_path / "charts"), "gemmalab"]) == 0
+    capsys.readouterr()
+    chart = tmp_path / "charts" / "gemmalab"
+    values = chart / "values.yaml"
+    text = values.read_text()
+    assert "  args:\n" in text
+    values.write_text(text.replace("  args:\n", "  args:\n  - --download-dir\n  - /shared-models/hf\n", 1))
+    deployment = chart / "templates" / "deployment.yaml"
+    dep = deployment.read_text()
+    volume = ("        - name: shared-models\n          hostPath:\n            path: /olares/share/ai/model\n"
+              "            type: DirectoryOrCreate\n")
+    assert "      volumes:\n" in dep and "          volumeMounts:\n" in dep
+    dep = dep.replace("      volumes:\n", "      volumes:\n" + volume, 1)
+    dep = dep.rsplit("          volumeMounts:\n", 1)
+    deployment.write_text(dep[0] + "          volumeMounts:\n            - name: shared-models\n"
+                          "              mountPath: /shared-models\n" + dep[1])
+    (catalog / "apps" / "gemmalab.yaml").unlink()
+    results = imported(capsys, catalog, chart)
+    folder = "apps" if results["gemmalab"]["status"] == "ok" else "drafts/apps"
+    assert "--download-dir" not in app_data(catalog, "gemmalab", folder).get("extra_args", ())
+    assert any("--download-dir /shared-models/hf" in u and "HF_HOME=/models" in u
+               for u in results["gemmalab"]["unmapped"])
