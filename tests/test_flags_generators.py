@@ -74,7 +74,8 @@ def test_vllm_generator_reads_the_wheel(vllm_0_19_1: Path):
     method = spec.json_key("method")
     assert "mtp" in method.choices and method.renamed["qwen3_next_mtp"] == "mtp"
     cudagraph = table.lookup("--compilation-config").json_key("cudagraph_mode")
-    assert cudagraph.choices == ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
+    # the names, and the int values a JSON number takes (CUDAGraphMode: NONE = 0, PIECEWISE = 1, FULL = 2)
+    assert cudagraph.choices == ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE", "0", "1", "2")
     assert cudagraph.case_insensitive
     assert table.lookup("--quantization").choices_strict is False  # Literal | str: plugins may add methods
     assert "qwen3" in table.lookup("--reasoning-parser").choices

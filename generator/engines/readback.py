@@ -399,8 +399,8 @@ class Launcher:
     own_speculative: the argv spells speculative decoding itself (vLLM's `--speculative-config`), not in the stack's
     `speculative_args`; kv_env: env variables that hold the KV cache types (Lucebox's dflash_server);
     upstream_images: image prefixes of the engine's own publisher (a drafted stack's fork is `upstream`);
-    entrypoint: (image pattern, program) of images whose entrypoint runs the server, for a chart that sets no
-    command.
+    entrypoint: (image pattern, program words) of images whose entrypoint runs the server (`vllm serve`), for a
+    chart that sets no command.
     """
 
     read: Callable[[list[Token], Spelling, Stack | None], Mapped]

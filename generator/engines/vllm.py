@@ -148,12 +148,16 @@ def _vllm_speculative(text: str) -> tuple[dict[str, Any], str | None] | None:
     return fields, model
 
 
+# vllm/vllm-openai images run `vllm serve` as their entrypoint (github.com/vllm-project/vllm@dead20baf70df
+# docker/Dockerfile, its last stage `vllm-openai`: `ENTRYPOINT ["vllm", "serve"]`): a container that sets only
+# `args` (the second public store's llamacppdiffusiongemma26a4bone) serves with them.
 def launcher() -> Launcher:
     from generator.engines.readback import Launcher, Syntax
 
     return Launcher(read, "--max-model-len", program=re.compile(r"^vllm$"), subcommand="serve",
                     syntax=Syntax(equals=True, underscores=True), chat_template_flag="--chat-template",
-                    own_speculative=True, upstream_images=("vllm/vllm-openai", "docker.io/vllm/vllm-openai"))
+                    own_speculative=True, upstream_images=("vllm/vllm-openai", "docker.io/vllm/vllm-openai"),
+                    entrypoint=(re.compile(r"^(docker\.io/)?vllm/vllm-openai:"), "vllm serve"))
 
 
 # ---- calibrate: the lines of a vLLM boot log (generator/fit/calibrate.py runs the reader) ------------------

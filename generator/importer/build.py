@@ -540,6 +540,29 @@ def _hf_cache_elsewhere(ctx: _Ctx, launch: Launch, name: str, entry: EnvEntry) -
     return True
 
 
+def _download_dir_elsewhere(ctx: _Ctx, launch: Launch, mapped: Mapped, family: str) -> None:
+    """vLLM's `--download-dir` on a volume the catalog does not render (the second public store's
+    nemotronlabselastic30bnvfp4one: `/shared-models/llms/huggingface` on a hostPath): left out, said, as a Hugging Face
+    cache variable is (`_hf_cache_elsewhere`). Kept, every start would download the weights into the container;
+    without it vLLM downloads into the Hugging Face cache (vllm 0.22.1 vllm/config/load.py `LoadConfig.download_dir`:
+    "default to the default cache directory of Hugging Face"), HF_HOME=/models on the chart's models volume."""
+    if family != "vllm":
+        return
+    taken = _take(mapped.extra, "--download-dir")
+    if taken is None:
+        return
+    value, origin, start, count = taken
+    if PurePosixPath(value).is_relative_to(CHART_HF_HOME):
+        return
+    mounts = [(str(m.get("mountPath") or ""), str(m.get("name") or ""))
+              for m in launch.container.get("volumeMounts") or () if isinstance(m, dict)]
+    volumes = sorted({name for path, name in mounts if path and PurePosixPath(value).is_relative_to(path)})
+    where = f" (on volume {', '.join(volumes)}, not rendered)" if volumes else ""
+    del mapped.extra[start:start + count]
+    ctx.unmapped(origin, f"--download-dir {value}: the chart's download folder{where}; a re-render downloads into "
+                         f"the Hugging Face cache, HF_HOME={CHART_HF_HOME}, its models volume")
+
+
 def _env_left_out(ctx: _Ctx, name: str, entry: EnvEntry, consumed: set[str]) -> bool:
     """Whether the env var stays out of the app's `env` (said why where the chart loses something)."""
     if name in HF_PLUMBING:
@@ -695,13 +718,20 @@ def _check_name(ctx: _Ctx, name: str) -> None:
                                   "a letter first, at most 30 characters")]) from None
 
 
+_HANDLE = re.compile(r"^[A-Za-z0-9-]{1,39}$")  # an owner is a GitHub handle (schema/app.py `owners`)
+
+
 def _meta_owners(ctx: _Ctx, app: dict[str, Any], spec: dict[str, Any]) -> None:
-    """The owners: the chart's owners file, else spec.developer."""
+    """The owners: the chart's owners file, else spec.developer, else spec.submitter (the first that is a GitHub
+    handle: a developer named `Liquid AI` is a company, the store's submitter `coynntis` the person who answers)."""
     owners = list(ctx.r.owners)
-    developer = spec.get("developer")
-    if not owners and developer:
-        owners = [str(developer)]
-        ctx.note(ctx.manifest_origin("developer:"), "no owners file: owners taken from spec.developer")
+    for key in ("developer", "submitter"):
+        value = spec.get(key)
+        if owners or value is None or not _HANDLE.match(str(value)):
+            continue
+        owners = [str(value)]
+        why = "" if key == "developer" else f" (spec.developer {str(spec.get('developer'))!r} is not a GitHub handle)"
+        ctx.note(ctx.manifest_origin(f"{key}:"), f"no owners file: owners taken from spec.{key}{why}")
     if owners:
         app["owners"] = owners
     for key in ("developer", "submitter"):
@@ -1136,6 +1166,7 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool, renderer: CappedRe
     app["stack"] = stack.id
     ctx.pod_writes = pod.writes
     _features(ctx, launch, mapped, family, stack, pool, app, pod.writes)
+    _download_dir_elsewhere(ctx, launch, mapped, family)
     _apply_argv(ctx, mapped, app, pool, family, pod.fetches)
     consumed = _consumed_vars(pod, launch)
     _env(ctx, launch, stack, family, consumed, cat, app)

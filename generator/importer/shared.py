@@ -38,7 +38,13 @@ TITLE_CHAR = re.compile(r"[A-Za-z0-9 -]")  # OLARES021: an entrance title (the a
 ARRAY_USE = re.compile(r'"?\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}"?')
 ARRAY_ADD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+=\(")
 NESTED = re.compile(r"\$\{(" + "|".join(SETTINGS) + r"):-(\$\{[A-Za-z_][A-Za-z0-9_]*(?::?-[^{}]*)?\})\}")
+HAMI_ENV = re.compile(r"name:\s*[\"']?CUDA_DEVICE_MEMORY_LIMIT_0[\"']?\s*\n\s*value:\s*[\"']?(\d+)([mMgG])[\"']?")
+BUILD_LINE = "the launcher builds the engine when the pod starts"  # importer/build.py's reason for the same build
 GIT_BUILD = re.compile(r"git\s+clone\b[^\n]*?github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?(?:\s|$)")
+# `git clone "$REPO_URL" ...`: the URL set in the launcher (`REPO_URL="https://github.com/o/r"`, or with a default,
+# `${COLIBRI_REPO:-https://github.com/o/r}`) or in the chart's ConfigMap (`LUCE_REPO_URL: "https://github.com/o/r"`)
+GIT_CLONE_VAR = re.compile(r"git\s+clone\b[^\n]*?\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+GIT_URL_OF = r"\b{name}\s*[=:]\s*[\"']?(?:\$\{{[A-Za-z_][A-Za-z0-9_]*:-)?https?://github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?[\"'}}\s]"
 
 
 @dataclass
@@ -72,6 +78,9 @@ def _array_settings(text: str, name: str) -> list[str] | None:
     anything else feeds it (then it is left for the generic reader to refuse)."""
     found: list[str] = []
     for line in text.splitlines():
+        set_to = re.search(r"\b" + name + r"=\(([^)]*)\)", line)
+        if set_to is not None and set_to.group(1).strip():
+            return None  # set to flags of its own (`REASONING_ARGS=(--reasoning on)`): not the settings' array
         for match in ARRAY_ADD.finditer(line):
             if match.group(1) != name:
                 continue
@@ -79,7 +88,7 @@ def _array_settings(text: str, name: str) -> list[str] | None:
             if not used:
                 return None
             found += used
-    return sorted(set(found))
+    return sorted(set(found)) or None  # an array no setting feeds is no setting's
 
 
 def _rewrite(text: str, layout: Layout, rel: str) -> str:
@@ -88,15 +97,19 @@ def _rewrite(text: str, layout: Layout, rel: str) -> str:
         if carried is None:
             continue
         layout.arrays[name] = carried
-        text = re.sub(r'[ \t]*"?\$\{' + name + r'\[@\]\}"?[ \t]*', " ", text)
+        text = re.sub(r'(^[ \t]*)?[ \t]*"?\$\{' + name + r'\[@\]\}"?[ \t]*',
+                      lambda m: m.group(1) if m.group(1) is not None else " ", text, flags=re.MULTILINE)
         layout.rewritten.append(f"{rel}: the flag array {name} (fed by {', '.join(carried)}) is the shared form's "
                                 "settings: rendered again by `form: shared`, not an app field")
     if NESTED.search(text):
         text = NESTED.sub(lambda m: m.group(2), text)
         layout.rewritten.append(f"{rel}: ${{LLM_*:-${{...}}}} read as the chart's default (the setting is empty at "
                                 "install)")
-    # a line ending in a continuation that now holds only whitespace: join it to the next (bash would)
-    return re.sub(r"\\\n[ \t]*\n", "\n", re.sub(r"[ \t]+\\\n", " \\\n", text))
+    # a use that began its line keeps the line's indentation (a block scalar's lines must), so `"${A[@]}" 2>&1 | tee`
+    # stays inside the YAML; a continued line left with nothing but whitespace is dropped, and a continuation
+    # followed by an emptied line is joined to it (bash would)
+    text = re.sub(r"\n[ \t]*\\\n", "\n", text)
+    return re.sub(r"\\\n[ \t]*\n", "\n", re.sub(r"(?<=\S)[ \t]+\\\n", " \\\n", text))
 
 
 def _drop_settings(text: str, names: tuple[str, ...]) -> str:
@@ -259,7 +272,8 @@ def _slots(app: dict[str, Any], cat: Catalog, notes: list[str]) -> None:
         notes.append(f"{extra[at]} {extra[at + 1]} is the slot count the shared form writes out: not an app field")
 
 
-def _gpu(result: Imported, manifest: dict[str, Any], cat: Catalog, notes: list[str], whole: bool) -> None:
+def _gpu(result: Imported, manifest: dict[str, Any], cat: Catalog, notes: list[str], whole: bool,
+         text: str) -> None:
     """Upstream asked a whole GPU with no HAMi limit in the pod: the app keeps that meaning (the device's usable most),
     and the note says what the fit needs and what the chart now caps."""
     if result.app is None:
@@ -276,10 +290,30 @@ def _gpu(result: Imported, manifest: dict[str, Any], cat: Catalog, notes: list[s
     fit = (f"the fit needs {need:,} MiB with its margin" if need is not None
            else "`catalog explain` shows what the fit needs")
     how = "a whole GPU through nvidia.com/gpu" if whole else "no GPU resource in the pod"
-    notes.append(f"GPU memory: upstream set no HAMi limit in the pod ({how}; the manifest asks {required or '?'} to "
-                 f"{limited or '?'}); the chart now requests and caps {mib:,} MiB"
-                 f"{f', the usable most of {device.name}' if device is not None else ''}, as upstream let the app use "
-                 f"the whole card; {fit}")
+    asks = f"the manifest asks {required or '?'} to {limited or '?'}"
+    belt = _in_container_cap(text)
+    if belt is not None and (device is None or belt < device.memory_mib):
+        # upstream capped the app inside the container below the card: that cap is what the app keeps
+        notes.append(f"GPU memory: upstream set no HAMi request in the pod ({how}; {asks}) but capped it in the "
+                     f"container (CUDA_DEVICE_MEMORY_LIMIT_0 {belt:,} MiB); the chart now requests and caps {mib:,} "
+                     f"MiB; {fit}")
+        return
+    above = (f"; its CUDA_DEVICE_MEMORY_LIMIT_0 {belt:,} MiB is above the {device.memory_mib:,} MiB card, no cap"
+             if belt is not None and device is not None else "")
+    source = (f", the usable most of {device.name}, as upstream let the app use the whole card"
+              if device is not None and mib == device.hami_cap_mib else
+              f", upstream's limitedGPUMemory {limited}" if limited else "")
+    notes.append(f"GPU memory: upstream set no HAMi limit in the pod ({how}; {asks}{above}); the chart now "
+                 f"requests and caps {mib:,} MiB{source}; {fit}")
+
+
+def _in_container_cap(text: str) -> int | None:
+    """The MiB a chart's `CUDA_DEVICE_MEMORY_LIMIT_0` env sets (HAMi's in-container cap, `m`/`g` suffixed), if any."""
+    match = HAMI_ENV.search(text)
+    if match is None:
+        return None
+    value, unit = int(match.group(1)), match.group(2).lower()
+    return value * 1024 if unit == "g" else value
 
 
 # what the generic import lists as unmapped that `form: shared` renders again
@@ -293,12 +327,28 @@ SETTING_NOTE = re.compile(r"\.Values\.olaresEnv\.LLM_[A-Z_]+: .*declares no env"
 WHOLE_GPU = re.compile(r"nvidia\.com/gpu: |differs from gpu_memory_mib|CUDA_DEVICE_MEMORY_LIMIT_0")
 
 
-def _builds(result: Imported) -> None:
+def _cloned_repo(text: str, script: str, templates: str) -> str | None:
+    """The repository a `git clone` line clones, where its URL is written or set in a variable it reads."""
+    match = GIT_BUILD.search(text)
+    if match is not None:
+        return match.group(2)
+    var = GIT_CLONE_VAR.search(text)
+    if var is None:
+        return None
+    url = re.search(GIT_URL_OF.format(name=var.group(1)), script) or re.search(GIT_URL_OF.format(name=var.group(1)),
+                                                                               templates)
+    return url.group(2) if url is not None else None
+
+
+def _builds(result: Imported, templates: str) -> None:
+    script = "\n".join(text for _line, text in result.launcher)
     for _line, text in result.launcher:
-        match = GIT_BUILD.search(text)
-        if match is None:
+        repo = _cloned_repo(text, script, templates)
+        if repo is None:
             continue
-        reason = f"builds {match.group(2)} from git at start: pin an image"
+        reason = f"builds {repo} from git at start: pin an image"
+        # the one reason says what the generic import's line on the build says (importer/build.py), and names what
+        result.missing = [m for m in result.missing if not m.startswith(BUILD_LINE)]
         if reason not in result.missing:
             result.missing.insert(0, reason)
         if result.status == "ok":
@@ -308,7 +358,12 @@ def _builds(result: Imported) -> None:
 
 def finish(result: Imported, layout: Layout, chart: ChartFiles, cat: Catalog) -> None:
     """Carry onto the imported app what the shared layout says (see the module docstring)."""
-    _builds(result)
+    text = "\n".join(raw.decode("utf-8", "replace") for rel, raw in chart.files.items()
+                     if rel.startswith("templates/") or rel == "values.yaml")
+    _builds(result, text)
+    # the settings' envs were left out of the manifest the import read (read_layout): its notes that the manifest
+    # declares no such env are not true of the chart, whatever the import made of it
+    result.notes = [n for n in result.notes if not SETTING_NOTE.search(n)]
     app = result.app
     if app is None or result.status not in ("ok", "draft"):
         return
@@ -328,18 +383,16 @@ def finish(result: Imported, layout: Layout, chart: ChartFiles, cat: Catalog) ->
     _categories(app, layout.manifest, notes, cat.market.categories)
     _modes(app, layout.manifest, cat, notes, result.unmapped)
     _slots(app, cat, notes)
-    text = "\n".join(raw.decode("utf-8", "replace") for rel, raw in chart.files.items()
-                     if rel.startswith("templates/") or rel == "values.yaml")
     whole_gpu = "nvidia.com/gpumem" not in text
     if whole_gpu:
-        _gpu(result, layout.manifest, cat, notes, "nvidia.com/gpu" in text)
+        _gpu(result, layout.manifest, cat, notes, "nvidia.com/gpu" in text, text)
     kept = [line for line in result.unmapped
             if not MODELLED.search(line) and not (whole_gpu and WHOLE_GPU.search(line))]
     if len(kept) != len(result.unmapped):
         notes.append(f"{len(result.unmapped) - len(kept)} chart parts of the shared layout (its settings, shared "
                      "entrance, client proxy, whole-GPU request) are what `form: shared` renders again")
     result.unmapped = kept
-    result.notes = [n for n in result.notes if not SETTING_NOTE.search(n)] + notes
+    result.notes += notes
     if result.unmapped:
         app["unmapped"] = list(result.unmapped)
     else:

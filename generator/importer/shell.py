@@ -8,8 +8,10 @@ Launchers such as `bash -c 'set -e; ...; exec /app/llama-server --ctx-size "${CT
 (github.com/aamsellem/orales-one-market@6a34b5bb llamacppqwen36mtpone/templates/deployment.yaml) are read
 here: backslash-newline joins lines, simple `NAME=value` assignments and `cd DIR` are followed, and the
 `exec` line is split into words with `$VAR`, `${VAR}`, `${VAR:-default}`, `${VAR-default}` and `"$@"`
-expanded. Anything else (`$(cmd)`, backquotes, arithmetic, other `${...}` forms) is not guessed at: the
-word is reported as not expandable.
+expanded. A bash array set outside any `if`/`case`/loop/function (`EXTRA_ARGS=()`, `EXTRA_ARGS+=(--flag)`; the
+second public store's launchers, github.com/coynntis/olares-one-market@cb991c8f sglangminicpm51bone) is followed
+and `"${NAME[@]}"` stands for its words; an array set inside such a block is not followed. Anything else
+(`$(cmd)`, backquotes, arithmetic, other `${...}` forms) is not guessed at: the word is reported as not expandable.
 """
 
 from __future__ import annotations
@@ -30,6 +32,16 @@ MAX_ARGV_BYTES = 2 * 2**20
 # (kubernetes.io/docs/concepts/configuration/configmap/); `sh -c SCRIPT` passes it as one argument (MAX_ARG_BYTES).
 MAX_SCRIPT_BYTES = 2**20
 
+# bash arrays (docs: the module docstring): `NAME=(words)` / `NAME+=(words)` as a whole command, any such
+# assignment anywhere on a line (a `case` branch `off) NAME=(--x off) ;;`), and a quoted `"${NAME[@]}"`
+_ARRAY_SET = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=\((.*)\)$")
+_ARRAY_ANY = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)\+?=\(")
+_ARRAY_USE = re.compile(r'"\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}"')
+_OPENS = frozenset({"if", "case", "for", "while", "until", "select"})
+_CLOSES = frozenset({"fi", "esac", "done"})
+_FUNCTION = re.compile(r"^(?:function\s+)?[A-Za-z_][A-Za-z0-9_-]*\s*\(\)\s*\{?$")
+# trailing output redirections of a command: `2>&1`, `>> "$LOG"`, `2>/dev/null` (a `|` already split the line)
+_REDIRECTS = re.compile(r"""(?:\s+[0-9]?>>?(?:&[0-9]|\s*(?:"[^"]*"|'[^']*'|[^\s"'&|;<>]+)))+\s*$""")
 
 def _kib(n: int) -> str:
     return f"{n // 1024} KiB"
@@ -96,6 +108,10 @@ def _param(text: str, i: int, env: dict[str, str], unset: list[str]) -> tuple[st
         inner = text[i + 2:end]
         match = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?-)(.*))?", inner, re.DOTALL)
         if not match:
+            if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*\[@\]", inner):
+                raise ShellError(f"`${{{inner}}}`: an array is read only where it is set outside any if/case/loop/"
+                                 "function block and used quoted (\"${NAME[@]}\"); this one is set inside one, or "
+                                 "never: write its flags in the app")
             raise ShellError(f"`${{{inner}}}` (only ${{VAR}}, ${{VAR:-default}} and ${{VAR-default}} are read)")
         name, op, default = match.group(1), match.group(2), match.group(3)
         value = env.get(name)
@@ -370,7 +386,7 @@ def split_outside_quotes(text: str, ops: tuple[str, ...], keep: tuple[str, ...] 
 
 def simple_commands(text: str) -> list[str]:
     """The simple commands of one line: split on `&&`, `||`, `;`, `|` and `&` outside quotes."""
-    parts = split_outside_quotes(text, ("&&", "||", ";", "|", "&"), keep=("&>",))
+    parts = split_outside_quotes(text, ("&&", "||", ";", "|", "&"), keep=("&>", ">&"))
     return [c for c in parts or () if c]
 
 
@@ -382,8 +398,11 @@ def read_script(script: str, env: dict[str, str], launches: Callable[[str, bool]
     cwd = None
     lines = logical_lines(script)
     before: list[ScriptLine] = []
+    arrays: dict[str, list[str] | None] = {}  # None: set inside a block, not followed
+    depth = 0  # open if/case/loop/function blocks
     for line in lines:
         earlier: list[str] = []  # commands of this line before the server (`pip install ... && exec vllm serve`)
+        deepest = depth
         for command in simple_commands(line.text):
             first = command.split(None, 1)[0]
             candidate = command[4:].lstrip() if first == "exec" else command
@@ -391,8 +410,14 @@ def read_script(script: str, env: dict[str, str], launches: Callable[[str, bool]
             if launches(head.strip("\"'"), first == "exec"):
                 if earlier:
                     before.append(ScriptLine(line.number, " && ".join(earlier)))
+                # where the server's output goes (`2>&1 | tee -a "$LOG"`) is no part of its argv
+                candidate = _expand_arrays(_REDIRECTS.sub("", candidate), arrays)
                 return Script(lines, scope, cwd, ScriptLine(line.number, candidate), before)
             earlier.append(command)
+            depth = _depth(command, depth)
+            deepest = max(deepest, depth)
+            if _array_set(command, depth, arrays, scope):
+                continue
             assign = _ASSIGN.match(command)
             if assign:
                 try:
@@ -403,8 +428,58 @@ def read_script(script: str, env: dict[str, str], launches: Callable[[str, bool]
                     scope[assign.group(1)] = words.words[0] if words.words else ""
             elif first == "cd" and len(command.split()) == 2:
                 cwd = command.split()[1].strip("\"'")
+        if deepest > 0:  # an array this line sets inside a block (a `case` branch, `then X+=(...)`) is conditional
+            for match in _ARRAY_ANY.finditer(line.text):
+                arrays[match.group(1)] = None
         before.append(line)
     return Script(lines, scope, cwd, None, before)
+
+
+def _depth(command: str, depth: int) -> int:
+    """The block depth after `command`: `if`/`case`/loops and function bodies open one, `fi`/`esac`/`done`/`}`
+    close one (`then`, `else`, `do` lead a command inside the block)."""
+    words = command.split()
+    while words and words[0] in ("then", "else", "elif", "do"):
+        words = words[1:]
+    if not words:
+        return depth
+    body = " ".join(words)
+    if words[0] in _OPENS or _FUNCTION.match(body) or body == "{":
+        return depth + 1
+    if words[0] in _CLOSES or body == "}":
+        return max(0, depth - 1)
+    return depth
+
+
+def _array_set(command: str, depth: int, arrays: dict[str, list[str] | None], scope: dict[str, str]) -> bool:
+    """Follow `NAME=(words)` / `NAME+=(words)`; True when `command` is one."""
+    match = _ARRAY_SET.match(command.strip())
+    if match is None:
+        return False
+    name, append, inner = match.groups()
+    if depth > 0 or (name in arrays and arrays[name] is None):
+        arrays[name] = None
+        return True
+    try:
+        words = split_words(inner, scope).words if inner.strip() else []
+    except ShellError:
+        arrays[name] = None  # not a plain list of words: not followed
+        return True
+    known = arrays.get(name) or []
+    arrays[name] = [*known, *words] if append else list(words)
+    return True
+
+
+def _expand_arrays(text: str, arrays: dict[str, list[str] | None]) -> str:
+    """`"${NAME[@]}"` of a followed array as its words, each quoted as a literal; any other stays (and the word
+    split reports it)."""
+    def sub(match: re.Match[str]) -> str:
+        words = arrays.get(match.group(1))
+        if words is None:
+            return match.group(0)
+        return " ".join("'" + w.replace("'", "'\\''") + "'" for w in words)
+
+    return _ARRAY_USE.sub(sub, text)
 
 
 __all__ = ["MAX_ARGV_BYTES", "MAX_ARG_BYTES", "MAX_SCRIPT_BYTES", "Script", "ScriptLine", "ShellError", "Words",

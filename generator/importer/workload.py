@@ -541,7 +541,8 @@ def _launch(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any
             for line in script.before:
                 pre_exec.append((_script_line(script_origin, line, offset), line.text))
     elif not command and (entrypoint := programs.entrypoint_of(image)) is not None:
-        argv = [Token(entrypoint, Origin(rendered.where(doc.source), anchor)), *raw_tokens]
+        origin = Origin(rendered.where(doc.source), anchor)
+        argv = [*(Token(word, origin) for word in entrypoint.split()), *raw_tokens]  # `vllm serve`: two words
     launch = Launch(doc, container, name, image, bool(command), argv, script, script_origin, env, used, pre_exec,
                     problems)
     return launch

@@ -89,6 +89,7 @@ class ClassInfo:
     fields: dict[str, ast.expr]
     validators: dict[str, list[ast.FunctionDef]]
     members: list[str] = field(default_factory=list)  # Enum members
+    int_values: list[int] = field(default_factory=list)  # the int values of an Enum's members (`PIECEWISE = 1`)
     int_enum: bool = False
     is_dataclass: bool = False
     is_enum: bool = False
@@ -117,6 +118,9 @@ def _class_info(node: ast.ClassDef) -> ClassInfo:
                 info.fields[item.target.id] = item.annotation
         elif isinstance(item, ast.Assign) and info.is_enum:
             info.members += [t.id for t in item.targets if isinstance(t, ast.Name) and not t.id.startswith("_")]
+            value = item.value
+            if isinstance(value, ast.Constant) and type(value.value) is int:
+                info.int_values.append(value.value)
         elif isinstance(item, ast.FunctionDef):
             for deco in item.decorator_list:
                 if isinstance(deco, ast.Call) and bare(deco.func) == "field_validator":
@@ -263,6 +267,13 @@ def enum_choices(index: TypeIndex, enum: str, owner: ClassInfo | None, field_nam
     choices = list(info.members)
     if info.int_enum:
         choices += [str(i) for i in range(len(info.members))]
+    else:
+        # a JSON number reaches pydantic as it is (the validators below map only strings) and pydantic takes an Enum
+        # member by its value: vllm/config/compilation.py `CUDAGraphMode` (NONE = 0, PIECEWISE = 1, FULL = 2) and
+        # `validate_cudagraph_mode_before` (`if isinstance(value, str): return CUDAGraphMode[value.upper()]; return
+        # value`) accept `"cudagraph_mode": 1`, which github.com/coynntis/olares-one-market@cb991c8f
+        # nemotronlabselastic30bnvfp4one runs on vLLM 0.22.1
+        choices += [str(v) for v in info.int_values if str(v) not in choices]
     strict = False
     for fn in (owner.validators.get(field_name, []) if owner else []):
         for node in ast.walk(fn):

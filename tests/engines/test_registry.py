@@ -102,5 +102,7 @@ def test_import_recognises_every_family_by_its_launcher_and_calibrate_reads_thre
     assert launched(["python3", "-m", "sglang.launch_server", "--model-path", "x"]) == ("sglang", 3)
     assert program_family("vllm-omni") is None and program_family("/opt/llama-server") == "llamacpp"
     assert entrypoint_of("ghcr.io/ggml-org/llama.cpp:server-cuda-b8740") == "/app/llama-server"
-    assert entrypoint_of("vllm/vllm-openai:v0.19.1") is None
+    # vllm-project/vllm docker/Dockerfile, stage vllm-openai: ENTRYPOINT ["vllm", "serve"]
+    assert entrypoint_of("vllm/vllm-openai:v0.19.1") == "vllm serve"
+    assert entrypoint_of("example.org/vllm-fork:1") is None
     assert [name for name, _ in readers()] == ["vllm", "llamacpp", "sglang"]

@@ -75,7 +75,7 @@ spec:
       requiredDisk: 30Gi
       limitedDisk: 50Gi
       requiredGPUMemory: 1Gi
-      limitedGPUMemory: 24Gi
+      limitedGPUMemory: {limited_gpu}
 {gb10}permission:
   appData: true
   appCommon: true
@@ -155,6 +155,22 @@ LAUNCH = """              exec /app/llama-server \\
                 "${{EXTRA_LLM_ARGS[@]}}"
 """
 
+# the launcher shape of that store's newer apps (e.g. its `llamacppagentsa1one/templates/server.yaml`): the server is
+# run without `exec`, its log teed to a file, the settings' array first on the last line
+LAUNCH_TEE = """              LOGFILE="/shared-models/llms/logs/server.log"
+{own}              /app/llama-server \\
+                --model "$SHARED_DIR/$TARGET_FILE" \\
+                --alias "$MODEL_ALIAS" \\
+                --host 0.0.0.0 --port {port} \\
+                --ctx-size "${{LLM_CONTEXT_WINDOW:-${{CONTEXT_SIZE:-{context}}}}}" \\
+{own_use}                --n-gpu-layers 99 --parallel 1 --jinja \\
+                "${{EXTRA_LLM_ARGS[@]}}" 2>&1 | tee -a "$LOGFILE"
+              exit "${{PIPESTATUS[0]}}"
+"""
+# an array of the launcher's own flags, set outside the settings (that store's `REASONING_ARGS=(--reasoning on)`)
+OWN_ARRAY = "              REASONING_ARGS=(--reasoning on)\n"
+OWN_ARRAY_USE = '                "${REASONING_ARGS[@]}" \\\n'
+
 # the other launcher shape of that store (e.g. its `gemma4e2bone/templates/server.yaml`): the settings read in the
 # template, the engine's args written directly with Helm conditionals
 HELM_ARGS = """          command: ["/app/llama-server"]
@@ -218,6 +234,17 @@ BUILD = """              git clone --depth 1 https://github.com/ggml-org/llama.c
               cmake --build /opt/llama.cpp/build --target llama-server -j 16
 """
 
+# that store's clone of a fork whose URL is set in a variable first (e.g. its `llamacppbonsai8bone/`)
+BUILD_VAR = """              REPO_URL="https://github.com/PrismML-Eng/llama.cpp"
+              git clone "$REPO_URL" /opt/llama.cpp
+              cmake -S /opt/llama.cpp -B /opt/llama.cpp/build -DGGML_CUDA=ON
+              cmake --build /opt/llama.cpp/build --target llama-server -j 16
+"""
+
+# a launcher that serves with a Python program the catalog does not model (e.g. its `dflashqwen3627bone/`)
+LAUNCH_PY = """              exec python3 scripts/server.py --port {port} --max-ctx "${{LLM_CONTEXT_WINDOW:-{context}}}"
+"""
+
 SERVER = """---
 apiVersion: v1
 kind: ConfigMap
@@ -259,9 +286,7 @@ spec:
             - configMapRef:
                 name: {name}-env
           env:
-            - name: CUDA_DEVICE_MEMORY_LIMIT_0
-              value: "30000m"
-            - name: LLM_CONTEXT_WINDOW
+{hami_env}            - name: LLM_CONTEXT_WINDOW
               value: {{{{ .Values.olaresEnv.LLM_CONTEXT_WINDOW | default "" | quote }}}}
             - name: LLM_MAX_OUTPUT_TOKENS
               value: {{{{ .Values.olaresEnv.LLM_MAX_OUTPUT_TOKENS | default "" | quote }}}}
@@ -392,21 +417,30 @@ spec:
 def shared_chart(root: Path, name: str, *, title: str = "Qwen3.6 A3B (Shared)", version: str = "2.0.39",
                  context: int = 65536, image: str = "ghcr.io/ggml-org/llama.cpp:server-cuda13-b8740",
                  categories: tuple[str, ...] = ("LLM Chat", "AI Agents"), builds: bool = False,
-                 gb10: bool = False, port: int = 8080, helm_args: bool = False) -> Path:
-    """One app folder of the second store's layout."""
+                 gb10: bool = False, port: int = 8080, helm_args: bool = False, tee: bool = False,
+                 own_array: bool = False, builds_var: bool = False, python: bool = False,
+                 hami: str | None = "30000m", limited_gpu: str = "24Gi") -> Path:
+    """One app folder of the second store's layout (`tee`: the server's log teed, no `exec`; `own_array`: with an
+    array of the launcher's own flags; `builds_var`: it clones a fork whose URL a variable holds; `python`: a Python
+    server the catalog does not model; `hami`: its CUDA_DEVICE_MEMORY_LIMIT_0 (None: none); `limited_gpu`: the manifest's limitedGPUMemory)."""
     folder = root / name
     (folder / "templates").mkdir(parents=True)
     description = "Qwen3.6 35B-A3B via llama.cpp, a shared app of another store"
     (folder / "Chart.yaml").write_text(CHART.format(name=name, version=version, description=description))
     (folder / "OlaresManifest.yaml").write_text(MANIFEST.format(
-        name=name, title=title, version=version, description=description,
+        name=name, title=title, version=version, description=description, limited_gpu=limited_gpu,
         categories="".join(f"    - {c}\n" for c in categories).rstrip("\n"),
         arm="    - arm64\n" if gb10 else "", gb10=GB10 if gb10 else ""))
     (folder / "values.yaml").write_text(VALUES.format(name=name))
-    container = (HELM_ARGS.format(port=port) if helm_args else
-                 BASH.format(build=BUILD if builds else "", launch=LAUNCH.format(context=context, port=port)))
+    launch = (LAUNCH_TEE.format(context=context, port=port, own=OWN_ARRAY if own_array else "",
+                                own_use=OWN_ARRAY_USE if own_array else "") if tee or own_array
+              else LAUNCH_PY.format(context=context, port=port) if python
+              else LAUNCH.format(context=context, port=port))
+    build = BUILD if builds else BUILD_VAR if builds_var else ""
+    container = HELM_ARGS.format(port=port) if helm_args else BASH.format(build=build, launch=launch)
     (folder / "templates" / "server.yaml").write_text((HELM_HEAD if helm_args else "") + SERVER.format(
         name=name, image=image, context=context, container=container, port=port,
+        hami_env=f"            - name: CUDA_DEVICE_MEMORY_LIMIT_0\n              value: \"{hami}\"\n" if hami else "",
         init=HELM_INIT.format(name=name) if helm_args else ""))
     (folder / "templates" / "clientproxy.yaml").write_text(CLIENT.format(name=name, port=port))
     for sub in (name, f"{name}srv"):  # the empty client / server subchart folders the store keeps

@@ -17,7 +17,7 @@ from generator.catalog import load_catalog
 from generator.cli import main
 from generator.yamlio.loader import read_document
 
-from shared_store import shared_store
+from shared_store import shared_chart, shared_store
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SMALL = FIXTURES / "catalog_small"
@@ -60,6 +60,7 @@ def test_a_store_of_shared_apps_imports_active_apps_and_a_draft(capsys, catalog,
     assert any("title 'Qwen3.6 A3B (Shared)' -> 'Qwen36 A3B Shared'" in n for n in notes)
     gpu = next(n for n in notes if n.startswith("GPU memory:"))
     assert "no HAMi limit" in gpu and "1Gi to 24Gi" in gpu and "caps 23,000 MiB" in gpu and "the fit needs" in gpu
+    assert "CUDA_DEVICE_MEMORY_LIMIT_0 30,000 MiB is above the 24,564 MiB card, no cap" in gpu  # upstream's belt
     assert app["gpu_memory_mib"] == 23000  # the usable most of the card, as upstream let the app use it all
     assert not any("LLM_" in line or "sharedentrances" in line for line in app.get("unmapped", ()))
     assert app_data(catalog, "sharedbuild", "drafts/apps")["form"] == "shared"
@@ -112,3 +113,97 @@ def test_a_shared_chart_we_render_round_trips_through_import(capsys, tmp_path, a
 def test_the_settings_do_not_become_app_env(capsys, catalog, tmp_path):
     imported(capsys, catalog, shared_store(tmp_path) / "sharedqwen")
     assert not any(k.startswith("LLM_") for k in app_data(catalog, "sharedqwen").get("env", {}))
+
+
+def test_a_launcher_that_tees_its_log_imports_like_one_that_execs(capsys, catalog, tmp_path):
+    """The newer launcher shape of the second store: no `exec`, the server's output `2>&1 | tee -a "$LOGFILE"`, the
+    settings' array first on that line. The array's removal keeps the line's indentation (the YAML block scalar
+    stays whole) and the redirection is no part of the argv."""
+    store = tmp_path / "store"
+    shared_chart(store, "sharedtee", tee=True)
+    shared_chart(store, "sharedqwen")
+    results = imported(capsys, catalog, store / "sharedtee", store / "sharedqwen")
+    assert results["sharedtee"]["status"] == "ok", results["sharedtee"]
+    tee, plain = app_data(catalog, "sharedtee"), app_data(catalog, "sharedqwen")
+    for key in ("stack", "model", "context_length", "extra_args", "form"):
+        assert tee.get(key) == plain.get(key), key
+    assert not any("2>&1" in str(a) or a == "tee" for a in tee.get("extra_args", ()))
+
+
+def test_a_flag_array_no_setting_feeds_is_not_dropped(capsys, catalog, tmp_path):
+    """`REASONING_ARGS=(--reasoning on)` carries the launcher's own flags: dropping it as the settings' array would
+    lose `--reasoning on` silently; it is read as the flags it holds."""
+    store = tmp_path / "store"
+    shared_chart(store, "sharedown", own_array=True)
+    results = imported(capsys, catalog, store / "sharedown")
+    assert not any("flag array REASONING_ARGS" in n for n in results["sharedown"]["notes"])
+    args = list(app_data(catalog, "sharedown").get("extra_args", ()))
+    assert args[args.index("--reasoning"):][:2] == ["--reasoning", "on"]
+
+
+def test_a_clone_whose_url_a_variable_holds_is_a_build_at_start(capsys, catalog, tmp_path):
+    """`REPO_URL="https://github.com/PrismML-Eng/llama.cpp"` then `git clone "$REPO_URL"`: the same one reason as a
+    clone of a written URL."""
+    results = imported(capsys, catalog, shared_chart(tmp_path / "store", "sharedfork", builds_var=True))
+    assert results["sharedfork"]["status"] == "draft"
+    assert results["sharedfork"]["missing"][0] == "builds llama.cpp from git at start: pin an image"
+    assert not any(m.startswith("the launcher builds the engine") for m in results["sharedfork"]["missing"])  # once
+
+
+def test_an_unsupported_shared_app_is_not_told_its_settings_are_undeclared(capsys, catalog, tmp_path):
+    """The import reads the manifest without the settings' envs (the form declares them again): a chart it leaves
+    out (a Python server) must not be told the manifest declares no LLM_CONTEXT_WINDOW, which it does."""
+    folder = shared_chart(tmp_path / "store", "sharedpy", python=True)
+    code = main(["import", str(folder), "--catalog", str(catalog), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 3 and [r["status"] for r in out["apps"]] == ["unsupported"]
+    assert "declares no env" not in json.dumps(out)
+
+
+def test_an_in_container_cap_below_the_card_is_the_gpu_memory_kept(capsys, catalog, tmp_path):
+    """Upstream's pod asks a whole GPU but caps it inside the container (CUDA_DEVICE_MEMORY_LIMIT_0 20000m, below
+    the 24,564 MiB card): the app keeps that cap, and the note does not say upstream let it use the whole card."""
+    results = imported(capsys, catalog, shared_chart(tmp_path / "store", "sharedcap", hami="20000m"))
+    assert app_data(catalog, "sharedcap")["gpu_memory_mib"] == 20000
+    gpu = next(n for n in results["sharedcap"]["notes"] if n.startswith("GPU memory:"))
+    assert "capped it in the container (CUDA_DEVICE_MEMORY_LIMIT_0 20,000 MiB)" in gpu and "caps 20,000 MiB" in gpu
+    assert "whole card" not in gpu
+
+
+def test_a_manifest_limit_below_the_card_is_not_called_the_whole_card(capsys, catalog, tmp_path):
+    """The second store's sglangminicpm51bone asks `limitedGPUMemory: 8Gi` with no HAMi limit in the pod: the app
+    is capped at those 8,192 MiB, and the note says where that number comes from."""
+    results = imported(capsys, catalog, shared_chart(tmp_path / "store", "sharedsmall", limited_gpu="8Gi",
+                                                     hami=None))
+    gpu = next(n for n in results["sharedsmall"]["notes"] if n.startswith("GPU memory:"))
+    assert app_data(catalog, "sharedsmall")["gpu_memory_mib"] == 8192
+    assert "caps 8,192 MiB, upstream's limitedGPUMemory 8Gi" in gpu and "whole card" not in gpu
+
+
+
+def test_a_vllm_download_dir_on_a_volume_not_rendered_is_left_out(capsys, catalog, tmp_path):
+    """`--download-dir /shared-models/llms/huggingface` on the chart's hostPath (the second store's
+    nemotronlabselastic30bnvfp4one): the re-render mounts no such volume, so the flag is left out (vLLM then
+    downloads into its Hugging Face cache, HF_HOME=/models) and said in `unmapped`."""
+    assert main(["render", "--catalog", str(catalog), "--out", str(tmp_path / "charts"), "gemmalab"]) == 0
+    capsys.readouterr()
+    chart = tmp_path / "charts" / "gemmalab"
+    values = chart / "values.yaml"
+    text = values.read_text()
+    assert "  args:\n" in text
+    values.write_text(text.replace("  args:\n", "  args:\n  - --download-dir\n  - /shared-models/hf\n", 1))
+    deployment = chart / "templates" / "deployment.yaml"
+    dep = deployment.read_text()
+    volume = ("        - name: shared-models\n          hostPath:\n            path: /olares/share/ai/model\n"
+              "            type: DirectoryOrCreate\n")
+    assert "      volumes:\n" in dep and "          volumeMounts:\n" in dep
+    dep = dep.replace("      volumes:\n", "      volumes:\n" + volume, 1)
+    dep = dep.rsplit("          volumeMounts:\n", 1)
+    deployment.write_text(dep[0] + "          volumeMounts:\n            - name: shared-models\n"
+                          "              mountPath: /shared-models\n" + dep[1])
+    (catalog / "apps" / "gemmalab.yaml").unlink()
+    results = imported(capsys, catalog, chart)
+    folder = "apps" if results["gemmalab"]["status"] == "ok" else "drafts/apps"
+    assert "--download-dir" not in app_data(catalog, "gemmalab", folder).get("extra_args", ())
+    assert any("--download-dir /shared-models/hf" in u and "HF_HOME=/models" in u
+               for u in results["gemmalab"]["unmapped"])

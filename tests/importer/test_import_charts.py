@@ -109,6 +109,43 @@ def test_v3_chart_of_our_own_render(catalog, tmp_path, capsys):
     assert {k: v for k, v in app.items()} == {k: v for k, v in read_document_text(tmp_path, original).items()}
 
 
+
+def test_a_vllm_image_without_a_command_serves_with_its_entrypoint(catalog, tmp_path, capsys):
+    """vllm/vllm-openai images run `vllm serve` as their entrypoint (github.com/vllm-project/vllm@dead20baf70df
+    docker/Dockerfile, stage `vllm-openai`); a chart that sets only `args` (the second public store's
+    llamacppdiffusiongemma26a4bone) imports as the same app as one that writes the command."""
+    assert main(["render", "--catalog", str(catalog), "--out", str(tmp_path / "charts")]) == 0
+    capsys.readouterr()
+    values = tmp_path / "charts" / "gemmalab" / "values.yaml"
+    text = values.read_text()
+    assert "  command:\n  - vllm\n  - serve\n" in text
+    values.write_text(text.replace("  command:\n  - vllm\n  - serve\n", ""))
+    original = (catalog / "apps" / "gemmalab.yaml").read_text()
+    (catalog / "apps" / "gemmalab.yaml").unlink()
+    code, data = report(catalog, capsys, str(tmp_path / "charts" / "gemmalab"))
+    assert code == 0, data["problems"]
+    assert data["apps"][0]["status"] == "ok"
+    app, before = app_data(catalog, "gemmalab"), read_document_text(tmp_path, original)
+    for key in ("stack", "model", "context_length", "speculative", "extra_args"):
+        assert app.get(key) == before.get(key), key
+
+
+def test_owners_come_from_the_submitter_where_the_developer_is_no_handle(catalog, tmp_path, capsys):
+    """No owners file and `developer: Liquid AI` (the second public store's sglanglfm258ba1bone): the owner is the
+    submitter, a GitHub handle; the developer stays the app's `developer`."""
+    assert main(["render", "--catalog", str(catalog), "--out", str(tmp_path / "charts")]) == 0
+    capsys.readouterr()
+    chart = tmp_path / "charts" / "gemmalab"
+    (chart / "owners").unlink()
+    manifest = chart / "OlaresManifest.yaml"
+    manifest.write_text(manifest.read_text().replace("  developer: labmaintainer\n", "  developer: Liquid AI\n"))
+    (catalog / "apps" / "gemmalab.yaml").unlink()
+    code, data = report(catalog, capsys, str(chart))
+    assert code == 0, data["problems"]
+    app = app_data(catalog, "gemmalab")
+    assert list(app["owners"]) == ["labmaintainer"] and app["developer"] == "Liquid AI"
+    assert any("owners taken from spec.submitter" in n for n in data["apps"][0]["notes"])
+
 def test_tgz_package_reads_as_the_folder(catalog, tmp_path, capsys):
     chart = oc.llamacpp_chart(tmp_path / "in")
     package = oc.package(chart, tmp_path / "marketqwen-1.0.3.tgz")
