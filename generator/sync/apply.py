@@ -166,7 +166,7 @@ def planned_writes(plan: SyncPlan, cat: Catalog, previous: SyncFile | None,
                                                      f"was removed by upstream at {where(plan.upstream, plan.commit)}"}
             writes.append(Write(path, _edit(path, target, ("replaced_by", "reason")), "replacement dropped"))
     report_writes = list(plan.report.plan.writes) if plan.report else []
-    kept = _kept_drafts(cat, report_writes)
+    kept = _kept_drafts(cat, report_writes, previous)
     for write in report_writes:
         rel = write.path.relative_to(cat.root) if write.path.is_relative_to(cat.root) else None
         if write.text is None or rel is None:
@@ -210,10 +210,12 @@ def _draft_data(path: Path, text: str) -> dict[str, object]:
     return data if isinstance(data, dict) else {}
 
 
-def _kept_drafts(cat: Catalog, report_writes: list[FileWrite]) -> tuple[set[str], set[Path]]:
-    """Apps whose draft is already in the catalog from the same upstream version, and the draft files they own (the
-    app file, its draft model, stack and chat template): the sync keeps them as they are (what a person completed
-    in them stays: drafts extend, never overwrite) and writes none of them again."""
+def _kept_drafts(cat: Catalog, report_writes: list[FileWrite],
+                 previous: SyncFile | None) -> tuple[set[str], set[Path]]:
+    """Apps whose draft is already in the catalog from the same upstream version, or that no earlier sync recorded
+    (a draft the store wrote itself, by hand or with `catalog new`), and the draft files they own (the app file, its
+    draft model, stack and chat template): the sync keeps them as they are (what a person wrote or completed in them
+    stays: drafts extend, never overwrite) and writes none of them again."""
     kept: set[str] = set()
     owned: set[Path] = set()
     drafts = cat.root / "drafts"
@@ -223,7 +225,8 @@ def _kept_drafts(cat: Catalog, report_writes: list[FileWrite]) -> tuple[set[str]
             continue
         old = _draft_data(write.path, write.path.read_text(encoding="utf-8"))
         version = old.get("version")
-        if version is None or str(version) != str(_draft_data(write.path, write.text).get("version")):
+        ours = bool(old) and (previous is None or rel.stem not in previous.apps)  # no sync wrote it: the store's
+        if not ours and (version is None or str(version) != str(_draft_data(write.path, write.text).get("version"))):
             continue
         kept.add(rel.stem)
         owned.add(write.path)

@@ -173,3 +173,19 @@ def test_a_mirror_that_names_its_origin_is_recorded_as_that_url(catalog, tmp_pat
     assert main(["sync", str(up), "--catalog", str(catalog)]) == 1
     assert "SOURCES.tsv:1: `# origin:` names no URL another machine can reach" in capsys.readouterr().err
     assert {p: p.read_bytes() for p in catalog.rglob("*") if p.is_file()} == before
+
+
+def test_a_draft_the_store_wrote_itself_is_never_overwritten_by_a_sync(catalog, tmp_path, capsys):
+    """A draft no sync wrote (by hand, or `catalog new`), of an app upstream now has at another version: the sync
+    keeps the store's draft byte for byte and writes none of its draft files (issue 38: a sync never loses a store's
+    own work); the record then names the app, so a later upstream version drafts it as usual."""
+    draft = catalog / "drafts" / "apps" / "marketnew.yaml"
+    draft.parent.mkdir(parents=True, exist_ok=True)
+    own = ("# [draft] written by hand: the model's header is not readable here yet\nname: marketnew\n"
+           "title: Market New\nversion: 1.0.0\n")
+    draft.write_text(own, encoding="utf-8")
+    up = tmp_path / "up"
+    _retitle(oc.llamacpp_chart(up, "marketnew", context=65536, version="1.0.4"), LONG_TITLE)
+    code, plan = sync(catalog, capsys, str(up))
+    assert code == 0 and app_of(plan, "marketnew")["status"] == "new"
+    assert draft.read_text(encoding="utf-8") == own
