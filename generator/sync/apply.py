@@ -109,10 +109,13 @@ def _merged(app: AppPlan) -> bool:
     return app.merged is not None and app.mergeable
 
 
-def _record(plan: SyncPlan, previous: SyncFile | None) -> SyncFile:
+def _record(plan: SyncPlan, previous: SyncFile | None, own: set[str] | frozenset[str] = frozenset()) -> SyncFile:
+    """What this sync saw of each upstream app; `own`: new apps whose draft is the store's own (not recorded)."""
     apps = dict(previous.apps) if previous else {}
     for app in plan.apps:
         old = apps.get(app.app)
+        if app.app in own:
+            continue
         if app.status == "removed":
             if old is not None:
                 apps[app.app] = old.model_copy(update={"status": "removed"})
@@ -176,7 +179,9 @@ def planned_writes(plan: SyncPlan, cat: Catalog, previous: SyncFile | None,
         if rel.parts[0] == "drafts" or (rel.parts[0] == "apps" and rel.stem in new):
             # upstream's text whole: no URL in it keeps its credentials
             writes.append(Write(write.path, without_credentials(write.text), write.action))
-    plan.record = _record(plan, previous)
+    # a draft the store wrote itself stays its own: not recorded as upstream's, so the next sync keeps it too
+    own = {name for name in kept[0] if previous is None or name not in previous.apps}
+    plan.record = _record(plan, previous, own)
     writes.append(Write(cat.root / SYNC_FILE, HEADER + yamlout.dump(_record_data(plan.record)), "sync record"))
     return [w for w in writes if not _same_text(w)]
 

@@ -178,7 +178,7 @@ def test_a_mirror_that_names_its_origin_is_recorded_as_that_url(catalog, tmp_pat
 def test_a_draft_the_store_wrote_itself_is_never_overwritten_by_a_sync(catalog, tmp_path, capsys):
     """A draft no sync wrote (by hand, or `catalog new`), of an app upstream now has at another version: the sync
     keeps the store's draft byte for byte and writes none of its draft files (issue 38: a sync never loses a store's
-    own work); the record then names the app, so a later upstream version drafts it as usual."""
+    own work), and so does the next sync: the record does not take the store's draft for upstream's."""
     draft = catalog / "drafts" / "apps" / "marketnew.yaml"
     draft.parent.mkdir(parents=True, exist_ok=True)
     own = ("# [draft] written by hand: the model's header is not readable here yet\nname: marketnew\n"
@@ -186,6 +186,7 @@ def test_a_draft_the_store_wrote_itself_is_never_overwritten_by_a_sync(catalog, 
     draft.write_text(own, encoding="utf-8")
     up = tmp_path / "up"
     _retitle(oc.llamacpp_chart(up, "marketnew", context=65536, version="1.0.4"), LONG_TITLE)
-    code, plan = sync(catalog, capsys, str(up))
-    assert code == 0 and app_of(plan, "marketnew")["status"] == "new"
-    assert draft.read_text(encoding="utf-8") == own
+    for _ in range(2):  # and again: the store's draft is not recorded as upstream's, so the next sync keeps it too
+        code, plan = sync(catalog, capsys, str(up))
+        assert code == 0 and app_of(plan, "marketnew")["status"] == "new"
+        assert draft.read_text(encoding="utf-8") == own
