@@ -384,14 +384,14 @@ def _resolve(cat: Catalog, app: App, doc: Document, name: str, problems: list[Pr
         _check_stack_offers(app, model, stack, doc, name, problems)
     if len(problems) > before or model is None or stack is None or device is None:
         return None
-    targets = _targets(cat, app, model, stack, doc, name, problems)
+    targets = device_targets(cat, app, model, stack, doc, name, problems)
     if len(problems) > before:
         return None
     return Resolved(app=app, model=model, stack=stack, device=device, genesis=cat.genesis, file=name, doc=doc,
                     market=cat.market, chat_template=template, targets=targets)
 
 
-def _targets(cat: Catalog, app: App, model: Model, stack: Stack, doc: Document, name: str,
+def device_targets(cat: Catalog, app: App, model: Model, stack: Stack, doc: Document, name: str,
              problems: list[Problem]) -> tuple[Target, ...]:
     """The `devices:` entries with their device and stack, each variant checked as the app is (the stack offers its
     speculative method, the engine its options), its problems named `devices.<i>.<field>`."""

@@ -18,7 +18,7 @@ from typing import Any
 
 
 from generator.core.data import tuples
-from generator.catalog import Catalog, Resolved, _targets
+from generator.catalog import Catalog, Resolved, device_targets
 from generator.chart.pipeline import render_app
 from generator.chart.writer import Tree
 from generator.core.errors import CatalogError, InputError, Problem
@@ -98,7 +98,7 @@ def _resolve(cat: Catalog, app: dict[str, Any], entries: list[dict[str, Any]],
     problems: list[Problem] = []
     doc = Document(Path(f"{model.name}.yaml"), {})
     try:
-        targets = _targets(cat, model, base.model, base.stack, doc, base.file, problems)
+        targets = device_targets(cat, model, base.model, base.stack, doc, base.file, problems)
     except CatalogError:
         return None
     return None if problems else replace(base, targets=targets)
