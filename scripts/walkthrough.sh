@@ -112,7 +112,11 @@ while True:
     try:
         with urllib.request.urlopen(base + "/health", timeout=2) as reply:
             health = json.load(reply)
-        break
+        if health["status"] != "starting":  # the first seconds: older versions still read from git history
+            break
+        if time.monotonic() > deadline:
+            sys.exit("serve: still starting after 60 s")
+        time.sleep(0.2)
     except OSError:
         if time.monotonic() > deadline:
             sys.exit("serve: no /health after 60 s")
