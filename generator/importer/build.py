@@ -540,14 +540,13 @@ def _hf_cache_elsewhere(ctx: _Ctx, launch: Launch, name: str, entry: EnvEntry) -
     return True
 
 
-def _download_dir_elsewhere(ctx: _Ctx, launch: Launch, mapped: Mapped, family: str) -> None:
-    """vLLM's `--download-dir` on a volume the catalog does not render (the second public store's
+def _download_dir_elsewhere(ctx: _Ctx, launch: Launch, mapped: Mapped) -> None:
+    """`--download-dir` on a volume the catalog does not render (the second public store's
     nemotronlabselastic30bnvfp4one: `/shared-models/llms/huggingface` on a hostPath): left out, said, as a Hugging Face
     cache variable is (`_hf_cache_elsewhere`). Kept, every start would download the weights into the container;
-    without it vLLM downloads into the Hugging Face cache (vllm 0.22.1 vllm/config/load.py `LoadConfig.download_dir`:
-    "default to the default cache directory of Hugging Face"), HF_HOME=/models on the chart's models volume."""
-    if family != "vllm":
-        return
+    without it the engine downloads into the Hugging Face cache, HF_HOME=/models on the chart's models volume (vllm
+    0.22.1 vllm/config/load.py `LoadConfig.download_dir`: "default to the default cache directory of Hugging Face";
+    SGLang's `ServerArgs.download_dir`, catalog/flags/sglang-0-5-14.yaml, likewise). llama.cpp has no such flag."""
     taken = _take(mapped.extra, "--download-dir")
     if taken is None:
         return
@@ -1166,7 +1165,7 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool, renderer: CappedRe
     app["stack"] = stack.id
     ctx.pod_writes = pod.writes
     _features(ctx, launch, mapped, family, stack, pool, app, pod.writes)
-    _download_dir_elsewhere(ctx, launch, mapped, family)
+    _download_dir_elsewhere(ctx, launch, mapped)
     _apply_argv(ctx, mapped, app, pool, family, pod.fetches)
     consumed = _consumed_vars(pod, launch)
     _env(ctx, launch, stack, family, consumed, cat, app)
