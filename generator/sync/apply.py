@@ -13,7 +13,7 @@ import shutil
 import signal
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,7 +109,7 @@ def _merged(app: AppPlan) -> bool:
     return app.merged is not None and app.mergeable
 
 
-def _record(plan: SyncPlan, previous: SyncFile | None, own: set[str] | frozenset[str] = frozenset()) -> SyncFile:
+def _record(plan: SyncPlan, previous: SyncFile | None, own: AbstractSet[str] = frozenset()) -> SyncFile:
     """What this sync saw of each upstream app; `own`: new apps whose draft is the store's own (not recorded)."""
     apps = dict(previous.apps) if previous else {}
     for app in plan.apps:

@@ -148,24 +148,30 @@ def _sources_text(tsv: Path) -> str:
                                                         "or remove the file")]) from exc
 
 
-def mirror_commits(folder: Path) -> dict[str, str]:
-    """`APP/FILE` -> commit, from the SOURCES.tsv / SOURCES-*.tsv in `folder` or its parent (a mirror's record of
-    the commit each file was read at); empty when there is none. Each file is read bounded (MAX_SOURCES_BYTES, a
-    regular file, no link); a bad line or a file not UTF-8 is `file:line: what`."""
-    out: dict[str, str] = {}
+def _sources_lines(folder: Path) -> Iterator[tuple[Path, int, str]]:
+    """(file, line number, line) of the SOURCES.tsv / SOURCES-*.tsv of a mirror: those in `folder`, else in its
+    parent. Each file is read bounded (MAX_SOURCES_BYTES, a regular file, no link); one not UTF-8 is `file:line`."""
     for place in (folder, folder.parent):
         files = sorted(p for p in place.glob("SOURCES*.tsv") if not p.is_symlink() and p.is_file())
         for tsv in files:
             for n, line in enumerate(_sources_text(tsv).splitlines(), 1):
-                if not line.strip() or line.startswith("#"):
-                    continue
-                cells = line.split("\t")
-                if len(cells) < 2 or not COMMIT.match(cells[1].strip()):
-                    raise InputError([Problem(str(tsv), n, None, "not `APP/FILE<TAB>COMMIT` (a hex commit); fix "
-                                                                "the line or remove the file")])
-                out.setdefault(cells[0].strip(), cells[1].strip())
+                yield tsv, n, line
         if files:
-            return out
+            return
+
+
+def mirror_commits(folder: Path) -> dict[str, str]:
+    """`APP/FILE` -> commit, from the SOURCES.tsv / SOURCES-*.tsv in `folder` or its parent (a mirror's record of
+    the commit each file was read at); empty when there is none. A bad line or a file not UTF-8 is `file:line: what`."""
+    out: dict[str, str] = {}
+    for tsv, n, line in _sources_lines(folder):
+        if not line.strip() or line.startswith("#"):
+            continue
+        cells = line.split("\t")
+        if len(cells) < 2 or not COMMIT.match(cells[1].strip()):
+            raise InputError([Problem(str(tsv), n, None, "not `APP/FILE<TAB>COMMIT` (a hex commit); fix the line or "
+                                                        "remove the file")])
+        out.setdefault(cells[0].strip(), cells[1].strip())
     return out
 
 
@@ -176,19 +182,14 @@ def mirror_origin(folder: Path) -> str | None:
     """The repository a mirror copies, from a `# origin: URL` line of its SOURCES.tsv / SOURCES-*.tsv (in `folder` or
     its parent), less any credentials; None without one. Only a URL another machine can reach counts: a sync of the
     mirror then records that URL, which anyone can sync from, instead of a folder of this machine."""
-    for place in (folder, folder.parent):
-        files = sorted(p for p in place.glob("SOURCES*.tsv") if not p.is_symlink() and p.is_file())
-        for tsv in files:
-            for n, line in enumerate(_sources_text(tsv).splitlines(), 1):
-                found = ORIGIN.match(line)
-                if found is None:
-                    continue
-                if not _is_remote(found.group(1)):
-                    raise InputError([Problem(str(tsv), n, None, "`# origin:` names no URL another machine can "
-                                                                "reach (https://, ssh:// or git@); fix or remove it")])
-                return portable_url(found.group(1))
-        if files:
-            return None
+    for tsv, n, line in _sources_lines(folder):
+        found = ORIGIN.match(line)
+        if found is None:
+            continue
+        if not _is_remote(found.group(1)):
+            raise InputError([Problem(str(tsv), n, None, "`# origin:` names no URL another machine can reach "
+                                                        "(https://, ssh:// or git@); fix or remove it")])
+        return portable_url(found.group(1))
     return None
 
 
