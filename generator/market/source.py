@@ -17,6 +17,7 @@ stays downloadable while its record stays; an app that a profile cannot express 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from dataclasses import dataclass, field
@@ -54,9 +55,9 @@ class PackageCache:
     def get(self, app: str, rec: Release, tree: Tree) -> Released:
         key = (app, rec.version, rec.content)
         if key not in self.made:
-            maker = self._maker(tree, app, rec.version, rec.date)
-            self.made[key] = Released(app, rec.version, tree, rec.date, maker,
-                                      profile_of(Released(app, rec.version, tree, rec.date, b"")))
+            released = Released(app, rec.version, tree, rec.date, self._maker(tree, app, rec.version, rec.date))
+            # profile_of reads the tree: nothing is packaged here
+            self.made[key] = dataclasses.replace(released, profile=profile_of(released))
         return self.made[key]
 
     def variant(self, app: str, rec: Release, made: Variant) -> Released:
