@@ -10,8 +10,32 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Mapping
+from typing import Generic, TypeVar, cast
 
 Maker = Callable[[], bytes]
+T = TypeVar("T")
+
+
+class Once(Generic[T]):
+    """One value made by its maker on first call, once (a lock: two threads asking at once make it once), and
+    kept: the market server's store page, which the first answers to devices do not wait for."""
+
+    def __init__(self, make: Callable[[], T]):
+        self._make: Callable[[], T] | None = make
+        self._value: T | None = None
+        self._lock = threading.Lock()
+
+    def ready(self) -> bool:
+        """Made already (calling costs nothing)."""
+        return self._make is None
+
+    def __call__(self) -> T:
+        if self._make is not None:
+            with self._lock:
+                if self._make is not None:
+                    self._value = self._make()
+                    self._make = None  # the maker (and what it holds) is released once the value is kept
+        return cast(T, self._value)  # _make is None only once _value is made
 
 
 class Lazy(Mapping[str, bytes]):
@@ -49,4 +73,4 @@ class Lazy(Mapping[str, bytes]):
         return key in self._made
 
 
-__all__ = ["Lazy", "Maker"]
+__all__ = ["Lazy", "Maker", "Once"]

@@ -34,13 +34,13 @@ request.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
-from generator.core.lazy import Lazy
+from generator.core.lazy import Lazy, Once
 from generator.publish.market import MarketBuild, format_for
 from generator.publish.market_entry import js_ordered
 
@@ -146,11 +146,11 @@ class FormatAnswers:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """Every answer of one state of the releases, prepared: one `FormatAnswers` per manifest format."""
+    """Every answer of one state of the releases, prepared: one `FormatAnswers` per manifest format. The store page
+    and its plots are made when first asked for (`store`): the answers to devices never wait for them."""
 
     formats: dict[str, FormatAnswers]  # by profile, the newest format first
-    page: bytes
-    plots: Mapping[str, bytes] = field(default_factory=dict)  # drawn on first request (core/lazy.py)
+    store: Once[tuple[bytes, Mapping[str, bytes]]]  # the page's HTML and its plots (each drawn on first request)
     problems: tuple[str, ...] = ()  # what is not served, and why (/health is degraded while there is one)
     notes: tuple[str, ...] = ()  # apps a format cannot express (not listed in it by design)
     recorded: frozenset[str] = frozenset()  # package file names releases.yaml records
@@ -158,15 +158,26 @@ class Snapshot:
     pending: int = 0  # recorded older versions not read from the git history yet (the server's first seconds)
 
     @classmethod
-    def make(cls, builds: dict[str, MarketBuild] | MarketBuild, page: bytes, plots: Mapping[str, bytes],
+    def make(cls, builds: dict[str, MarketBuild] | MarketBuild,
+             store: Callable[[], tuple[bytes, Mapping[str, bytes]]] | tuple[bytes, Mapping[str, bytes]],
              problems: tuple[str, ...] = (), notes: tuple[str, ...] = (),
              recorded: frozenset[str] = frozenset(), pending: int = 0) -> Snapshot:
+        """`store`: the page's HTML and plots, or what makes them on first request."""
         if isinstance(builds, MarketBuild):
             builds = {builds.profile or "olares-v3": builds}
         formats = {name: FormatAnswers.make(b) for name, b in builds.items()}
         newest = next(iter(builds.values()))
-        return cls(formats=formats, page=page, plots=plots, problems=problems, notes=notes, recorded=recorded,
-                   icons=dict(newest.icons), pending=pending)
+        made = store if callable(store) else (lambda: store)
+        return cls(formats=formats, store=Once(made), problems=problems, notes=notes,
+                   recorded=recorded, icons=dict(newest.icons), pending=pending)
+
+    @property
+    def page(self) -> bytes:
+        return self.store()[0]
+
+    @property
+    def plots(self) -> Mapping[str, bytes]:
+        return self.store()[1]
 
     @property
     def newest(self) -> FormatAnswers:
@@ -194,6 +205,16 @@ async def made(values: Mapping[str, bytes], key: str) -> bytes:
     from starlette.concurrency import run_in_threadpool
 
     return await run_in_threadpool(values.__getitem__, key)
+
+
+async def _stored(snap: Snapshot) -> tuple[bytes, Mapping[str, bytes]]:
+    """The snapshot's store page and plots, made in a worker thread on the first request (the fit of every app:
+    seconds for a large catalog; the event loop keeps answering devices meanwhile)."""
+    if snap.store.ready():
+        return snap.store()
+    from starlette.concurrency import run_in_threadpool
+
+    return await run_in_threadpool(snap.store)
 
 
 class AppsInfoRequest(BaseModel):
@@ -358,11 +379,12 @@ class MarketApp:
                         "not_expressible": list(snap.notes)})
 
     async def page(self, request: Request) -> Response:
-        return self.Response(self.holder.snapshot.page, media_type="text/html; charset=utf-8",
+        html, _plots = await _stored(self.holder.snapshot)
+        return self.Response(html, media_type="text/html; charset=utf-8",
                              headers={"Cache-Control": "no-cache", **SAFE_HEADERS})
 
     async def plot(self, request: Request) -> Response:
-        plots, name = self.holder.snapshot.plots, request.path_params["file"]
+        (_html, plots), name = await _stored(self.holder.snapshot), request.path_params["file"]
         if name not in plots:
             return self.js({"error": "Not Found"}, 404)
         data = await made(plots, name)

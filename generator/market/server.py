@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from ruamel.yaml.error import YAMLError
 
 from generator.catalog import Catalog, load_catalog
 from generator.core.errors import CatalogError, InputError, Problem, translate_os_error
+from generator.core.lazy import Once
 from generator.market.api import Holder, Snapshot
 from generator.market.history import LedgerReader
 from generator.market.page import StorePage, store_page
@@ -70,12 +71,20 @@ class Sources:
 class Built:
     collected: Collected
     builds: dict[str, MarketBuild]  # by profile, the newest format first
-    page: StorePage
+    store: Once[StorePage]  # the store page, made on first read (the fit of every app: seconds for 1,000 apps)
     problems: tuple[str, ...]  # collected's and the icons'
 
     @property
     def build(self) -> MarketBuild:
         return next(iter(self.builds.values()))
+
+    @property
+    def page(self) -> StorePage:
+        return self.store()
+
+    def page_files(self) -> tuple[bytes, Mapping[str, bytes]]:
+        page = self.store()
+        return page.html.encode("utf-8"), page.plots
 
 
 def build(sources: Sources, cache: PackageCache, *, chart_base: str | None = "", history: bool = True) -> Built:
@@ -96,14 +105,16 @@ def build(sources: Sources, cache: PackageCache, *, chart_base: str | None = "",
     icons = read_icons(sources.catalog / "icons")
     builds = build_markets(collected.releases, icons.icons, listed=collected.listed)
     problems = collected.problems + icons.problems + unreadable
-    page = store_page(sources.catalog, builds, sources.ledger, source_url=sources.source_url, chart_base=chart_base,
-                      problems=problems, catalog=catalog)
+    page = Once(lambda: store_page(sources.catalog, builds, sources.ledger, source_url=sources.source_url,
+                                   chart_base=chart_base, problems=problems, catalog=catalog))
     return Built(collected, builds, page, problems)
 
 
 def snapshot(built: Built) -> Snapshot:
-    return Snapshot.make(built.builds, built.page.html.encode("utf-8"), built.page.plots, built.problems,
-                         built.collected.unexpressed, built.collected.recorded, built.collected.pending)
+    """The server's answers; the store page is made when first asked for (the watcher makes it for every
+    rebuild it swaps in, off the request path)."""
+    return Snapshot.make(built.builds, built.page_files, built.problems, built.collected.unexpressed,
+                         built.collected.recorded, built.collected.pending)
 
 
 class Watcher(threading.Thread):
@@ -167,6 +178,10 @@ class Watcher(threading.Thread):
             LOG.exception("rebuild failed on unexpected input")
             return self._failed(f"internal error while rebuilding ({type(exc).__name__}: {exc}); report this bug")
         self.holder.swap(snap)
+        try:
+            snap.store()  # the new store page, made here rather than by the first person who opens it
+        except REBUILD_ERRORS:  # the market is served; the page's own failure shows when it is opened
+            LOG.exception("the store page failed on unexpected input")
         LOG.info("releases changed: serving hash %s (%d apps, generation %d)", snap.build.hash,
                  len(snap.build.entries), self.holder.generation)
         self.on_swap(snap)

@@ -28,6 +28,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
@@ -383,14 +384,23 @@ def read_chart(tree: Tree, folder: str, where: str | None = None) -> ChartView:
         if required not in tree:
             raise InputError([Problem(f"{base}/{required}", None, None, "missing; a market chart has Chart.yaml and "
                                       "OlaresManifest.yaml")])
-    chart = _model(ChartYaml, _parse(tree[CHART], f"{base}/{CHART}", strip=False), f"{base}/{CHART}")
-    manifest = _model(Manifest, _parse(tree[MANIFEST], f"{base}/{MANIFEST}", strip=True), f"{base}/{MANIFEST}")
-    locales = sorted({p.split("/")[1] for p in tree if p.startswith("i18n/") and p.count("/") == 2
-                      and p.endswith(f"/{MANIFEST}")})
+    locales = tuple(sorted({p.split("/")[1] for p in tree if p.startswith("i18n/") and p.count("/") == 2
+                            and p.endswith(f"/{MANIFEST}")}))
+    texts = tuple(tree[f"i18n/{locale}/{MANIFEST}"] for locale in locales)
+    return _read_chart(tree[CHART], tree[MANIFEST], locales, texts, folder, base)
+
+
+@lru_cache(maxsize=4096)
+def _read_chart(chart_text: str, manifest_text: str, locales: tuple[str, ...], texts: tuple[str, ...], folder: str,
+                base: str) -> ChartView:
+    """read_chart of the files' texts, kept by them (a market server reads each chart once per format and for its
+    profile: a third of its start at 1,000 apps was parsing the same YAML again); a ChartView is frozen."""
+    chart = _model(ChartYaml, _parse(chart_text, f"{base}/{CHART}", strip=False), f"{base}/{CHART}")
+    manifest = _model(Manifest, _parse(manifest_text, f"{base}/{MANIFEST}", strip=True), f"{base}/{MANIFEST}")
     i18n = []
-    for locale in locales:
+    for locale, text in zip(locales, texts, strict=True):
         rel = f"i18n/{locale}/{MANIFEST}"
-        i18n.append((locale, _model(LocaleManifest, _parse(tree[rel], f"{base}/{rel}", strip=True), f"{base}/{rel}")))
+        i18n.append((locale, _model(LocaleManifest, _parse(text, f"{base}/{rel}", strip=True), f"{base}/{rel}")))
     return ChartView(folder, chart, manifest, tuple(i18n))
 
 

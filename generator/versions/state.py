@@ -54,7 +54,7 @@ def _drop(data: object, path: tuple[str, ...]) -> None:
 _SAFE = YAML(typ="safe")
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=16384)  # every file of 1,000 charts: a market server hashes each chart more than once
 def canonical(rel: str, text: str) -> str:
     """The form of one chart file that the hash reads (see the module docstring)."""
     if not _is_data_file(rel):

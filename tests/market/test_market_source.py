@@ -161,9 +161,14 @@ def test_the_first_snapshot_answers_before_the_git_history_is_read(tmp_path, cap
     client = TestClient(make_app(holder))
     health = client.get("/health").json()
     assert health["status"] == "starting" and health["pending_history"] >= 1 and health["problems"] == []
+    first_snapshot = holder.snapshot
+    assert not first_snapshot.store.ready()  # the store page (the fit of every app) is not made for /health
+    page = client.get("/")
+    assert page.status_code == 200 and APP in page.text and first_snapshot.store.ready()
     old = client.get(f"/api/v1/applications/{APP}/chart", params={"fileName": f"{APP}-{first}.tgz"})
     assert old.status_code == 503 and old.headers["retry-after"] == "5"
     assert Watcher(holder, sources, cache, sources.signature()).rebuild()
+    assert holder.snapshot.store.ready()  # the watcher made the new page before anyone asked for it
     assert client.get("/health").json()["status"] == "ok"
     again = client.get(f"/api/v1/applications/{APP}/chart", params={"fileName": f"{APP}-{first}.tgz"})
     assert again.status_code == 200 and again.content[:2] == b"\x1f\x8b"
