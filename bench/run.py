@@ -8,6 +8,10 @@ the Helm engine's own lint + render of the same charts, so our lint overhead is 
 
     .venv/bin/python bench/run.py [--apps 10 100 1000] [--runs 5] [--json] [--against TREE]
 
+--against TREE --instructions counts instructions instead of timing (valgrind's callgrind, one counted process
+per tree and command after an uncounted warm-up): a count does not move with the machine's load, so two trees
+compare on a busy machine.
+
 --against TREE times another checkout side by side in the same run: TREE is a folder holding the tool at another
 commit with its own virtualenv (`git worktree add --detach ../start a4a91fd && cd ../start && python3 -m venv .venv
 && .venv/bin/pip install -e .`). Each tree runs its own code on a catalog made the same way from its own embedded
@@ -141,6 +145,39 @@ def _args(command: str, cat: Path, out: Path) -> list[str]:
             "check": ["check", "--catalog", str(cat), "--no-lint"]}[command]
 
 
+def instructions(cmd: list[str], cwd: Path, tmp: Path) -> int:
+    """Instructions one whole process executes (valgrind --tool=callgrind's "Collected" total)."""
+    out = tmp / "callgrind.out"
+    proc = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *cmd], cwd=cwd,
+                          capture_output=True, text=True, timeout=1800)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"bench: {' '.join(cmd[:4])} under valgrind exited {proc.returncode}: {proc.stderr[-400:]}")
+    for line in proc.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.rsplit(":", 1)[1].strip())
+    raise SystemExit("bench: valgrind printed no instruction count")
+
+
+def counted_side_by_side(n: int, other: Path) -> dict:
+    """`--help`, `render` and `check --no-lint` of this tree and of `other`, counted in instructions."""
+    python = str(other / ".venv" / "bin" / "python")
+    with tempfile.TemporaryDirectory(prefix=f"bench-count-{n}-") as tmp:
+        root = Path(tmp)
+        trees = {"this": (REPO, CATALOG_BIN, synthetic_catalog(root / "this", n)),
+                 "other": (other, [python, "-m", "generator.cli"],
+                           synthetic_catalog(root / "other", n, other / "catalog"))}
+        result: dict = {"apps": n}
+        for name in ("help", "render", "check"):
+            counts = {}
+            for label, (tree, cli, cat) in trees.items():
+                run(cli + _args(name, cat, root / label / "charts"), tree)  # warm: flag-table cache, charts written
+                counts[label] = instructions(cli + _args(name, cat, root / label / "charts"), tree, root)
+            result[f"{name}_instructions"] = counts["this"]
+            result[f"{name}_other_instructions"] = counts["other"]
+            result[f"{name}_ratio"] = round(counts["this"] / counts["other"], 3)
+    return result
+
+
 def side_by_side(n: int, runs: int, other: Path) -> dict:
     """`--help`, `render` and `check --no-lint` of this tree and of `other` (its own .venv and catalog), the two
     trees' runs alternating; medians, and this tree's over the other's."""
@@ -168,6 +205,21 @@ def side_by_side(n: int, runs: int, other: Path) -> dict:
     return result
 
 
+def _table(rows: list[dict], counted: bool) -> str:
+    """The side-by-side rows as a table: seconds, or millions of instructions."""
+    unit = "M" if counted else "s"
+    lines = [f"{'apps':>5} {'command':8} {'this ' + unit:>10} {'other ' + unit:>10} {'ratio':>6}"]
+    for row in rows:
+        for name in ("help", "render", "check"):
+            if counted:
+                this, theirs = row[name + "_instructions"] / 1e6, row[name + "_other_instructions"] / 1e6
+                lines.append(f"{row['apps']:>5} {name:8} {this:>10,.0f} {theirs:>10,.0f} {row[name + '_ratio']:>6.3f}")
+            else:
+                lines.append(f"{row['apps']:>5} {name:8} {row[name + '_s']:>10.3f} {row[name + '_other_s']:>10.3f} "
+                             f"{row[name + '_ratio']:>6.3f}")
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description="catalog at store scale")
     parser.add_argument("--apps", type=int, nargs="+", default=[10, 100, 1000])
@@ -175,6 +227,8 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--against", type=Path, metavar="TREE",
                         help="a checkout of another commit with its own .venv, timed side by side")
+    parser.add_argument("--instructions", action="store_true",
+                        help="with --against: count instructions (valgrind) instead of timing")
     args = parser.parse_args()
     compiled()
     if args.against is not None:
@@ -182,15 +236,9 @@ def main() -> int:
         if not (other / ".venv" / "bin" / "python").is_file() or not (other / "generator").is_dir():
             raise SystemExit(f"bench: {other} is not a checkout with its own .venv (see this file's docstring)")
         compiled(other, str(other / ".venv" / "bin" / "python"))
-        rows = [side_by_side(n, args.runs, other) for n in args.apps]
-        if args.json:
-            print(json.dumps(rows, indent=2))
-        else:
-            print(f"{'apps':>5} {'command':8} {'this s':>8} {'other s':>8} {'ratio':>6}")
-            for row in rows:
-                for name in ("help", "render", "check"):
-                    print(f"{row['apps']:>5} {name:8} {row[name + '_s']:>8.3f} {row[name + '_other_s']:>8.3f} "
-                          f"{row[name + '_ratio']:>6.3f}")
+        rows = ([counted_side_by_side(n, other) for n in args.apps] if args.instructions
+                else [side_by_side(n, args.runs, other) for n in args.apps])
+        print(json.dumps(rows, indent=2) if args.json else _table(rows, args.instructions))
         return 0
     results = []
     for n in args.apps:
