@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from generator.engines.base import EngineSpec
     from generator.engines.bootlog import BootReader
     from generator.engines.readback import Launcher
+    from generator.engines.values import Settings
 
 MAX_COUNT = 10**9
 SEMVER = re.compile(r"^v?(\d+\.\d+\.\d+)(?=$|[-+.a-z])")  # `v0.19.1-cu130`, `0.19.1+cu130`
@@ -112,7 +113,7 @@ class EngineFamily:
     declared: Declared
     build: Callable[[Resolved], EngineSpec]
     supports: Callable[[list[str]], frozenset[str]]
-    settings: Callable[[Resolved, EngineSpec], object]  # a Settings of engines/settings.py AnySettings
+    settings: Callable[[Resolved, EngineSpec], Settings]  # a subclass of engines/values.py Settings
     fit: str
     server: Server
     parser: Parser = Parser()

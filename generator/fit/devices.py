@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from generator.catalog import Resolved, Target
 from generator.core.data import Data
 from generator.engines import engine_for
-from generator.engines.settings import LlamaCppSettings, settings_for
+from generator.engines.settings import settings_for
 from generator.fit.sizing import size_gpu, sized
 from generator.fit.ledger import Verdict
 from generator.schema.device import SM
@@ -143,7 +143,7 @@ def _kv_label(r: Resolved) -> str:
 def _llama_server(r: Resolved) -> bool:
     """The app runs llama-server, whose -ctk/-ctv take the ggml KV types of LLAMA_KV_LADDER."""
     planned = sized(r)
-    return isinstance(settings_for(planned, engine_for(planned)), LlamaCppSettings)
+    return settings_for(planned, engine_for(planned)).kv_ladder
 
 
 def _choose(r: Resolved, entry_kv: bool) -> tuple[Resolved, int]:

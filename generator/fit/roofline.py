@@ -24,11 +24,10 @@ from generator.catalog import Resolved
 from generator.core.data import Data
 from generator.core.errors import UsageError
 from generator.engines import engine_for
-from generator.engines.settings import AnySettings, VllmSettings, settings_for
-from generator.fit.memory import (MIB, Geometry, ggml_slot_bytes, group_bytes_per_token, recurrent_state_bytes,
-                                  vllm_slot_bytes)
+from generator.engines.settings import AnySettings, settings_for
+from generator.fit.memory import MIB, Geometry, group_bytes_per_token, recurrent_state_bytes
 from generator.fit.sizing import sized
-from generator.fit.vllm import CONV_BYTES, SSM_BYTES, weights_part
+from generator.fit.vllm import SSM_BYTES, weights_part
 from generator.schema import App
 
 GB = 1e9  # bandwidths are in decimal GB/s, as GPU specifications state them
@@ -189,8 +188,7 @@ def _weights(r: Resolved) -> tuple[float, str]:
 
 
 def _slot(s: AnySettings, head_dim: int) -> float:
-    k, v = str(s.kv_k.value), str(s.kv_v.value)
-    return vllm_slot_bytes(k, head_dim) if isinstance(s, VllmSettings) else ggml_slot_bytes(k, v, head_dim)
+    return s.kv_slot_bytes(head_dim)  # the engine's own KV dtype table
 
 
 def _kv(r: Resolved, s: AnySettings, context: int) -> tuple[float, str]:
@@ -212,9 +210,8 @@ def _state(r: Resolved, s: AnySettings) -> tuple[float, str]:
     rec = r.model.architecture.recurrent
     if rec is None:
         return 0.0, "no recurrent layers"
-    # vLLM keeps the conv state in the model dtype, llama.cpp in f32
-    conv = CONV_BYTES if isinstance(s, VllmSettings) else 4
-    return (recurrent_state_bytes(rec, ssm_bytes=SSM_BYTES, conv_bytes=conv),
+    # the engine's own conv state bytes (vLLM: the model dtype; llama.cpp: f32)
+    return (recurrent_state_bytes(rec, ssm_bytes=SSM_BYTES, conv_bytes=s.conv_state_bytes),
             f"{rec.layers} GDN layers, one sequence's fp32 state + conv state, read once a step")
 
 

@@ -32,7 +32,7 @@ from typing import Any
 from generator.catalog import Resolved
 from generator.engines import engine_for
 from generator.engines.family import family_for
-from generator.engines.settings import AnySettings, SglangSettings, VllmSettings, settings_for
+from generator.engines.settings import AnySettings, settings_for
 from generator.fit import llamacpp as fit_llamacpp
 from generator.fit import sglang as fit_sglang
 from generator.fit import vllm as fit_vllm
@@ -136,7 +136,7 @@ def size_from(r: Resolved, s: AnySettings, ledger: Ledger) -> GpuSizing:
     wanted = need + room
     util = total = None
     stated_util = None if "gpu_memory_utilization" in r.sized else r.app.gpu_memory_utilization
-    vllm_budget = isinstance(s, VllmSettings) and s.kv_bytes is None
+    vllm_budget = s.utilization_budget
     if vllm_budget and stated_util is not None:
         # vLLM reserves util x total whatever it needs: the cap holds that budget, what comes after the KV pool
         # and half the margin (the other half is inside the budget's headroom), as for a sized utilization.
@@ -148,7 +148,7 @@ def size_from(r: Resolved, s: AnySettings, ledger: Ledger) -> GpuSizing:
         util = stated_util
         if util is None:
             util = min(1.0, max(0.01, _floor((cap - after - room / 2) / total, UTIL_DECIMALS)))
-    if isinstance(s, SglangSettings) and stated_util is None:
+    if s.memory_fraction and stated_util is None:
         # SGLang's --mem-fraction-static for that cap (generator/engines/sglang.py `plan`), kept in the same app
         # field as vLLM's utilization: the engine's share of the memory it reads
         util = fit_sglang.fraction(r, cap)
