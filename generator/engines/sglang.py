@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 from generator.catalog import Resolved
 from generator.engines.base import Arg, EngineSpec, Head, Own, build, chat_template_path
 from generator.core.errors import Problem
-from generator.engines.interface import EngineFamily, Get, Said, Server, Text, count, semver
+from generator.engines.interface import EngineFamily, Get, Knobs, Said, Server, Text, count, semver
 from generator.engines.settings import sglang_settings
 from generator.schema.engines import declaration
 from generator.schema import Architecture, AttentionGroup, Mamba2Group
@@ -467,7 +467,9 @@ def launcher() -> Launcher:
 
 
 FAMILY = EngineFamily(declaration("sglang"), engine, supports, sglang_settings, fit="sglang", server=SERVER,
-                      launcher_of=launcher, boot_of=boot)
+                      knobs=Knobs(("--context-length",), False, ("--max-running-requests",), "", None, "%d",
+                                  "--api-key"),
+                      olares_base="sglangllmbasev3", launcher_of=launcher, boot_of=boot)
 
 __all__ = ["BOOT_LOG_NEEDS", "FAMILY", "Budget", "BootFigure", "BootLog", "IDENTITY_PATHS", "LAUNCHERS", "Plan",
            "cell_bytes", "default_mem_fraction_static", "engine", "mamba_per_request_bytes", "plan",

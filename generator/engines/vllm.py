@@ -13,6 +13,7 @@ from generator.core.errors import Problem
 from generator.engines.interface import (
     EngineFamily,
     Get,
+    Knobs,
     Parser,
     Said,
     Server,
@@ -283,4 +284,7 @@ def boot() -> BootReader:
 
 SERVER = Server("vLLM", "vllm", _said, semver, sniff=_answers_version, sniff_order=1, metrics=True)
 FAMILY = EngineFamily(declaration("vllm"), engine, supports, vllm_settings, fit="vllm", server=SERVER,
-                      parser=Parser(abbreviations=True), launcher_of=launcher, boot_of=boot)
+                      knobs=Knobs(("--max-model-len",), False, ("--max-num-seqs",), "seqs",
+                                  "--override-generation-config", '{"max_new_tokens": %d}', "--api-key"),
+                      olares_base="vllmllmbasev3", parser=Parser(abbreviations=True), launcher_of=launcher,
+                      boot_of=boot)

@@ -27,13 +27,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from collections.abc import Callable
-from typing import Any
+from functools import cache
+from importlib import import_module
+from typing import cast
 
 from generator.catalog import Resolved
 from generator.engines import engine_for
 from generator.engines.family import family_for
 from generator.engines.settings import AnySettings, settings_for
-from generator.fit import llamacpp as fit_llamacpp
 from generator.fit import sglang as fit_sglang
 from generator.fit import vllm as fit_vllm
 from generator.fit.ledger import Ledger
@@ -115,16 +116,23 @@ def needs(ledger: Ledger) -> tuple[float, float]:
     return total, after
 
 
-# The memory models a family's `fit` names (generator/engines/interface.py EngineFamily.fit): each places its parts.
-FITS: dict[str, Callable[[Resolved, Any, Ledger], None]] = {
-    "vllm": fit_vllm.build, "llamacpp": fit_llamacpp.build, "sglang": fit_sglang.build,
-}
+Place = Callable[[Resolved, AnySettings, Ledger], None]  # a memory model: places an app's parts in the ledger
+
+
+@cache
+def memory_model(name: str) -> Place:
+    """The memory model a family's `fit` names (generator/engines/interface.py EngineFamily.fit): the `build` of
+    generator/fit/<name>.py, loaded by that name as generator/engines/family.py loads a family's module, so a family
+    with a memory model of its own adds its module and edits no table here (tests/engines/test_registry.py checks
+    that every registered family's model loads)."""
+    found = getattr(import_module(f"{__package__}.{name}"), "build", None)
+    assert callable(found), f"generator/fit/{name}.py: a memory model defines build(r, settings, ledger)"
+    return cast(Place, found)
 
 
 def place(r: Resolved, s: AnySettings, ledger: Ledger) -> None:
-    """The memory model the app's family names places its parts (an unknown one is a KeyError: a family's
-    `fit` must name one of FITS, tests/engines/test_registry.py)."""
-    FITS[family_for(r.stack).fit](r, s, ledger)
+    """The memory model the app's family names places its parts."""
+    memory_model(family_for(r.stack).fit)(r, s, ledger)
 
 
 def size_from(r: Resolved, s: AnySettings, ledger: Ledger) -> GpuSizing:
@@ -189,5 +197,5 @@ def sized(r: Resolved) -> Resolved:
     return replace(r, app=r.app.model_copy(update=update), sized=tuple(filled))
 
 
-__all__ = ["FAR_ABOVE_MIB", "FITS", "GpuSizing", "MARGIN_FRACTION", "MARGIN_MIN_MIB", "STEP_MIB", "limit", "margin",
-           "needs", "place", "size_from", "size_gpu", "sized"]
+__all__ = ["FAR_ABOVE_MIB", "GpuSizing", "Place", "MARGIN_FRACTION", "MARGIN_MIN_MIB", "STEP_MIB", "limit", "margin",
+           "memory_model", "needs", "place", "size_from", "size_gpu", "sized"]
