@@ -28,7 +28,10 @@ TURBOQUANT_BITS: dict[str, tuple[int, int]] = {
     "turboquant_k8v4": (8, 4), "turboquant_4bit_nc": (4, 4), "turboquant_k3v4_nc": (3, 4), "turboquant_3bit_nc": (3, 3),
 }
 TQ_NORM_BYTES = 4
-MODEL_DTYPE_CONV_BYTES = 2  # vLLM keeps the conv state in the model dtype (docs/domain.md)
+MODEL_DTYPE_CONV_BYTES = 2  # vLLM and SGLang keep the conv state in the model dtype (docs/domain.md)
+
+# SGLang `--kv-cache-dtype`: bytes per cached value (generator/engines/sglang.py `cell_bytes`, its sources there).
+SGLANG_KV_BYTES: dict[str, float] = {"auto": 2, "bf16": 2, "bfloat16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp4_e2m1": 0.5}
 
 # llama.cpp KV types per fork (docs/domain.md): TurboQuant types exist only in these forks.
 TURBO_TYPES: dict[str, set[str]] = {
@@ -56,5 +59,6 @@ def ggml_slot_bytes(k_type: str, v_type: str, head_dim: int) -> float:
     return head_dim * (GGML_BYTES.get(k_type, 2.0) + GGML_BYTES.get(v_type, 2.0))
 
 
-__all__ = ["ALL_TURBO", "GGML_BYTES", "GGML_CONV_BYTES", "GGML_DEFAULT", "MODEL_DTYPE_CONV_BYTES", "TQ_NORM_BYTES",
+__all__ = ["ALL_TURBO", "GGML_BYTES", "GGML_CONV_BYTES", "GGML_DEFAULT", "MODEL_DTYPE_CONV_BYTES", "SGLANG_KV_BYTES",
+           "TQ_NORM_BYTES",
            "TURBOQUANT_BITS", "TURBO_TYPES", "VLLM_BYTES", "ggml_slot_bytes", "vllm_slot_bytes"]

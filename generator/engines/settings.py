@@ -18,7 +18,7 @@ from generator.engines.base import EngineSpec
 from generator.engines.family import family_for
 from generator.schema.engines import Family
 from generator.engines.genesis_env import patch_states
-from generator.engines.kvbytes import MODEL_DTYPE_CONV_BYTES, TURBOQUANT_BITS, vllm_slot_bytes
+from generator.engines.kvbytes import MODEL_DTYPE_CONV_BYTES, SGLANG_KV_BYTES, TURBOQUANT_BITS, vllm_slot_bytes
 from generator.engines.values import EngineFamily, Settings, Value
 from generator.schema import Stack
 
@@ -232,6 +232,14 @@ class SglangSettings(Settings):
     @property
     def memory_fraction(self) -> bool:
         return True
+
+    def kv_slot_bytes(self, head_dim: int) -> float:
+        """SGLang's own table (engines/sglang.py `cell_bytes`: K and V of head_dim each, at the dtype's bytes)."""
+        return head_dim * 2 * SGLANG_KV_BYTES.get(str(self.kv_k.value), 2)
+
+    @property
+    def conv_state_bytes(self) -> int:
+        return MODEL_DTYPE_CONV_BYTES  # engines/sglang.py CONV_BYTES
 
 
 # Any family's settings: a Settings subclass (a family with settings of its own adds its subclass in its module or

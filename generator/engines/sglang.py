@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 from generator.catalog import Resolved
 from generator.engines.base import Arg, EngineSpec, Head, Own, build, chat_template_path
 from generator.core.errors import Problem
+from generator.engines.kvbytes import SGLANG_KV_BYTES
 from generator.engines.interface import EngineFamily, Get, Knobs, Said, Server, Text, count, semver
 from generator.engines.settings import sglang_settings
 from generator.schema.engines import declaration
@@ -61,7 +62,7 @@ SMALL_GPU_PREFILL = 2048  # server_args.py:3157-3166: below 35 GiB, chunked_pref
 SMALL_GPU_MAX_BS = 24
 CONTEXT_MIB = 512  # CUDA context and workspaces before the weights load (assumption, as fit/vllm.py NON_TORCH_MIB)
 SSM_BYTES, CONV_BYTES = 4, 2  # GDN temporal state fp32, conv state in the model dtype (checked on ktransformers#1870)
-KV_BYTES = {"auto": 2, "bf16": 2, "bfloat16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp4_e2m1": 0.5}
+KV_BYTES = SGLANG_KV_BYTES  # bytes per cached value by --kv-cache-dtype (generator/engines/kvbytes.py)
 HEADROOM = 0.025  # the share of the budget the sized fraction leaves unused (rounding of the free-memory reading)
 
 
