@@ -15,9 +15,9 @@ from generator.chart.profiles import PROFILES, Profile, get_profile
 from generator.chart.shared import (API_KEY_ENV, CONTEXT_ENV, NUMBER_REGEX, OUTPUT_ENV, SharedEngine, explicit_slots,
                                     plan_engine)
 from generator.core.errors import InputError, Problem
-from generator.engines import EngineSpec, engine_for, supports_for
+from generator.engines import EngineSpec, Sized, engine_for, supports_for
 from generator.engines.base import CHAT_TEMPLATE_FILE
-from generator.engines.settings import settings_for
+from generator.engines.settings import Settings, settings_for
 from generator.fit.devices import variant_on
 from generator.fit.sizing import sized
 from generator.schema.app import SOURCE_LOCALE
@@ -39,7 +39,7 @@ class ModePlan:
 
     mode: str
     device: str
-    resolved: Resolved
+    resolved: Sized
     engine: EngineSpec
     gpu: GpuMemory  # the scheduler request, the in-container cap and the engine's budget there (chart/gpumem.py)
     shared: SharedEngine | None = None  # the shared form's bounds on that device
@@ -55,7 +55,8 @@ class ChartSpec:
     values: Values
     owners: Owners
     engine: EngineSpec
-    resolved: Resolved  # the app as planned: GPU memory (and vLLM utilization) filled in by the fit when left out
+    resolved: Sized  # the app as planned: GPU memory (and vLLM utilization) filled in by the fit when left out
+    settings: Settings  # the engine's effective settings, read once from `engine` (rules and explain read these)
     profile: Profile
     files: dict[str, str] = field(default_factory=dict)  # chart files shipped verbatim (the chat template)
     modes: tuple[ModePlan, ...] = ()  # per-mode charts (Profile.per_mode): the other modes, each on its device
@@ -289,7 +290,8 @@ def plan(r: Resolved, profile: Profile | str | None = None) -> ChartSpec:
     if modes:
         values = replace(values, modes=tuple((m.mode, _mode_values(m)) for m in modes))
     return ChartSpec(name=app.name, chart=chart, manifest=_manifest(r, spec, chosen, modes, shared), values=values,
-                     owners=Owners(tuple(app.owners)), engine=spec, resolved=r, profile=chosen, files=files,
+                     owners=Owners(tuple(app.owners)), engine=spec, resolved=r, settings=settings_for(r, spec),
+                     profile=chosen, files=files,
                      i18n=_i18n(r, chosen), modes=modes, gpu=gpu_memory(r, fitted=fitted), shared=shared)
 
 

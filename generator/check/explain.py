@@ -153,14 +153,15 @@ def explain_data(resolved: Resolved, catalog: Catalog, measured: Measured | None
     spec = plan(resolved)
     resolved = spec.resolved  # sized by the fit when the app leaves its GPU memory out
     engine = spec.engine
-    settings = settings_for(resolved, engine)
+    settings = spec.settings  # read once by the plan
     env, overridden = _env(engine)
     app = resolved.app
     measured = measured or Measured.of_benchmark(app)
-    read = reading(resolved, measured)
+    read = reading(resolved, measured, settings=settings)
     acceptance = measured.acceptance if measured else None
-    roof = read.roof if read else roofline(resolved, 0, acceptance=acceptance)
-    full = roofline(resolved, settings.context.value or resolved.model.architecture.max_context, acceptance=acceptance)
+    roof = read.roof if read else roofline(resolved, 0, acceptance=acceptance, settings=settings)
+    full = roofline(resolved, settings.context.value or resolved.model.architecture.max_context, acceptance=acceptance,
+                    settings=settings)
     return Explanation(app=app.name, title=app.title, status=app.status, stack=resolved.stack.id, image=engine.image,
                        command=engine.command, args=_args(engine), env=env, overridden_env=overridden,
                        genesis=_genesis(settings), fit=estimate(resolved, engine, settings), roofline=roof,

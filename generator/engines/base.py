@@ -6,10 +6,15 @@ import json
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NewType
 
 from generator.catalog import Resolved
 from generator.schema import WeightFile
+
+# A resolved app whose GPU memory is decided: the app states it, or the fit sized it (generator/fit/sizing.py `sized`,
+# the one maker of a Sized). The engine's argv and env carry that figure (the HAMi limit, SGLang's pool), so building
+# them takes a Sized: calling the engine before the fit is a type error, not a runtime assertion.
+Sized = NewType("Sized", Resolved)
 
 MODELS_DIR = "/models"
 SLOT_DIR = "/cache"  # llama-server --slot-save-path, on an emptyDir (the maintainer's charts)

@@ -142,20 +142,23 @@ class Reading:
                 "line": self.line()}
 
 
-def reading(resolved: Resolved, measured: Measured | None) -> Reading | None:
-    """`measured` against the app's roofline; None without a measurement or a device bandwidth."""
+def reading(resolved: Resolved, measured: Measured | None, *, settings: AnySettings | None = None) -> Reading | None:
+    """`measured` against the app's roofline; None without a measurement or a device bandwidth. `settings`: as in
+    `roofline`."""
     if measured is None:
         return None
-    roof = roofline(resolved, measured.context, acceptance=measured.acceptance)
+    roof = roofline(resolved, measured.context, acceptance=measured.acceptance, settings=settings)
     return Reading(measured, roof) if roof is not None else None
 
 
 def roofline(resolved: Resolved, context_tokens: int, *, acceptance: float | None = None,
-             draft_tokens: int | None = None) -> Roofline | None:
+             draft_tokens: int | None = None, settings: AnySettings | None = None) -> Roofline | None:
     """The decode-speed bound of `resolved` on its device with `context_tokens` tokens in the cache; None when the
     device states no memory bandwidth. `acceptance` (accepted / drafted, 0..1) and `draft_tokens` (drafted a step)
     are a measurement's; left out, the draft length is the app's (else the engine default) and the acceptance unknown,
-    which gives the loose bound draft length + 1."""
+    which gives the loose bound draft length + 1. `settings`: the planned app's (generator/chart/plan.py
+    `ChartSpec.settings`, with `resolved` the plan's sized app), so that its engine is not built again; read from a new
+    build when left out."""
     if context_tokens < 0:
         raise UsageError(f"roofline: context {context_tokens} is negative")
     if acceptance is not None and not 0 <= acceptance <= 1:
@@ -165,8 +168,8 @@ def roofline(resolved: Resolved, context_tokens: int, *, acceptance: float | Non
     bandwidth = resolved.device.memory_bandwidth_gb_s
     if bandwidth is None:
         return None
-    r = sized(resolved) if resolved.app.gpu_memory_mib is None else resolved  # the engine argv needs a cap
-    s = settings_for(r, engine_for(r))
+    r = sized(resolved)  # the engine argv needs a cap
+    s = settings if settings is not None else settings_for(r, engine_for(r))
     weights, weights_note = _weights(r)
     kv, kv_note = _kv(r, s, context_tokens)
     state, state_note = _state(r, s)

@@ -32,7 +32,7 @@ from importlib import import_module
 from typing import cast
 
 from generator.catalog import Resolved
-from generator.engines import engine_for
+from generator.engines import Sized, engine_for
 from generator.engines.family import family_for
 from generator.engines.settings import AnySettings, settings_for
 from generator.fit import sglang as fit_sglang
@@ -166,11 +166,11 @@ def size_from(r: Resolved, s: AnySettings, ledger: Ledger) -> GpuSizing:
                      utilization_stated=vllm_budget and stated_util is not None)
 
 
-def _provisional(r: Resolved) -> Resolved:
+def _provisional(r: Resolved) -> Sized:
     """`r` with a cap (the device's) so that its engine can be built; the parts do not depend on it."""
     if r.app.gpu_memory_mib is not None:
-        return r
-    return replace(r, app=r.app.model_copy(update={"gpu_memory_mib": r.device.hami_cap_mib}))
+        return Sized(r)
+    return Sized(replace(r, app=r.app.model_copy(update={"gpu_memory_mib": r.device.hami_cap_mib})))
 
 
 def size_gpu(r: Resolved) -> GpuSizing:
@@ -183,18 +183,18 @@ def size_gpu(r: Resolved) -> GpuSizing:
     return replace(size_from(base, s, ledger), stated_mib=r.app.gpu_memory_mib)
 
 
-def sized(r: Resolved) -> Resolved:
+def sized(r: Resolved) -> Sized:
     """`r` with the fields the fit fills in when the app leaves them out (`gpu_memory_mib`, and for vLLM
     `gpu_memory_utilization` with it); `r` itself when the app states its GPU memory."""
     if r.app.gpu_memory_mib is not None:
-        return r
+        return Sized(r)
     sizing = size_gpu(r)
     update: dict[str, object] = {"gpu_memory_mib": sizing.cap_mib}
     filled = ["gpu_memory_mib"]
     if sizing.utilization is not None and r.app.gpu_memory_utilization is None:
         update["gpu_memory_utilization"] = sizing.utilization
         filled.append("gpu_memory_utilization")
-    return replace(r, app=r.app.model_copy(update=update), sized=tuple(filled))
+    return Sized(replace(r, app=r.app.model_copy(update=update), sized=tuple(filled)))
 
 
 __all__ = ["FAR_ABOVE_MIB", "GpuSizing", "Place", "MARGIN_FRACTION", "MARGIN_MIN_MIB", "STEP_MIB", "limit", "margin",

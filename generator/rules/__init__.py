@@ -21,7 +21,6 @@ from generator.core.ruleset import RULES, Rule
 from generator.chart.plan import ChartSpec, plan
 
 if TYPE_CHECKING:
-    from generator.engines.settings import AnySettings
     from generator.fit.estimate import Fit
     from generator.flags.check import Issue
     from generator.flags.tables import FlagTable
@@ -33,7 +32,6 @@ class Memo:
 
     flag_table: tuple[FlagTable | None, str | None] | None = None  # the stack's flag table, or why there is none
     flag_issues: list[Issue] | None = None  # the argv check against that table
-    settings: AnySettings | None = None  # the app's effective engine settings
     fit: Fit | None = None  # the memory fit estimate
 
 

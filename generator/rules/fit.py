@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from generator.core.findings import Finding, Severity
 from generator.fit.estimate import Fit, estimate
 from generator.fit.sizing import FAR_ABOVE_MIB
-from generator.engines import engine_for
+from generator.engines import Sized, engine_for
 from generator.engines.settings import Value, settings_for
 from generator.rules import AppContext, rule
 from generator.rules.locate import fit, settings
@@ -19,7 +19,7 @@ def _trial(ctx: AppContext, tokens: int, cap: int | None = None) -> Fit:
     """The fit of the app at `tokens` of context and, when given, under a GPU memory cap of `cap` MiB."""
     r, engine = ctx.resolved, ctx.engine
     if cap is not None and cap != r.app.gpu_memory_mib:  # the engine's env carries the cap: built again
-        r = replace(r, app=r.app.model_copy(update={"gpu_memory_mib": cap}))
+        r = Sized(replace(r, app=r.app.model_copy(update={"gpu_memory_mib": cap})))  # the cap the trial decides
         engine = engine_for(r)
         return estimate(r, engine, replace(settings_for(r, engine), context=Value(tokens)))
     return estimate(r, engine, replace(settings(ctx), context=Value(tokens)))
