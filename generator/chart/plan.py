@@ -70,9 +70,8 @@ def k8s_literal(text: str) -> str:
     return text.replace("$", "$$")
 
 
-def _gpu_mib(r: Resolved) -> int:
+def _gpu_mib(r: Sized) -> int:
     """What the scheduler is asked for (chart/gpumem.py: at most the card, whatever the in-container cap)."""
-    assert r.app.gpu_memory_mib is not None, "plan() sizes the app first"
     return gpu_memory(r, fitted=False).scheduler.mib
 
 
@@ -82,14 +81,14 @@ def whole_cores(quantity: str) -> str:
     return str(max(1, math.ceil(cores - 1e-9)))
 
 
-def _resources(r: Resolved) -> ContainerResources:
+def _resources(r: Sized) -> ContainerResources:
     res = r.app.resources
     gpumem = _gpu_mib(r)
     return ContainerResources(requests=ResourceList(res.cpu_request, res.memory_request, gpumem),
                               limits=ResourceList(res.cpu_limit, res.memory_limit, gpumem))
 
 
-def _values(r: Resolved, spec: EngineSpec, shared: SharedEngine | None = None) -> Values:
+def _values(r: Sized, spec: EngineSpec, shared: SharedEngine | None = None) -> Values:
     engine = EngineValues(
         image=spec.image, command=tuple(k8s_literal(c) for c in spec.command),
         args=tuple(k8s_literal(a) for a in spec.argv),
@@ -99,7 +98,7 @@ def _values(r: Resolved, spec: EngineSpec, shared: SharedEngine | None = None) -
     return Values(workloads={r.app.name: 1}, engine=engine, model_fetch=ModelFetch(INIT_IMAGE, files))
 
 
-def _accelerator(r: Resolved, profile: Profile) -> Accelerator:
+def _accelerator(r: Sized, profile: Profile) -> Accelerator:
     res = r.app.resources
     gpu = f"{_gpu_mib(r)}Mi"
     cpu = whole_cores if profile.integer_cpu else str
@@ -226,7 +225,7 @@ def _shared_manifest(r: Resolved, bounds: SharedEngine) -> SharedManifest:
     return SharedManifest(entrance, _settings(bounds))
 
 
-def _manifest(r: Resolved, spec: EngineSpec, profile: Profile, modes: tuple[ModePlan, ...] = (),
+def _manifest(r: Sized, spec: EngineSpec, profile: Profile, modes: tuple[ModePlan, ...] = (),
               shared: SharedEngine | None = None) -> OlaresManifest:
     app = r.app
     locales = (SOURCE_LOCALE, *sorted(app.i18n)) if profile.i18n else (SOURCE_LOCALE,)

@@ -19,7 +19,7 @@ from generator.schema.engines import Declared
 
 if TYPE_CHECKING:
     from generator.catalog import Resolved
-    from generator.engines.base import EngineSpec
+    from generator.engines.base import EngineSpec, Sized
     from generator.engines.bootlog import BootReader
     from generator.engines.readback import Launcher
     from generator.engines.values import Settings
@@ -128,7 +128,7 @@ class EngineFamily:
     """
 
     declared: Declared
-    build: Callable[[Resolved], EngineSpec]
+    build: Callable[[Sized], EngineSpec]
     supports: Callable[[list[str]], frozenset[str]]
     settings: Callable[[Resolved, EngineSpec], Settings]  # a subclass of engines/values.py Settings
     fit: str

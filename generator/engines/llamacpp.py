@@ -11,8 +11,7 @@ from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING
 
-from generator.catalog import Resolved
-from generator.engines.base import SLOT_DIR, Arg, EngineSpec, Head, Own, build, chat_template_path, fill
+from generator.engines.base import SLOT_DIR, Arg, EngineSpec, Head, Own, Sized, build, chat_template_path, fill
 from generator.engines.interface import EngineFamily, Get, Knobs, Parser, Said, Server, Text, count
 from generator.engines.settings import llama_settings
 from generator.schema.engines import declaration
@@ -63,7 +62,7 @@ def own(head: Head) -> Own:
     return Own(args)
 
 
-def engine(r: Resolved) -> EngineSpec:
+def engine(r: Sized) -> EngineSpec:
     return build(r, own)
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from generator.catalog import Resolved
-from generator.engines.base import Arg, EngineSpec, EnvVar, Head, Own, build
+from generator.engines.base import Arg, EngineSpec, EnvVar, Head, Own, Sized, build
 from generator.engines.interface import EngineFamily, Knobs
 from generator.engines.llamacpp import PARSER, SERVER, speculative
 from generator.engines.llamacpp import supports as llamacpp_supports
@@ -35,7 +34,7 @@ def own(head: Head) -> Own:
     return Own(args, kv)
 
 
-def engine(r: Resolved) -> EngineSpec:
+def engine(r: Sized) -> EngineSpec:
     return build(r, own)
 
 

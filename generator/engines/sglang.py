@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from generator.catalog import Resolved
-from generator.engines.base import Arg, EngineSpec, Head, Own, build, chat_template_path
+from generator.engines.base import Arg, EngineSpec, Head, Own, Sized, build, cap_of, chat_template_path
 from generator.core.errors import Problem
 from generator.engines.kvbytes import SGLANG_KV_BYTES
 from generator.engines.interface import EngineFamily, Get, Knobs, Said, Server, Text, count, semver
@@ -240,10 +240,9 @@ def own(head: Head) -> Own:
     """SGLang downloads the weights itself (HF_HOME): no init-container files."""
     r, weight = head.r, head.weight
     app = r.app
-    assert app.gpu_memory_mib is not None, "size the app first (generator/fit/sizing.py: sized)"
     spec = app.speculative
     draft_layers = r.model.architecture.mtp_layers if spec and spec.method == "mtp" else 0
-    p = plan(r, app.gpu_memory_mib, fraction=app.gpu_memory_utilization, kv_dtype=app.kv_cache_type or "auto",
+    p = plan(r, cap_of(r), fraction=app.gpu_memory_utilization, kv_dtype=app.kv_cache_type or "auto",
              draft_layers=draft_layers,
              mamba_ratio=_extra_float(app.extra_args, "--mamba-full-memory-ratio", DEFAULT_MAMBA_FULL_MEMORY_RATIO),
              swa_ratio=_extra_float(app.extra_args, "--swa-full-tokens-ratio", DEFAULT_SWA_FULL_TOKENS_RATIO))
@@ -270,7 +269,7 @@ def own(head: Head) -> Own:
     return Own(args)
 
 
-def engine(r: Resolved) -> EngineSpec:
+def engine(r: Sized) -> EngineSpec:
     return build(r, own)
 
 

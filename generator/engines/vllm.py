@@ -8,7 +8,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from generator.catalog import Resolved
-from generator.engines.base import Arg, EngineSpec, Head, Own, build, chat_template_path, compact_json
+from generator.engines.base import Arg, EngineSpec, Head, Own, Sized, build, chat_template_path, compact_json
 from generator.core.errors import Problem
 from generator.engines.interface import (
     EngineFamily,
@@ -69,7 +69,7 @@ def own(head: Head) -> Own:
     return Own(args + _speculative(head.r))
 
 
-def engine(r: Resolved) -> EngineSpec:
+def engine(r: Sized) -> EngineSpec:
     return build(r, own)
 
 

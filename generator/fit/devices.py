@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from generator.catalog import Resolved, Target
 from generator.core.data import Data
 from generator.engines import engine_for
+from generator.engines.base import cap_of
 from generator.engines.settings import settings_for
 from generator.fit.sizing import size_gpu, sized
 from generator.fit.ledger import Verdict
@@ -192,10 +193,9 @@ def _plan_one(r: Resolved, primary: Resolved, target: Target | None) -> DevicePl
     sizing = size_gpu(settled)
     context = planned.app.context_length
     empty, full = roofline(planned, 0), roofline(planned, context)
-    assert planned.app.gpu_memory_mib is not None  # sized() filled it in
     verdict, over = judged_on_device(planned, fit.verdict) if target is not None else (fit.verdict, ())
     return replace(head, context=context, context_chosen=chosen, kv=_kv_label(planned),
-                   gpu_mib=planned.app.gpu_memory_mib, limit_mib=sizing.limit_mib, verdict=verdict,
+                   gpu_mib=cap_of(planned), limit_mib=sizing.limit_mib, verdict=verdict,
                    roof_empty_tps=empty.bound_tps if empty else None, roof_full_tps=full.bound_tps if full else None,
                    gave_up=tuple(_gave_up(planned, primary, target, chosen)) + over)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from generator.catalog import Resolved
+from generator.engines.base import Sized, cap_of
 from generator.fit.ledger import Ledger
 from generator.fit.vllm import weights_part
 from generator.fit.memory import (GGML_BYTES, MIB, Geometry, align_up, ggml_group_bytes_per_token, ggml_slot_bytes,
@@ -179,9 +180,8 @@ RS_DRAFT_DEFAULT = 3  # llama.cpp common/common.h: speculative draft n_max defau
 RS_ROLLBACK_METHODS = ("mtp", "eagle", "eagle3", "dflash", "dspark")  # common_params_speculative::need_n_rs_seq()
 
 
-def build(r: Resolved, s: Settings, ledger: Ledger) -> None:
-    cap = r.app.gpu_memory_mib
-    assert cap is not None, "size the app first (generator/fit/sizing.py: sized)"
+def build(r: Sized, s: Settings, ledger: Ledger) -> None:
+    cap = cap_of(r)
     ledger.pool("cap", "HAMi cap", cap, "app.gpu_memory_mib (CUDA_DEVICE_MEMORY_LIMIT_0)")
     _weights(r, s, ledger)
     for component, bytes_, note in kv_parts(r, s):

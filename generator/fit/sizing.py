@@ -116,7 +116,7 @@ def needs(ledger: Ledger) -> tuple[float, float]:
     return total, after
 
 
-Place = Callable[[Resolved, AnySettings, Ledger], None]  # a memory model: places an app's parts in the ledger
+Place = Callable[[Sized, AnySettings, Ledger], None]  # a memory model: places an app's parts in the ledger
 
 
 @cache
@@ -130,7 +130,7 @@ def memory_model(name: str) -> Place:
     return cast(Place, found)
 
 
-def place(r: Resolved, s: AnySettings, ledger: Ledger) -> None:
+def place(r: Sized, s: AnySettings, ledger: Ledger) -> None:
     """The memory model the app's family names places its parts."""
     memory_model(family_for(r.stack).fit)(r, s, ledger)
 

@@ -1,7 +1,8 @@
 """How often an app's engine argv is built (issue 35 "Resolve once"), counted on a fixture catalog.
 
-The chart plan sizes the app (generator/fit/sizing.py `sized`, which returns the `Sized` that `engine_for` alone
-accepts, so the engine cannot be built before the fit by type), builds its argv and reads its settings once
+The chart plan sizes the app (generator/fit/sizing.py `sized`, which returns the `Sized` that `engine_for`, the memory
+models and `estimate` alone accept, so the engine cannot be built or fitted before the sizing by type; `cap_of` reads
+its GPU memory where eleven asserts "size the app first" stood), builds its argv and reads its settings once
 (`ChartSpec.settings`); the rules and `catalog explain`'s fit report and roofline read those instead of building
 again. What is left: an app that leaves its GPU memory out is built twice, once on a provisional cap that the
 sizing reads its settings from and once with the cap it gets (the argv carries the cap: the HAMi limit, vLLM's
