@@ -109,10 +109,11 @@ class Knobs:
 class EngineFamily:
     """One engine family: the registry's declaration and everything the code asks of the engine.
 
-    build: the container's argv and env (`generator/engines/base.py build`); supports: what that argv lets the
-    Router card declare (tools, thinking); settings: the typed settings read back from the argv; fit: the memory
-    model that places its parts: the name of its module `generator/fit/<fit>.py`, whose `build(r, settings, ledger)`
-`fit/sizing.py memory_model` loads by that name;
+    build: the container's argv and env of a sized app (`generator/engines/base.py build`); supports: what that argv
+    lets the Router card declare (tools, thinking); settings: the typed settings read back from the argv, a subclass
+    of engines/values.py `Settings` whose methods are the engine's behaviour the other stages ask (KV bytes, the
+    utilization budget, the rules' hooks); fit: the memory model that places its parts: the name of its module
+    `generator/fit/<fit>.py`, whose `build(r, settings, ledger)` `fit/sizing.py memory_model` loads by that name;
     server: what its running server says (smoke); knobs: the flags that take the shared form's context, slots,
     output and API key (generator/chart/shared.py); olares_base: Olares' own engine base that runs it (catalog/bases/,
     generator/preset/build.py; None: none); parser: its argv parser's traits (flag check);
