@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from generator.catalog import Resolved
+from generator.engines.base import Sized, cap_of
 from generator.engines.family import allocates_what_it_needs
 from generator.schema.device import Device
 
@@ -61,10 +62,9 @@ def measured_belt(r: Resolved, mib: int) -> str | None:
     return None
 
 
-def gpu_memory(r: Resolved, *, fitted: bool) -> GpuMemory:
-    """The three values of a sized app (`r.app.gpu_memory_mib` set); `fitted`: the fit set it (the app left it out)."""
-    mib = r.app.gpu_memory_mib
-    assert mib is not None, "size the app first (generator/fit/sizing.py: sized)"
+def gpu_memory(r: Sized, *, fitted: bool) -> GpuMemory:
+    """The three values of a sized app; `fitted`: the fit set its GPU memory (the app left it out)."""
+    mib = cap_of(r)
     device: Device = r.device
     own = f"the fit's need plus margin on {device.id}" if fitted else "app.gpu_memory_mib"
     belt = measured_belt(r, mib)

@@ -15,9 +15,9 @@ from generator.chart.profiles import PROFILES, Profile, get_profile
 from generator.chart.shared import (API_KEY_ENV, CONTEXT_ENV, NUMBER_REGEX, OUTPUT_ENV, SharedEngine, explicit_slots,
                                     plan_engine)
 from generator.core.errors import InputError, Problem
-from generator.engines import EngineSpec, engine_for, supports_for
+from generator.engines import EngineSpec, Sized, engine_for, supports_for
 from generator.engines.base import CHAT_TEMPLATE_FILE
-from generator.engines.settings import settings_for
+from generator.engines.settings import Settings, settings_for
 from generator.fit.devices import variant_on
 from generator.fit.sizing import sized
 from generator.schema.app import SOURCE_LOCALE
@@ -39,7 +39,7 @@ class ModePlan:
 
     mode: str
     device: str
-    resolved: Resolved
+    resolved: Sized
     engine: EngineSpec
     gpu: GpuMemory  # the scheduler request, the in-container cap and the engine's budget there (chart/gpumem.py)
     shared: SharedEngine | None = None  # the shared form's bounds on that device
@@ -55,7 +55,8 @@ class ChartSpec:
     values: Values
     owners: Owners
     engine: EngineSpec
-    resolved: Resolved  # the app as planned: GPU memory (and vLLM utilization) filled in by the fit when left out
+    resolved: Sized  # the app as planned: GPU memory (and vLLM utilization) filled in by the fit when left out
+    settings: Settings  # the engine's effective settings, read once from `engine` (rules and explain read these)
     profile: Profile
     files: dict[str, str] = field(default_factory=dict)  # chart files shipped verbatim (the chat template)
     modes: tuple[ModePlan, ...] = ()  # per-mode charts (Profile.per_mode): the other modes, each on its device
@@ -69,9 +70,8 @@ def k8s_literal(text: str) -> str:
     return text.replace("$", "$$")
 
 
-def _gpu_mib(r: Resolved) -> int:
+def _gpu_mib(r: Sized) -> int:
     """What the scheduler is asked for (chart/gpumem.py: at most the card, whatever the in-container cap)."""
-    assert r.app.gpu_memory_mib is not None, "plan() sizes the app first"
     return gpu_memory(r, fitted=False).scheduler.mib
 
 
@@ -81,14 +81,14 @@ def whole_cores(quantity: str) -> str:
     return str(max(1, math.ceil(cores - 1e-9)))
 
 
-def _resources(r: Resolved) -> ContainerResources:
+def _resources(r: Sized) -> ContainerResources:
     res = r.app.resources
     gpumem = _gpu_mib(r)
     return ContainerResources(requests=ResourceList(res.cpu_request, res.memory_request, gpumem),
                               limits=ResourceList(res.cpu_limit, res.memory_limit, gpumem))
 
 
-def _values(r: Resolved, spec: EngineSpec, shared: SharedEngine | None = None) -> Values:
+def _values(r: Sized, spec: EngineSpec, shared: SharedEngine | None = None) -> Values:
     engine = EngineValues(
         image=spec.image, command=tuple(k8s_literal(c) for c in spec.command),
         args=tuple(k8s_literal(a) for a in spec.argv),
@@ -98,7 +98,7 @@ def _values(r: Resolved, spec: EngineSpec, shared: SharedEngine | None = None) -
     return Values(workloads={r.app.name: 1}, engine=engine, model_fetch=ModelFetch(INIT_IMAGE, files))
 
 
-def _accelerator(r: Resolved, profile: Profile) -> Accelerator:
+def _accelerator(r: Sized, profile: Profile) -> Accelerator:
     res = r.app.resources
     gpu = f"{_gpu_mib(r)}Mi"
     cpu = whole_cores if profile.integer_cpu else str
@@ -225,7 +225,7 @@ def _shared_manifest(r: Resolved, bounds: SharedEngine) -> SharedManifest:
     return SharedManifest(entrance, _settings(bounds))
 
 
-def _manifest(r: Resolved, spec: EngineSpec, profile: Profile, modes: tuple[ModePlan, ...] = (),
+def _manifest(r: Sized, spec: EngineSpec, profile: Profile, modes: tuple[ModePlan, ...] = (),
               shared: SharedEngine | None = None) -> OlaresManifest:
     app = r.app
     locales = (SOURCE_LOCALE, *sorted(app.i18n)) if profile.i18n else (SOURCE_LOCALE,)
@@ -289,7 +289,8 @@ def plan(r: Resolved, profile: Profile | str | None = None) -> ChartSpec:
     if modes:
         values = replace(values, modes=tuple((m.mode, _mode_values(m)) for m in modes))
     return ChartSpec(name=app.name, chart=chart, manifest=_manifest(r, spec, chosen, modes, shared), values=values,
-                     owners=Owners(tuple(app.owners)), engine=spec, resolved=r, profile=chosen, files=files,
+                     owners=Owners(tuple(app.owners)), engine=spec, resolved=r, settings=settings_for(r, spec),
+                     profile=chosen, files=files,
                      i18n=_i18n(r, chosen), modes=modes, gpu=gpu_memory(r, fitted=fitted), shared=shared)
 
 

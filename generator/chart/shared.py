@@ -41,7 +41,8 @@ from generator.catalog import Resolved
 from generator.core.errors import InputError, Problem
 from generator.core.data import Data
 from generator.engines.base import Arg, EngineSpec
-from generator.engines.family import family_of
+from generator.engines.family import family_for
+from generator.engines.interface import Knobs
 
 CONTEXT_ENV = "LLM_CONTEXT_WINDOW"
 OUTPUT_ENV = "LLM_MAX_OUTPUT_TOKENS"
@@ -51,26 +52,8 @@ NUMBER_REGEX = "^([1-9][0-9]{0,8})?$"  # empty, or a whole number without a lead
 #                                        "010" as 8: the template could otherwise read an octal)
 
 
-@dataclass(frozen=True)
-class Knobs:
-    """How one engine family takes the settings (flags of its pinned flag tables, catalog/flags/)."""
-
-    context_flags: tuple[str, ...]  # the flag (and aliases) whose value is the context
-    per_slot_pool: bool  # the context flag is the pool of all slots (llama.cpp -c = slots x window)
-    slot_flags: tuple[str, ...]  # the slot-count flag and its aliases ("" : the engine serves one sequence)
-    slot_setting: str  # the Settings field the fit read the slots from
-    output_flag: str | None  # the flag that takes the output setting (vLLM: a limit; llama.cpp: a default)
-    output_format: str  # printf format of its value (%d = the tokens)
-    api_key_flag: str | None
 
 
-KNOBS: dict[str, Knobs] = {
-    "llamacpp": Knobs(("--ctx-size", "-c"), True, ("--parallel", "-np"), "parallel", "--n-predict", "%d", "--api-key"),
-    "vllm": Knobs(("--max-model-len",), False, ("--max-num-seqs",), "seqs", "--override-generation-config",
-                  '{"max_new_tokens": %d}', "--api-key"),
-    "sglang": Knobs(("--context-length",), False, ("--max-running-requests",), "", None, "%d", "--api-key"),
-    "lucebox": Knobs(("--max-ctx",), False, (), "", None, "%d", None),
-}
 
 
 @dataclass(frozen=True)
@@ -130,7 +113,8 @@ class SharedEngine:
 
 
 def knobs_for(r: Resolved) -> Knobs:
-    return KNOBS[str(family_of(r.stack))]
+    """How the app's engine family takes the shared form's settings (its `EngineFamily.knobs`)."""
+    return family_for(r.stack).knobs
 
 
 def _flag_index(argv: list[str], names: tuple[str, ...]) -> int | None:
@@ -200,5 +184,5 @@ def plan_engine(r: Resolved, spec: EngineSpec, settings: object) -> SharedEngine
     return SharedEngine(bound, output, knobs.output_format, knobs.api_key_flag)
 
 
-__all__ = ["API_KEY_ENV", "CONTEXT_ENV", "KNOBS", "NUMBER_REGEX", "OUTPUT_ENV", "SERVICE_PORT", "ContextBound",
+__all__ = ["API_KEY_ENV", "CONTEXT_ENV", "NUMBER_REGEX", "OUTPUT_ENV", "SERVICE_PORT", "ContextBound",
            "Knobs", "SharedEngine", "context_maximum", "explicit_slots", "knobs_for", "plan_engine", "slots_of"]

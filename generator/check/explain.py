@@ -10,8 +10,9 @@ from generator.chart.gpumem import GpuMemory
 from generator.chart.plan import plan
 from generator.core.data import Data
 from generator.engines import EngineSpec
+from generator.engines.base import cap_of
 from generator.engines.argv import Argv, normalize, origin_label
-from generator.engines.settings import Settings, settings_for
+from generator.engines.settings import Settings
 from generator.core.errors import UsageError
 from generator.fit.calibrate import basis_of
 from generator.fit.devices import DevicePlan, device_plan, device_plans, judged_on_device, variant_on
@@ -153,14 +154,15 @@ def explain_data(resolved: Resolved, catalog: Catalog, measured: Measured | None
     spec = plan(resolved)
     resolved = spec.resolved  # sized by the fit when the app leaves its GPU memory out
     engine = spec.engine
-    settings = settings_for(resolved, engine)
+    settings = spec.settings  # read once by the plan
     env, overridden = _env(engine)
     app = resolved.app
     measured = measured or Measured.of_benchmark(app)
-    read = reading(resolved, measured)
+    read = reading(resolved, measured, settings=settings)
     acceptance = measured.acceptance if measured else None
-    roof = read.roof if read else roofline(resolved, 0, acceptance=acceptance)
-    full = roofline(resolved, settings.context.value or resolved.model.architecture.max_context, acceptance=acceptance)
+    roof = read.roof if read else roofline(resolved, 0, acceptance=acceptance, settings=settings)
+    full = roofline(resolved, settings.context.value or resolved.model.architecture.max_context, acceptance=acceptance,
+                    settings=settings)
     return Explanation(app=app.name, title=app.title, status=app.status, stack=resolved.stack.id, image=engine.image,
                        command=engine.command, args=_args(engine), env=env, overridden_env=overridden,
                        genesis=_genesis(settings), fit=estimate(resolved, engine, settings), roofline=roof,
@@ -262,12 +264,11 @@ def card_plan(catalog: Catalog, device_id: str) -> CardPlan:
             continue  # it targets the device but does not run there (`explain APP` says why)
         spec = plan(r)
         planned = spec.resolved
-        verdict = estimate(planned, spec.engine, settings_for(planned, spec.engine)).verdict
+        verdict = estimate(planned, spec.engine, spec.settings).verdict
         if own.device.id != device_id:  # a `devices:` entry: judged against the card (fit/devices.py)
             verdict = judged_on_device(planned, verdict)[0]
         room = r.app.gpu_room
-        assert planned.app.gpu_memory_mib is not None  # plan() sized it
-        apps.append(CardApp(r.app.name, planned.app.gpu_memory_mib, r.app.gpu_memory_mib is None, verdict,
+        apps.append(CardApp(r.app.name, cap_of(planned), r.app.gpu_memory_mib is None, verdict,
                             room.mib if room else 0, room.beside if room else ""))
     groups = _maximal_groups(apps, device.memory_mib)
     return CardPlan(device.id, device.name, device.memory_mib, tuple(apps), tuple(groups[:MAX_GROUPS]),

@@ -178,13 +178,12 @@ def weight_label(r: Any) -> str:
 def _app_budget(r: Any) -> tuple[float | None, int]:
     """The utilization (vLLM) and the cap the app runs under: its own, or the fit's when it leaves them out."""
     from generator.engines import engine_for
-    from generator.engines.settings import VllmSettings, settings_for
+    from generator.engines.settings import settings_for
     from generator.fit.sizing import sized
 
     r = sized(r)
     s = settings_for(r, engine_for(r))
-    util = s.util.value if isinstance(s, VllmSettings) else None
-    return util, int(r.app.gpu_memory_mib)
+    return s.budget_utilization, int(r.app.gpu_memory_mib)
 
 
 def _gpu_rows(parsed: Any, prov: Any, gpu_mib: float) -> list[Any]:

@@ -6,10 +6,22 @@ import json
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NewType
 
 from generator.catalog import Resolved
 from generator.schema import WeightFile
+
+# A resolved app whose GPU memory is decided: the app states it, or the fit sized it (generator/fit/sizing.py `sized`,
+# the one maker of a Sized). The engine's argv and env carry that figure (the HAMi limit, SGLang's pool), so building
+# them takes a Sized: calling the engine before the fit is a type error, not a runtime assertion.
+Sized = NewType("Sized", Resolved)
+
+
+def cap_of(r: Sized) -> int:
+    """The GPU memory (MiB) a sized app runs under: stated, or filled in by the fit (a Sized always has it)."""
+    mib = r.app.gpu_memory_mib
+    assert mib is not None, f"{r.app.name}: a Sized app has its GPU memory (generator/fit/sizing.py sized)"
+    return mib
 
 MODELS_DIR = "/models"
 SLOT_DIR = "/cache"  # llama-server --slot-save-path, on an emptyDir (the maintainer's charts)
@@ -99,11 +111,10 @@ def resolve_env(*groups: list[EnvVar]) -> tuple[tuple[EnvVar, ...], tuple[EnvVar
     return tuple(merged.values()), tuple(overridden)
 
 
-def common_env(r: Resolved) -> tuple[list[EnvVar], list[EnvVar], list[EnvVar], list[EnvVar]]:
+def common_env(r: Sized) -> tuple[list[EnvVar], list[EnvVar], list[EnvVar], list[EnvVar]]:
     """Stack env, the HAMi limit, Genesis flags and the app's own env, in that order."""
     stack = [EnvVar(k, v, f"stack {r.stack.id}") for k, v in r.stack.env.items()]
-    assert r.app.gpu_memory_mib is not None, f"{r.app.name}: size the app first (generator/fit/sizing.py: sized)"
-    hami = [EnvVar("CUDA_DEVICE_MEMORY_LIMIT_0", hami_limit(r.app.gpu_memory_mib), "app.gpu_memory_mib")]
+    hami = [EnvVar("CUDA_DEVICE_MEMORY_LIMIT_0", hami_limit(cap_of(r)), "app.gpu_memory_mib")]
     genesis = []
     for pid in r.app.genesis_patches:
         patch = r.genesis.patch(pid) if r.genesis else None
@@ -139,7 +150,7 @@ def compact_json(value: object) -> str:
 class Head:
     """What an engine module starts from: the resolved app, its weight file, and the files to fetch."""
 
-    r: Resolved
+    r: Sized
     weight: WeightFile
     downloads: list[Download] = field(default_factory=list)
 
@@ -190,7 +201,7 @@ def command(r: Resolved) -> tuple[str, ...]:
     return ("sh", "-c", script, "--")
 
 
-def build(r: Resolved, own: Callable[[Head], Own]) -> EngineSpec:
+def build(r: Sized, own: Callable[[Head], Own]) -> EngineSpec:
     """One engine's spec: `own` gives the engine's argv and env; the builder adds what every engine has.
 
     argv = own args, the stack's args, the app's `extra_args`; env = stack env, HF_HOME, the HAMi limit,

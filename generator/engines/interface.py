@@ -19,9 +19,10 @@ from generator.schema.engines import Declared
 
 if TYPE_CHECKING:
     from generator.catalog import Resolved
-    from generator.engines.base import EngineSpec
+    from generator.engines.base import EngineSpec, Sized
     from generator.engines.bootlog import BootReader
     from generator.engines.readback import Launcher
+    from generator.engines.values import Settings
 
 MAX_COUNT = 10**9
 SEMVER = re.compile(r"^v?(\d+\.\d+\.\d+)(?=$|[-+.a-z])")  # `v0.19.1-cu130`, `0.19.1+cu130`
@@ -91,13 +92,31 @@ class Parser:
 
 
 @dataclass(frozen=True)
+class Knobs:
+    """How one engine family takes the shared form's settings (generator/chart/shared.py; flags of its pinned flag
+    tables, catalog/flags/)."""
+
+    context_flags: tuple[str, ...]  # the flag (and aliases) whose value is the context
+    per_slot_pool: bool  # the context flag is the pool of all slots (llama.cpp -c = slots x window)
+    slot_flags: tuple[str, ...]  # the slot-count flag and its aliases ("" : the engine serves one sequence)
+    slot_setting: str  # the Settings field the fit read the slots from
+    output_flag: str | None  # the flag that takes the output setting (vLLM: a limit; llama.cpp: a default)
+    output_format: str  # printf format of its value (%d = the tokens)
+    api_key_flag: str | None
+
+
+@dataclass(frozen=True)
 class EngineFamily:
     """One engine family: the registry's declaration and everything the code asks of the engine.
 
-    build: the container's argv and env (`generator/engines/base.py build`); supports: what that argv lets the
-    Router card declare (tools, thinking); settings: the typed settings read back from the argv; fit: the memory
-    model in `generator/fit/` that places its parts (`fit/sizing.py` FITS: "vllm", "llamacpp" or "sglang");
-    server: what its running server says (smoke); parser: its argv parser's traits (flag check);
+    build: the container's argv and env of a sized app (`generator/engines/base.py build`); supports: what that argv
+    lets the Router card declare (tools, thinking); settings: the typed settings read back from the argv, a subclass
+    of engines/values.py `Settings` whose methods are the engine's behaviour the other stages ask (KV bytes, the
+    utilization budget, the rules' hooks); fit: the memory model that places its parts: the name of its module
+    `generator/fit/<fit>.py`, whose `build(r, settings, ledger)` `fit/sizing.py memory_model` loads by that name;
+    server: what its running server says (smoke); knobs: the flags that take the shared form's context, slots,
+    output and API key (generator/chart/shared.py); olares_base: Olares' own engine base that runs it (catalog/bases/,
+    generator/preset/build.py; None: none); parser: its argv parser's traits (flag check);
     llama_server: the container runs llama-server itself (not a fork's own server): `catalog calibrate --gpu-mib`
     turns its boot log's buffers into GPU rows, and the real-shape probe (generator/fit/probe.py) boots it;
     allocates: the server allocates what its model needs rather than a share of the device (rules/hami.py);
@@ -110,12 +129,14 @@ class EngineFamily:
     """
 
     declared: Declared
-    build: Callable[[Resolved], EngineSpec]
+    build: Callable[[Sized], EngineSpec]
     supports: Callable[[list[str]], frozenset[str]]
-    settings: Callable[[Resolved, EngineSpec], object]  # a Settings of engines/settings.py AnySettings
+    settings: Callable[[Resolved, EngineSpec], Settings]  # a subclass of engines/values.py Settings
     fit: str
     server: Server
+    knobs: Knobs
     parser: Parser = Parser()
+    olares_base: str | None = None
     llama_server: bool = False
     allocates: bool = False
     local_smoke: bool = False
@@ -135,5 +156,5 @@ class EngineFamily:
         return self.declared.family
 
 
-__all__ = ["MAX_COUNT", "SEMVER", "Answer", "EngineFamily", "Get", "Parser", "Said", "Server", "Text", "count",
+__all__ = ["MAX_COUNT", "SEMVER", "Answer", "EngineFamily", "Get", "Knobs", "Parser", "Said", "Server", "Text", "count",
            "semver"]

@@ -11,9 +11,8 @@ from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING
 
-from generator.catalog import Resolved
-from generator.engines.base import SLOT_DIR, Arg, EngineSpec, Head, Own, build, chat_template_path, fill
-from generator.engines.interface import EngineFamily, Get, Parser, Said, Server, Text, count
+from generator.engines.base import SLOT_DIR, Arg, EngineSpec, Head, Own, Sized, build, chat_template_path, fill
+from generator.engines.interface import EngineFamily, Get, Knobs, Parser, Said, Server, Text, count
 from generator.engines.settings import llama_settings
 from generator.schema.engines import declaration
 
@@ -63,7 +62,7 @@ def own(head: Head) -> Own:
     return Own(args)
 
 
-def engine(r: Resolved) -> EngineSpec:
+def engine(r: Sized) -> EngineSpec:
     return build(r, own)
 
 
@@ -279,5 +278,7 @@ def boot() -> BootReader:
 SERVER = Server("llama.cpp", "llamacpp", _said, build_of, sniff=_answers_props, sniff_order=0, default=True)
 PARSER = Parser(strict_ints=True)
 FAMILY = EngineFamily(declaration("llamacpp"), engine, supports, llama_settings, fit="llamacpp", server=SERVER,
-                      parser=PARSER, llama_server=True, allocates=True, local_smoke=True, launcher_of=launcher,
-                      boot_of=boot)
+                      knobs=Knobs(("--ctx-size", "-c"), True, ("--parallel", "-np"), "parallel", "--n-predict", "%d",
+                                  "--api-key"),
+                      olares_base="llamacppllmbasev3", parser=PARSER, llama_server=True, allocates=True,
+                      local_smoke=True, launcher_of=launcher, boot_of=boot)

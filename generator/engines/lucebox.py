@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from generator.catalog import Resolved
-from generator.engines.base import Arg, EngineSpec, EnvVar, Head, Own, build
-from generator.engines.interface import EngineFamily
+from generator.engines.base import Arg, EngineSpec, EnvVar, Head, Own, Sized, build
+from generator.engines.interface import EngineFamily, Knobs
 from generator.engines.llamacpp import PARSER, SERVER, speculative
 from generator.engines.llamacpp import supports as llamacpp_supports
 from generator.engines.settings import lucebox_settings
@@ -35,7 +34,7 @@ def own(head: Head) -> Own:
     return Own(args, kv)
 
 
-def engine(r: Resolved) -> EngineSpec:
+def engine(r: Sized) -> EngineSpec:
     return build(r, own)
 
 
@@ -83,4 +82,5 @@ def launcher() -> Launcher:
 
 # A Lucebox stack is llama.cpp's `lucebox` fork: smoke reads it as a llama.cpp server, its memory as llama.cpp's.
 FAMILY = EngineFamily(declaration("lucebox"), engine, supports, lucebox_settings, fit="llamacpp", server=SERVER,
-                      parser=PARSER, allocates=True, local_smoke=True, launcher_of=launcher)
+                      knobs=Knobs(("--max-ctx",), False, (), "", None, "%d", None), parser=PARSER, allocates=True,
+                      local_smoke=True, launcher_of=launcher)

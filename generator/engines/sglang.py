@@ -39,9 +39,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from generator.catalog import Resolved
-from generator.engines.base import Arg, EngineSpec, Head, Own, build, chat_template_path
+from generator.engines.base import Arg, EngineSpec, Head, Own, Sized, build, cap_of, chat_template_path
 from generator.core.errors import Problem
-from generator.engines.interface import EngineFamily, Get, Said, Server, Text, count, semver
+from generator.engines.kvbytes import SGLANG_KV_BYTES
+from generator.engines.interface import EngineFamily, Get, Knobs, Said, Server, Text, count, semver
 from generator.engines.settings import sglang_settings
 from generator.schema.engines import declaration
 from generator.schema import Architecture, AttentionGroup, Mamba2Group
@@ -61,7 +62,7 @@ SMALL_GPU_PREFILL = 2048  # server_args.py:3157-3166: below 35 GiB, chunked_pref
 SMALL_GPU_MAX_BS = 24
 CONTEXT_MIB = 512  # CUDA context and workspaces before the weights load (assumption, as fit/vllm.py NON_TORCH_MIB)
 SSM_BYTES, CONV_BYTES = 4, 2  # GDN temporal state fp32, conv state in the model dtype (checked on ktransformers#1870)
-KV_BYTES = {"auto": 2, "bf16": 2, "bfloat16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp4_e2m1": 0.5}
+KV_BYTES = SGLANG_KV_BYTES  # bytes per cached value by --kv-cache-dtype (generator/engines/kvbytes.py)
 HEADROOM = 0.025  # the share of the budget the sized fraction leaves unused (rounding of the free-memory reading)
 
 
@@ -239,10 +240,9 @@ def own(head: Head) -> Own:
     """SGLang downloads the weights itself (HF_HOME): no init-container files."""
     r, weight = head.r, head.weight
     app = r.app
-    assert app.gpu_memory_mib is not None, "size the app first (generator/fit/sizing.py: sized)"
     spec = app.speculative
     draft_layers = r.model.architecture.mtp_layers if spec and spec.method == "mtp" else 0
-    p = plan(r, app.gpu_memory_mib, fraction=app.gpu_memory_utilization, kv_dtype=app.kv_cache_type or "auto",
+    p = plan(r, cap_of(r), fraction=app.gpu_memory_utilization, kv_dtype=app.kv_cache_type or "auto",
              draft_layers=draft_layers,
              mamba_ratio=_extra_float(app.extra_args, "--mamba-full-memory-ratio", DEFAULT_MAMBA_FULL_MEMORY_RATIO),
              swa_ratio=_extra_float(app.extra_args, "--swa-full-tokens-ratio", DEFAULT_SWA_FULL_TOKENS_RATIO))
@@ -269,7 +269,7 @@ def own(head: Head) -> Own:
     return Own(args)
 
 
-def engine(r: Resolved) -> EngineSpec:
+def engine(r: Sized) -> EngineSpec:
     return build(r, own)
 
 
@@ -467,7 +467,9 @@ def launcher() -> Launcher:
 
 
 FAMILY = EngineFamily(declaration("sglang"), engine, supports, sglang_settings, fit="sglang", server=SERVER,
-                      launcher_of=launcher, boot_of=boot)
+                      knobs=Knobs(("--context-length",), False, ("--max-running-requests",), "", None, "%d",
+                                  "--api-key"),
+                      olares_base="sglangllmbasev3", launcher_of=launcher, boot_of=boot)
 
 __all__ = ["BOOT_LOG_NEEDS", "FAMILY", "Budget", "BootFigure", "BootLog", "IDENTITY_PATHS", "LAUNCHERS", "Plan",
            "cell_bytes", "default_mem_fraction_static", "engine", "mamba_per_request_bytes", "plan",

@@ -8,11 +8,12 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from generator.catalog import Resolved
-from generator.engines.base import Arg, EngineSpec, Head, Own, build, chat_template_path, compact_json
+from generator.engines.base import Arg, EngineSpec, Head, Own, Sized, build, chat_template_path, compact_json
 from generator.core.errors import Problem
 from generator.engines.interface import (
     EngineFamily,
     Get,
+    Knobs,
     Parser,
     Said,
     Server,
@@ -68,7 +69,7 @@ def own(head: Head) -> Own:
     return Own(args + _speculative(head.r))
 
 
-def engine(r: Resolved) -> EngineSpec:
+def engine(r: Sized) -> EngineSpec:
     return build(r, own)
 
 
@@ -283,4 +284,7 @@ def boot() -> BootReader:
 
 SERVER = Server("vLLM", "vllm", _said, semver, sniff=_answers_version, sniff_order=1, metrics=True)
 FAMILY = EngineFamily(declaration("vllm"), engine, supports, vllm_settings, fit="vllm", server=SERVER,
-                      parser=Parser(abbreviations=True), launcher_of=launcher, boot_of=boot)
+                      knobs=Knobs(("--max-model-len",), False, ("--max-num-seqs",), "seqs",
+                                  "--override-generation-config", '{"max_new_tokens": %d}', "--api-key"),
+                      olares_base="vllmllmbasev3", parser=Parser(abbreviations=True), launcher_of=launcher,
+                      boot_of=boot)

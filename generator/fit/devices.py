@@ -23,8 +23,9 @@ from dataclasses import dataclass, replace
 from generator.catalog import Resolved, Target
 from generator.core.data import Data
 from generator.engines import engine_for
-from generator.engines.settings import LlamaCppSettings, settings_for
-from generator.fit.sizing import size_gpu, sized
+from generator.engines.base import cap_of
+from generator.engines.settings import AnySettings, settings_for
+from generator.fit.sizing import limit, size_gpu, sized
 from generator.fit.ledger import Verdict
 from generator.schema.device import SM
 
@@ -135,7 +136,10 @@ def largest_fitting(r: Resolved) -> int:
 
 def _kv_label(r: Resolved) -> str:
     r = sized(r)
-    s = settings_for(r, engine_for(r))
+    return _kv_of(settings_for(r, engine_for(r)))
+
+
+def _kv_of(s: AnySettings) -> str:
     k, v = str(s.kv_k.value), str(s.kv_v.value)
     return k if k == v else f"K {k} / V {v}"
 
@@ -143,7 +147,7 @@ def _kv_label(r: Resolved) -> str:
 def _llama_server(r: Resolved) -> bool:
     """The app runs llama-server, whose -ctk/-ctv take the ggml KV types of LLAMA_KV_LADDER."""
     planned = sized(r)
-    return isinstance(settings_for(planned, engine_for(planned)), LlamaCppSettings)
+    return settings_for(planned, engine_for(planned)).kv_ladder
 
 
 def _choose(r: Resolved, entry_kv: bool) -> tuple[Resolved, int]:
@@ -187,17 +191,17 @@ def _plan_one(r: Resolved, primary: Resolved, target: Target | None) -> DevicePl
     if settled is None:
         return replace(head, excluded=excluded)
     planned = sized(settled)
-    engine = engine_for(planned)
-    fit = estimate(planned, engine, settings_for(planned, engine))
-    sizing = size_gpu(settled)
+    engine = engine_for(planned)  # built once: the fit, the rooflines and the KV label read its settings
+    s = settings_for(planned, engine)
+    fit = estimate(planned, engine, s)
     context = planned.app.context_length
-    empty, full = roofline(planned, 0), roofline(planned, context)
-    assert planned.app.gpu_memory_mib is not None  # sized() filled it in
+    empty, full = roofline(planned, 0, settings=s), roofline(planned, context, settings=s)
     verdict, over = judged_on_device(planned, fit.verdict) if target is not None else (fit.verdict, ())
-    return replace(head, context=context, context_chosen=chosen, kv=_kv_label(planned),
-                   gpu_mib=planned.app.gpu_memory_mib, limit_mib=sizing.limit_mib, verdict=verdict,
+    kv = _kv_of(s)
+    return replace(head, context=context, context_chosen=chosen, kv=kv,
+                   gpu_mib=cap_of(planned), limit_mib=limit(settled)[0], verdict=verdict,
                    roof_empty_tps=empty.bound_tps if empty else None, roof_full_tps=full.bound_tps if full else None,
-                   gave_up=tuple(_gave_up(planned, primary, target, chosen)) + over)
+                   gave_up=tuple(_gave_up(planned, primary, target, chosen, kv)) + over)
 
 
 def judged_on_device(planned: Resolved, verdict: Verdict) -> tuple[Verdict, tuple[str, ...]]:
@@ -221,7 +225,8 @@ def variant_on(r: Resolved, device_id: str) -> Resolved | None:
     return None if target is None else _settle(r.on(target), target)[0]
 
 
-def _gave_up(r: Resolved, primary: Resolved, target: Target | None, chosen: bool) -> list[str]:
+def _gave_up(r: Resolved, primary: Resolved, target: Target | None, chosen: bool, kv: str) -> list[str]:
+    """What the app gives up on its device (`kv`: its KV label there)."""
     out = []
     top = r.model.architecture.max_context
     context = r.app.context_length
@@ -233,7 +238,7 @@ def _gave_up(r: Resolved, primary: Resolved, target: Target | None, chosen: bool
     own = primary.app
     if context < own.context_length:
         out.append(f"a shorter context than on {primary.device.name} ({own.context_length:,})")
-    kv, own_kv = _kv_label(r), _kv_label(primary)
+    own_kv = _kv_label(primary)
     if kv != own_kv:
         out.append(f"KV {kv} instead of {own_kv}")
     if own.speculative is not None and r.app.speculative is None:

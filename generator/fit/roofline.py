@@ -24,11 +24,10 @@ from generator.catalog import Resolved
 from generator.core.data import Data
 from generator.core.errors import UsageError
 from generator.engines import engine_for
-from generator.engines.settings import AnySettings, VllmSettings, settings_for
-from generator.fit.memory import (MIB, Geometry, ggml_slot_bytes, group_bytes_per_token, recurrent_state_bytes,
-                                  vllm_slot_bytes)
+from generator.engines.settings import AnySettings, settings_for
+from generator.fit.memory import MIB, Geometry, group_bytes_per_token, recurrent_state_bytes
 from generator.fit.sizing import sized
-from generator.fit.vllm import CONV_BYTES, SSM_BYTES, weights_part
+from generator.fit.vllm import SSM_BYTES, weights_part
 from generator.schema import App
 
 GB = 1e9  # bandwidths are in decimal GB/s, as GPU specifications state them
@@ -143,20 +142,23 @@ class Reading:
                 "line": self.line()}
 
 
-def reading(resolved: Resolved, measured: Measured | None) -> Reading | None:
-    """`measured` against the app's roofline; None without a measurement or a device bandwidth."""
+def reading(resolved: Resolved, measured: Measured | None, *, settings: AnySettings | None = None) -> Reading | None:
+    """`measured` against the app's roofline; None without a measurement or a device bandwidth. `settings`: as in
+    `roofline`."""
     if measured is None:
         return None
-    roof = roofline(resolved, measured.context, acceptance=measured.acceptance)
+    roof = roofline(resolved, measured.context, acceptance=measured.acceptance, settings=settings)
     return Reading(measured, roof) if roof is not None else None
 
 
 def roofline(resolved: Resolved, context_tokens: int, *, acceptance: float | None = None,
-             draft_tokens: int | None = None) -> Roofline | None:
+             draft_tokens: int | None = None, settings: AnySettings | None = None) -> Roofline | None:
     """The decode-speed bound of `resolved` on its device with `context_tokens` tokens in the cache; None when the
     device states no memory bandwidth. `acceptance` (accepted / drafted, 0..1) and `draft_tokens` (drafted a step)
     are a measurement's; left out, the draft length is the app's (else the engine default) and the acceptance unknown,
-    which gives the loose bound draft length + 1."""
+    which gives the loose bound draft length + 1. `settings`: the planned app's (generator/chart/plan.py
+    `ChartSpec.settings`, with `resolved` the plan's sized app), so that its engine is not built again; read from a new
+    build when left out."""
     if context_tokens < 0:
         raise UsageError(f"roofline: context {context_tokens} is negative")
     if acceptance is not None and not 0 <= acceptance <= 1:
@@ -166,8 +168,8 @@ def roofline(resolved: Resolved, context_tokens: int, *, acceptance: float | Non
     bandwidth = resolved.device.memory_bandwidth_gb_s
     if bandwidth is None:
         return None
-    r = sized(resolved) if resolved.app.gpu_memory_mib is None else resolved  # the engine argv needs a cap
-    s = settings_for(r, engine_for(r))
+    r = sized(resolved)  # the engine argv needs a cap
+    s = settings if settings is not None else settings_for(r, engine_for(r))
     weights, weights_note = _weights(r)
     kv, kv_note = _kv(r, s, context_tokens)
     state, state_note = _state(r, s)
@@ -189,8 +191,7 @@ def _weights(r: Resolved) -> tuple[float, str]:
 
 
 def _slot(s: AnySettings, head_dim: int) -> float:
-    k, v = str(s.kv_k.value), str(s.kv_v.value)
-    return vllm_slot_bytes(k, head_dim) if isinstance(s, VllmSettings) else ggml_slot_bytes(k, v, head_dim)
+    return s.kv_slot_bytes(head_dim)  # the engine's own KV dtype table
 
 
 def _kv(r: Resolved, s: AnySettings, context: int) -> tuple[float, str]:
@@ -212,9 +213,8 @@ def _state(r: Resolved, s: AnySettings) -> tuple[float, str]:
     rec = r.model.architecture.recurrent
     if rec is None:
         return 0.0, "no recurrent layers"
-    # vLLM keeps the conv state in the model dtype, llama.cpp in f32
-    conv = CONV_BYTES if isinstance(s, VllmSettings) else 4
-    return (recurrent_state_bytes(rec, ssm_bytes=SSM_BYTES, conv_bytes=conv),
+    # the engine's own conv state bytes (vLLM: the model dtype; llama.cpp: f32)
+    return (recurrent_state_bytes(rec, ssm_bytes=SSM_BYTES, conv_bytes=s.conv_state_bytes),
             f"{rec.layers} GDN layers, one sequence's fp32 state + conv state, read once a step")
 
 

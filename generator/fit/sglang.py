@@ -8,6 +8,7 @@ fit (a render of a catalog with no SGLang app never loads it).
 from __future__ import annotations
 
 from generator.catalog import Resolved
+from generator.engines.base import Sized, cap_of
 from generator.engines.settings import SglangSettings
 from generator.fit.ledger import Ledger
 
@@ -19,11 +20,10 @@ def fraction(r: Resolved, cap_mib: int) -> float:
     return sglang.plan(r, cap_mib).mem_fraction_static
 
 
-def build(r: Resolved, s: SglangSettings, ledger: Ledger) -> None:
+def build(r: Sized, s: SglangSettings, ledger: Ledger) -> None:
     from generator.engines import sglang
 
-    cap = r.app.gpu_memory_mib
-    assert cap is not None, "size the app first (generator/fit/sizing.py: sized)"
+    cap = cap_of(r)
     spec_mtp = s.spec_method == "mtp"
     p = sglang.plan(r, cap, fraction=s.fraction.value, context=s.context.value, kv_dtype=s.kv_k.value,
                     draft_layers=r.model.architecture.mtp_layers if spec_mtp else 0, requests=s.requests.value,

@@ -27,13 +27,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from collections.abc import Callable
-from typing import Any
+from functools import cache
+from importlib import import_module
+from typing import cast
 
 from generator.catalog import Resolved
-from generator.engines import engine_for
+from generator.engines import Sized, engine_for
 from generator.engines.family import family_for
-from generator.engines.settings import AnySettings, SglangSettings, VllmSettings, settings_for
-from generator.fit import llamacpp as fit_llamacpp
+from generator.engines.settings import AnySettings, settings_for
 from generator.fit import sglang as fit_sglang
 from generator.fit import vllm as fit_vllm
 from generator.fit.ledger import Ledger
@@ -115,16 +116,23 @@ def needs(ledger: Ledger) -> tuple[float, float]:
     return total, after
 
 
-# The memory models a family's `fit` names (generator/engines/interface.py EngineFamily.fit): each places its parts.
-FITS: dict[str, Callable[[Resolved, Any, Ledger], None]] = {
-    "vllm": fit_vllm.build, "llamacpp": fit_llamacpp.build, "sglang": fit_sglang.build,
-}
+Place = Callable[[Sized, AnySettings, Ledger], None]  # a memory model: places an app's parts in the ledger
 
 
-def place(r: Resolved, s: AnySettings, ledger: Ledger) -> None:
-    """The memory model the app's family names places its parts (an unknown one is a KeyError: a family's
-    `fit` must name one of FITS, tests/engines/test_registry.py)."""
-    FITS[family_for(r.stack).fit](r, s, ledger)
+@cache
+def memory_model(name: str) -> Place:
+    """The memory model a family's `fit` names (generator/engines/interface.py EngineFamily.fit): the `build` of
+    generator/fit/<name>.py, loaded by that name as generator/engines/family.py loads a family's module, so a family
+    with a memory model of its own adds its module and edits no table here (tests/engines/test_registry.py checks
+    that every registered family's model loads)."""
+    found = getattr(import_module(f"{__package__}.{name}"), "build", None)
+    assert callable(found), f"generator/fit/{name}.py: a memory model defines build(r, settings, ledger)"
+    return cast(Place, found)
+
+
+def place(r: Sized, s: AnySettings, ledger: Ledger) -> None:
+    """The memory model the app's family names places its parts."""
+    memory_model(family_for(r.stack).fit)(r, s, ledger)
 
 
 def size_from(r: Resolved, s: AnySettings, ledger: Ledger) -> GpuSizing:
@@ -136,7 +144,7 @@ def size_from(r: Resolved, s: AnySettings, ledger: Ledger) -> GpuSizing:
     wanted = need + room
     util = total = None
     stated_util = None if "gpu_memory_utilization" in r.sized else r.app.gpu_memory_utilization
-    vllm_budget = isinstance(s, VllmSettings) and s.kv_bytes is None
+    vllm_budget = s.utilization_budget
     if vllm_budget and stated_util is not None:
         # vLLM reserves util x total whatever it needs: the cap holds that budget, what comes after the KV pool
         # and half the margin (the other half is inside the budget's headroom), as for a sized utilization.
@@ -148,7 +156,7 @@ def size_from(r: Resolved, s: AnySettings, ledger: Ledger) -> GpuSizing:
         util = stated_util
         if util is None:
             util = min(1.0, max(0.01, _floor((cap - after - room / 2) / total, UTIL_DECIMALS)))
-    if isinstance(s, SglangSettings) and stated_util is None:
+    if s.memory_fraction and stated_util is None:
         # SGLang's --mem-fraction-static for that cap (generator/engines/sglang.py `plan`), kept in the same app
         # field as vLLM's utilization: the engine's share of the memory it reads
         util = fit_sglang.fraction(r, cap)
@@ -158,11 +166,11 @@ def size_from(r: Resolved, s: AnySettings, ledger: Ledger) -> GpuSizing:
                      utilization_stated=vllm_budget and stated_util is not None)
 
 
-def _provisional(r: Resolved) -> Resolved:
+def _provisional(r: Resolved) -> Sized:
     """`r` with a cap (the device's) so that its engine can be built; the parts do not depend on it."""
     if r.app.gpu_memory_mib is not None:
-        return r
-    return replace(r, app=r.app.model_copy(update={"gpu_memory_mib": r.device.hami_cap_mib}))
+        return Sized(r)
+    return Sized(replace(r, app=r.app.model_copy(update={"gpu_memory_mib": r.device.hami_cap_mib})))
 
 
 def size_gpu(r: Resolved) -> GpuSizing:
@@ -175,19 +183,19 @@ def size_gpu(r: Resolved) -> GpuSizing:
     return replace(size_from(base, s, ledger), stated_mib=r.app.gpu_memory_mib)
 
 
-def sized(r: Resolved) -> Resolved:
+def sized(r: Resolved) -> Sized:
     """`r` with the fields the fit fills in when the app leaves them out (`gpu_memory_mib`, and for vLLM
     `gpu_memory_utilization` with it); `r` itself when the app states its GPU memory."""
     if r.app.gpu_memory_mib is not None:
-        return r
+        return Sized(r)
     sizing = size_gpu(r)
     update: dict[str, object] = {"gpu_memory_mib": sizing.cap_mib}
     filled = ["gpu_memory_mib"]
     if sizing.utilization is not None and r.app.gpu_memory_utilization is None:
         update["gpu_memory_utilization"] = sizing.utilization
         filled.append("gpu_memory_utilization")
-    return replace(r, app=r.app.model_copy(update=update), sized=tuple(filled))
+    return Sized(replace(r, app=r.app.model_copy(update=update), sized=tuple(filled)))
 
 
-__all__ = ["FAR_ABOVE_MIB", "FITS", "GpuSizing", "MARGIN_FRACTION", "MARGIN_MIN_MIB", "STEP_MIB", "limit", "margin",
-           "needs", "place", "size_from", "size_gpu", "sized"]
+__all__ = ["FAR_ABOVE_MIB", "GpuSizing", "Place", "MARGIN_FRACTION", "MARGIN_MIN_MIB", "STEP_MIB", "limit", "margin",
+           "memory_model", "needs", "place", "size_from", "size_gpu", "sized"]

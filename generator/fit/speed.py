@@ -249,7 +249,7 @@ def predict(resolved: Resolved, context: int, *, acceptance: float | None = None
     if device.memory_bandwidth_gb_s is None:
         raise UsageError(f"device {device.id!r} states no memory_bandwidth_gb_s: the speed model needs the card's "
                          "memory bandwidth in GB/s (its specification's figure); add it to the device file")
-    r = sized(resolved) if resolved.app.gpu_memory_mib is None else resolved
+    r = sized(resolved)
     s = settings_for(r, engine_for(r))
     if acceptance is None:  # the newest benchmark that measured one (a later figure may leave it out)
         measured = [b for b in r.app.benchmarks if b.acceptance is not None]
@@ -303,7 +303,7 @@ def _element_bytes(s: AnySettings) -> float:
 
 def full_context(resolved: Resolved) -> int:
     """The app's whole context: its argv's, else the model's own length."""
-    r = sized(resolved) if resolved.app.gpu_memory_mib is None else resolved
+    r = sized(resolved)
     s = settings_for(r, engine_for(r))
     return s.context.value or r.model.architecture.max_context
 

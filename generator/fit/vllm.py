@@ -23,6 +23,7 @@ from __future__ import annotations
 from statistics import mean
 
 from generator.catalog import Resolved
+from generator.engines.base import Sized, cap_of
 from generator.fit.ledger import KV_COMPONENTS, Ledger
 from generator.fit.memory import (MIB, TURBOQUANT_BITS, Geometry, align_up, cdiv, group_bytes_per_token,
                                   recurrent_kind, recurrent_layer_bytes, vllm_group_bytes_per_token, vllm_slot_bytes)
@@ -48,9 +49,8 @@ def reported_total(r: Resolved, cap: float) -> tuple[float, str]:
     return float(cap), "the HAMi cap (reported as the total)"
 
 
-def build(r: Resolved, s: Settings, ledger: Ledger) -> None:
-    cap = r.app.gpu_memory_mib
-    assert cap is not None, "size the app first (generator/fit/sizing.py: sized)"
+def build(r: Sized, s: Settings, ledger: Ledger) -> None:
+    cap = cap_of(r)
     util = s.util.value
     kv_bytes = s.kv_bytes.value if s.kv_bytes else 0
     total, why = reported_total(r, cap)

@@ -32,7 +32,6 @@ from generator.engines.settings import settings_for
 from generator.flags.tables import FlagTable
 from generator.preset.bases import Base
 
-DEFAULT_BASE = {"llamacpp": "llamacppllmbasev3", "vllm": "vllmllmbasev3", "sglang": "sglangllmbasev3"}
 # A value that names a path inside our pod (a file our chart fetches or ships): a base fetches only MODEL_SOURCE.
 PATH_VALUE = re.compile(r'(^/|"/)')
 # the quantization tag of a GGUF file name (`Qwen3.6-35B-A3B-UD-Q3_K_XL.gguf` -> UD-Q3_K_XL): what llama-server's
@@ -72,7 +71,8 @@ class Preset:
 
 
 def base_for(r: Resolved) -> str | None:
-    return DEFAULT_BASE.get(str(family_of(r.stack)))
+    """Olares' own engine base for the app's family (its `EngineFamily.olares_base`; None: none)."""
+    return family_for(r.stack).olares_base
 
 
 def _groups(argv: list[str]) -> list[list[str]]:
@@ -154,7 +154,7 @@ def build_preset(r: Resolved, base: Base, table: FlagTable | None, device: str |
     family = str(family_of(r.stack))
     if r.stack.engine != base.engine:  # the stack's engine selects the family (schema/engines.py `Declared`)
         raise UsageError(f"{r.app.name} runs {family}; {base.id} is a {base.engine} base: use --base "
-                         f"{DEFAULT_BASE.get(family, 'of its family')}")
+                         f"{family_for(r.stack).olares_base or 'of its family'}")
     on = device or r.device.id
     if device is not None and device != r.device.id:
         from generator.fit.devices import variant_on
@@ -247,4 +247,4 @@ def validate(base: Base, env: dict[str, str]) -> list[str]:
     return out
 
 
-__all__ = ["DEFAULT_BASE", "Dropped", "Preset", "base_for", "build_preset", "page_preset", "validate"]
+__all__ = ["Dropped", "Preset", "base_for", "build_preset", "page_preset", "validate"]

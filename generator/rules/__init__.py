@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING
 from collections.abc import Callable, Iterable
 
 from generator.catalog import Catalog, Resolved
-from generator.engines import EngineSpec
+from generator.engines import EngineSpec, Sized
+from generator.engines.base import cap_of
 from generator.schema import App
 from generator.core.findings import Finding, Severity
 from generator.core.ruleset import RULES, Rule
 from generator.chart.plan import ChartSpec, plan
 
 if TYPE_CHECKING:
-    from generator.engines.settings import AnySettings
     from generator.fit.estimate import Fit
     from generator.flags.check import Issue
     from generator.flags.tables import FlagTable
@@ -33,7 +33,6 @@ class Memo:
 
     flag_table: tuple[FlagTable | None, str | None] | None = None  # the stack's flag table, or why there is none
     flag_issues: list[Issue] | None = None  # the argv check against that table
-    settings: AnySettings | None = None  # the app's effective engine settings
     fit: Fit | None = None  # the memory fit estimate
 
 
@@ -41,7 +40,7 @@ class Memo:
 class AppContext:
     """Everything a rule may read about one app: catalog entry, resolved engine argv/env, planned chart."""
 
-    resolved: Resolved
+    resolved: Sized  # the app as planned (`ChartSpec.resolved`)
     catalog: Catalog
     chart: ChartSpec
     cache: Memo = field(default_factory=Memo)  # per-app memo shared by rules (e.g. the fit estimate)
@@ -57,9 +56,7 @@ class AppContext:
     @property
     def gpu_memory_mib(self) -> int:
         """The app's GPU memory cap as planned: stated, or sized by the fit (`context()` plans the app)."""
-        mib = self.app.gpu_memory_mib
-        assert mib is not None, "context() plans the app first"
-        return mib
+        return cap_of(self.resolved)
 
     def finding(self, rule_id: str, severity: Severity, message: str, fix: str = "", *loc: str | int) -> Finding:
         """A finding that points at the app's catalog file, at the line of `loc` (a field path)."""

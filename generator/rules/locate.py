@@ -13,7 +13,7 @@ from generator.core.errors import CatalogError
 from generator.core.findings import Finding, Severity
 from generator.fit.estimate import Fit, estimate
 from generator.yamlio.loader import Document, read_document
-from generator.engines.settings import AnySettings, settings_for
+from generator.engines.settings import AnySettings
 from generator.rules import AppContext
 
 # Arg/EnvVar origins written by the engine modules -> the app field they come from.
@@ -27,10 +27,8 @@ APP_FIELDS = {
 
 
 def settings(ctx: AppContext) -> AnySettings:
-    found = ctx.cache.settings
-    if found is None:
-        found = ctx.cache.settings = settings_for(ctx.resolved, ctx.engine)
-    return found
+    """The app's effective settings, read once by the chart plan (`ChartSpec.settings`)."""
+    return ctx.chart.settings
 
 
 def fit(ctx: AppContext) -> Fit:

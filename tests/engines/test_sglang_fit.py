@@ -87,3 +87,29 @@ def test_catalog_check_fails_the_context_and_names_the_largest(tmp_path, capsys)
     text = out.out + out.err
     assert code == 1 and "FIT001" in text and "FAIL at 131,072 tokens" in text
     assert re.search(r"lower the context to at most [\d,]+ tokens", text)
+
+
+def test_the_fit_and_the_roofline_charge_the_same_kv_bytes(tmp_path):
+    """An fp8 KV cache is 1 byte a value in SGLang's fit (engines/sglang.py cell_bytes) and in its roofline: both read
+    SGLang's own dtype table (the settings' kv_slot_bytes), not llama.cpp's, which has no fp8_e4m3 and charged 2."""
+    import dataclasses
+
+    from generator.fit.memory import Geometry, group_bytes_per_token
+    from generator.fit.roofline import roofline
+
+    cat = tmp_path / "catalog"
+    shutil.copytree(FIXTURE, cat)
+    (cat / "stacks" / "sglang-test.yaml").write_text(STACK, encoding="utf-8")
+    (cat / "apps" / "gemmasglang.yaml").write_text(APP.format(context=16384) + "kv_cache_type: fp8_e4m3\n",
+                                                   encoding="utf-8")
+    r = sized(load_catalog(cat).apps["gemmasglang"])
+    s = settings_for(r, engine_for(r))
+    geo = Geometry.of(r.model.architecture)
+    assert s.kv_slot_bytes(geo.full.head_dim) == geo.full.head_dim * 2 * 1.0
+    assert s.kv_element_bytes == 1.0
+    r = dataclasses.replace(r, device=r.device.model_copy(update={"memory_bandwidth_gb_s": 1000.0}))
+    roof = roofline(r, 4096)
+    assert roof is not None
+    full = group_bytes_per_token(geo.full, geo.full.head_dim * 2 * 1.0) * 4096
+    assert sglang.cell_bytes(r.model.architecture, "fp8_e4m3") < sglang.cell_bytes(r.model.architecture, "auto")
+    assert roof.kv_bytes >= full and roof.kv_bytes < 2 * full, roof
