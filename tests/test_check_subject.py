@@ -72,3 +72,10 @@ def test_a_finding_about_an_app_that_has_a_result_joins_it_once(store):
     out = by_subject(results, cat)
     assert [(r.app, r.status, r.findings) for r in out] == [("gemmalab", "active", []),
                                                             ("qwenlab", "removed", [swept])]
+
+
+def test_the_path_shown_leaves_out_the_sentences_punctuation():
+    from generator.rules.paths import machine_paths
+
+    text = "x: --f /models/t (/home/me/s/a/templates/b.yaml:254)), then /tmp/y.\n"
+    assert list(machine_paths(text)) == [(1, "/home/me/s/a/templates/b.yaml:254"), (1, "/tmp/y")]

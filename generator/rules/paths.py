@@ -41,10 +41,11 @@ FIX = ("name it portably: a URL (without credentials), or a path relative to the
 
 
 def machine_paths(text: str) -> Iterator[tuple[int, str]]:
-    """(line, path) of each absolute machine path in `text`."""
+    """(line, path) of each absolute machine path in `text`; the punctuation of the sentence it ends
+    (`(/home/me/x.yaml:254).`) is not part of it."""
     for n, line in enumerate(text.splitlines(), 1):
         for match in MACHINE_PATH.finditer(line):
-            yield n, match.group(0)
+            yield n, match.group(0).rstrip(").,;")
 
 
 def _text(path: Path) -> str | None:
