@@ -1,12 +1,13 @@
 """Which device a chart's `metadata.bento.hero` figure is for, in the chart's own words.
 
-The hero is the speed a store shows on its app card (aamsellem/olares-one-market@39e2d0c7 scripts/build-catalog.js
-reads `hero.value` and `hero.label`). A store may show a figure measured elsewhere: the second public store's
-Nemotron diffusion chart (github.com/coynntis/olares-one-market@cb991c8f
-llamacppnemotrondiffusion14b1/OlaresManifest.yaml `hero: {value: 50 t/s, label: self-spec ref RTX 3090}`) shows the
-model author's RTX 3090 reference, not a figure of its own device. A catalog benchmark is a figure of the app on its
-own device (generator/schema/app.py `Benchmark` names no device; the roofline and the speed model hold it against the
-app's device), so the import keeps a figure only when its label names that device or none, and says which.
+The hero is a store's headline figure for the app (`value`), with a label in the store's own words (`label`). A store
+may show a figure measured elsewhere: the second public store's Nemotron diffusion chart
+(github.com/coynntis/olares-one-market@cb991c8f llamacppnemotrondiffusion14b1/OlaresManifest.yaml:21-23, `hero:
+{value: 50 t/s, label: self-spec ref RTX 3090}`) shows a reference figure on an RTX 3090; its upgrade notes (line 62)
+say "Reference benchmarks (RTX 3090 24 GB, spiritbuun) ... Olares One (RTX 5090M sm_120) bench TBD". A catalog
+benchmark is a figure of the app on its own device (generator/schema/app.py `Benchmark` names no device; the roofline
+and the speed model hold it against the app's device), so the import keeps a figure only when its label names that
+device or none, and says which.
 """
 
 from __future__ import annotations
