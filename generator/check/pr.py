@@ -13,7 +13,7 @@ from pathlib import Path
 from collections.abc import Callable
 
 from generator.catalog import Catalog, Resolved, display_path
-from generator.check.run import AppResult, check_app
+from generator.check.run import AppResult, by_subject, check_app
 from generator.core.findings import Finding
 from generator.adapters.git import Git
 from generator.adapters.helm import Helm
@@ -113,7 +113,7 @@ def check_changed(cat: Catalog, charts_dir: Path, ref: str, *, git: Git, helm: H
             tree = render_app(r)
             result.findings += drift(r, tree, charts_dir) + version_increment(r, tree, gc, ref, sc.base)
         results.append(result)
-    return sc, results
+    return sc, by_subject(results, cat)
 
 
 def _deleted(name: str, charts_dir: Path) -> AppResult:

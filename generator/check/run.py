@@ -114,7 +114,36 @@ def check_all(catalog: Catalog, chosen: list[Resolved], *, lint: bool, charts: P
                                      drift_in=drift_in))
     if drift_in is not None and every:
         results += _gone(catalog, drift_in)
-    return results
+    return by_subject(results, catalog)
+
+
+def by_subject(results: list[AppResult], catalog: Catalog) -> list[AppResult]:
+    """Each finding under what it is about. A rule that reads more than the app's own file (PATH001 sweeps every
+    other catalog file with the first app) names the finding's subject in `app`: such a finding moves to that app's
+    result when it has one, else to a result of its own after the apps (a draft app: status `draft`; a removed app:
+    `removed`; any other file, named by its path: `catalog file`)."""
+    by_name = {r.app: r for r in results}
+    extra: dict[str, AppResult] = {}
+    for result in results:
+        foreign = [f for f in result.findings if f.app and f.app != result.app]
+        if not foreign:
+            continue
+        result.findings = [f for f in result.findings if f not in foreign]
+        for f in foreign:
+            target = by_name.get(f.app) or extra.get(f.app)
+            if target is None:
+                target = extra[f.app] = AppResult(f.app, _subject_status(f, catalog))
+            if f not in target.findings:
+                target.findings = _sorted([*target.findings, f])
+    return results + [extra[name] for name in sorted(extra)]
+
+
+def _subject_status(finding: Finding, catalog: Catalog) -> str:
+    known = catalog.apps.get(finding.app)
+    if known is not None:
+        return known.app.status
+    parent = Path(finding.file).parent.parts[-2:] if finding.file else ()
+    return "draft" if tuple(parent) == ("drafts", "apps") else "catalog file"
 
 
 def _gone(catalog: Catalog, charts: Path) -> list[AppResult]:
@@ -163,4 +192,4 @@ def _check_parallel(catalog: Catalog, chosen: list[Resolved], charts_dir: str, w
     return results
 
 
-__all__ = ["AppResult", "check_all", "check_app"]
+__all__ = ["AppResult", "by_subject", "check_all", "check_app"]

@@ -633,18 +633,19 @@ def _meta(ctx: _Ctx, app: dict[str, Any]) -> None:
     _meta_names(ctx, app, meta, spec, chart)
     _meta_owners(ctx, app, spec)
     _meta_version(ctx, app, meta, spec, chart)
-    _meta_bento(ctx, app, meta)
 
 
 _SPEED = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*t/s\s*$")
 
 
-def bento_benchmark(bento: Any, origin: str, today: dt.date) -> dict[str, Any] | None:
+def bento_benchmark(bento: Any, origin: str, today: dt.date, device: str | None = None,
+                    named: bool = False) -> dict[str, Any] | None:
     """The measured hero speed of the maintainer's `metadata.bento` block (his scripts/build-catalog.js reads it:
     aamsellem/olares-one-market@39e2d0c7 scripts/build-catalog.js) as one benchmark of the app: `hero.value`
     `N t/s` the speed, `mtp.accept` (a percentage) the acceptance; no context (below). The block carries no date:
     `date` is the day the figure was read, said in `method`. None when the hero is not a speed (a SWE-bench
-    score, an audio length)."""
+    score, an audio length). `method` quotes the label and says whose device the figure is for: `device` as the
+    label names it (`named`), or the app's device taken for a label that names none (importer/bento.py)."""
     if not isinstance(bento, dict) or not isinstance(bento.get("hero"), dict):
         return None
     hero = bento["hero"]
@@ -660,21 +661,40 @@ def bento_benchmark(bento: Any, origin: str, today: dt.date) -> dict[str, Any] |
     # The context a hero label (`speed @ 262K`) or the `context` spec names is the server's --ctx-size, not the
     # prompt the speed was measured at (his notes: a short prompt, 2,000 tokens out): the benchmark records no
     # context, so the roofline holds it against an empty cache, the bound of any prompt (generator/fit/roofline.py).
+    on = (f"a figure on {device}, as its label names it" if device and named else
+          f"its label names no device: taken as a figure on the app's device {device}" if device else
+          "its label names no device")
     bench.update({"date": today, "method": f"upstream's metadata.bento hero figure {hero.get('value')!s} "
-                                          f"({hero.get('label')!s}), read on {today.isoformat()}: the maintainer's "
-                                          "measurement on Olares One, as his chart states it (prompt length not "
-                                          "stated)",
+                                          f"({hero.get('label')!s}), read on {today.isoformat()}: the chart's own "
+                                          f"figure; {on} (prompt length not stated)",
                   "source": origin})
     return bench
 
 
-def _meta_bento(ctx: _Ctx, app: dict[str, Any], meta: dict[str, Any]) -> None:
+def _meta_bento(ctx: _Ctx, cat: Catalog, app: dict[str, Any]) -> None:
+    """The hero figure as the app's benchmark when its label names the app's device or none; a figure on another
+    device (a catalog device or not) is left out of `benchmarks:` and said in unmapped (importer/bento.py)."""
+    from generator.importer.bento import named_device
+
+    meta = ctx.r.manifest.get("metadata") or {}
     line = ctx.manifest_origin("hero:").line
     origin = (f"upstream's chart {meta.get('name')} {meta.get('version')} OlaresManifest.yaml"
               f"{f':{line}' if line else ''} metadata.bento.hero")
-    bench = bento_benchmark(meta.get("bento"), origin, dt.date.today())
-    if bench is not None:
-        app["benchmarks"] = [bench]
+    own = cat.devices.get(str(app.get("device")))
+    bento: dict[str, Any] = meta["bento"] if isinstance(meta.get("bento"), dict) else {}
+    hero: dict[str, Any] = bento["hero"] if isinstance(bento.get("hero"), dict) else {}
+    named = named_device(str(hero.get("label") or ""), cat.devices.values(), own)
+    bench = bento_benchmark(bento, origin, dt.date.today(), own.name if own else None, named is not None)
+    if bench is None:
+        return
+    if named is not None and (own is None or named.device is None or named.device.id != own.id):
+        what = (f"{named.device.id}, not the app's device {own.id if own else '(none)'}" if named.device else
+                "not a catalog device")
+        ctx.unmapped(ctx.manifest_origin("hero:"), f"metadata.bento.hero {hero.get('value')!s} "
+                     f"({hero.get('label')!s}) is a figure on {named.words} ({what}): kept out of benchmarks, "
+                     "which are the app's own device's figures")
+        return
+    app["benchmarks"] = [bench]
 
 
 def _meta_names(ctx: _Ctx, app: dict[str, Any], meta: dict[str, Any], spec: dict[str, Any],
@@ -1171,6 +1191,7 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool, renderer: CappedRe
     _env(ctx, launch, stack, family, consumed, cat, app)
     _gpu_memory(ctx, launch, app)
     _device(ctx, cat, app)  # by the GPU memory it needs
+    _meta_bento(ctx, cat, app)  # the hero figure is the app's own device's, or none (importer/bento.py)
     _resources(ctx, launch, app)
     fetch_lines = {f.origin.line for f in pod.fetches if f.by == "launcher script"}
     _pre_exec(ctx, launch, {x for x in fetch_lines if x})

@@ -132,6 +132,19 @@ class ChatTemplateDraft:
         return missing_fields(ChatTemplate, self.data)
 
 
+def _plain_value(value: Any) -> Any:
+    """A field compared as data: a tuple and a list alike, an image without Docker Hub's implicit registry."""
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    if isinstance(value, str):
+        return value.removeprefix("docker.io/library/").removeprefix("docker.io/")
+    return value
+
+
+def _shown(value: Any) -> str:
+    return " ".join(str(v) for v in value) if isinstance(value, (list, tuple)) else str(value)
+
+
 def _source(ref: str, note: str) -> dict[str, str]:
     return {"ref": ref, "note": note}
 
@@ -169,6 +182,25 @@ class Pool:
                 continue
             if isinstance(data, dict) and data.get("id") == path.stem and path.stem not in self.cat.stacks:
                 self.stacks[path.stem] = StackDraft(path.stem, data, touched=False)
+
+    def _why_distinct(self, taken: str, data: dict[str, Any]) -> str:
+        """Why a chart's draft stack is not the stack `taken` whose id it would have had (docs/import.md "Drafts
+        extend, never overwrite": two images, commands or ports are two stacks; a stack draft is never merged)."""
+        rule = "(a stack draft is never merged: docs/import.md \"Drafts extend, never overwrite\")"
+        if taken in self.stacks:
+            theirs: dict[str, Any] = self.stacks[taken].data
+            where = f"the draft stack {taken} (drafts/stacks/{taken}.yaml)"
+        elif taken in self.cat.stacks:
+            theirs = self.cat.stacks[taken].model_dump(mode="json")
+            where = f"the catalog's stack {taken}"
+        else:
+            return (f"id {data['id']}, not {taken}: a draft file of {taken} is there already "
+                    f"(drafts/stacks/{taken}.yaml) {rule}")
+        differ = [f"{key} ({_shown(theirs.get(key))} there, {_shown(data.get(key))} here)"
+                  for key in ("image", "command", "port")
+                  if _plain_value(theirs.get(key)) != _plain_value(data.get(key))]
+        return (f"id {data['id']}, not {taken}: {where} has another {' and '.join(differ) or 'content'}; two "
+                f"images, commands or ports are two stacks {rule}")
 
     def _on_disk(self, kind: str, draft_id: str) -> bool:
         """Whether drafts/<kind>/<id>.yaml exists (an earlier import's draft, possibly hand-edited)."""
@@ -368,11 +400,13 @@ class Pool:
         return stack_id in self.stacks
 
     def add_stack(self, data: dict[str, Any], guessed: list[str], app: str) -> StackDraft:
-        stack_id = data["id"]
+        stack_id = wanted = data["id"]
         # an earlier draft of this id (this run's, or one on disk) is never replaced: a distinct name instead
         while stack_id in self.cat.stacks or stack_id in self.stacks or self._on_disk("stacks", stack_id):
             stack_id = slug(stack_id + "-imported")
         data["id"] = stack_id
+        if stack_id != wanted:
+            guessed = [*guessed, self._why_distinct(wanted, data)]
         draft = StackDraft(stack_id, data, guessed)
         draft.apps.append(app)
         self.stacks[stack_id] = draft

@@ -11,8 +11,10 @@ What counts: a path under the folders that hold users' and scratch files on Linu
 engine's defaults) are what a chart runs with and are not machine paths.
 
 Each app's own file is checked with the app; every other catalog file (sync.yaml, corrections.yaml, models, stacks,
-removed apps, drafts) is checked once, with the catalog's first app in name order, so a whole `catalog check`
-reports each line once.
+removed apps, drafts) is checked once, when the catalog's first app in name order is, so a whole `catalog check`
+reports each line once. Such a finding names what it is about (`file_subject`): a draft app or a removed app by its
+name, any other file by its path; `catalog check` reports it under that subject, never under the app that happened
+to run the sweep (generator/check/run.py `by_subject`).
 """
 
 from __future__ import annotations
@@ -39,10 +41,11 @@ FIX = ("name it portably: a URL (without credentials), or a path relative to the
 
 
 def machine_paths(text: str) -> Iterator[tuple[int, str]]:
-    """(line, path) of each absolute machine path in `text`."""
+    """(line, path) of each absolute machine path in `text`; the punctuation of the sentence it ends
+    (`(/home/me/x.yaml:254).`) is not part of it."""
     for n, line in enumerate(text.splitlines(), 1):
         for match in MACHINE_PATH.finditer(line):
-            yield n, match.group(0)
+            yield n, match.group(0).rstrip(").,;")
 
 
 def _text(path: Path) -> str | None:
@@ -52,10 +55,23 @@ def _text(path: Path) -> str | None:
         return None
 
 
-def _findings(ctx: AppContext, path: Path) -> Iterable[Finding]:
+def file_subject(root: Path, path: Path) -> str:
+    """What a catalog file other than a listed app's is about: the app of `apps/<name>.yaml` (a removed one) or of
+    `drafts/apps/<name>.yaml` (a draft), by its name; any other file (sync.yaml, a model, a stack, a draft stack) by its
+    path as shown."""
+    try:
+        rel = path.relative_to(root).parts
+    except ValueError:
+        rel = ()
+    if path.suffix in (".yaml", ".yml") and rel[:-1] in (("apps",), ("drafts", "apps")):
+        return path.stem
+    return display_path(path)
+
+
+def _findings(ctx: AppContext, path: Path, subject: str | None = None) -> Iterable[Finding]:
     text = _text(path)
     for line, found in machine_paths(text or ""):
-        yield Finding(rule="PATH001", severity="error", app=ctx.app.name,
+        yield Finding(rule="PATH001", severity="error", app=subject or ctx.app.name,
                       message=f"an absolute path of a machine ({found[:80]}): nobody else can use it",
                       fix=FIX, file=display_path(path), line=line)
 
@@ -88,4 +104,4 @@ def no_machine_path(ctx: AppContext) -> Iterable[Finding]:
         return
     own = {cat.file_of(n).resolve() for n in listed}
     for path in _catalog_files(cat.root, own):
-        yield from _findings(ctx, path)
+        yield from _findings(ctx, path, file_subject(cat.root, path))
