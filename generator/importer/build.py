@@ -1136,7 +1136,7 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool, renderer: CappedRe
         _profile_note(ctx, PROFILES[cat.market.profile])
     app: dict[str, Any] = {}
     _meta(ctx, app)
-    _carried(ctx, files, app)
+    _carried(ctx, cat, files, app)
     pod = read_pod(rendered, ctx.lines)
     engine = _engine_launch(pod, pool)
     if engine is None:
@@ -1191,14 +1191,26 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool, renderer: CappedRe
     return result
 
 
-def _carried(ctx: _Ctx, files: ChartFiles, app: dict[str, Any]) -> None:
-    """The fields the chart's catalog block carries (importer/carry.py), over what `_meta` read (a bento figure)."""
+def _carried(ctx: _Ctx, cat: Catalog, files: ChartFiles, app: dict[str, Any]) -> None:
+    """The fields the chart's catalog block carries (importer/carry.py), over what `_meta` read (a bento figure).
+    A further device or stack this catalog has no file for is left out, with a note."""
     from generator.importer.carry import FIELDS, VALUES, carried
 
     found = carried(files)
     if found is None:
         return
     fields, ctx.stated, line = found
+    entries = fields.get("devices")
+    if isinstance(entries, list):
+        known = [e for e in entries
+                 if e.get("device") in cat.devices and ("stack" not in e or e["stack"] in cat.stacks)]
+        for entry in (e for e in entries if e not in known):
+            ctx.note(f"{files.where(VALUES)}:{line}", f"devices: {entry.get('device')} on stack "
+                     f"{entry.get('stack') or 'of the app'}: the catalog has no devices/ or stacks/ file for it; "
+                     "left out")
+        fields["devices"] = known
+        if not known:
+            del fields["devices"]
     app.update(fields)
     for key in FIELDS:
         if key not in fields:

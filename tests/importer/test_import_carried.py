@@ -151,3 +151,17 @@ def test_the_block_names_the_device_and_only_the_fields_an_app_sets(tmp_path):
     assert plain.endswith(f"{MARKER}\n# device: small-ada\n")
     spread = render_app(cat.apps["spread"])["values.yaml"]
     assert "\n# devices:\n# - device: big-unified\n#   stack: llamacpp-multiarch\n" in spread
+
+
+def test_a_further_device_the_catalog_lacks_is_left_out_with_a_note(tmp_path, capsys):
+    source = _source(tmp_path / "source")
+    assert main(["render", "--catalog", str(source), "multi"]) == 0
+    fresh = _store(tmp_path / "fresh", apps=False)
+    (fresh / "devices" / "big-unified.yaml").unlink()
+    (fresh / "market.yaml").write_text("devices: [small-ada, old-ampere]\ncategories: true\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["import", str(tmp_path / "source" / "charts" / "multi"), "--catalog", str(fresh)]) == 0
+    assert "devices: big-unified on stack of the app: the catalog has no devices/ or stacks/ file for it; left " \
+           "out" in capsys.readouterr().out
+    app = load_catalog(fresh).apps["multi"].app
+    assert [t.device for t in app.devices] == ["small-ada"] and app.device == "old-ampere"
