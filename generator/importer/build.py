@@ -1216,9 +1216,9 @@ def _carried(ctx: _Ctx, cat: Catalog, files: ChartFiles, app: dict[str, Any]) ->
         if key not in fields:
             app.pop(key, None)
     ctx.result.carried = FIELDS
-    if fields or ctx.stated:
-        ctx.note(f"{files.where(VALUES)}:{line}", f"{', '.join([*fields, *ctx.stated])} from the chart's catalog "
-                                                  "block")
+    stated = f"; the app states {' and '.join(ctx.stated)} (not left to the fit)" if ctx.stated else ""
+    ctx.note(f"{files.where(VALUES)}:{line}",
+             f"{', '.join(fields) or 'nothing'} from the chart's catalog block{stated}")
 
 
 def _carry_modes(ctx: _Ctx, cat: Catalog, files: ChartFiles) -> None:
