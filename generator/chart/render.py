@@ -16,6 +16,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from generator.core.locate import templates_dir
 from generator.yamlio import yamlout
+from generator.chart.carried import block
 from generator.chart.plan import CONTAINER, ChartSpec
 from generator.chart.shared import API_KEY_ENV, CONTEXT_ENV, OUTPUT_ENV, SERVICE_PORT
 from generator.engines.base import CHAT_TEMPLATE_FILE
@@ -97,7 +98,8 @@ def render(spec: ChartSpec) -> dict[str, str]:
                "engine": "$engine" if spec.modes else ".Values.engine",
                "chat_template": CHAT_TEMPLATE_FILE if CHAT_TEMPLATE_FILE in spec.files else None,
                "mounts": [{"name": m.name, "path": m.path, "kind": m.kind} for m in spec.engine.mounts],
-               "shared": _shared(spec)}
+               "shared": _shared(spec),
+               "carried": block(spec.resolved.app, spec.resolved.sized)}  # values.yaml's last lines (chart/carried.py)
     out = {path: text for path, template in _templates() if (text := template.render(context)).strip()}
     i18n = environment().get_template(I18N_TEMPLATE)
     for locale, part in spec.i18n.items():  # olares-v3: i18n/<locale>/OlaresManifest.yaml (manifest.md "i18n")

@@ -109,6 +109,7 @@ class Imported:
     problems: list[Problem] = field(default_factory=list)
     launcher: list[tuple[int | None, str]] = field(default_factory=list)  # (line, text) run before the engine
     gpu_memory_from: tuple[str, str] | None = None  # (figure, file:line) gpu_memory_mib was taken from
+    carried: tuple[str, ...] = ()  # app fields the chart's catalog block sets (importer/carry.py); `--update` too
 
     def as_dict(self) -> dict[str, Any]:
         return {"path": self.label, "name": self.name, "status": self.status, "profile": self.profile,
@@ -133,6 +134,7 @@ class _Ctx:
         self.pod_writes: list[Written] = []  # every such file of the chart
         self.audio_image: bool | None = None  # vLLM: the image count of an audio app's --limit-mm-per-prompt
         self.packages_launcher = False  # the launcher script is the catalog's pip launcher
+        self.stated: tuple[str, ...] = ()  # GPU memory fields the chart's catalog block says the app states
 
     def unmapped(self, origin: Origin | str, what: str) -> None:
         self.result.unmapped.append(f"{origin}: {what}")
@@ -430,8 +432,12 @@ def _gpu_memory(ctx: _Ctx, launch: Launch, app: dict[str, Any]) -> None:
     if label.startswith(HAMI_ENV) and len(others) == 1 and min(others) < mib:
         # one scheduler request below the in-container cap: a measured belt (generator/chart/gpumem.py, docs/devices.md
         # "Three numbers"), which the catalog renders from `measured:`, not a disagreement
+        recorded = any(m.get("field") == "gpu_memory_mib" and str(m.get("value")).rstrip("m") == str(mib)
+                       for m in app.get("measured") or ())
         ctx.note(candidates[1][2], f"the scheduler is asked for {min(others)} MiB, below the in-container cap "
-                 f"{mib} MiB: a measured belt; record its measurement in `measured:` (field gpu_memory_mib)")
+                 f"{mib} MiB: a measured belt; " + ("its measurement comes from the chart's catalog block" if recorded
+                                                    else "record its measurement in `measured:` (field "
+                                                         "gpu_memory_mib)"))
         return
     for other, value, where in candidates[1:]:
         if value != mib and not other.startswith("spec requiredGpu"):
@@ -1150,6 +1156,7 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool, renderer: CappedRe
         _profile_note(ctx, PROFILES[cat.market.profile])
     app: dict[str, Any] = {}
     _meta(ctx, app)
+    _carried(ctx, cat, files, app)
     pod = read_pod(rendered, ctx.lines)
     engine = _engine_launch(pod, pool)
     if engine is None:
@@ -1205,10 +1212,40 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool, renderer: CappedRe
     return result
 
 
+def _carried(ctx: _Ctx, cat: Catalog, files: ChartFiles, app: dict[str, Any]) -> None:
+    """The fields the chart's catalog block carries (importer/carry.py), over what `_meta` read (a bento figure).
+    A further device or stack this catalog has no file for is left out, with a note."""
+    from generator.importer.carry import FIELDS, VALUES, carried
+
+    found = carried(files)
+    if found is None:
+        return
+    fields, ctx.stated, line = found
+    entries = fields.get("devices")
+    if isinstance(entries, list):
+        known = [e for e in entries
+                 if e.get("device") in cat.devices and ("stack" not in e or e["stack"] in cat.stacks)]
+        for entry in (e for e in entries if e not in known):
+            ctx.note(f"{files.where(VALUES)}:{line}", f"devices: {entry.get('device')} on stack "
+                     f"{entry.get('stack') or 'of the app'}: the catalog has no devices/ or stacks/ file for it; "
+                     "left out")
+        fields["devices"] = known
+        if not known:
+            del fields["devices"]
+    app.update(fields)
+    for key in FIELDS:
+        if key not in fields:
+            app.pop(key, None)
+    ctx.result.carried = FIELDS
+    stated = f"; the app states {' and '.join(ctx.stated)} (not left to the fit)" if ctx.stated else ""
+    ctx.note(f"{files.where(VALUES)}:{line}",
+             f"{', '.join(fields) or 'nothing'} from the chart's catalog block{stated}")
+
+
 def _carry_modes(ctx: _Ctx, cat: Catalog, files: ChartFiles) -> None:
     """A chart's other accelerator modes back as `devices:` entries when they render the chart again
     (importer/modes.py); else the PER_MODE_NOTE stays."""
-    from generator.importer.modes import carry
+    from generator.importer.modes import carry, renders
 
     result = ctx.result
     notes = [n for n in result.unmapped if PER_MODE_NOTE in n]
@@ -1220,7 +1257,12 @@ def _carry_modes(ctx: _Ctx, cat: Catalog, files: ChartFiles) -> None:
     chart = {rel: text for rel in files.files if (text := files.text(rel)) is not None}
     left = [n for n in result.unmapped if n not in notes]
     app = {k: v for k, v in result.app.items() if k != "unmapped"} | ({"unmapped": left} if left else {})
-    entries = carry(cat, app, chart, modes, _resolved)
+    if "devices" in result.carried:  # the catalog block names the devices: kept when they render the chart again
+        entries = app.get("devices") or []
+        if not renders(cat, app, entries, chart, _resolved):
+            return
+    else:
+        entries = carry(cat, app, chart, modes, _resolved)
     if not entries:
         return
     app["devices"] = entries
@@ -1257,23 +1299,29 @@ def _finish(ctx: _Ctx, cat: Catalog, mapped: Mapped, app: dict[str, Any]) -> Non
 
 def _omit_sized(ctx: _Ctx, cat: Catalog, app: dict[str, Any]) -> None:
     """A GPU memory (and a vLLM utilization) equal to what the fit sizes is written as the catalog writes it:
-    left out (generator/fit/sizing.py `sized`). The room an existing app leaves (`gpu_room`) and its measured
-    calibration rows (`calibration`), neither in a chart, are part of that sizing."""
+    left out (generator/fit/sizing.py `sized`). The room the app leaves (`gpu_room`) and its measured calibration
+    rows (`calibration`) are part of that sizing: the chart's catalog block's (importer/carry.py), else the existing
+    app's. A number the block says the app states is kept."""
     existing = cat.apps.get(str(app.get("name")))
-    room = existing.app.gpu_room if existing is not None else None
-    calibration = existing.app.calibration if existing is not None else None
+    room = existing.app.gpu_room if existing is not None and "gpu_room" not in ctx.result.carried else None
+    calibration = existing.app.calibration if existing is not None and "calibration" not in ctx.result.carried \
+        else None
     mib, util = app.get("gpu_memory_mib"), app.get("gpu_memory_utilization")
-    if mib is None or (existing is not None and existing.app.gpu_memory_mib == mib):
-        return  # the catalog's app states this very number: its spelling is kept (`--update` leaves it)
+    # a chart's catalog block says which of them the app states (ctx.stated); without one, the catalog's app does
+    block = bool(ctx.result.carried)
+    if mib is None or "gpu_memory_mib" in ctx.stated or (
+            not block and existing is not None and existing.app.gpu_memory_mib == mib):
+        return  # the app states this very number: it is kept
     tries = [("gpu_memory_mib", "gpu_memory_utilization"), ("gpu_memory_mib",)] if util is not None \
         else [("gpu_memory_mib",)]
-    if existing is not None and util is not None and existing.app.gpu_memory_utilization == util:
+    if util is not None and ("gpu_memory_utilization" in ctx.stated or (
+            not block and existing is not None and existing.app.gpu_memory_utilization == util)):
         tries = [("gpu_memory_mib",)]  # the utilization the app states is kept
     for left_out in tries:
         fields = {k: v for k, v in tuples(app).items() if k not in left_out}
-        if room is not None:
+        if room is not None and "gpu_room" not in fields:
             fields["gpu_room"] = room
-        if calibration:
+        if calibration and "calibration" not in fields:
             fields["calibration"] = calibration
         candidate = App.model_validate(fields)
         r = _resolved(cat, candidate)
@@ -1755,6 +1803,12 @@ def _draft_lacks(pool: Pool, model_id: str) -> str:
 
 
 def _device(ctx: _Ctx, cat: Catalog, app: dict[str, Any]) -> None:
+    own = app.pop("device", None)  # the chart's catalog block names it (importer/carry.py)
+    if own in cat.devices:
+        app["device"] = own
+        return
+    if own is not None:
+        ctx.note("device", f"the chart's catalog block names device {own}, which the catalog has no devices/ file for")
     devices = sorted(cat.devices.values(), key=lambda d: d.id)
     if not devices:
         ctx.result.missing.append("device (the catalog has no devices/)")

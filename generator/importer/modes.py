@@ -69,6 +69,13 @@ def carry(cat: Catalog, app: dict[str, Any], chart: Tree, modes: list[str],
     return entries if _render(cat, app, entries, resolved_for) == chart else None
 
 
+def renders(cat: Catalog, app: dict[str, Any], entries: list[dict[str, Any]], chart: Tree,
+            resolved_for: Resolver) -> bool:
+    """Whether `app` with `entries` as its `devices:` renders `chart`, byte for byte (the entries a chart's catalog
+    block names, generator/chart/carried.py, need no search)."""
+    return _render(cat, app, entries, resolved_for) == chart
+
+
 def _candidates(cat: Catalog, app: dict[str, Any], mode: str, engine: dict[str, Any]) -> list[dict[str, Any]]:
     image = engine.get("image")
     stacks = [s.id for s in sorted(cat.stacks.values(), key=lambda s: s.id) if s.image == image
@@ -134,4 +141,4 @@ def _extra_args(cat: Catalog, app: dict[str, Any], entries: list[dict[str, Any]]
 
 
 
-__all__ = ["carry", "chart_modes"]
+__all__ = ["carry", "chart_modes", "renders"]

@@ -9,6 +9,7 @@ start a `::error` workflow command in a CI log is shown as `\\x1b`, `\\n`). The 
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from typing import Any, TextIO
@@ -31,6 +32,8 @@ def _clean(value: Any) -> Any:
                 for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_clean(v) for v in value]
+    if isinstance(value, dt.date):  # a benchmark's or calibration row's date, as the app file writes it
+        return value.isoformat()
     return value
 
 

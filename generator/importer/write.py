@@ -104,17 +104,18 @@ def _stack_text(draft: StackDraft, labels: list[str]) -> str:
     return emit(draft.data, header)
 
 
-def _compare_fields(current: dict[str, Any], new: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """(fields to set, fields to remove) so that the app's chart fields become `new`'s."""
+def _compare_fields(current: dict[str, Any], new: dict[str, Any],
+                    fields: tuple[str, ...] = CHART_FIELDS) -> tuple[dict[str, Any], list[str]]:
+    """(fields to set, fields to remove) so that the app's chart fields (`fields`) become `new`'s."""
     try:
         old_app = App.model_validate(tuples(current))
         new_app = App.model_validate(tuples(new))
     except ValidationError:
-        return ({k: new[k] for k in CHART_FIELDS if k in new and _plain(current.get(k)) != _plain(new[k])},
-                [k for k in CHART_FIELDS if k in current and k not in new])
+        return ({k: new[k] for k in fields if k in new and _plain(current.get(k)) != _plain(new[k])},
+                [k for k in fields if k in current and k not in new])
     changes: dict[str, Any] = {}
     removals: list[str] = []
-    for key in CHART_FIELDS:
+    for key in fields:
         if getattr(old_app, key) == getattr(new_app, key):
             continue
         default = App.model_fields[key].get_default(call_default_factory=True)
@@ -281,8 +282,9 @@ def _update(path: Path, result: Imported) -> FileWrite:
     current = read_back(path, text)
     if not isinstance(current, dict):
         raise InputError([Problem(display_path(path), 1, None, "not a YAML mapping")])
-    new = {k: v for k, v in result.app.items() if k in CHART_FIELDS}
-    changes, removals = _compare_fields(current, {**{k: current[k] for k in current if k not in CHART_FIELDS}, **new})
+    fields = tuple(dict.fromkeys(CHART_FIELDS + result.carried))  # and a chart's catalog block's (importer/carry.py)
+    new = {k: v for k, v in result.app.items() if k in fields}
+    changes, removals = _compare_fields(current, {**{k: current[k] for k in current if k not in fields}, **new}, fields)
     if not changes and not removals:
         return FileWrite(path, None, "unchanged app")
     expected = dict(current)

@@ -1,8 +1,8 @@
 """Issue 42: a chart of this tool's own making round-trips. Every chart of a fixture store (the market fixture, with
 market categories and its taxonomy beside the charts as a market repository keeps it) is imported into a fresh
-store: the apps pass `check` and render to the same charts, byte for byte; importing them again with `--update`
-changes nothing. The embedded catalog's charts of several accelerator modes carry their `nvidia-gb10` mode back as
-`devices:`. Real render, real Helm engine (the import renders each chart), real files."""
+store: the apps get the same `check` findings as the source's and render to the same charts, byte for byte;
+importing them again with `--update` changes nothing. The embedded catalog's charts of several accelerator modes
+carry their `nvidia-gb10` mode back as `devices:`. Real render, real Helm engine (the import renders each chart), real files."""
 
 from __future__ import annotations
 
@@ -31,6 +31,14 @@ def _store(root: Path, apps: bool) -> Path:
     return catalog
 
 
+def _findings(catalog: Path, capsys) -> list[tuple[str, str, str, str]]:
+    capsys.readouterr()
+    main(["check", "--catalog", str(catalog), "--no-lint", "--no-drift", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    return sorted((f["app"], f["rule"], f["severity"], f["message"]) for a in report["apps"] for f in a["findings"]
+                  if not f["rule"].startswith("STA"))
+
+
 def test_every_chart_of_a_store_reimports_to_apps_that_pass_check_and_render_the_same(tmp_path, capsys):
     source = _store(tmp_path / "source", apps=True)
     names = sorted(p.stem for p in (source / "apps").glob("*.yaml"))
@@ -50,9 +58,12 @@ def test_every_chart_of_a_store_reimports_to_apps_that_pass_check_and_render_the
     imported = load_catalog(fresh)
     assert {n: imported.apps[n].app.categories for n in imported.apps} == {
         Path(c).name: tuple(taxonomy[Path(c).name]) for c in charts}
-    assert main(["check", "--catalog", str(fresh), "--no-lint", "--no-drift", "--json"]) == 0, \
-        capsys.readouterr().out[-3000:]
-    capsys.readouterr()
+    # the same findings as the source store's but the status rule's (a chart carries no status: an import starts an
+    # app active): its frozen vllmqwen36turbo27bone FAILs FIT001 at 131,072 tokens on its measured calibration,
+    # which comes back with the chart (generator/chart/carried.py) instead of being lost
+    assert _findings(fresh, capsys) == _findings(source, capsys)
+    assert {f[:3] for f in _findings(fresh, capsys) if f[2] == "error"} == {
+        ("vllmqwen36turbo27bone", "FIT001", "error")}
     assert main(["render", "--catalog", str(fresh)]) == 0
     for chart in charts:
         name = Path(chart).name
