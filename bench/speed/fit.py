@@ -28,7 +28,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from generator.catalog import Resolved, load_catalog, load_device_file  # noqa: E402
+from generator.catalog import Catalog, Resolved, load_catalog, load_device_file  # noqa: E402
 from generator.fit import speed  # noqa: E402
 from generator.fit.roofline import roofline  # noqa: E402
 from generator.fit.speed import Coefficients, predict  # noqa: E402
@@ -38,7 +38,10 @@ from generator.schema import Device  # noqa: E402
 HERE = Path(__file__).resolve().parent
 # a llama.cpp app whose argv stands in for a model whose own app runs another engine, by speed family
 TEMPLATE = {"qwen3.5-27b": "llamacppqwen36mtpone"}
-MAX_OVERHEAD_US = 20
+# the lent H100's llama-bench sweeps (one card kind, one build, the same files: every row is a row of the H100)
+H100_RUNS = ("h100", "h100-run3")
+MAX_OVERHEAD_US = 200  # the grid of the per-layer launch + sync cost a step, µs
+OVERHEAD_STEP_US = 2
 
 
 @dataclass(frozen=True)
@@ -70,8 +73,15 @@ def rows() -> list[Row]:
     cat = load_catalog(str(ROOT / "catalog"))
     h100 = load_device_file(HERE / "devices" / "h100-sxm.yaml")
     out: list[Row] = []
-    plan = {p["gguf"]: p for p in json.loads((HERE / "h100" / "plan.json").read_text())}
-    for line in (HERE / "h100" / "bench.jsonl").read_text().splitlines():
+    for run in H100_RUNS:
+        out += _h100_rows(cat, h100, run, split)
+    return out + _catalog_rows(cat, split)
+
+
+def _h100_rows(cat: Catalog, h100: Device, run: str, split: dict[str, str]) -> list[Row]:
+    out: list[Row] = []
+    plan = {p["gguf"]: p for p in json.loads((HERE / run / "plan.json").read_text())}
+    for line in (HERE / run / "bench.jsonl").read_text().splitlines():
         b = json.loads(line)
         p = plan[Path(b["model_filename"]).name]
         base = cat.apps[p["app"]]
@@ -90,8 +100,13 @@ def rows() -> list[Row]:
         out.append(Row(_sized(r), p["model"], _kind(h100), int(b["n_depth"]), float(b["avg_ts"]), None, False, False,
                        f"llama-bench tg{b['n_gen']} x {len(b['samples_ts'])} at depth {b['n_depth']}, "
                        f"-fa 1 -ngl 99, KV {b['type_k']}, real-shape {p['gguf']}",
-                       "bench/speed/h100/bench.jsonl (lent H100, llama.cpp 11434, 2026-12-06)",
+                       f"bench/speed/{run}/bench.jsonl (lent H100, llama.cpp 11434, 2026-12-06)",
                        split.get(p["model"], "unsplit")))
+    return out
+
+
+def _catalog_rows(cat: Catalog, split: dict[str, str]) -> list[Row]:
+    out: list[Row] = []
     for _name, r in sorted(cat.apps.items()):
         for bench in r.app.benchmarks:
             # a benchmark's `context` is the server's window (the maintainer's runs decode ~800 tokens after a short
@@ -186,33 +201,56 @@ def fit(all_rows: list[Row]) -> tuple[Coefficients, dict[str, object]]:
     kv_eff = kv_efficiencies(fit_rows)
     efficiency: dict[tuple[str, str, str], float] = {}
     overhead: dict[tuple[str, str], float] = {}
-    for kind in sorted({_key(r)[2] for r in fit_rows}):
-        mine = [r for r in fit_rows if _key(r)[2] == kind]
-        best: tuple[float, dict[tuple[str, str, str], float], dict[tuple[str, str], float]] | None = None
-        for us in range(0, MAX_OVERHEAD_US + 1):  # launch + sync: a few µs a kernel, a few kernels a layer
-            per_layer = {(e, kind): round(us * 1e-6, 8) for e in {_key(r)[0] for r in mine}}
-            trial = Coefficients({}, kv_eff, per_layer, {"llamacpp": sampling}, first, nxt)
-            implied: dict[tuple[str, str, str], list[float]] = {}
-            for r in mine:
-                eff = _implied(r, trial)
-                if eff is not None:
-                    implied.setdefault(_key(r), []).append(eff)
-            effs = {k: round(median(v), 4) for k, v in implied.items()}
-            if not effs:
-                continue
-            coef = Coefficients(effs, kv_eff, per_layer, trial.sampling_s_per_vocab, first, nxt)
-            errs = sorted(abs(predicted(r, coef) / r.tokens_per_s - 1) for r in mine  # type: ignore[operator]
-                          if _key(r) in effs)
-            missing = sum(1 for r in mine if _key(r) not in effs)
-            unphysical = sum(1 for v in effs.values() if v > 1)  # no kernel streams faster than the bandwidth
-            score = median(errs) + errs[int(0.95 * (len(errs) - 1))] + missing + unphysical
-            if best is None or score < best[0]:
-                best = (score, effs, per_layer)
-        assert best is not None
-        efficiency.update(best[1])
-        overhead.update(best[2])
+    kinds = sorted({_key(r)[2] for r in fit_rows})
+    for kind in kinds:  # a measured architecture: its own launch + sync cost and efficiencies
+        effs, per_layer = _search(fit_rows, [kind], kv_eff, sampling, first, nxt)
+        efficiency.update(effs)
+        overhead.update(per_layer)
+    # a device architecture without a fit row: the launch + sync cost a layer fitted across every measured
+    # architecture at once (the host's and driver's share of a step does not shrink with the card's bandwidth), with
+    # the efficiencies that go with it, a family's median over the architectures (ANY_ARCH)
+    effs, per_layer = _search(fit_rows, kinds, kv_eff, sampling, first, nxt)
+    anywhere: dict[tuple[str, str], list[float]] = {}
+    for (e, f, _a), v in effs.items():
+        anywhere.setdefault((e, f), []).append(v)
+    efficiency.update({(e, f, speed.ANY_ARCH): round(median(v), 4) for (e, f), v in anywhere.items()})
+    overhead.update({(e, speed.ANY_ARCH): v for (e, _a), v in per_layer.items()})
     coef = Coefficients(efficiency, kv_eff, overhead, {"llamacpp": sampling}, first, nxt)
     return coef, {"sampling": sampling, "spec_first": first, "spec_next": nxt}
+
+
+def _search(fit_rows: list[Row], kinds: list[str], kv_eff: dict[tuple[str, str, str], float], sampling: float,
+            first: float, nxt: float) -> tuple[dict[tuple[str, str, str], float], dict[tuple[str, str], float]]:
+    """One launch + sync cost per layer a step, shared by the device architectures `kinds`, and the efficiencies it
+    implies (the median per engine, family and architecture), chosen on the grid by the fit rows' p50 + p95 error,
+    each architecture weighing the same."""
+    mine = [r for r in fit_rows if _key(r)[2] in kinds]
+    engines = sorted({_key(r)[0] for r in mine})
+    best: tuple[float, dict[tuple[str, str, str], float], dict[tuple[str, str], float]] | None = None
+    for us in range(0, MAX_OVERHEAD_US + 1, OVERHEAD_STEP_US):  # launch + sync: µs a kernel, a few kernels a layer
+        per_layer = {(e, kind): round(us * 1e-6, 8) for e in engines for kind in kinds}
+        trial = Coefficients({}, kv_eff, per_layer, {"llamacpp": sampling}, first, nxt)
+        implied: dict[tuple[str, str, str], list[float]] = {}
+        for r in mine:
+            eff = _implied(r, trial)
+            if eff is not None:
+                implied.setdefault(_key(r), []).append(eff)
+        effs = {k: round(median(v), 4) for k, v in implied.items()}
+        if not effs:
+            continue
+        coef = Coefficients(effs, kv_eff, per_layer, trial.sampling_s_per_vocab, first, nxt)
+        score = float(sum(1 for v in effs.values() if v > 1))  # no kernel streams faster than the bandwidth
+        for kind in kinds:
+            rows_ = [r for r in mine if _key(r)[2] == kind]
+            errs = sorted(abs(predicted(r, coef) / r.tokens_per_s - 1) for r in rows_  # type: ignore[operator]
+                          if _key(r) in effs)
+            score += sum(1 for r in rows_ if _key(r) not in effs)
+            if errs:
+                score += median(errs) + errs[int(0.95 * (len(errs) - 1))]
+        if best is None or score < best[0]:
+            best = (score, effs, per_layer)
+    assert best is not None
+    return best[1], best[2]
 
 
 def _implied(r: Row, coef: Coefficients) -> float | None:

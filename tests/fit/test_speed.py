@@ -15,7 +15,7 @@ import pytest
 
 from generator.catalog import load_catalog, load_device_file
 from generator.core.errors import InputError, UsageError
-from generator.fit.speed import BAND_NO_FAMILY, on_device, predict, speeds
+from generator.fit.speed import ANY_ARCH, BAND_NO_FAMILY, BAND_OTHER_DEVICE, Coefficients, on_device, predict, speeds
 
 from support.catalogs import FIXTURES
 from support.smoke import run_cli
@@ -85,6 +85,22 @@ def test_speculation_with_measured_acceptance_is_faster_than_without(roof_cat):
     plain = predict(r, 0, speculative=False)
     assert with_spec.tokens_per_step > 1 and with_spec.step_cost > 1
     assert with_spec.tokens_per_s > plain.tokens_per_s
+
+
+def test_an_unmeasured_architecture_takes_the_fit_across_architectures(roof_cat):
+    """A device whose architecture has no fit row gets the launch cost and the efficiency fitted across every
+    measured architecture (ANY_ARCH), not one measured architecture's: stated in the basis, with the wider band; a
+    measured architecture keeps its own."""
+    coef = Coefficients(
+        {("llamacpp", "gqa/dense", "Hopper"): 0.5, ("llamacpp", "gqa/dense", ANY_ARCH): 0.4}, {},
+        {("llamacpp", "Hopper"): 0.0, ("llamacpp", ANY_ARCH): 50e-6}, {}, 0.0, 0.0)
+    r = roof_cat.apps["llama7b4090"]  # Ada: no fit row
+    layers = r.model.architecture.layers
+    unseen = predict(r, 0, coef=coef)
+    assert unseen.efficiency == 0.4 and unseen.overhead_s == pytest.approx(layers * 50e-6)
+    assert "across architectures" in unseen.basis and unseen.band == BAND_OTHER_DEVICE
+    hopper = predict(on_device(r, load_device_file(H100)), 0, coef=coef)
+    assert hopper.efficiency == 0.5 and hopper.overhead_s == 0.0 and "fitted for gqa/dense on Hopper" in hopper.basis
 
 
 def test_a_device_file_with_its_public_specification_only(roof_cat, tmp_path):
