@@ -12,6 +12,7 @@ T0=$(date +%s)
 DEADLINE_S=${DEADLINE_S:-520}
 DEPTHS=${DEPTHS:-4096,16384}
 SPEC=${SPEC:-1}
+SERVED_DEADLINE_S=${SERVED_DEADLINE_S:-540}
 mkdir -p /tmp/w /tmp/m /tmp/pk
 LOG=$OUT/log.txt
 { nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap,clocks.max.sm,clocks.max.mem,power.limit \
@@ -47,7 +48,11 @@ nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu
 SMI=$!
 wait $MODELS
 echo "models ready after $(( $(date +%s) - T0 )) s" >> $LOG
-python3 - "$B/plan.json" > /tmp/rows.txt <<'PY'
+# the llama-bench rows: $B/plan.json, or on an H200 $B/plan-h200.json where carried (every file: a new card kind)
+PLAN=$B/plan.json
+nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && [ -f $B/plan-h200.json ] && PLAN=$B/plan-h200.json
+echo "bench plan $PLAN" >> $LOG
+python3 - "$PLAN" > /tmp/rows.txt <<'PY'
 import json, sys
 for r in json.load(open(sys.argv[1])):
     print(r["gguf"], r["kv"])
@@ -60,8 +65,14 @@ while read -r gguf kv; do
   timeout 60 $BENCH -m /tmp/m/$gguf -ngl 99 -fa 1 -ctk $kv -ctv $kv -p 0 -n 64 -r 1 -d $DEPTHS -o jsonl >> $OUT/bench.jsonl 2>> /tmp/bench.err
 done < /tmp/rows.txt
 EL=$(( $(date +%s) - T0 ))
+# SPEC=1: the MTP step cost; SPEC=H200: only on an H200 (three H100 runs have it)
+[ "$SPEC" = H200 ] && { nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && SPEC=1 || SPEC=0; }
 if [ "$SPEC" = 1 ] && [ $EL -lt $(( DEADLINE_S + 20 )) ] && [ -f /tmp/m/qwen36-27b-q4km-mtp.gguf ]; then
   PYTHONUNBUFFERED=1 timeout 90 python3 $B/spec.py $SERVER /tmp/m/qwen36-27b-q4km-mtp.gguf $OUT/spec.jsonl >> $LOG 2>&1
+fi
+if [ "${SERVED:-0}" = 1 ]; then  # llama-server on every file of the plan, speculation off (bench/speed/served.py)
+  PYTHONUNBUFFERED=1 python3 $B/served.py $SERVER ${SERVED_PLAN:-$B/plan.json} /tmp/m $OUT/served.jsonl $(( T0 + SERVED_DEADLINE_S )) \
+    >> $LOG 2>&1
 fi
 kill $SMI
 echo "done after $(( $(date +%s) - T0 )) s" >> $LOG

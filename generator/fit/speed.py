@@ -17,7 +17,8 @@ One decode step of a token therefore takes
   not shrink with the card's bandwidth, so a device file with only its bandwidth transfers (an efficiency tied to one
   device times another's bandwidth does not: bench/speed-accuracy.md's held-out device);
 - sampling: the server's per-token work over the vocabulary (greedy sampling on the CPU, the HTTP loop), measured as
-  llama-server against llama-bench on the same file (bench/speed/h100/README.md); a llama-bench row has none.
+  llama-server against llama-bench on the same files (bench/speed/h100-run4/README.md: the fit half's seven models,
+  their median per vocabulary entry); a llama-bench row has none.
 
 Speculative decoding keeps `1 + acceptance x draft length` tokens a step (the acceptance the catalog measured:
 accepted / drafted, the newest benchmark that has one) for a step that costs `1 + SPEC_FIRST + SPEC_NEXT x (draft
@@ -62,25 +63,25 @@ FAMILIES: dict[str, str] = {
 # ---- fitted on the fit half (bench/speed/fit.py writes these lines; bench/speed-accuracy.md gives the errors) ----
 # (engine fit kind, family, device architecture) -> bandwidth efficiency
 EFFICIENCY: dict[tuple[str, str, str], float] = {
-    ('llamacpp', 'gdn-hybrid/dense', '*'): 0.5863,
-    ('llamacpp', 'gdn-hybrid/dense', 'Blackwell'): 0.8322,
-    ('llamacpp', 'gdn-hybrid/dense', 'Hopper'): 0.3756,
-    ('llamacpp', 'gdn-hybrid/moe', '*'): 0.299,
-    ('llamacpp', 'gdn-hybrid/moe', 'Blackwell'): 0.9194,
-    ('llamacpp', 'gdn-hybrid/moe', 'Hopper'): 0.1294,
-    ('llamacpp', 'gemma4/dense', '*'): 0.325,
-    ('llamacpp', 'gemma4/dense', 'Blackwell'): 0.7314,
-    ('llamacpp', 'gemma4/dense', 'Hopper'): 0.1375,
-    ('llamacpp', 'gemma4/moe', '*'): 0.2092,
-    ('llamacpp', 'gemma4/moe', 'Blackwell'): 0.255,
-    ('llamacpp', 'gemma4/moe', 'Hopper'): 0.1466,
-    ('llamacpp', 'gqa/dense', '*'): 0.5439,
-    ('llamacpp', 'gqa/dense', 'Hopper'): 0.4499,
-    ('llamacpp', 'mamba-hybrid/moe', '*'): 0.6712,
-    ('llamacpp', 'mamba-hybrid/moe', 'Blackwell'): 0.8809,
-    ('llamacpp', 'mamba-hybrid/moe', 'Hopper'): 0.2431,
-    ('llamacpp', 'mla/moe', '*'): 0.1697,
-    ('llamacpp', 'mla/moe', 'Hopper'): 0.1007,
+    ('llamacpp', 'gdn-hybrid/dense', '*'): 0.5734,
+    ('llamacpp', 'gdn-hybrid/dense', 'Blackwell'): 0.7948,
+    ('llamacpp', 'gdn-hybrid/dense', 'Hopper'): 0.411,
+    ('llamacpp', 'gdn-hybrid/moe', '*'): 0.2595,
+    ('llamacpp', 'gdn-hybrid/moe', 'Blackwell'): 0.509,
+    ('llamacpp', 'gdn-hybrid/moe', 'Hopper'): 0.1551,
+    ('llamacpp', 'gemma4/dense', '*'): 0.2932,
+    ('llamacpp', 'gemma4/dense', 'Blackwell'): 0.5581,
+    ('llamacpp', 'gemma4/dense', 'Hopper'): 0.1619,
+    ('llamacpp', 'gemma4/moe', '*'): 0.2013,
+    ('llamacpp', 'gemma4/moe', 'Blackwell'): 0.2326,
+    ('llamacpp', 'gemma4/moe', 'Hopper'): 0.1642,
+    ('llamacpp', 'gqa/dense', '*'): 0.5441,
+    ('llamacpp', 'gqa/dense', 'Hopper'): 0.4813,
+    ('llamacpp', 'mamba-hybrid/moe', '*'): 0.6594,
+    ('llamacpp', 'mamba-hybrid/moe', 'Blackwell'): 0.7132,
+    ('llamacpp', 'mamba-hybrid/moe', 'Hopper'): 0.3382,
+    ('llamacpp', 'mla/moe', '*'): 0.173,
+    ('llamacpp', 'mla/moe', 'Hopper'): 0.1204,
     ('vllm', 'gdn-hybrid/dense', '*'): 0.7878,
     ('vllm', 'gdn-hybrid/dense', 'Blackwell'): 0.9968,
     ('vllm', 'gemma4/moe', '*'): 0.3725,
@@ -100,17 +101,17 @@ KV_EFFICIENCY: dict[tuple[str, str, str], float] = {
 OVERHEAD_S_PER_LAYER: dict[tuple[str, str], float] = {
     ('llamacpp', '*'): 4.8e-05,
     ('llamacpp', 'Blackwell'): 0.000116,
-    ('llamacpp', 'Hopper'): 0.0,
+    ('llamacpp', 'Hopper'): 1.8e-05,
     ('vllm', '*'): 4.8e-05,
     ('vllm', 'Blackwell'): 0.000116,
 }
 # engine fit kind -> seconds per vocabulary entry a served token (0 for an engine without a measurement)
-SAMPLING_S_PER_VOCAB: dict[str, float] = {'llamacpp': 9.2049e-09}
+SAMPLING_S_PER_VOCAB: dict[str, float] = {'llamacpp': 3.3065e-09}
 # speculative step cost: drafting N tokens and verifying N + 1 costs 1 + SPEC_FIRST + SPEC_NEXT x (N - 1) plain steps
 SPEC_FIRST = 0.0719
 SPEC_NEXT = 0.2391
 # device architecture -> the test half's p95 |predicted/measured - 1| of its fitted families (the band they carry)
-BAND_BY_ARCH: dict[str, float] = {'Blackwell': 0.35, 'Hopper': 0.2}
+BAND_BY_ARCH: dict[str, float] = {'Blackwell': 0.4, 'Hopper': 0.45}
 # ---- end of fitted values ----
 
 # the device architecture of the entries fitted across every measured architecture at once (bench/speed/fit.py): the
