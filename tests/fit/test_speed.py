@@ -22,6 +22,7 @@ from support.smoke import run_cli
 
 ROOF = FIXTURES / "catalog_roofline"
 H100 = Path(__file__).resolve().parents[2] / "bench" / "speed" / "devices" / "h100-sxm.yaml"
+H200 = H100.with_name("h200-sxm.yaml")
 
 
 @pytest.fixture(scope="module")
@@ -101,6 +102,17 @@ def test_an_unmeasured_architecture_takes_the_fit_across_architectures(roof_cat)
     assert "across architectures" in unseen.basis and unseen.band == BAND_OTHER_DEVICE
     hopper = predict(on_device(r, load_device_file(H100)), 0, coef=coef)
     assert hopper.efficiency == 0.5 and hopper.overhead_s == 0.0 and "fitted for gqa/dense on Hopper" in hopper.basis
+
+
+def test_more_bandwidth_of_one_architecture_from_the_device_file_alone(roof_cat):
+    """The H200's file (Hopper, 4,800 GB/s, public specification only) against the H100's (3,350 GB/s): faster, by
+    less than the bandwidth ratio (the launch overhead stays), with the same fitted basis."""
+    r = roof_cat.apps["llama7b4090"]
+    h100, h200 = load_device_file(H100), load_device_file(H200)
+    slow, fast = predict(on_device(r, h100), 0), predict(on_device(r, h200), 0)
+    assert fast.basis == slow.basis and "Hopper" in fast.basis
+    assert slow.tokens_per_s < fast.tokens_per_s < slow.tokens_per_s * h200.memory_bandwidth_gb_s / h100.memory_bandwidth_gb_s
+    assert fast.overhead_s == slow.overhead_s
 
 
 def test_a_device_file_with_its_public_specification_only(roof_cat, tmp_path):
