@@ -40,7 +40,7 @@ HERE = Path(__file__).resolve().parent
 # a llama.cpp app whose argv stands in for a model whose own app runs another engine, by speed family
 TEMPLATE = {"qwen3.5-27b": "llamacppqwen36mtpone"}
 # the lent H100's llama-bench sweeps (one card kind, one build, the same files: every row is a row of the H100)
-H100_RUNS = ("h100", "h100-run3", "h100-run4")
+H100_RUNS = ("h100", "h100-run3", "h100-run4", "h100-run5")
 # the lent H100's llama-server rows, speculation off, one per file (the served path the catalog's figures take)
 SERVED_RUN = "h100-run4"
 MAX_OVERHEAD_US = 200  # the grid of the per-layer launch + sync cost a step, µs
