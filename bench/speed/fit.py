@@ -22,13 +22,14 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from statistics import median
+from typing import Any
 
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from generator.catalog import Resolved, load_catalog, load_device_file  # noqa: E402
+from generator.catalog import Catalog, Resolved, load_catalog, load_device_file  # noqa: E402
 from generator.fit import speed  # noqa: E402
 from generator.fit.roofline import roofline  # noqa: E402
 from generator.fit.speed import Coefficients, predict  # noqa: E402
@@ -38,7 +39,12 @@ from generator.schema import Device  # noqa: E402
 HERE = Path(__file__).resolve().parent
 # a llama.cpp app whose argv stands in for a model whose own app runs another engine, by speed family
 TEMPLATE = {"qwen3.5-27b": "llamacppqwen36mtpone"}
-MAX_OVERHEAD_US = 20
+# the lent H100's llama-bench sweeps (one card kind, one build, the same files: every row is a row of the H100)
+H100_RUNS = ("h100", "h100-run3", "h100-run4", "h100-run5")
+# the lent H100's llama-server rows, speculation off, one per file (the served path the catalog's figures take)
+SERVED_RUN = "h100-run4"
+MAX_OVERHEAD_US = 200  # the grid of the per-layer launch + sync cost a step, µs
+OVERHEAD_STEP_US = 2
 
 
 @dataclass(frozen=True)
@@ -70,28 +76,65 @@ def rows() -> list[Row]:
     cat = load_catalog(str(ROOT / "catalog"))
     h100 = load_device_file(HERE / "devices" / "h100-sxm.yaml")
     out: list[Row] = []
-    plan = {p["gguf"]: p for p in json.loads((HERE / "h100" / "plan.json").read_text())}
-    for line in (HERE / "h100" / "bench.jsonl").read_text().splitlines():
+    for run in H100_RUNS:
+        out += _h100_rows(cat, h100, run, split)
+    out += _served_rows(cat, h100, split)
+    return out + _catalog_rows(cat, split)
+
+
+def _served_rows(cat: Catalog, h100: Device, split: dict[str, str]) -> list[Row]:
+    """llama-server on the H100, speculation off: 256 tokens after a 54-token prompt, taken at the middle of that."""
+    out: list[Row] = []
+    plan = {p["gguf"]: p for p in json.loads((HERE / SERVED_RUN / "served-plan.json").read_text())}
+    for line in (HERE / SERVED_RUN / "served.jsonl").read_text().splitlines():
+        s = json.loads(line)
+        t = s.get("timings")
+        if not t:
+            continue
+        p = plan[s["gguf"]]
+        out.append(Row(_realshape(cat, h100, p), p["model"], _kind(h100), t["prompt_n"] + t["predicted_n"] // 2,
+                       float(t["predicted_per_second"]), None, True, False,
+                       f"llama-server, speculation off, {t['predicted_n']} greedy tokens, -fa on -ngl 99, "
+                       f"KV {p['kv']}, real-shape {p['gguf']}",
+                       f"bench/speed/{SERVED_RUN}/served.jsonl (lent H100, llama.cpp 11434, 2026-12-06)",
+                       split.get(p["model"], "unsplit")))
+    return out
+
+
+def _realshape(cat: Catalog, h100: Device, p: dict[str, Any]) -> Resolved:
+    """The plan row's app on the H100 with the real-shape file the GPU read."""
+    base = cat.apps[p["app"]]
+    if speed.engine_kind(base) != "llamacpp":  # the model's own app runs another engine: a llama.cpp app's argv
+        base = cat.apps[TEMPLATE[p["model"]]]
+    model = cat.models[p["model"]]
+    # the file the GPU read: the real-shape file's own tensors (weights_part reads the weight file's size)
+    template = model.weights[0]
+    weight = template.model_copy(update={"quant": "realshape", "format": "gguf", "file": p["gguf"],
+                                         "size_gib": p["tensor_bytes"] / 2**30})
+    model = model.model_copy(update={"weights": (weight,)})
+    app = base.app.model_copy(update={"quantization": "realshape", "benchmarks": [], "model": model.id,
+                                      "gpu_memory_mib": 80000,
+                                      "speculative": None})
+    return _sized(replace(base, device=h100, model=model, app=app))
+
+
+def _h100_rows(cat: Catalog, h100: Device, run: str, split: dict[str, str]) -> list[Row]:
+    out: list[Row] = []
+    plan = {p["gguf"]: p for p in json.loads((HERE / run / "plan.json").read_text())}
+    for line in (HERE / run / "bench.jsonl").read_text().splitlines():
         b = json.loads(line)
         p = plan[Path(b["model_filename"]).name]
-        base = cat.apps[p["app"]]
-        if speed.engine_kind(base) != "llamacpp":  # the model's own app runs another engine: a llama.cpp app's argv
-            base = cat.apps[TEMPLATE[p["model"]]]
-        model = cat.models[p["model"]]
-        # the file the GPU read: the real-shape file's own tensors (weights_part reads the weight file's size)
-        template = model.weights[0]
-        weight = template.model_copy(update={"quant": "realshape", "format": "gguf", "file": p["gguf"],
-                                             "size_gib": p["tensor_bytes"] / 2**30})
-        model = model.model_copy(update={"weights": (weight,)})
-        app = base.app.model_copy(update={"quantization": "realshape", "benchmarks": [], "model": model.id,
-                                          "gpu_memory_mib": 80000,
-                                          "speculative": None})
-        r = replace(base, device=h100, model=model, app=app)
-        out.append(Row(_sized(r), p["model"], _kind(h100), int(b["n_depth"]), float(b["avg_ts"]), None, False, False,
+        out.append(Row(_realshape(cat, h100, p), p["model"], _kind(h100), int(b["n_depth"]), float(b["avg_ts"]),
+                       None, False, False,
                        f"llama-bench tg{b['n_gen']} x {len(b['samples_ts'])} at depth {b['n_depth']}, "
                        f"-fa 1 -ngl 99, KV {b['type_k']}, real-shape {p['gguf']}",
-                       "bench/speed/h100/bench.jsonl (lent H100, llama.cpp 11434, 2026-12-06)",
+                       f"bench/speed/{run}/bench.jsonl (lent H100, llama.cpp 11434, 2026-12-06)",
                        split.get(p["model"], "unsplit")))
+    return out
+
+
+def _catalog_rows(cat: Catalog, split: dict[str, str]) -> list[Row]:
+    out: list[Row] = []
     for _name, r in sorted(cat.apps.items()):
         for bench in r.app.benchmarks:
             # a benchmark's `context` is the server's window (the maintainer's runs decode ~800 tokens after a short
@@ -131,7 +174,10 @@ def usable_for_fit(row: Row) -> bool:
 
 
 def measured_spec() -> tuple[float, float, float]:
-    """(sampling s per vocabulary entry, SPEC_FIRST, SPEC_NEXT) from the H100's llama-server rows."""
+    """(sampling s per vocabulary entry, SPEC_FIRST, SPEC_NEXT) from the H100's llama-server rows: the step costs
+    from the MTP runs of `h100/spec.jsonl`; the sampling from llama-server against llama-bench on the same file,
+    speculation off (`h100-run4/served.jsonl`), the median over the fit half's models of the served time a token
+    less the kernels' time at an empty cache (the mean over the H100 runs), per vocabulary entry."""
     rows_ = [json.loads(x) for x in (HERE / "h100" / "spec.jsonl").read_text().splitlines()]
     plain = next(r for r in rows_ if not r["argv_extra"])["timings"]
     steps = {int(r["argv_extra"][-1]): r["timings"] for r in rows_ if r["argv_extra"] and "timings" in r}
@@ -139,11 +185,23 @@ def measured_spec() -> tuple[float, float, float]:
     # no draft was accepted: one token a step, so ms per token is ms per step
     c1 = steps[1]["predicted_ms"] / steps[1]["predicted_n"] / t0
     c3 = steps[3]["predicted_ms"] / steps[3]["predicted_n"] / t0
-    bench = [json.loads(x) for x in (HERE / "h100" / "bench.jsonl").read_text().splitlines()]
-    bare = next(b for b in bench if b["model_filename"].endswith("qwen36-27b-q4km-mtp.gguf") and b["n_depth"] == 0)
-    vocab = 248320  # Qwen3.6's vocabulary (catalog/models/qwen36-27b.yaml)
-    sampling = (t0 / 1e3 - 1 / bare["avg_ts"]) / vocab
-    return sampling, c1 - 1, (c3 - c1) / 2
+    bare: dict[str, list[float]] = {}
+    for run in H100_RUNS:
+        for line in (HERE / run / "bench.jsonl").read_text().splitlines():
+            b = json.loads(line)
+            if b["n_depth"] == 0:
+                bare.setdefault(Path(b["model_filename"]).name, []).append(1 / b["avg_ts"])
+    split = _split()
+    models = {p["gguf"]: p["model"] for p in json.loads((HERE / SERVED_RUN / "served-plan.json").read_text())}
+    vocab = {m.id: m.architecture.vocab_size for m in load_catalog(str(ROOT / "catalog")).models.values()}
+    per_vocab = []
+    for line in (HERE / SERVED_RUN / "served.jsonl").read_text().splitlines():
+        s = json.loads(line)
+        model = models[s["gguf"]]
+        if s.get("timings") and split.get(model) == "fit" and s["gguf"] in bare:
+            served = s["timings"]["predicted_ms"] / s["timings"]["predicted_n"] / 1e3
+            per_vocab.append((served - sum(bare[s["gguf"]]) / len(bare[s["gguf"]])) / vocab[model])
+    return median(per_vocab), c1 - 1, (c3 - c1) / 2
 
 
 def _key(r: Row) -> tuple[str, str, str]:
@@ -186,33 +244,56 @@ def fit(all_rows: list[Row]) -> tuple[Coefficients, dict[str, object]]:
     kv_eff = kv_efficiencies(fit_rows)
     efficiency: dict[tuple[str, str, str], float] = {}
     overhead: dict[tuple[str, str], float] = {}
-    for kind in sorted({_key(r)[2] for r in fit_rows}):
-        mine = [r for r in fit_rows if _key(r)[2] == kind]
-        best: tuple[float, dict[tuple[str, str, str], float], dict[tuple[str, str], float]] | None = None
-        for us in range(0, MAX_OVERHEAD_US + 1):  # launch + sync: a few µs a kernel, a few kernels a layer
-            per_layer = {(e, kind): round(us * 1e-6, 8) for e in {_key(r)[0] for r in mine}}
-            trial = Coefficients({}, kv_eff, per_layer, {"llamacpp": sampling}, first, nxt)
-            implied: dict[tuple[str, str, str], list[float]] = {}
-            for r in mine:
-                eff = _implied(r, trial)
-                if eff is not None:
-                    implied.setdefault(_key(r), []).append(eff)
-            effs = {k: round(median(v), 4) for k, v in implied.items()}
-            if not effs:
-                continue
-            coef = Coefficients(effs, kv_eff, per_layer, trial.sampling_s_per_vocab, first, nxt)
-            errs = sorted(abs(predicted(r, coef) / r.tokens_per_s - 1) for r in mine  # type: ignore[operator]
-                          if _key(r) in effs)
-            missing = sum(1 for r in mine if _key(r) not in effs)
-            unphysical = sum(1 for v in effs.values() if v > 1)  # no kernel streams faster than the bandwidth
-            score = median(errs) + errs[int(0.95 * (len(errs) - 1))] + missing + unphysical
-            if best is None or score < best[0]:
-                best = (score, effs, per_layer)
-        assert best is not None
-        efficiency.update(best[1])
-        overhead.update(best[2])
+    kinds = sorted({_key(r)[2] for r in fit_rows})
+    for kind in kinds:  # a measured architecture: its own launch + sync cost and efficiencies
+        effs, per_layer = _search(fit_rows, [kind], kv_eff, sampling, first, nxt)
+        efficiency.update(effs)
+        overhead.update(per_layer)
+    # a device architecture without a fit row: the launch + sync cost a layer fitted across every measured
+    # architecture at once (the host's and driver's share of a step does not shrink with the card's bandwidth), with
+    # the efficiencies that go with it, a family's median over the architectures (ANY_ARCH)
+    effs, per_layer = _search(fit_rows, kinds, kv_eff, sampling, first, nxt)
+    anywhere: dict[tuple[str, str], list[float]] = {}
+    for (e, f, _a), v in effs.items():
+        anywhere.setdefault((e, f), []).append(v)
+    efficiency.update({(e, f, speed.ANY_ARCH): round(median(v), 4) for (e, f), v in anywhere.items()})
+    overhead.update({(e, speed.ANY_ARCH): v for (e, _a), v in per_layer.items()})
     coef = Coefficients(efficiency, kv_eff, overhead, {"llamacpp": sampling}, first, nxt)
     return coef, {"sampling": sampling, "spec_first": first, "spec_next": nxt}
+
+
+def _search(fit_rows: list[Row], kinds: list[str], kv_eff: dict[tuple[str, str, str], float], sampling: float,
+            first: float, nxt: float) -> tuple[dict[tuple[str, str, str], float], dict[tuple[str, str], float]]:
+    """One launch + sync cost per layer a step, shared by the device architectures `kinds`, and the efficiencies it
+    implies (the median per engine, family and architecture), chosen on the grid by the fit rows' p50 + p95 error,
+    each architecture weighing the same."""
+    mine = [r for r in fit_rows if _key(r)[2] in kinds]
+    engines = sorted({_key(r)[0] for r in mine})
+    best: tuple[float, dict[tuple[str, str, str], float], dict[tuple[str, str], float]] | None = None
+    for us in range(0, MAX_OVERHEAD_US + 1, OVERHEAD_STEP_US):  # launch + sync: µs a kernel, a few kernels a layer
+        per_layer = {(e, kind): round(us * 1e-6, 8) for e in engines for kind in kinds}
+        trial = Coefficients({}, kv_eff, per_layer, {"llamacpp": sampling}, first, nxt)
+        implied: dict[tuple[str, str, str], list[float]] = {}
+        for r in mine:
+            eff = _implied(r, trial)
+            if eff is not None:
+                implied.setdefault(_key(r), []).append(eff)
+        effs = {k: round(median(v), 4) for k, v in implied.items()}
+        if not effs:
+            continue
+        coef = Coefficients(effs, kv_eff, per_layer, trial.sampling_s_per_vocab, first, nxt)
+        score = float(sum(1 for v in effs.values() if v > 1))  # no kernel streams faster than the bandwidth
+        for kind in kinds:
+            rows_ = [r for r in mine if _key(r)[2] == kind]
+            errs = sorted(abs(predicted(r, coef) / r.tokens_per_s - 1) for r in rows_  # type: ignore[operator]
+                          if _key(r) in effs)
+            score += sum(1 for r in rows_ if _key(r) not in effs)
+            if errs:
+                score += median(errs) + errs[int(0.95 * (len(errs) - 1))]
+        if best is None or score < best[0]:
+            best = (score, effs, per_layer)
+    assert best is not None
+    return best[1], best[2]
 
 
 def _implied(r: Row, coef: Coefficients) -> float | None:

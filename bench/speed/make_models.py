@@ -31,6 +31,9 @@ ROWS = [
     ("llamacppgemma4audione", "gemma4-e4b", "q4km", "f16", False),
     ("cascade230a3bone", "nemotron-cascade-2-30b-a3b", "q4ks", "q4_0", False),
     ("vllmqwen3527bone", "qwen3.5-27b", "q4km", "q4_0", False),
+    # test-half models the first sweeps did not reach (bench/speed/h100-run4)
+    ("llamacppgemma412bone", "gemma-4-12b-qat", "ud-q4_k_xl", "q8_0", False),
+    ("llamacppgemma426ba4bone", "gemma-4-26b-a4b-qat", "ud-q4_k_xl", "q8_0", False),
 ]
 
 

@@ -28,9 +28,9 @@ def ask(path: str, body: dict[str, object] | None = None, timeout: float = 60) -
         return json.loads(resp.read())
 
 
-def one(server: str, model: str, extra: list[str]) -> dict[str, object]:
+def one(server: str, model: str, extra: list[str], kv: str = "q4_0") -> dict[str, object]:
     argv = [server, "-m", model, "--host", "127.0.0.1", "--port", str(PORT), "-ngl", "99", "-fa", "on", "-c", "8192",
-            "-np", "1", "-ctk", "q4_0", "-ctv", "q4_0", "--no-warmup", *extra]
+            "-np", "1", "-ctk", kv, "-ctv", kv, "--no-warmup", *extra]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 40

@@ -9,11 +9,16 @@ One decode step of a token therefore takes
 - bytes read: the roofline's (active weights + KV at the context + recurrent state), at the app's KV types;
 - efficiency: the share of the stated bandwidth the engine's kernels stream for the architecture family, fitted on
   the fit half of the measurements (bench/speed/split.yaml, bench/speed/fit.py) per (engine, family, device
-  architecture); a family measured only on another device architecture takes its mean over those, one never
-  measured the engine's median: both with a wider band, stated;
-- overhead per layer: the engine's fixed launch and sync cost per layer a step, fitted on the same half;
+  architecture); a family measured only on another device architecture takes the fit across architectures (ANY_ARCH,
+  below), one never measured the engine's median: both with a wider band, stated;
+- overhead per layer: the engine's fixed launch and sync cost per layer a step, fitted on the same half per device
+  architecture; for a device architecture without a fit row, one cost fitted across every measured architecture at
+  once with the efficiencies that go with it (ANY_ARCH): that share of a step is the host's and the driver's and does
+  not shrink with the card's bandwidth, so a device file with only its bandwidth transfers (an efficiency tied to one
+  device times another's bandwidth does not: bench/speed-accuracy.md's held-out device);
 - sampling: the server's per-token work over the vocabulary (greedy sampling on the CPU, the HTTP loop), measured as
-  llama-server against llama-bench on the same file (bench/speed/h100/README.md); a llama-bench row has none.
+  llama-server against llama-bench on the same files (bench/speed/h100-run4/README.md: the fit half's seven models,
+  their median per vocabulary entry); a llama-bench row has none.
 
 Speculative decoding keeps `1 + acceptance x draft length` tokens a step (the acceptance the catalog measured:
 accepted / drafted, the newest benchmark that has one) for a step that costs `1 + SPEC_FIRST + SPEC_NEXT x (draft
@@ -58,44 +63,61 @@ FAMILIES: dict[str, str] = {
 # ---- fitted on the fit half (bench/speed/fit.py writes these lines; bench/speed-accuracy.md gives the errors) ----
 # (engine fit kind, family, device architecture) -> bandwidth efficiency
 EFFICIENCY: dict[tuple[str, str, str], float] = {
-    ('llamacpp', 'gdn-hybrid/dense', 'Blackwell'): 0.6372,
-    ('llamacpp', 'gdn-hybrid/dense', 'Hopper'): 0.3794,
-    ('llamacpp', 'gdn-hybrid/moe', 'Blackwell'): 0.2972,
-    ('llamacpp', 'gdn-hybrid/moe', 'Hopper'): 0.1319,
-    ('llamacpp', 'gemma4/dense', 'Blackwell'): 0.3575,
-    ('llamacpp', 'gemma4/dense', 'Hopper'): 0.1399,
-    ('llamacpp', 'gemma4/moe', 'Blackwell'): 0.1996,
-    ('llamacpp', 'gemma4/moe', 'Hopper'): 0.1485,
-    ('llamacpp', 'gqa/dense', 'Hopper'): 0.4532,
-    ('llamacpp', 'mamba-hybrid/moe', 'Blackwell'): 0.3498,
-    ('llamacpp', 'mamba-hybrid/moe', 'Hopper'): 0.2543,
-    ('llamacpp', 'mla/moe', 'Hopper'): 0.1025,
-    ('vllm', 'gdn-hybrid/dense', 'Blackwell'): 0.7252,
-    ('vllm', 'gemma4/moe', 'Blackwell'): 0.3363,
+    ('llamacpp', 'gdn-hybrid/dense', '*'): 0.5693,
+    ('llamacpp', 'gdn-hybrid/dense', 'Blackwell'): 0.7948,
+    ('llamacpp', 'gdn-hybrid/dense', 'Hopper'): 0.3706,
+    ('llamacpp', 'gdn-hybrid/moe', '*'): 0.2595,
+    ('llamacpp', 'gdn-hybrid/moe', 'Blackwell'): 0.509,
+    ('llamacpp', 'gdn-hybrid/moe', 'Hopper'): 0.1293,
+    ('llamacpp', 'gemma4/dense', '*'): 0.2932,
+    ('llamacpp', 'gemma4/dense', 'Blackwell'): 0.5581,
+    ('llamacpp', 'gemma4/dense', 'Hopper'): 0.1376,
+    ('llamacpp', 'gemma4/moe', '*'): 0.2013,
+    ('llamacpp', 'gemma4/moe', 'Blackwell'): 0.2326,
+    ('llamacpp', 'gemma4/moe', 'Hopper'): 0.1466,
+    ('llamacpp', 'gqa/dense', '*'): 0.5441,
+    ('llamacpp', 'gqa/dense', 'Hopper'): 0.4501,
+    ('llamacpp', 'mamba-hybrid/moe', '*'): 0.6594,
+    ('llamacpp', 'mamba-hybrid/moe', 'Blackwell'): 0.7132,
+    ('llamacpp', 'mamba-hybrid/moe', 'Hopper'): 0.2444,
+    ('llamacpp', 'mla/moe', '*'): 0.173,
+    ('llamacpp', 'mla/moe', 'Hopper'): 0.1019,
+    ('vllm', 'gdn-hybrid/dense', '*'): 0.7878,
+    ('vllm', 'gdn-hybrid/dense', 'Blackwell'): 0.9968,
+    ('vllm', 'gemma4/moe', '*'): 0.3725,
+    ('vllm', 'gemma4/moe', 'Blackwell'): 0.5041,
 }
 # (engine fit kind, family, device architecture) -> the share of bandwidth the attention reads of the KV reach
 KV_EFFICIENCY: dict[tuple[str, str, str], float] = {
-    ('llamacpp', 'gdn-hybrid/dense', 'Hopper'): 0.0543,
+    ('llamacpp', 'gdn-hybrid/dense', 'Hopper'): 0.0631,
     ('llamacpp', 'gdn-hybrid/moe', 'Hopper'): 0.0344,
     ('llamacpp', 'gemma4/dense', 'Hopper'): 0.0101,
     ('llamacpp', 'gemma4/moe', 'Hopper'): 0.0493,
-    ('llamacpp', 'gqa/dense', 'Hopper'): 0.1041,
+    ('llamacpp', 'gqa/dense', 'Hopper'): 0.0823,
+    ('llamacpp', 'mamba-hybrid/moe', 'Hopper'): 0.0709,
     ('llamacpp', 'mla/moe', 'Hopper'): 0.3273,
 }
 # (engine fit kind, device architecture) -> seconds of launch and sync per layer a step
 OVERHEAD_S_PER_LAYER: dict[tuple[str, str], float] = {
-    ('llamacpp', 'Blackwell'): 2e-05,
-    ('llamacpp', 'Hopper'): 2e-06,
-    ('vllm', 'Blackwell'): 2e-05,
+    ('llamacpp', '*'): 4.8e-05,
+    ('llamacpp', 'Blackwell'): 0.000116,
+    ('llamacpp', 'Hopper'): 0.0,
+    ('vllm', '*'): 4.8e-05,
+    ('vllm', 'Blackwell'): 0.000116,
 }
 # engine fit kind -> seconds per vocabulary entry a served token (0 for an engine without a measurement)
-SAMPLING_S_PER_VOCAB: dict[str, float] = {'llamacpp': 9.2049e-09}
+SAMPLING_S_PER_VOCAB: dict[str, float] = {'llamacpp': 3.3065e-09}
 # speculative step cost: drafting N tokens and verifying N + 1 costs 1 + SPEC_FIRST + SPEC_NEXT x (N - 1) plain steps
 SPEC_FIRST = 0.0719
 SPEC_NEXT = 0.2391
 # device architecture -> the test half's p95 |predicted/measured - 1| of its fitted families (the band they carry)
-BAND_BY_ARCH: dict[str, float] = {'Blackwell': 0.5, 'Hopper': 0.2}
+BAND_BY_ARCH: dict[str, float] = {'Blackwell': 0.4, 'Hopper': 0.6}
 # ---- end of fitted values ----
+
+# the device architecture of the entries fitted across every measured architecture at once (bench/speed/fit.py): the
+# launch + sync cost a layer that does not shrink with bandwidth, and each family's efficiency with it, for a device
+# whose architecture has no fit row
+ANY_ARCH = "*"
 
 BLOCK_STEP_DRAFT = 3  # the MTP draft length whose measured step cost a DFlash step is counted at
 
@@ -103,9 +125,10 @@ BLOCK_STEP_DRAFT = 3  # the MTP draft length whose measured step cost a DFlash s
 # test half was scored carries that p95 (BAND_BY_ARCH, written by bench/speed/fit.py), else BAND_FITTED
 BAND_FITTED = 0.20
 BAND_KIN = 0.50  # the family not fitted on this architecture, its sparsity's other families are (test worst 41 %)
-# the family measured on another device architecture only: the held-out-device check's p95 (92 %, the H100 predicted
-# without any H100 row, bench/speed/heldout_device.py)
-BAND_OTHER_DEVICE = 0.90
+# the family measured on another device architecture only: the held-out-device check's p95 rounded up to 5 % (51 %:
+# every H100 row predicted from its device file's public specification by a fit without any H100 row,
+# bench/speed/heldout_device.py, bench/speed-accuracy.md)
+BAND_OTHER_DEVICE = 0.55
 BAND_NO_FAMILY = 0.90  # the family never measured with this engine (or the architecture has no family)
 
 # Attention at batch 1 costs per cached element more than per byte: flash attention dequantizes K and V as it reads
@@ -176,10 +199,12 @@ class Coefficients:
         return cls(EFFICIENCY, KV_EFFICIENCY, OVERHEAD_S_PER_LAYER, SAMPLING_S_PER_VOCAB, SPEC_FIRST, SPEC_NEXT)
 
     def overhead(self, engine: str, arch: str) -> float:
-        """Seconds per layer a step: this engine on this device architecture, else its median, else any median."""
-        exact = self.overhead_s_per_layer.get((engine, arch))
-        if exact is not None:
-            return exact
+        """Seconds per layer a step: this engine on this device architecture, else the engine's cost fitted across
+        every measured architecture (ANY_ARCH), else its median, else any median."""
+        for key in ((engine, arch), (engine, ANY_ARCH)):
+            exact = self.overhead_s_per_layer.get(key)
+            if exact is not None:
+                return exact
         pool = ([v for (e, _), v in self.overhead_s_per_layer.items() if e == engine]
                 or list(self.overhead_s_per_layer.values()))
         return median(pool) if pool else 0.0
@@ -221,11 +246,15 @@ def efficiency_for(coef: Coefficients, engine: str, family: str | None, arch: st
         if kin:
             return (median(kin), f"{family} not fitted on {arch}: the median of its {sparsity} families there",
                     BAND_KIN)
-        others = [v for (e, f, _), v in table.items() if e == engine and f == family]
+        across = table.get((engine, family, ANY_ARCH))
+        if across is not None:
+            return (across, f"{family} measured on another device architecture only: the fit across architectures",
+                    BAND_OTHER_DEVICE)
+        others = [v for (e, f, a), v in table.items() if e == engine and f == family and a != ANY_ARCH]
         if others:
             return (median(others), f"{family} measured on another device architecture only", BAND_OTHER_DEVICE)
-    mine = [v for (e, _, _), v in table.items() if e == engine]
-    pool = mine or list(table.values())
+    mine = [v for (e, _, a), v in table.items() if e == engine and a != ANY_ARCH]
+    pool = mine or [v for (_, _, a), v in table.items() if a != ANY_ARCH]
     if not pool:
         raise UsageError("the speed model has no fitted efficiency (run bench/speed/fit.py)")
     why = f"no measurement of family {family} with this engine" if family else "no speed family for this architecture"
@@ -329,6 +358,6 @@ def speeds(resolved: Resolved) -> Speeds | None:
     return Speeds(predict(resolved, SHORT_CONTEXT), predict(resolved, full_context(resolved)))
 
 
-__all__ = ["BAND_FITTED", "BAND_KIN", "BAND_NO_FAMILY", "BAND_OTHER_DEVICE", "Coefficients", "FAMILIES",
+__all__ = ["ANY_ARCH", "BAND_FITTED", "BAND_KIN", "BAND_NO_FAMILY", "BAND_OTHER_DEVICE", "Coefficients", "FAMILIES",
            "KV_REFERENCE_BYTES", "Prediction", "Speeds", "efficiency_for", "engine_kind", "family_of", "full_context",
            "model_family", "on_device", "predict", "speeds"]

@@ -15,13 +15,14 @@ import pytest
 
 from generator.catalog import load_catalog, load_device_file
 from generator.core.errors import InputError, UsageError
-from generator.fit.speed import BAND_NO_FAMILY, on_device, predict, speeds
+from generator.fit.speed import ANY_ARCH, BAND_NO_FAMILY, BAND_OTHER_DEVICE, Coefficients, on_device, predict, speeds
 
 from support.catalogs import FIXTURES
 from support.smoke import run_cli
 
 ROOF = FIXTURES / "catalog_roofline"
 H100 = Path(__file__).resolve().parents[2] / "bench" / "speed" / "devices" / "h100-sxm.yaml"
+H200 = H100.with_name("h200-sxm.yaml")
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +86,33 @@ def test_speculation_with_measured_acceptance_is_faster_than_without(roof_cat):
     plain = predict(r, 0, speculative=False)
     assert with_spec.tokens_per_step > 1 and with_spec.step_cost > 1
     assert with_spec.tokens_per_s > plain.tokens_per_s
+
+
+def test_an_unmeasured_architecture_takes_the_fit_across_architectures(roof_cat):
+    """A device whose architecture has no fit row gets the launch cost and the efficiency fitted across every
+    measured architecture (ANY_ARCH), not one measured architecture's: stated in the basis, with the wider band; a
+    measured architecture keeps its own."""
+    coef = Coefficients(
+        {("llamacpp", "gqa/dense", "Hopper"): 0.5, ("llamacpp", "gqa/dense", ANY_ARCH): 0.4}, {},
+        {("llamacpp", "Hopper"): 0.0, ("llamacpp", ANY_ARCH): 50e-6}, {}, 0.0, 0.0)
+    r = roof_cat.apps["llama7b4090"]  # Ada: no fit row
+    layers = r.model.architecture.layers
+    unseen = predict(r, 0, coef=coef)
+    assert unseen.efficiency == 0.4 and unseen.overhead_s == pytest.approx(layers * 50e-6)
+    assert "across architectures" in unseen.basis and unseen.band == BAND_OTHER_DEVICE
+    hopper = predict(on_device(r, load_device_file(H100)), 0, coef=coef)
+    assert hopper.efficiency == 0.5 and hopper.overhead_s == 0.0 and "fitted for gqa/dense on Hopper" in hopper.basis
+
+
+def test_more_bandwidth_of_one_architecture_from_the_device_file_alone(roof_cat):
+    """The H200's file (Hopper, 4,800 GB/s, public specification only) against the H100's (3,350 GB/s): faster, by
+    less than the bandwidth ratio (the launch overhead stays), with the same fitted basis."""
+    r = roof_cat.apps["llama7b4090"]
+    h100, h200 = load_device_file(H100), load_device_file(H200)
+    slow, fast = predict(on_device(r, h100), 0), predict(on_device(r, h200), 0)
+    assert fast.basis == slow.basis and "Hopper" in fast.basis
+    assert slow.tokens_per_s < fast.tokens_per_s < slow.tokens_per_s * h200.memory_bandwidth_gb_s / h100.memory_bandwidth_gb_s
+    assert fast.overhead_s == slow.overhead_s
 
 
 def test_a_device_file_with_its_public_specification_only(roof_cat, tmp_path):
