@@ -16,6 +16,7 @@ setup(
     package_dir=DATA,
     # every file of both: the templates and the chat-template files shipped with charts
     package_data={"generator._data.catalog": ["**/*"], "generator._data.templates": ["**/*"],
-                  "generator._data.ci": ["build-llama-server.sh"]},
+                  "generator._data.ci": ["build-llama-server.sh"],
+                  "generator.fit": ["speed_fitted.json"]},  # the speed model's fitted values (bench/speed/fit.py)
     include_package_data=False,
 )

@@ -230,7 +230,7 @@ def kv_efficiencies(fit_rows: list[Row]) -> dict[tuple[str, str, str], float]:
             dt = 1 / high.tokens_per_s - 1 / low.tokens_per_s
             kv_low, kv_high = (roofline(x.resolved, x.context) for x in (low, high))
             assert kv_low is not None and kv_high is not None
-            element = speed._element_bytes(speed.settings_for(low.resolved, speed.engine_for(low.resolved)))
+            element = speed.settings_for(low.resolved, speed.engine_for(low.resolved)).kv_element_bytes
             dkv = (kv_high.kv_bytes - kv_low.kv_bytes) / element * speed.KV_REFERENCE_BYTES
             if dt > 0 and dkv > 0:
                 bw = (low.resolved.device.memory_bandwidth_gb_s or 0) * 1e9
@@ -364,33 +364,19 @@ def bands(all_rows: list[Row], coef: Coefficients) -> dict[str, float]:
 
 
 def write_coefficients(coef: Coefficients, bands: dict[str, float]) -> None:
-    """Rewrite the block between speed.py's `fitted` markers."""
-    path = ROOT / "generator" / "fit" / "speed.py"
-    text = path.read_text()
-    start = text.index("# (engine fit kind, family, device architecture) -> bandwidth efficiency")
-    end = text.index("# ---- end of fitted values ----")
+    """Rewrite generator/fit/speed_fitted.json, the fitted values speed.py reads (sorted: same fit, same bytes)."""
+    path = ROOT / "generator" / "fit" / "speed_fitted.json"
 
-    def table(values: dict[tuple[str, ...], float]) -> str:
-        return "{\n" + "".join(f"    {k!r}: {v},\n" for k, v in sorted(values.items())) + "}"
+    def rows(values: dict[tuple[str, ...], float]) -> list[list[object]]:
+        return [[*k, v] for k, v in sorted(values.items())]
 
-    sampling = ", ".join(f"{k!r}: {v:.4e}" for k, v in coef.sampling_s_per_vocab.items())
-    block = ("# (engine fit kind, family, device architecture) -> bandwidth efficiency\n"
-             f"EFFICIENCY: dict[tuple[str, str, str], float] = {table(coef.efficiency)}\n"  # type: ignore[arg-type]
-             "# (engine fit kind, family, device architecture) -> the share of bandwidth the attention reads of the "
-             "KV reach\n"
-             f"KV_EFFICIENCY: dict[tuple[str, str, str], float] = {table(coef.kv_efficiency)}\n"  # type: ignore[arg-type]
-             "# (engine fit kind, device architecture) -> seconds of launch and sync per layer a step\n"
-             f"OVERHEAD_S_PER_LAYER: dict[tuple[str, str], float] = {table(coef.overhead_s_per_layer)}\n"  # type: ignore[arg-type]
-             "# engine fit kind -> seconds per vocabulary entry a served token (0 for an engine without a "
-             "measurement)\n"
-             f"SAMPLING_S_PER_VOCAB: dict[str, float] = {{{sampling}}}\n"
-             "# speculative step cost: drafting N tokens and verifying N + 1 costs 1 + SPEC_FIRST + SPEC_NEXT x "
-             "(N - 1) plain steps\n"
-             f"SPEC_FIRST = {coef.spec_first:.4f}\nSPEC_NEXT = {coef.spec_next:.4f}\n"
-             "# device architecture -> the test half's p95 |predicted/measured - 1| of its fitted families (the band "
-             "they carry)\n"
-             f"BAND_BY_ARCH: dict[str, float] = {dict(sorted(bands.items()))!r}\n")
-    path.write_text(text[:start] + block + text[end:])
+    data = {"efficiency": rows(coef.efficiency),  # type: ignore[arg-type]
+            "kv_efficiency": rows(coef.kv_efficiency),  # type: ignore[arg-type]
+            "overhead_s_per_layer": rows(coef.overhead_s_per_layer),  # type: ignore[arg-type]
+            "sampling_s_per_vocab": {k: float(f"{v:.4e}") for k, v in sorted(coef.sampling_s_per_vocab.items())},
+            "spec_first": round(coef.spec_first, 4), "spec_next": round(coef.spec_next, 4),
+            "band_by_arch": dict(sorted(bands.items()))}
+    path.write_text(json.dumps(data, indent=1) + "\n")
 
 
 def main() -> int:

@@ -35,6 +35,9 @@ engine family (`EngineFamily.fit`) and the model's architecture, never named in 
 
 from __future__ import annotations
 
+import json
+from importlib import resources
+
 from dataclasses import dataclass, replace
 from statistics import median
 
@@ -43,8 +46,7 @@ from generator.core.data import Data
 from generator.core.errors import UsageError
 from generator.engines import engine_for
 from generator.engines.family import family_for
-from generator.engines.settings import AnySettings, VllmSettings, settings_for
-from generator.fit.memory import GGML_BYTES, TURBOQUANT_BITS, VLLM_BYTES, vllm_slot_bytes
+from generator.engines.settings import settings_for
 from generator.fit.roofline import DEFAULT_DRAFT_TOKENS, DFLASH_DRAFT_TOKENS, GB, roofline
 from generator.fit.sizing import sized
 from generator.schema import Device
@@ -61,57 +63,21 @@ FAMILIES: dict[str, str] = {
 }
 
 # ---- fitted on the fit half (bench/speed/fit.py writes these lines; bench/speed-accuracy.md gives the errors) ----
-# (engine fit kind, family, device architecture) -> bandwidth efficiency
-EFFICIENCY: dict[tuple[str, str, str], float] = {
-    ('llamacpp', 'gdn-hybrid/dense', '*'): 0.5693,
-    ('llamacpp', 'gdn-hybrid/dense', 'Blackwell'): 0.7948,
-    ('llamacpp', 'gdn-hybrid/dense', 'Hopper'): 0.3706,
-    ('llamacpp', 'gdn-hybrid/moe', '*'): 0.2595,
-    ('llamacpp', 'gdn-hybrid/moe', 'Blackwell'): 0.509,
-    ('llamacpp', 'gdn-hybrid/moe', 'Hopper'): 0.1293,
-    ('llamacpp', 'gemma4/dense', '*'): 0.2932,
-    ('llamacpp', 'gemma4/dense', 'Blackwell'): 0.5581,
-    ('llamacpp', 'gemma4/dense', 'Hopper'): 0.1376,
-    ('llamacpp', 'gemma4/moe', '*'): 0.2013,
-    ('llamacpp', 'gemma4/moe', 'Blackwell'): 0.2326,
-    ('llamacpp', 'gemma4/moe', 'Hopper'): 0.1466,
-    ('llamacpp', 'gqa/dense', '*'): 0.5441,
-    ('llamacpp', 'gqa/dense', 'Hopper'): 0.4501,
-    ('llamacpp', 'mamba-hybrid/moe', '*'): 0.6594,
-    ('llamacpp', 'mamba-hybrid/moe', 'Blackwell'): 0.7132,
-    ('llamacpp', 'mamba-hybrid/moe', 'Hopper'): 0.2444,
-    ('llamacpp', 'mla/moe', '*'): 0.173,
-    ('llamacpp', 'mla/moe', 'Hopper'): 0.1019,
-    ('vllm', 'gdn-hybrid/dense', '*'): 0.7878,
-    ('vllm', 'gdn-hybrid/dense', 'Blackwell'): 0.9968,
-    ('vllm', 'gemma4/moe', '*'): 0.3725,
-    ('vllm', 'gemma4/moe', 'Blackwell'): 0.5041,
-}
-# (engine fit kind, family, device architecture) -> the share of bandwidth the attention reads of the KV reach
-KV_EFFICIENCY: dict[tuple[str, str, str], float] = {
-    ('llamacpp', 'gdn-hybrid/dense', 'Hopper'): 0.0631,
-    ('llamacpp', 'gdn-hybrid/moe', 'Hopper'): 0.0344,
-    ('llamacpp', 'gemma4/dense', 'Hopper'): 0.0101,
-    ('llamacpp', 'gemma4/moe', 'Hopper'): 0.0493,
-    ('llamacpp', 'gqa/dense', 'Hopper'): 0.0823,
-    ('llamacpp', 'mamba-hybrid/moe', 'Hopper'): 0.0709,
-    ('llamacpp', 'mla/moe', 'Hopper'): 0.3273,
-}
-# (engine fit kind, device architecture) -> seconds of launch and sync per layer a step
-OVERHEAD_S_PER_LAYER: dict[tuple[str, str], float] = {
-    ('llamacpp', '*'): 4.8e-05,
-    ('llamacpp', 'Blackwell'): 0.000116,
-    ('llamacpp', 'Hopper'): 0.0,
-    ('vllm', '*'): 4.8e-05,
-    ('vllm', 'Blackwell'): 0.000116,
-}
-# engine fit kind -> seconds per vocabulary entry a served token (0 for an engine without a measurement)
-SAMPLING_S_PER_VOCAB: dict[str, float] = {'llamacpp': 3.3065e-09}
-# speculative step cost: drafting N tokens and verifying N + 1 costs 1 + SPEC_FIRST + SPEC_NEXT x (N - 1) plain steps
-SPEC_FIRST = 0.0719
-SPEC_NEXT = 0.2391
-# device architecture -> the test half's p95 |predicted/measured - 1| of its fitted families (the band they carry)
-BAND_BY_ARCH: dict[str, float] = {'Blackwell': 0.4, 'Hopper': 0.6}
+# Written by bench/speed/fit.py --write into speed_fitted.json beside this module (data, not code: the engine fit
+# kinds that key it are the families' `fit` names, generator/engines/): (engine fit kind, family, device
+# architecture) -> bandwidth efficiency; the same -> the share of bandwidth the attention reads of the KV reach;
+# (engine fit kind, device architecture) -> seconds of launch and sync per layer a step; engine fit kind -> seconds
+# per vocabulary entry a served token (0 for an engine without a measurement); the speculative step cost (drafting N
+# tokens and verifying N + 1 costs 1 + SPEC_FIRST + SPEC_NEXT x (N - 1) plain steps); device architecture -> the
+# test half's p95 |predicted/measured - 1| of its fitted families (the band they carry).
+_FITTED = json.loads(resources.files("generator.fit").joinpath("speed_fitted.json").read_text(encoding="utf-8"))
+EFFICIENCY: dict[tuple[str, str, str], float] = {(e, f, a): v for e, f, a, v in _FITTED["efficiency"]}
+KV_EFFICIENCY: dict[tuple[str, str, str], float] = {(e, f, a): v for e, f, a, v in _FITTED["kv_efficiency"]}
+OVERHEAD_S_PER_LAYER: dict[tuple[str, str], float] = {(e, a): v for e, a, v in _FITTED["overhead_s_per_layer"]}
+SAMPLING_S_PER_VOCAB: dict[str, float] = dict(_FITTED["sampling_s_per_vocab"])
+SPEC_FIRST: float = _FITTED["spec_first"]
+SPEC_NEXT: float = _FITTED["spec_next"]
+BAND_BY_ARCH: dict[str, float] = dict(_FITTED["band_by_arch"])
 # ---- end of fitted values ----
 
 # the device architecture of the entries fitted across every measured architecture at once (bench/speed/fit.py): the
@@ -294,7 +260,7 @@ def predict(resolved: Resolved, context: int, *, acceptance: float | None = None
     overhead = arch.layers * coef.overhead(engine, kind)
     bandwidth = device.memory_bandwidth_gb_s * GB
     weights = (roof.weights_bytes + roof.state_bytes) / (bandwidth * eff)
-    kv = roof.kv_bytes / _element_bytes(s) * KV_REFERENCE_BYTES / (bandwidth * kv_eff)
+    kv = roof.kv_bytes / s.kv_element_bytes * KV_REFERENCE_BYTES / (bandwidth * kv_eff)
     memory = weights + kv
     sampling = arch.vocab_size * coef.sampling_s_per_vocab.get(engine, 0.0) if served else 0.0
     tokens, cost, verified, note = 1.0, 1.0, 1, "no speculative decoding"
@@ -320,14 +286,6 @@ def predict(resolved: Resolved, context: int, *, acceptance: float | None = None
     return Prediction(r.app.name, device.id, context, None if family is None else value, value * (1 - band),
                       value * (1 + band), band, basis, eff, overhead, memory, weights, kv, sampling, tokens, cost,
                       bound, note)
-
-
-def _element_bytes(s: AnySettings) -> float:
-    """Bytes of one cached K or V element at the settings' KV types (mean of K and V)."""
-    k, v = str(s.kv_k.value), str(s.kv_v.value)
-    if isinstance(s, VllmSettings):
-        return float(vllm_slot_bytes(k, 1)) / 2 if k in TURBOQUANT_BITS else VLLM_BYTES.get(k, 2.0)
-    return (GGML_BYTES.get(k, 2.0) + GGML_BYTES.get(v, 2.0)) / 2
 
 
 def full_context(resolved: Resolved) -> int:
