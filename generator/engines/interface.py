@@ -132,6 +132,7 @@ class EngineFamily:
     build: Callable[[Sized], EngineSpec]
     supports: Callable[[list[str]], frozenset[str]]
     settings: Callable[[Resolved, EngineSpec], Settings]  # a subclass of engines/values.py Settings
+    decide: Callable[[Sized], Settings]  # the same settings decided from the app alone, no argv built
     fit: str
     server: Server
     knobs: Knobs

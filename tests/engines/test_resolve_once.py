@@ -1,12 +1,12 @@
-"""How often an app's engine argv is built (issue 35 "Resolve once"), counted on a fixture catalog.
+"""How often an app's engine argv is built (issue 35 "Resolve once"), counted on fixture catalogs.
 
-The chart plan sizes the app (generator/fit/sizing.py `sized`, which returns the `Sized` that `engine_for`, the memory
-models and `estimate` alone accept, so the engine cannot be built or fitted before the sizing by type; `cap_of` reads
-its GPU memory where eleven asserts "size the app first" stood), builds its argv and reads its settings once
-(`ChartSpec.settings`); the rules and `catalog explain`'s fit report and roofline read those instead of building
-again. What is left: an app that leaves its GPU memory out is built twice, once on a provisional cap that the
-sizing reads its settings from and once with the cap it gets (the argv carries the cap: the HAMi limit, vLLM's
-utilization, SGLang's pool), and `catalog explain`'s speed model and device plans build their own.
+A family decides the app's settings as typed values from its fields, its stack's args and its extra_args
+(`FAMILY.decide`, generator/engines/settings.py `decided`: no argv is built or read); the sizing (generator/fit/sizing.py
+`sized`) fits those settings under a provisional cap and returns the `Sized` app that `engine_for`, `decided`, the memory
+models and `estimate` alone accept; the chart plan then builds the argv once per accelerator mode from the sized app
+and keeps the decided settings (`ChartSpec.settings`), which the rules, `catalog explain`'s fit report and roofline,
+and the device plans read. The argv reader (engines/settings.py `settings_for`) stays for charts someone else wrote
+(the importer) and here, where it checks that what a family decides is what the argv it builds says.
 """
 
 from __future__ import annotations
@@ -22,11 +22,16 @@ import pytest
 
 from generator.catalog import Catalog, load_catalog
 from generator.chart.plan import plan
+from generator.engines import engine_for
 from generator.engines.family import FAMILIES
+from generator.engines.settings import decided, settings_for
+from generator.fit.devices import device_plans
 from generator.fit.roofline import reading, roofline
+from generator.fit.sizing import size_gpu, sized
 from generator.rules import context, run_rules
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "catalog_small"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURE = FIXTURES / "catalog_small"
 
 
 @pytest.fixture
@@ -58,26 +63,58 @@ def catalog(tmp_path: Path) -> Catalog:
     return load_catalog(cat)
 
 
-def test_render_builds_a_stated_app_once_and_a_sized_one_twice(catalog: Catalog, builds: Counter[str]) -> None:
-    for r in catalog.select():
-        plan(r)
+def test_render_builds_each_app_once_stated_or_sized(catalog: Catalog, builds: Counter[str]) -> None:
     assert catalog.apps["gemmalab"].app.gpu_memory_mib is not None
-    assert builds == {"gemmalab": 1, "qwenvisionlab": 1, "qwenlab": 2}, builds
+    assert catalog.apps["qwenlab"].app.gpu_memory_mib is None  # sized by the fit, still built once
+    for r in catalog.select():
+        spec = plan(r)
+        assert not spec.modes
+    assert builds == {"gemmalab": 1, "qwenvisionlab": 1, "qwenlab": 1}, builds
 
 
-def test_the_rules_and_the_roofline_read_the_plan(catalog: Catalog, builds: Counter[str]) -> None:
-    """The rules take the plan's engine and settings, and a roofline given the plan's settings builds nothing."""
+def test_the_sizing_builds_no_argv(catalog: Catalog, builds: Counter[str]) -> None:
+    r = catalog.apps["qwenlab"]
+    sizing = size_gpu(r)
+    planned = sized(r)
+    assert planned.app.gpu_memory_mib == sizing.cap_mib
+    assert decided(planned).context.value == r.app.context_length
+    assert not builds, builds
+
+
+def test_a_per_mode_chart_builds_once_per_mode(builds: Counter[str]) -> None:
+    """catalog_devices targets devices of two accelerator modes: a per-mode chart builds the argv once per mode."""
+    cat = load_catalog(FIXTURES / "catalog_devices")
+    seen = 0
+    for r in cat.select():
+        before = builds[r.app.name]
+        spec = plan(r, "olares-v3")
+        assert builds[r.app.name] - before == 1 + len(spec.modes), (r.app.name, builds)
+        seen += len(spec.modes)
+    assert seen, "the fixture has an app with a second accelerator mode"
+
+
+@pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.iterdir() if p.name.startswith("catalog_")))
+def test_the_decided_settings_are_what_the_built_argv_says(fixture: str) -> None:
+    """What a family decides from the app is what the engine reads from the argv the family builds from that app:
+    the argv reader over the built argv, field for field (values and the flags they cite)."""
+    cat = load_catalog(FIXTURES / fixture)
+    for r in cat.select():
+        planned = sized(r)
+        assert decided(planned) == settings_for(planned, engine_for(planned)), r.app.name
+
+
+def test_the_rules_the_roofline_and_the_device_plans_read_the_plan(catalog: Catalog, builds: Counter[str]) -> None:
+    """The rules take the plan's engine and settings, FIT001's trials under other caps decide settings without an
+    argv, a roofline given the plan's settings builds nothing, and a device plan builds nothing."""
     for name in ("gemmalab", "qwenlab"):
         ctx = context(catalog.apps[name], catalog)
-        planned = builds[name]
-        run_rules(ctx)  # FIT001's advice tries other caps and contexts: those are new engines, not this one
+        assert builds[name] == 1, (name, builds)
+        run_rules(ctx)
         spec = ctx.chart
-        before = builds[name]
         roof = roofline(spec.resolved, 4096, settings=spec.settings)
         assert roof is not None and roof.context == 4096
         assert reading(spec.resolved, None, settings=spec.settings) is None
-        assert builds[name] == before, f"{name}: the roofline built the engine again"
-        assert planned == (1 if name == "gemmalab" else 2)
-        # without the plan's settings the roofline builds its own, and finds the same figures
+        # without the plan's settings the roofline decides its own, and finds the same figures
         assert dataclasses.asdict(roofline(spec.resolved, 4096) or roof) == dataclasses.asdict(roof)
-        assert builds[name] == before + 1
+        device_plans(catalog.apps[name])
+        assert builds[name] == 1, f"{name}: built again after the plan: {builds}"
