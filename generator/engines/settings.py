@@ -281,7 +281,7 @@ Look = Argv | Given  # the flags of a built argv (read back) or of a family's de
 Env = tuple[EnvVar, ...]
 
 
-def _vllm_spec(argv: Look) -> tuple[str | None, int | None, str]:
+def _vllm_spec(argv: Look) -> Speculative:
     flag = argv.last("--speculative-config")
     if flag is None:
         return None, None, ""
@@ -333,10 +333,15 @@ def vllm_settings(r: Resolved, engine: EngineSpec) -> VllmSettings:
     return vllm_of(r, Argv(engine), engine.env)
 
 
-def vllm_of(r: Resolved, argv: Look, env: Env) -> VllmSettings:
+Speculative = tuple[str | None, int | None, str]  # (method as vLLM names it, draft tokens, where it is set)
+
+
+def vllm_of(r: Resolved, argv: Look, env: Env, spec: Speculative | None = None) -> VllmSettings:
+    """vLLM's settings from the flags `argv` answers and the env; `spec`: the speculative decoding as the family
+    decided it (None: read from `--speculative-config`)."""
     ctx, kv = argv.last("--max-model-len"), argv.last("--kv-cache-dtype")
     kv_value = Value(_text(kv, "auto"), kv)
-    method, tokens, spec_where = _vllm_spec(argv)
+    method, tokens, spec_where = spec if spec is not None else _vllm_spec(argv)
     util, batched = argv.last("--gpu-memory-utilization"), argv.last("--max-num-batched-tokens")
     seqs = argv.last("--max-num-seqs")
     kvbytes = argv.last("--kv-cache-memory-bytes")

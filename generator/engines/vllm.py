@@ -91,10 +91,14 @@ def decide(r: Sized) -> VllmSettings:
                           0))
     if app.audio:
         flags.append(Flag("--limit-mm-per-prompt", _limits(r), "app.audio", 0))
-    for arg in _speculative(r):
-        flags.append(Flag(arg.tokens[0], arg.tokens[1], arg.origin, 0))
+    given = Given({f.flag: f for f in flags}, given_args(r))
+    spec = app.speculative
+    decided = None
+    if spec is not None and given.text.last("--speculative-config") is None:  # the config `own` writes, typed
+        where = Flag("--speculative-config", None, "app.speculative", 0).where()
+        decided = (SPEC_METHODS[spec.method], spec.tokens, where)
     env, _ = engine_env(r, [])
-    return vllm_of(r, Given({f.flag: f for f in flags}, given_args(r)), env)
+    return vllm_of(r, given, env, decided)
 
 
 def supports(argv: list[str]) -> frozenset[str]:
