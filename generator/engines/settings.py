@@ -212,6 +212,11 @@ class LlamaCppSettings(GgufSettings):
     def doubled_sequences(self, fork: str) -> bool:
         return fork in DOUBLED_SEQUENCES and bool(self.spec_method)
 
+    def slot_context(self, fork: str) -> int | None:
+        if not self.doubled_sequences(fork) or self.kv_unified.value:
+            return None
+        return self.context.value // (2 * max(self.parallel.value, 1))
+
 
 @dataclass(frozen=True, kw_only=True)
 class LuceboxSettings(GgufSettings):
