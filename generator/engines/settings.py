@@ -1,8 +1,11 @@
-"""The effective engine settings of one app, read from its resolved argv and env (last flag wins).
+"""The effective engine settings of one app, as the engine will see them (last flag wins).
 
-Rules and the memory fit read settings here, never from the app fields alone, so an override through
-`extra_args` or `env` is judged exactly as the engine will see it. Defaults that the engine applies when a
-flag is absent are named constants with their source.
+Each family's reader (`vllm_of`, `llama_of`, `lucebox_of`, `sglang_of`) takes the flags from a lookup: `decided`
+asks the family (`FAMILY.decide`), which answers from the app's fields, its stack's args and its extra_args without
+building an argv (engines/argv.py `Given`); `settings_for` reads an argv that exists (engines/argv.py `Argv`), for a
+chart someone else wrote. Rules and the memory fit read settings, never the app fields alone, so an override through
+`extra_args` or `env` is judged exactly as the engine will see it. Defaults that the engine applies when a flag is
+absent are named constants with their source.
 """
 
 from __future__ import annotations
