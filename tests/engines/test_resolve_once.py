@@ -133,3 +133,24 @@ def test_explain_builds_the_argv_once_beside_the_speed_model(catalog: Catalog, b
         in_speed = builds[f"{name} in {SPEED}"]
         assert builds[name] - in_speed == 1, (name, builds)
         assert in_speed <= 3, (name, builds)
+
+
+@pytest.mark.parametrize(("app", "extra", "flag", "value"), [
+    ("gemmalab", "[--max-model-len, '8192', --kv-cache-dtype, fp8, --max-num-seqs, '4']", "--max-model-len", 8192),
+    ("qwenlab", "[-c, '16384', -ctk, q8_0, -np, '2', --flash-attn, auto]", "-c", 16384),
+])
+def test_extra_args_override_what_the_family_decides(tmp_path: Path, app: str, extra: str, flag: str,
+                                                    value: int) -> None:
+    """A flag in extra_args overrides the family's own (the engine reads the last one), in the decided settings as in
+    the argv: the context comes from extra_args, cited there, and the rest agrees with the read-back."""
+    cat = tmp_path / "catalog"
+    shutil.copytree(FIXTURE, cat)
+    path = cat / "apps" / f"{app}.yaml"
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if not line.startswith("extra_args:")]
+    path.write_text("\n".join([*lines, f"extra_args: {extra}", ""]), encoding="utf-8")
+    planned = sized(load_catalog(cat).apps[app])
+    s = decided(planned)
+    assert s.context.value == value
+    assert s.context.source is not None and s.context.source.flag == flag
+    assert s.context.source.origin == "app.extra_args"
+    assert s == settings_for(planned, engine_for(planned))
