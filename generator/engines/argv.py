@@ -97,7 +97,11 @@ class Given:
         self.text = Argv(text)
 
     def _own(self, names: tuple[str, ...]) -> Flag | None:
-        return next((self.own[n] for n in map(normalize, names) if n in self.own), None)
+        for name in names:  # the readers spell flags with dashes: normalized already
+            found = self.own.get(name)
+            if found is not None:
+                return found
+        return None
 
     def last(self, *names: str) -> Flag | None:
         return self.text.last(*names) or self._own(names)
