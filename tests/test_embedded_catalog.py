@@ -119,7 +119,7 @@ def test_every_app_explains_with_a_breakdown(cat, capsys):
 def _fit(r):
     r = sized(r)  # an app that leaves its GPU memory out is judged at the cap the fit gives it
     engine = engine_for(r)
-    return estimate(r, engine, settings_for(r, engine))
+    return estimate(r, settings_for(r, engine))
 
 
 def test_every_app_gets_a_fit_verdict_with_a_breakdown(cat):

@@ -49,7 +49,7 @@ def _fit(r, **context):
     s = settings_for(r, engine)
     if context:
         s = replace(s, context=Value(context["context"]))
-    return estimate(r, engine, s), s
+    return estimate(r, s), s
 
 
 def close(value: float, expected: float, tolerance: float) -> bool:

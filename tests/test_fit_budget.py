@@ -38,7 +38,7 @@ def _fit(catalog, **app):
         set_app(catalog, FAST, **app)
     r = load_catalog(catalog).apps[FAST]
     engine = engine_for(r)
-    return estimate(r, engine, settings_for(r, engine))
+    return estimate(r, settings_for(r, engine))
 
 
 def close(value: float, expected: float, tolerance: float = TOLERANCE) -> bool:
@@ -114,7 +114,7 @@ def test_cuda_graphs_are_profiled_inside_the_budget_from_vllm_0_20(catalog_copy)
     def graphs(app: str) -> str:
         r = load_catalog(catalog_copy).apps[app]
         engine = engine_for(r)
-        fit = estimate(r, engine, settings_for(r, engine))
+        fit = estimate(r, settings_for(r, engine))
         return next(p.pool for p in fit.parts if p.component.startswith("CUDA graphs"))
 
     assert graphs(E4B) == "budget" and graphs(DENSE) == "outside"

@@ -59,7 +59,7 @@ def test_a_llamacpp_app_without_gpu_memory_gets_need_plus_margin(catalog_copy):
     assert sizing.cap_mib % STEP_MIB == 0 and sizing.stated_mib is None
     assert the_one_number(spec, tree) == {str(sizing.cap_mib)}
     assert spec.resolved.sized == ("gpu_memory_mib",)
-    fit = estimate(spec.resolved, spec.engine, settings_for(spec.resolved, spec.engine))
+    fit = estimate(spec.resolved, settings_for(spec.resolved, spec.engine))
     assert fit.verdict == "FIT" and fit.margin("cap") >= margin - STEP_MIB
     assert lint_chart(G26, tree) == []
 
@@ -75,7 +75,7 @@ def test_a_vllm_app_gets_the_utilization_that_yields_its_budget(catalog_copy):
     assert argv[argv.index("--gpu-memory-utilization") + 1] == repr(util)
     cap = spec.resolved.app.gpu_memory_mib
     assert the_one_number(spec, tree) == {str(cap)}
-    fit = estimate(spec.resolved, spec.engine, settings_for(spec.resolved, spec.engine))
+    fit = estimate(spec.resolved, settings_for(spec.resolved, spec.engine))
     budget = next(p for p in fit.pools if p.key == "budget")
     assert budget.capacity_mib == util * CARD  # vLLM sizes from the card's total on the Olares One
     tight = max(TIGHT_MIN_MIB, TIGHT_FRACTION * cap)
@@ -98,7 +98,7 @@ def test_a_stated_utilization_gets_a_cap_that_holds_its_budget(catalog_copy):
     assert sizing.cap_mib > math.ceil((sizing.need_mib + sizing.margin_mib) / STEP_MIB) * STEP_MIB
     spec, tree = planned(catalog_copy, E4B)
     assert spec.resolved.sized == ("gpu_memory_mib",) and spec.resolved.app.gpu_memory_utilization == 0.9
-    fit = estimate(spec.resolved, spec.engine, settings_for(spec.resolved, spec.engine))
+    fit = estimate(spec.resolved, settings_for(spec.resolved, spec.engine))
     assert fit.verdict == "FIT", fit.verdict
     assert the_one_number(spec, tree) == {str(sizing.cap_mib)}
 

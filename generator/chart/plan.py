@@ -13,11 +13,12 @@ from generator.chart.parts import (MODEL_SUPPORTS, Accelerator, ChartYaml, Conta
 from generator.chart.gpumem import GpuMemory, gpu_memory
 from generator.chart.profiles import PROFILES, Profile, get_profile
 from generator.chart.shared import (API_KEY_ENV, CONTEXT_ENV, NUMBER_REGEX, OUTPUT_ENV, SharedEngine, explicit_slots,
-                                    plan_engine)
+                                    knobs_for, plan_engine)
 from generator.core.errors import InputError, Problem
 from generator.engines import EngineSpec, Sized, engine_for, supports_for
 from generator.engines.base import CHAT_TEMPLATE_FILE
-from generator.engines.settings import Settings, settings_for
+from generator.engines.argv import Flag
+from generator.engines.settings import Settings, decided
 from generator.fit.devices import variant_on
 from generator.fit.sizing import sized
 from generator.schema.app import SOURCE_LOCALE
@@ -56,7 +57,7 @@ class ChartSpec:
     owners: Owners
     engine: EngineSpec
     resolved: Sized  # the app as planned: GPU memory (and vLLM utilization) filled in by the fit when left out
-    settings: Settings  # the engine's effective settings, read once from `engine` (rules and explain read these)
+    settings: Settings  # the engine's effective settings, decided once (rules and explain read these)
     profile: Profile
     files: dict[str, str] = field(default_factory=dict)  # chart files shipped verbatim (the chat template)
     modes: tuple[ModePlan, ...] = ()  # per-mode charts (Profile.per_mode): the other modes, each on its device
@@ -108,11 +109,18 @@ def _accelerator(r: Sized, profile: Profile) -> Accelerator:
                        required_gpu_memory=gpu, limited_gpu_memory=gpu)
 
 
-def _shared_engine(r: Resolved, spec: EngineSpec) -> tuple[EngineSpec, SharedEngine]:
-    """The shared form's engine (its slot count explicit) and bounds for `r` (planned) on its device."""
-    settings = settings_for(r, spec)
-    spec = explicit_slots(r, spec, settings)
-    return spec, plan_engine(r, spec, settings)
+def _shared_engine(r: Resolved, spec: EngineSpec, settings: Settings) -> tuple[EngineSpec, Settings, SharedEngine]:
+    """The shared form's engine (its slot count explicit), its settings (the slot count citing the flag written out)
+    and bounds for `r` (planned) on its device."""
+    explicit = explicit_slots(r, spec, settings)
+    bounds = plan_engine(r, explicit, settings)
+    if explicit is not spec:  # the slot flag appended: the setting now comes from it, as the engine reads it
+        added = explicit.args[-1]
+        name = knobs_for(r).slot_setting
+        value = getattr(settings, name)
+        source = Flag(added.tokens[0], added.tokens[1], added.origin, 0)
+        settings = replace(settings, **{name: replace(value, source=source)})
+    return explicit, settings, bounds
 
 
 def _mode_plans(r: Resolved, spec: EngineSpec, shared: bool = False) -> tuple[ModePlan, ...]:
@@ -131,13 +139,13 @@ def _mode_plans(r: Resolved, spec: EngineSpec, shared: bool = False) -> tuple[Mo
             continue
         seen.add(mode)
         planned = sized(variant)
-        engine = engine_for(planned)
+        engine = engine_for(planned)  # built once per mode, from the sized variant
         # the mounts come from app fields a `devices:` entry cannot override (engines/base.py `mounts`)
         assert engine.mounts == spec.mounts, f"{r.app.name}: {target.device.id} mounts differ"
         gpu = gpu_memory(planned, fitted=variant.app.gpu_memory_mib is None)
         bounds = None
         if shared:
-            engine, bounds = _shared_engine(planned, engine)
+            engine, _, bounds = _shared_engine(planned, engine, decided(planned))
         out.append(ModePlan(mode, target.device.id, planned, engine, gpu, bounds))
     return tuple(out)
 
@@ -274,12 +282,13 @@ def plan(r: Resolved, profile: Profile | str | None = None) -> ChartSpec:
     sized by the fit first (generator/fit/sizing.py); `ChartSpec.resolved` is that sized app."""
     chosen = get_profile(profile) if isinstance(profile, str) else profile or PROFILES[r.market.profile]
     fitted = r.app.gpu_memory_mib is None
-    r = sized(r)
-    spec = engine_for(r)
+    r = sized(r)  # decides the settings on the way (generator/fit/sizing.py), building no argv
+    settings = decided(r)
+    spec = engine_for(r)  # the app's argv, built once
     shared = None
     if r.form == "shared":
         _require_v3(r, chosen)
-        spec, shared = _shared_engine(r, spec)
+        spec, settings, shared = _shared_engine(r, spec, settings)
     app = r.app
     chart = ChartYaml(name=app.name, description=app.description.splitlines()[0], icon=app.icon, version=app.version,
                       app_version=app.version)
@@ -289,7 +298,7 @@ def plan(r: Resolved, profile: Profile | str | None = None) -> ChartSpec:
     if modes:
         values = replace(values, modes=tuple((m.mode, _mode_values(m)) for m in modes))
     return ChartSpec(name=app.name, chart=chart, manifest=_manifest(r, spec, chosen, modes, shared), values=values,
-                     owners=Owners(tuple(app.owners)), engine=spec, resolved=r, settings=settings_for(r, spec),
+                     owners=Owners(tuple(app.owners)), engine=spec, resolved=r, settings=settings,
                      profile=chosen, files=files,
                      i18n=_i18n(r, chosen), modes=modes, gpu=gpu_memory(r, fitted=fitted), shared=shared)
 

@@ -165,7 +165,7 @@ def explain_data(resolved: Resolved, catalog: Catalog, measured: Measured | None
                     settings=settings)
     return Explanation(app=app.name, title=app.title, status=app.status, stack=resolved.stack.id, image=engine.image,
                        command=engine.command, args=_args(engine), env=env, overridden_env=overridden,
-                       genesis=_genesis(settings), fit=estimate(resolved, engine, settings), roofline=roof,
+                       genesis=_genesis(settings), fit=estimate(resolved, settings), roofline=roof,
                        roofline_full=full, reading=read, devices=device_plans(resolved) if resolved.targets else (),
                        speeds=speeds(resolved), gpu=spec.gpu,
                        shared=tuple(spec.shared.lines()) if spec.shared is not None else ())
@@ -264,7 +264,7 @@ def card_plan(catalog: Catalog, device_id: str) -> CardPlan:
             continue  # it targets the device but does not run there (`explain APP` says why)
         spec = plan(r)
         planned = spec.resolved
-        verdict = estimate(planned, spec.engine, spec.settings).verdict
+        verdict = estimate(planned, spec.settings).verdict
         if own.device.id != device_id:  # a `devices:` entry: judged against the card (fit/devices.py)
             verdict = judged_on_device(planned, verdict)[0]
         room = r.app.gpu_room

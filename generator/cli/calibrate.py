@@ -177,13 +177,10 @@ def weight_label(r: Any) -> str:
 
 def _app_budget(r: Any) -> tuple[float | None, int]:
     """The utilization (vLLM) and the cap the app runs under: its own, or the fit's when it leaves them out."""
-    from generator.engines import engine_for
-    from generator.engines.settings import settings_for
+    from generator.engines.settings import decided
     from generator.fit.sizing import sized
 
-    r = sized(r)
-    s = settings_for(r, engine_for(r))
-    return s.budget_utilization, int(r.app.gpu_memory_mib)
+    return decided(r := sized(r)).budget_utilization, int(r.app.gpu_memory_mib)
 
 
 def _gpu_rows(parsed: Any, prov: Any, gpu_mib: float) -> list[Any]:
@@ -209,13 +206,12 @@ def _with(r: Any, rows: list[Any]) -> Any:
 
 
 def _summary(r: Any) -> dict[str, Any]:
-    from generator.engines import engine_for
     from generator.fit.calibrate import largest_context
     from generator.fit.estimate import estimate
     from generator.fit.sizing import sized
 
     r = sized(r)  # an app that leaves gpu_memory_mib out: the cap the fit gives it (with these rows)
-    fit = estimate(r, engine_for(r))
+    fit = estimate(r)
     return {"summary": fit.summary(), "verdict": fit.verdict, "largest_context": largest_context(r),
             "parts": [(p.component, round(p.mib, 1)) for p in fit.parts]}
 

@@ -6,9 +6,10 @@ so rules and `catalog explain` can say which setting of the catalog produced it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from generator.engines.base import EngineSpec, EnvVar
+from generator.engines.base import Arg, EngineSpec, EnvVar
 
 
 def normalize(flag: str) -> str:
@@ -39,8 +40,9 @@ class Flag:
 class Argv:
     """Lookups over one engine's argv."""
 
-    def __init__(self, engine: EngineSpec):
-        self.tokens = [(text, arg.origin, i) for arg in engine.args for i, text in enumerate(arg.tokens)]
+    def __init__(self, engine: EngineSpec | Iterable[Arg]):
+        args = engine.args if isinstance(engine, EngineSpec) else engine
+        self.tokens = [(text, arg.origin, i) for arg in args for i, text in enumerate(arg.tokens)]
         # every `-...` token by its normalized name, in argv order: a lookup reads only its own flag's tokens
         self._by_name: dict[str, list[tuple[int, str, str | None]]] = {}
         for index, (text, _, _) in enumerate(self.tokens):
@@ -83,8 +85,34 @@ class Argv:
         return [(flag, flags[-1]) for flags in seen.values() if len(flags) > 1 for flag in flags[:-1]]
 
 
-def env_var(engine: EngineSpec, name: str) -> EnvVar | None:
-    return next((e for e in engine.env if e.name == name), None)
+class Given:
+    """A family's flags as it decides them, without an argv: `own` the flags it derives from the app's fields (keyed
+    by their normalized name; each Flag as the builder writes it), `text` the args the catalog writes as text after
+    them (the stack's `args`, the app's `extra_args`, engines/base.py `given_args`), read as the engine reads them.
+    The last occurrence wins, so a flag of the text overrides the family's own; the lookups answer what `Argv` would
+    answer over the argv the builder makes of the same app (tests/engines/test_resolve_once.py holds it)."""
+
+    def __init__(self, own: Mapping[str, Flag], text: Iterable[Arg]):
+        self.own = {normalize(name): flag for name, flag in own.items()}
+        self.text = Argv(text)
+
+    def _own(self, names: tuple[str, ...]) -> Flag | None:
+        for name in names:  # the readers spell flags with dashes: normalized already
+            found = self.own.get(name)
+            if found is not None:
+                return found
+        return None
+
+    def last(self, *names: str) -> Flag | None:
+        return self.text.last(*names) or self._own(names)
+
+    def present(self, *names: str) -> Flag | None:
+        return self.text.present(*names) or self._own(names)
 
 
-__all__ = ["Argv", "Flag", "env_var", "normalize", "origin_label"]
+def env_var(engine: EngineSpec | tuple[EnvVar, ...], name: str) -> EnvVar | None:
+    env = engine.env if isinstance(engine, EngineSpec) else engine
+    return next((e for e in env if e.name == name), None)
+
+
+__all__ = ["Argv", "Flag", "Given", "env_var", "normalize", "origin_label"]

@@ -201,6 +201,26 @@ def command(r: Resolved) -> tuple[str, ...]:
     return ("sh", "-c", script, "--")
 
 
+def given_args(r: Resolved) -> list[Arg]:
+    """The args the catalog writes as text after the engine's own: the stack's `args`, then the app's `extra_args`
+    (the engine reads the last occurrence of a flag, so these override the engine's own)."""
+    out = []
+    if r.stack.args:
+        out.append(Arg(r.stack.args, f"stack {r.stack.id}"))
+    if r.app.extra_args:
+        out.append(Arg(r.app.extra_args, "app.extra_args"))
+    return out
+
+
+def engine_env(r: Sized, own_env: list[EnvVar]) -> tuple[tuple[EnvVar, ...], tuple[EnvVar, ...]]:
+    """The container's env (resolved, and the assignments a later one replaced): stack env, HF_HOME, the HAMi limit,
+    the engine's own env, Genesis flags, the app's env. Built from the app alone: a family's settings read it
+    (engines/decided.py) without building the argv."""
+    stack_env, hami, genesis, app_env = common_env(r)
+    paths = [EnvVar("HF_HOME", MODELS_DIR, "chart")]
+    return resolve_env(stack_env, paths, hami, own_env, genesis, app_env)
+
+
 def build(r: Sized, own: Callable[[Head], Own]) -> EngineSpec:
     """One engine's spec: `own` gives the engine's argv and env; the builder adds what every engine has.
 
@@ -209,14 +229,8 @@ def build(r: Sized, own: Callable[[Head], Own]) -> EngineSpec:
     """
     head = Head(r, app_weight(r))
     mine = own(head)
-    stack, app = r.stack, r.app
-    args = list(mine.args)
-    if stack.args:
-        args.append(Arg(stack.args, f"stack {stack.id}"))
-    if app.extra_args:
-        args.append(Arg(app.extra_args, "app.extra_args"))
-    stack_env, hami, genesis, app_env = common_env(r)
-    paths = [EnvVar("HF_HOME", MODELS_DIR, "chart")]
-    env, overridden = resolve_env(stack_env, paths, hami, mine.env, genesis, app_env)
+    stack = r.stack
+    args = list(mine.args) + given_args(r)
+    env, overridden = engine_env(r, mine.env)
     return EngineSpec(image=stack.image, command=command(r), args=tuple(args), env=env, overridden=overridden,
                       port=stack.port, health_path=stack.health_path, downloads=tuple(head.downloads), mounts=mounts(r))

@@ -109,10 +109,13 @@ class Knobs:
 class EngineFamily:
     """One engine family: the registry's declaration and everything the code asks of the engine.
 
-    build: the container's argv and env of a sized app (`generator/engines/base.py build`); supports: what that argv
-    lets the Router card declare (tools, thinking); settings: the typed settings read back from the argv, a subclass
-    of engines/values.py `Settings` whose methods are the engine's behaviour the other stages ask (KV bytes, the
-    utilization budget, the rules' hooks); fit: the memory model that places its parts: the name of its module
+    build: the container's argv and env of a sized app (`generator/engines/base.py build`), built once per accelerator
+    mode by the chart plan; supports: what that argv lets the Router card declare (tools, thinking); decide: the
+    app's typed settings decided from its fields, its stack's args and its extra_args without building an argv (the
+    sizing, the plan, the rules and explain read these), a subclass of engines/values.py `Settings` whose methods are
+    the engine's behaviour the other stages ask (KV bytes, the utilization budget, the rules' hooks); settings: the
+    same settings read back from an argv (a chart someone else wrote; tests/engines/test_resolve_once.py holds that
+    the two agree on every fixture app); fit: the memory model that places its parts: the name of its module
     `generator/fit/<fit>.py`, whose `build(r, settings, ledger)` `fit/sizing.py memory_model` loads by that name;
     server: what its running server says (smoke); knobs: the flags that take the shared form's context, slots,
     output and API key (generator/chart/shared.py); olares_base: Olares' own engine base that runs it (catalog/bases/,
@@ -132,6 +135,7 @@ class EngineFamily:
     build: Callable[[Sized], EngineSpec]
     supports: Callable[[list[str]], frozenset[str]]
     settings: Callable[[Resolved, EngineSpec], Settings]  # a subclass of engines/values.py Settings
+    decide: Callable[[Sized], Settings]  # the same settings decided from the app alone, no argv built
     fit: str
     server: Server
     knobs: Knobs

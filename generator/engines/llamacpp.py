@@ -11,9 +11,13 @@ from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING
 
-from generator.engines.base import SLOT_DIR, Arg, EngineSpec, Head, Own, Sized, build, chat_template_path, fill
+from generator.catalog import Resolved
+from generator.engines.argv import Flag, Given
+from generator.engines.base import (SLOT_DIR, Arg, EngineSpec, Head, Own, Sized, build, chat_template_path, download,
+                                    fill, given_args)
 from generator.engines.interface import EngineFamily, Get, Knobs, Parser, Said, Server, Text, count
-from generator.engines.settings import llama_settings
+from generator.engines.settings import LlamaCppSettings, llama_of, llama_settings
+from generator.schema import WeightFile
 from generator.schema.engines import declaration
 
 if TYPE_CHECKING:
@@ -24,19 +28,32 @@ if TYPE_CHECKING:
 BUILD = re.compile(r"(?:^|[-_:])b(\d{3,})(?=$|[-_.])")  # `server-cuda13-b8740`, `b8740-3f7c1d2`
 
 
-def speculative(head: Head) -> list[Arg]:
-    """The stack's spelling of the app's speculative decoding; a drafter file joins the downloads."""
-    r = head.r
+def _drafter(r: Resolved) -> WeightFile | None:
+    spec = r.app.speculative
+    if spec is None or not spec.drafter:
+        return None
+    drafter = r.model.drafter(spec.drafter)
+    assert drafter is not None  # checked by the catalog resolver
+    return drafter.weights[0]
+
+
+def spelled(r: Resolved) -> list[Arg]:
+    """The stack's spelling of the app's speculative decoding, its drafter's path filled in."""
     spec = r.app.speculative
     if spec is None:
         return []
-    drafter_path = None
-    if spec.drafter:
-        drafter = r.model.drafter(spec.drafter)
-        assert drafter is not None  # checked by the catalog resolver
-        drafter_path = head.fetch(drafter.weights[0]).path
+    weight = _drafter(r)
+    drafter_path = download(weight).path if weight is not None else None
     spelling = r.stack.speculative_args[spec.method]  # the catalog resolver checked the stack offers the method
     return [Arg(fill(spelling, spec.tokens, drafter_path), "app.speculative")]
+
+
+def speculative(head: Head) -> list[Arg]:
+    """The stack's spelling of the app's speculative decoding; a drafter file joins the downloads."""
+    weight = _drafter(head.r)
+    if weight is not None:
+        head.fetch(weight)
+    return spelled(head.r)
 
 
 def own(head: Head) -> Own:
@@ -64,6 +81,19 @@ def own(head: Head) -> Own:
 
 def engine(r: Sized) -> EngineSpec:
     return build(r, own)
+
+
+def decide(r: Sized) -> LlamaCppSettings:
+    """The app's llama.cpp settings, decided from its fields without an argv: the flags `own` writes (as typed Flags),
+    overridden by the stack's speculative spelling, its args and the app's extra_args, which follow them."""
+    app = r.app
+    flags = [Flag("--ctx-size", str(app.context_length), "app.context_length", 0)]
+    if app.kv_cache_type:
+        flags += [Flag("--cache-type-k", app.kv_cache_type, "app.kv_cache_type", 0),
+                  Flag("--cache-type-v", app.kv_cache_type_v or app.kv_cache_type, "app.kv_cache_type", 2)]
+    if app.vision and r.mmproj is not None:
+        flags.append(Flag("--mmproj", download(r.mmproj).path, "app.mmproj" if app.mmproj else "app.vision", 0))
+    return llama_of(r, Given({f.flag: f for f in flags}, spelled(r) + given_args(r)))
 
 
 def supports(argv: list[str]) -> frozenset[str]:
@@ -277,7 +307,7 @@ def boot() -> BootReader:
 
 SERVER = Server("llama.cpp", "llamacpp", _said, build_of, sniff=_answers_props, sniff_order=0, default=True)
 PARSER = Parser(strict_ints=True)
-FAMILY = EngineFamily(declaration("llamacpp"), engine, supports, llama_settings, fit="llamacpp", server=SERVER,
+FAMILY = EngineFamily(declaration("llamacpp"), engine, supports, llama_settings, decide, fit="llamacpp", server=SERVER,
                       knobs=Knobs(("--ctx-size", "-c"), True, ("--parallel", "-np"), "parallel", "--n-predict", "%d",
                                   "--api-key"),
                       olares_base="llamacppllmbasev3", parser=PARSER, llama_server=True, allocates=True,

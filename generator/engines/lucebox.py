@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from generator.engines.base import Arg, EngineSpec, EnvVar, Head, Own, Sized, build
+from generator.catalog import Resolved
+from generator.engines.argv import Flag, Given
+from generator.engines.base import Arg, EngineSpec, EnvVar, Head, Own, Sized, build, engine_env, given_args
 from generator.engines.interface import EngineFamily, Knobs
 from generator.engines.llamacpp import PARSER, SERVER, speculative
 from generator.engines.llamacpp import supports as llamacpp_supports
-from generator.engines.settings import lucebox_settings
+from generator.engines.settings import LuceboxSettings, lucebox_of, lucebox_settings
 from generator.schema.engines import declaration
 
 if TYPE_CHECKING:
@@ -27,15 +29,28 @@ def own(head: Head) -> Own:
         head.listen(),
         Arg(("--max-ctx", str(app.context_length)), "app.context_length"),
     ]
-    kv = []
-    if app.kv_cache_type:  # dflash_server reads its KV types from the environment
-        kv = [EnvVar("DFLASH27B_KV_K", app.kv_cache_type, "app.kv_cache_type"),
-              EnvVar("DFLASH27B_KV_V", app.kv_cache_type_v or app.kv_cache_type, "app.kv_cache_type")]
-    return Own(args, kv)
+    return Own(args, _kv_env(head.r))
+
+
+def _kv_env(r: Resolved) -> list[EnvVar]:
+    """dflash_server reads its KV types from the environment."""
+    app = r.app
+    if not app.kv_cache_type:
+        return []
+    return [EnvVar("DFLASH27B_KV_K", app.kv_cache_type, "app.kv_cache_type"),
+            EnvVar("DFLASH27B_KV_V", app.kv_cache_type_v or app.kv_cache_type, "app.kv_cache_type")]
 
 
 def engine(r: Sized) -> EngineSpec:
     return build(r, own)
+
+
+def decide(r: Sized) -> LuceboxSettings:
+    """The app's Lucebox settings, decided from its fields without an argv: `--max-ctx` as `own` writes it unless
+    the stack's args or the app's extra_args override it (the speculative spelling comes before it), and the env."""
+    flags = {"--max-ctx": Flag("--max-ctx", str(r.app.context_length), "app.context_length", 0)}
+    env, _ = engine_env(r, _kv_env(r))
+    return lucebox_of(r, Given(flags, given_args(r)), env)
 
 
 def supports(argv: list[str]) -> frozenset[str]:
@@ -81,6 +96,6 @@ def launcher() -> Launcher:
 
 
 # A Lucebox stack is llama.cpp's `lucebox` fork: smoke reads it as a llama.cpp server, its memory as llama.cpp's.
-FAMILY = EngineFamily(declaration("lucebox"), engine, supports, lucebox_settings, fit="llamacpp", server=SERVER,
+FAMILY = EngineFamily(declaration("lucebox"), engine, supports, lucebox_settings, decide, fit="llamacpp", server=SERVER,
                       knobs=Knobs(("--max-ctx",), False, (), "", None, "%d", None), parser=PARSER, allocates=True,
                       local_smoke=True, launcher_of=launcher)

@@ -1,8 +1,11 @@
-"""The effective engine settings of one app, read from its resolved argv and env (last flag wins).
+"""The effective engine settings of one app, as the engine will see them (last flag wins).
 
-Rules and the memory fit read settings here, never from the app fields alone, so an override through
-`extra_args` or `env` is judged exactly as the engine will see it. Defaults that the engine applies when a
-flag is absent are named constants with their source.
+Each family's reader (`vllm_of`, `llama_of`, `lucebox_of`, `sglang_of`) takes the flags from a lookup: `decided`
+asks the family (`FAMILY.decide`), which answers from the app's fields, its stack's args and its extra_args without
+building an argv (engines/argv.py `Given`); `settings_for` reads an argv that exists (engines/argv.py `Argv`), for a
+chart someone else wrote. Rules and the memory fit read settings, never the app fields alone, so an override through
+`extra_args` or `env` is judged exactly as the engine will see it. Defaults that the engine applies when a flag is
+absent are named constants with their source.
 """
 
 from __future__ import annotations
@@ -12,9 +15,9 @@ import re
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from generator.engines.argv import Argv, Flag, env_var, normalize
+from generator.engines.argv import Argv, Flag, Given, env_var, normalize
 from generator.catalog import Resolved
-from generator.engines.base import EngineSpec
+from generator.engines.base import EngineSpec, EnvVar, Sized
 from generator.engines.family import family_for
 from generator.schema.engines import Family
 from generator.engines.genesis_env import patch_states
@@ -212,6 +215,11 @@ class LlamaCppSettings(GgufSettings):
     def doubled_sequences(self, fork: str) -> bool:
         return fork in DOUBLED_SEQUENCES and bool(self.spec_method)
 
+    def slot_context(self, fork: str) -> int | None:
+        if not self.doubled_sequences(fork) or self.kv_unified.value:
+            return None
+        return self.context.value // (2 * max(self.parallel.value, 1))
+
 
 @dataclass(frozen=True, kw_only=True)
 class LuceboxSettings(GgufSettings):
@@ -277,7 +285,11 @@ def _text(flag: Flag | None, default: str) -> str:
     return flag.value if flag.value is not None else ""
 
 
-def _vllm_spec(argv: Argv) -> tuple[str | None, int | None, str]:
+Look = Argv | Given  # the flags of a built argv (read back) or of a family's decision (engines/argv.py Given)
+Env = tuple[EnvVar, ...]
+
+
+def _vllm_spec(argv: Look) -> Speculative:
     flag = argv.last("--speculative-config")
     if flag is None:
         return None, None, ""
@@ -289,7 +301,7 @@ def _vllm_spec(argv: Argv) -> tuple[str | None, int | None, str]:
     return (str(method) if method else "mtp"), (tokens if isinstance(tokens, int) else None), flag.where()
 
 
-def _vllm_vision(argv: Argv, r: Resolved) -> bool:
+def _vllm_vision(argv: Look, r: Resolved) -> bool:
     if not r.model.architecture.vision or argv.present("--language-model-only"):
         return False
     limits = _json((argv.last("--limit-mm-per-prompt") or Flag("", None, "", 0)).value)
@@ -304,8 +316,8 @@ def vllm_release(version: str) -> tuple[int, int]:
     return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
 
 
-def _graphs_profiled(r: Resolved, engine: EngineSpec) -> Value[bool]:
-    var = env_var(engine, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
+def _graphs_profiled(r: Resolved, env: Env) -> Value[bool]:
+    var = env_var(env, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
     if var is not None:
         return Value(var.value.strip() == "1", None,
                      f"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS={var.value} ({var.origin})")
@@ -315,7 +327,7 @@ def _graphs_profiled(r: Resolved, engine: EngineSpec) -> Value[bool]:
                            f"it to {'1' if on else '0'}")
 
 
-def _cudagraph_mode(argv: Argv) -> str | None:
+def _cudagraph_mode(argv: Look) -> str | None:
     dotted = argv.last("--compilation-config.cudagraph_mode", "-cc.cudagraph_mode")
     if dotted is not None and dotted.value:
         return dotted.value.upper()
@@ -325,10 +337,19 @@ def _cudagraph_mode(argv: Argv) -> str | None:
 
 
 def vllm_settings(r: Resolved, engine: EngineSpec) -> VllmSettings:
-    argv = Argv(engine)
+    """vLLM's settings read back from an argv and env (`catalog calibrate` and the importer read a chart's)."""
+    return vllm_of(r, Argv(engine), engine.env)
+
+
+Speculative = tuple[str | None, int | None, str]  # (method as vLLM names it, draft tokens, where it is set)
+
+
+def vllm_of(r: Resolved, argv: Look, env: Env, spec: Speculative | None = None) -> VllmSettings:
+    """vLLM's settings from the flags `argv` answers and the env; `spec`: the speculative decoding as the family
+    decided it (None: read from `--speculative-config`)."""
     ctx, kv = argv.last("--max-model-len"), argv.last("--kv-cache-dtype")
     kv_value = Value(_text(kv, "auto"), kv)
-    method, tokens, spec_where = _vllm_spec(argv)
+    method, tokens, spec_where = spec if spec is not None else _vllm_spec(argv)
     util, batched = argv.last("--gpu-memory-utilization"), argv.last("--max-num-batched-tokens")
     seqs = argv.last("--max-num-seqs")
     kvbytes = argv.last("--kv-cache-memory-bytes")
@@ -338,7 +359,7 @@ def vllm_settings(r: Resolved, engine: EngineSpec) -> VllmSettings:
     # pins before v0.28 leave prefix caching off for hybrid models unless asked (docs/domain.md)
     prefix = normalize(last.flag) == "--enable-prefix-caching" if last else not hybrid
     mode, eager = argv.last("--mamba-cache-mode"), argv.present("--enforce-eager")
-    genesis = patch_states(r.genesis, engine.env) if r.genesis is not None and "genesis" in r.stack.features else {}
+    genesis = patch_states(r.genesis, env) if r.genesis is not None and "genesis" in r.stack.features else {}
     return VllmSettings(
         context=Value(_int(ctx, r.app.context_length), ctx), kv_k=kv_value, kv_v=kv_value,
         spec_method=method, spec_tokens=tokens, spec_source=spec_where, vision=_vllm_vision(argv, r), genesis=genesis,
@@ -350,11 +371,11 @@ def vllm_settings(r: Resolved, engine: EngineSpec) -> VllmSettings:
         mamba_mode=Value(_text(mode, "align" if prefix else "none"), mode,
                          "align when prefix caching is on (docs/domain.md)"),
         eager=Value(eager is not None or _cudagraph_mode(argv) == "NONE", eager),
-        graphs_profiled=_graphs_profiled(r, engine),
+        graphs_profiled=_graphs_profiled(r, env),
     )
 
 
-def _kv_pair(argv: Argv, k_names: tuple[str, ...], v_names: tuple[str, ...],
+def _kv_pair(argv: Look, k_names: tuple[str, ...], v_names: tuple[str, ...],
              default: str) -> tuple[Value[str], Value[str]]:
     k, v = argv.last(*k_names), argv.last(*v_names)
     note = f"{default} (engine default)"
@@ -362,7 +383,10 @@ def _kv_pair(argv: Argv, k_names: tuple[str, ...], v_names: tuple[str, ...],
 
 
 def llama_settings(r: Resolved, engine: EngineSpec) -> LlamaCppSettings:
-    argv = Argv(engine)
+    return llama_of(r, Argv(engine))
+
+
+def llama_of(r: Resolved, argv: Look) -> LlamaCppSettings:
     ctx = argv.last("-c", "--ctx-size")
     k, v = _kv_pair(argv, ("-ctk", "--cache-type-k"), ("-ctv", "--cache-type-v"), "f16")
     spec = r.app.speculative
@@ -390,10 +414,13 @@ def llama_settings(r: Resolved, engine: EngineSpec) -> LlamaCppSettings:
 
 
 def lucebox_settings(r: Resolved, engine: EngineSpec) -> LuceboxSettings:
-    argv = Argv(engine)
+    return lucebox_of(r, Argv(engine), engine.env)
+
+
+def lucebox_of(r: Resolved, argv: Look, env: Env) -> LuceboxSettings:
     ctx = argv.last("--max-ctx")
     context = _int(ctx, r.app.context_length)
-    kvk, kvv = env_var(engine, "DFLASH27B_KV_K"), env_var(engine, "DFLASH27B_KV_V")
+    kvk, kvv = env_var(env, "DFLASH27B_KV_K"), env_var(env, "DFLASH27B_KV_V")
     default = "tq3_0" if (kvk is None and context > LUCEBOX_AUTO_TQ3_ABOVE) else LUCEBOX_DEFAULT_KV
     k = Value(kvk.value if kvk else default, None, f"env DFLASH27B_KV_K ({kvk.origin})" if kvk else "Lucebox default")
     v = Value(kvv.value if kvv else default, None, f"env DFLASH27B_KV_V ({kvv.origin})" if kvv else "Lucebox default")
@@ -407,7 +434,10 @@ def lucebox_settings(r: Resolved, engine: EngineSpec) -> LuceboxSettings:
 
 
 def sglang_settings(r: Resolved, engine: EngineSpec) -> SglangSettings:
-    argv = Argv(engine)
+    return sglang_of(r, Argv(engine))
+
+
+def sglang_of(r: Resolved, argv: Look) -> SglangSettings:
     ctx, kv = argv.last("--context-length"), argv.last("--kv-cache-dtype")
     kv_value = Value(_text(kv, "auto"), kv, "SGLang default")
     fraction, requests = argv.last("--mem-fraction-static"), argv.last("--max-running-requests")
@@ -427,6 +457,15 @@ def sglang_settings(r: Resolved, engine: EngineSpec) -> SglangSettings:
     )
 
 
+def decided(r: Sized) -> Settings:
+    """The typed settings of a sized app, decided by its family from the app's fields, its stack's args and the app's
+    extra_args (generator/engines/<family>.py FAMILY.decide): no argv is built or read. The same settings
+    `settings_for` reads back from the argv the family builds for `r` (tests/engines/test_resolve_once.py)."""
+    s = family_for(r.stack).decide(r)
+    assert isinstance(s, Settings), f"{r.stack.family.family}: FAMILY.decide gave {type(s).__name__}, not a Settings"
+    return s
+
+
 def settings_for(r: Resolved, engine: EngineSpec) -> Settings:
     """The typed settings of `r`, read by its family's reader (generator/engines/<family>.py FAMILY.settings): a
     Settings subclass of the family's."""
@@ -436,5 +475,5 @@ def settings_for(r: Resolved, engine: EngineSpec) -> Settings:
 
 
 __all__ = ["AnySettings", "DOUBLED_SEQUENCES", "EngineFamily", "GgufSettings", "LlamaCppSettings", "LuceboxSettings",
-           "Settings", "SglangSettings", "Value", "VllmSettings", "as_float", "human_int", "settings_for",
-           "vllm_release"]
+           "Env", "Look", "decided", "Settings", "SglangSettings", "Value", "VllmSettings", "as_float", "human_int",
+           "llama_of", "lucebox_of", "settings_for", "sglang_of", "vllm_of", "vllm_release"]

@@ -39,11 +39,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from generator.catalog import Resolved
-from generator.engines.base import Arg, EngineSpec, Head, Own, Sized, build, cap_of, chat_template_path
+from generator.engines.argv import Flag, Given
+from generator.engines.base import Arg, EngineSpec, Head, Own, Sized, build, cap_of, chat_template_path, given_args
 from generator.core.errors import Problem
 from generator.engines.kvbytes import SGLANG_KV_BYTES
 from generator.engines.interface import EngineFamily, Get, Knobs, Said, Server, Text, count, semver
-from generator.engines.settings import sglang_settings
+from generator.engines.settings import SglangSettings, sglang_of, sglang_settings
 from generator.schema.engines import declaration
 from generator.schema import Architecture, AttentionGroup, Mamba2Group
 
@@ -236,9 +237,8 @@ def _extra_float(extra: tuple[str, ...], flag: str, default: float) -> float:
     return found
 
 
-def own(head: Head) -> Own:
-    """SGLang downloads the weights itself (HF_HOME): no init-container files."""
-    r, weight = head.r, head.weight
+def _pool(r: Sized) -> tuple[Plan, str]:
+    """The plan of the app's static pool under its cap, and where its fraction comes from."""
     app = r.app
     spec = app.speculative
     draft_layers = r.model.architecture.mtp_layers if spec and spec.method == "mtp" else 0
@@ -246,6 +246,19 @@ def own(head: Head) -> Own:
              draft_layers=draft_layers,
              mamba_ratio=_extra_float(app.extra_args, "--mamba-full-memory-ratio", DEFAULT_MAMBA_FULL_MEMORY_RATIO),
              swa_ratio=_extra_float(app.extra_args, "--swa-full-tokens-ratio", DEFAULT_SWA_FULL_TOKENS_RATIO))
+    sized = "gpu_memory_utilization" in r.sized or app.gpu_memory_utilization is None
+    return p, "sized for the HAMi cap" if sized else "app.gpu_memory_utilization"
+
+
+REQUESTS_ORIGIN = "the KV pool / app.context_length"
+
+
+def own(head: Head) -> Own:
+    """SGLang downloads the weights itself (HF_HOME): no init-container files."""
+    r, weight = head.r, head.weight
+    app = r.app
+    spec = app.speculative
+    p, fraction_origin = _pool(r)
     args = [Arg(("--model-path", weight.repo), "app.model + app.quantization")]
     if weight.revision:
         args.append(Arg(("--revision", weight.revision), "model weights revision"))
@@ -253,10 +266,8 @@ def own(head: Head) -> Own:
         Arg(("--served-model-name", app.model_alias), "app.served_name"),
         head.listen(),
         Arg(("--context-length", str(app.context_length)), "app.context_length"),
-        Arg(("--mem-fraction-static", repr(p.mem_fraction_static)),
-            "sized for the HAMi cap" if "gpu_memory_utilization" in r.sized or app.gpu_memory_utilization is None
-            else "app.gpu_memory_utilization"),
-        Arg(("--max-running-requests", str(p.max_running_requests)), "the KV pool / app.context_length"),
+        Arg(("--mem-fraction-static", repr(p.mem_fraction_static)), fraction_origin),
+        Arg(("--max-running-requests", str(p.max_running_requests)), REQUESTS_ORIGIN),
     ]
     if app.kv_cache_type:
         args.append(Arg(("--kv-cache-dtype", app.kv_cache_type), "app.kv_cache_type"))
@@ -271,6 +282,22 @@ def own(head: Head) -> Own:
 
 def engine(r: Sized) -> EngineSpec:
     return build(r, own)
+
+
+def decide(r: Sized) -> SglangSettings:
+    """The app's SGLang settings, decided from its fields and its cap without an argv: the flags `own` writes (as typed
+    Flags: the context, the pool's fraction and requests for the cap, the KV type, the speculative algorithm),
+    overridden by the stack's args and the app's extra_args."""
+    app = r.app
+    p, fraction_origin = _pool(r)
+    flags = [Flag("--context-length", str(app.context_length), "app.context_length", 0),
+             Flag("--mem-fraction-static", repr(p.mem_fraction_static), fraction_origin, 0),
+             Flag("--max-running-requests", str(p.max_running_requests), REQUESTS_ORIGIN, 0)]
+    if app.kv_cache_type:
+        flags.append(Flag("--kv-cache-dtype", app.kv_cache_type, "app.kv_cache_type", 0))
+    if app.speculative is not None:
+        flags.append(Flag("--speculative-algorithm", SPEC_ALGORITHMS[app.speculative.method], "app.speculative", 0))
+    return sglang_of(r, Given({f.flag: f for f in flags}, given_args(r)))
 
 
 def supports(argv: list[str]) -> frozenset[str]:
@@ -466,7 +493,7 @@ def launcher() -> Launcher:
     return Launcher(read, "--context-length", shapes=LAUNCHERS, recognise=recognise)
 
 
-FAMILY = EngineFamily(declaration("sglang"), engine, supports, sglang_settings, fit="sglang", server=SERVER,
+FAMILY = EngineFamily(declaration("sglang"), engine, supports, sglang_settings, decide, fit="sglang", server=SERVER,
                       knobs=Knobs(("--context-length",), False, ("--max-running-requests",), "", None, "%d",
                                   "--api-key"),
                       olares_base="sglangllmbasev3", launcher_of=launcher, boot_of=boot)

@@ -159,5 +159,10 @@ class Settings:
         """The stack's fork doubles the server's sequences, splitting the KV cache further (rules/consistency.py)."""
         return False
 
+    def slot_context(self, fork: str) -> int | None:
+        """The context one request gets when the fork splits the KV cache over doubled sequences (each sequence
+        gets context / sequences tokens without a unified KV cache); None when it does not split it."""
+        return None
+
 
 __all__ = ["EngineFamily", "Settings", "Value"]

@@ -8,7 +8,9 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from generator.catalog import Resolved
-from generator.engines.base import Arg, EngineSpec, Head, Own, Sized, build, chat_template_path, compact_json
+from generator.engines.argv import Flag, Given
+from generator.engines.base import (Arg, EngineSpec, Head, Own, Sized, build, chat_template_path, compact_json,
+                                    engine_env, given_args)
 from generator.core.errors import Problem
 from generator.engines.interface import (
     EngineFamily,
@@ -21,7 +23,7 @@ from generator.engines.interface import (
     count,
     semver,
 )
-from generator.engines.settings import vllm_settings
+from generator.engines.settings import VllmSettings, vllm_of, vllm_settings
 from generator.schema.engines import declaration
 
 if TYPE_CHECKING:
@@ -61,16 +63,42 @@ def own(head: Head) -> Own:
         args.append(Arg(("--kv-cache-dtype", app.kv_cache_type), "app.kv_cache_type"))
     if app.gpu_memory_utilization is not None:
         args.append(Arg(("--gpu-memory-utilization", repr(app.gpu_memory_utilization)), "app.gpu_memory_utilization"))
-    if app.audio:  # the maintainer's E4B: '{"image": 1, "audio": 1}'
-        limits = json.dumps({"image": 1 if app.vision else 0, "audio": 1})
-        args.append(Arg(("--limit-mm-per-prompt", limits), "app.audio"))
+    if app.audio:
+        args.append(Arg(("--limit-mm-per-prompt", _limits(head.r)), "app.audio"))
     if app.chat_template:
         args.append(Arg(("--chat-template", chat_template_path()), "app.chat_template"))
     return Own(args + _speculative(head.r))
 
 
+def _limits(r: Resolved) -> str:
+    """The maintainer's E4B: '{"image": 1, "audio": 1}'."""
+    return json.dumps({"image": 1 if r.app.vision else 0, "audio": 1})
+
+
 def engine(r: Sized) -> EngineSpec:
     return build(r, own)
+
+
+def decide(r: Sized) -> VllmSettings:
+    """The app's vLLM settings, decided from its fields without an argv: the flags `own` writes (as typed Flags),
+    overridden by the stack's args and the app's extra_args, and the env the container gets."""
+    app = r.app
+    flags = [Flag("--max-model-len", str(app.context_length), "app.context_length", 0)]
+    if app.kv_cache_type:
+        flags.append(Flag("--kv-cache-dtype", app.kv_cache_type, "app.kv_cache_type", 0))
+    if app.gpu_memory_utilization is not None:
+        flags.append(Flag("--gpu-memory-utilization", repr(app.gpu_memory_utilization), "app.gpu_memory_utilization",
+                          0))
+    if app.audio:
+        flags.append(Flag("--limit-mm-per-prompt", _limits(r), "app.audio", 0))
+    given = Given({f.flag: f for f in flags}, given_args(r))
+    spec = app.speculative
+    decided = None
+    if spec is not None and given.text.last("--speculative-config") is None:  # the config `own` writes, typed
+        where = Flag("--speculative-config", None, "app.speculative", 0).where()
+        decided = (SPEC_METHODS[spec.method], spec.tokens, where)
+    env, _ = engine_env(r, [])
+    return vllm_of(r, given, env, decided)
 
 
 def supports(argv: list[str]) -> frozenset[str]:
@@ -283,7 +311,7 @@ def boot() -> BootReader:
 
 
 SERVER = Server("vLLM", "vllm", _said, semver, sniff=_answers_version, sniff_order=1, metrics=True)
-FAMILY = EngineFamily(declaration("vllm"), engine, supports, vllm_settings, fit="vllm", server=SERVER,
+FAMILY = EngineFamily(declaration("vllm"), engine, supports, vllm_settings, decide, fit="vllm", server=SERVER,
                       knobs=Knobs(("--max-model-len",), False, ("--max-num-seqs",), "seqs",
                                   "--override-generation-config", '{"max_new_tokens": %d}', "--api-key"),
                       olares_base="vllmllmbasev3", parser=Parser(abbreviations=True), launcher_of=launcher,

@@ -119,18 +119,16 @@ def largest_context(r: Resolved, upper: int | None = None) -> int:
     app's cap (the fit's, sized at the app's own context, when it leaves gpu_memory_mib out); 0 if none."""
     from dataclasses import replace as dc_replace
 
-    from generator.engines import engine_for
-    from generator.engines.settings import Value, settings_for
+    from generator.engines.settings import Value, decided
     from generator.fit.estimate import estimate
     from generator.fit.sizing import sized
 
     r = sized(r)
-    engine = engine_for(r)
-    s = settings_for(r, engine)
-    pool = kv_pool(estimate(r, engine, s))
+    s = decided(r)
+    pool = kv_pool(estimate(r, s))
 
     def fits(tokens: int) -> bool:
-        return estimate(r, engine, dc_replace(s, context=Value(tokens))).margin(pool) >= 0
+        return estimate(r, dc_replace(s, context=Value(tokens))).margin(pool) >= 0
 
     low, high = 0, upper or r.model.architecture.max_context
     while low < high:

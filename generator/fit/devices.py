@@ -22,9 +22,8 @@ from dataclasses import dataclass, replace
 
 from generator.catalog import Resolved, Target
 from generator.core.data import Data
-from generator.engines import engine_for
 from generator.engines.base import cap_of
-from generator.engines.settings import AnySettings, settings_for
+from generator.engines.settings import AnySettings, decided
 from generator.fit.sizing import limit, size_gpu, sized
 from generator.fit.ledger import Verdict
 from generator.schema.device import SM
@@ -117,8 +116,7 @@ def _fits(r: Resolved, tokens: int) -> bool:
     from generator.fit.estimate import estimate
 
     planned = sized(trial)
-    engine = engine_for(planned)
-    return estimate(planned, engine, settings_for(planned, engine)).verdict != "FAIL"
+    return estimate(planned, decided(planned)).verdict != "FAIL"
 
 
 def largest_fitting(r: Resolved) -> int:
@@ -135,8 +133,7 @@ def largest_fitting(r: Resolved) -> int:
 
 
 def _kv_label(r: Resolved) -> str:
-    r = sized(r)
-    return _kv_of(settings_for(r, engine_for(r)))
+    return _kv_of(decided(sized(r)))
 
 
 def _kv_of(s: AnySettings) -> str:
@@ -146,8 +143,7 @@ def _kv_of(s: AnySettings) -> str:
 
 def _llama_server(r: Resolved) -> bool:
     """The app runs llama-server, whose -ctk/-ctv take the ggml KV types of LLAMA_KV_LADDER."""
-    planned = sized(r)
-    return settings_for(planned, engine_for(planned)).kv_ladder
+    return decided(sized(r)).kv_ladder
 
 
 def _choose(r: Resolved, entry_kv: bool) -> tuple[Resolved, int]:
@@ -191,9 +187,8 @@ def _plan_one(r: Resolved, primary: Resolved, target: Target | None) -> DevicePl
     if settled is None:
         return replace(head, excluded=excluded)
     planned = sized(settled)
-    engine = engine_for(planned)  # built once: the fit, the rooflines and the KV label read its settings
-    s = settings_for(planned, engine)
-    fit = estimate(planned, engine, s)
+    s = decided(planned)  # decided once, no argv: the fit, the rooflines and the KV label read them
+    fit = estimate(planned, s)
     context = planned.app.context_length
     empty, full = roofline(planned, 0, settings=s), roofline(planned, context, settings=s)
     verdict, over = judged_on_device(planned, fit.verdict) if target is not None else (fit.verdict, ())

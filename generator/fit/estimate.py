@@ -17,9 +17,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from generator.core.data import Data
-from generator.engines import EngineSpec
 from generator.engines.base import Sized, cap_of
-from generator.engines.settings import AnySettings, settings_for
+from generator.engines.settings import AnySettings, decided
 from generator.fit.ledger import KV_COMPONENTS, TIGHT_FRACTION, TIGHT_MIN_MIB, Ledger, Part, Pool, Verdict, verdict_of
 from generator.fit.sizing import GpuSizing, place, size_from
 
@@ -90,9 +89,10 @@ class Fit:
 
 
 
-def estimate(r: Sized, engine: EngineSpec, settings: AnySettings | None = None) -> Fit:
-    """The fit of one sized app with the argv/env its engine will really get."""
-    s = settings or settings_for(r, engine)
+def estimate(r: Sized, settings: AnySettings | None = None) -> Fit:
+    """The fit of one sized app with the settings its engine will really get (decided from the app when not given:
+    generator/engines/settings.py `decided`, the settings the argv carries)."""
+    s = settings or decided(r)
     ledger = Ledger()
     place(r, s, ledger)
     cap = cap_of(r)

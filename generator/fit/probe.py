@@ -9,7 +9,7 @@ bench/fit-accuracy.md); generator/fit/realshape.py writes the models.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 UPSTREAM_KV_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")  # 11434 --help -ctk
 FORK_KV_STAND_IN = "q4_0"  # the forks' TurboQuant types (turbo2/3/4, tq3_0) are measured as q4_0: same layout rules
@@ -80,7 +80,7 @@ def probe_for(r: Any) -> Probe | None:
 
     from generator.engines import engine_for
     from generator.engines.family import family_for
-    from generator.engines.settings import llama_settings
+    from generator.engines.settings import GgufSettings, decided
     from generator.fit.estimate import estimate
     from generator.fit.llamacpp import compute_formula
     from generator.fit.sizing import sized
@@ -109,9 +109,10 @@ def probe_for(r: Any) -> Probe | None:
         notes.append("vision projector not loaded (no real-shape mmproj)")
     probed = sized(dc_replace(r, app=r.app.model_copy(update=update)))  # the cap does not change any part
     engine = engine_for(probed)
-    fit = estimate(probed, engine)
+    s = cast(GgufSettings, decided(probed))  # a llama_server family's settings (checked above)
+    fit = estimate(probed, s)
     args = _flags(list(engine.argv))
-    cpu, _ = compute_formula(probed, llama_settings(probed, engine), f16_kv_copy=False)
+    cpu, _ = compute_formula(probed, s, f16_kv_copy=False)
     return Probe(app=r.app.name, model=r.model.id, quant=r.app.quantization, mtp=mtp, args=tuple(args),
                  notes=tuple(notes), expected=tuple((p.component, p.mib) for p in fit.parts), cpu_compute_mib=cpu)
 

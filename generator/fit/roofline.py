@@ -23,8 +23,7 @@ from dataclasses import asdict, dataclass
 from generator.catalog import Resolved
 from generator.core.data import Data
 from generator.core.errors import UsageError
-from generator.engines import engine_for
-from generator.engines.settings import AnySettings, settings_for
+from generator.engines.settings import AnySettings, decided
 from generator.fit.memory import MIB, Geometry, group_bytes_per_token, recurrent_state_bytes
 from generator.fit.sizing import sized
 from generator.fit.vllm import SSM_BYTES, weights_part
@@ -168,8 +167,8 @@ def roofline(resolved: Resolved, context_tokens: int, *, acceptance: float | Non
     bandwidth = resolved.device.memory_bandwidth_gb_s
     if bandwidth is None:
         return None
-    r = sized(resolved)  # the engine argv needs a cap
-    s = settings if settings is not None else settings_for(r, engine_for(r))
+    r = sized(resolved)  # the settings need a cap
+    s = settings if settings is not None else decided(r)
     weights, weights_note = _weights(r)
     kv, kv_note = _kv(r, s, context_tokens)
     state, state_note = _state(r, s)

@@ -32,9 +32,9 @@ from importlib import import_module
 from typing import cast
 
 from generator.catalog import Resolved
-from generator.engines import Sized, engine_for
+from generator.engines import Sized
 from generator.engines.family import family_for
-from generator.engines.settings import AnySettings, settings_for
+from generator.engines.settings import AnySettings, decided
 from generator.fit import sglang as fit_sglang
 from generator.fit import vllm as fit_vllm
 from generator.fit.ledger import Ledger
@@ -167,7 +167,7 @@ def size_from(r: Resolved, s: AnySettings, ledger: Ledger) -> GpuSizing:
 
 
 def _provisional(r: Resolved) -> Sized:
-    """`r` with a cap (the device's) so that its engine can be built; the parts do not depend on it."""
+    """`r` with a cap (the device's) so that its settings can be decided; the parts do not depend on it."""
     if r.app.gpu_memory_mib is not None:
         return Sized(r)
     return Sized(replace(r, app=r.app.model_copy(update={"gpu_memory_mib": r.device.hami_cap_mib})))
@@ -176,8 +176,7 @@ def _provisional(r: Resolved) -> Sized:
 def size_gpu(r: Resolved) -> GpuSizing:
     """The fit's GPU memory for `r`, whether or not the app states one."""
     base = _provisional(r)
-    engine = engine_for(base)
-    s = settings_for(base, engine)
+    s = decided(base)  # typed settings from the app: no argv is built to size it
     ledger = Ledger()
     place(base, s, ledger)
     return replace(size_from(base, s, ledger), stated_mib=r.app.gpu_memory_mib)

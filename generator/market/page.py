@@ -138,7 +138,7 @@ def _card(r: Resolved, builds: Mapping[str, MarketBuild], smokes: Sequence[Smoke
     devices = device_plans(r) if r.targets and r.app.status != "removed" else ()
     r = sized(r)  # an app may leave gpu_memory_mib to the fit (generator/fit/sizing.py)
     spec = plan(r)
-    fit = estimate(r, spec.engine)
+    fit = estimate(r, spec.settings)
     icons = next(iter(builds.values())).icons if builds else {}
     benchmarks = _benchmarks(r)
     speed, fitp = f"{r.app.name}-speed.svg", f"{r.app.name}-fit.svg"

@@ -28,7 +28,6 @@ from generator.chart.shared import explicit_slots, knobs_for, slots_of
 from generator.core.data import Data
 from generator.core.errors import CatalogError, UsageError
 from generator.engines.family import family_for, family_of
-from generator.engines.settings import settings_for
 from generator.flags.tables import FlagTable
 from generator.preset.bases import Base
 
@@ -170,7 +169,7 @@ def build_preset(r: Resolved, base: Base, table: FlagTable | None, device: str |
     spec = plan(r)
     planned = spec.resolved
     engine = spec.engine
-    settings = settings_for(planned, engine)
+    settings = spec.settings  # decided once by the plan
     engine = explicit_slots(planned, engine, settings)
     args, dropped = _engine_args(base, table, engine.argv)
     slots = slots_of(planned, settings) if knobs_for(planned).per_slot_pool else 1

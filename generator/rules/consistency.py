@@ -6,7 +6,6 @@ import re
 from collections.abc import Iterable
 
 from generator.core.findings import Finding
-from generator.engines.argv import Argv
 from generator.rules import AppContext, rule
 from generator.rules.hami import hami_bytes, requested_gpu_mib
 from generator.rules.locate import fit, settings
@@ -57,18 +56,7 @@ def version_name(ctx: AppContext) -> Iterable[Finding]:
 
 def slot_context(ctx: AppContext) -> int | None:
     """The context one request gets when the fork splits the KV cache over doubled sequences, else None."""
-    s, stack = settings(ctx), ctx.resolved.stack
-    argv = Argv(ctx.engine)
-    if not s.doubled_sequences(stack.fork):
-        return None
-    if argv.present("--kv-unified", "-kvu"):
-        return None
-    parallel = argv.last("--parallel", "-np")
-    try:
-        n = int(parallel.value) if parallel and parallel.value else 1
-    except ValueError:
-        return None
-    return s.context.value // (2 * max(n, 1))
+    return settings(ctx).slot_context(ctx.resolved.stack.fork)
 
 
 @rule("CON003", "error", "a context size in the title or description matches context_length",

@@ -58,7 +58,7 @@ def turboquant_spec_graphs(ctx: AppContext) -> Iterable[Finding]:
     if any(s.genesis_on(p) for p in ("P65", "P67", "P67B")):
         return
     genesis = "Genesis without P65/P67" if s.genesis else "upstream vLLM, no Genesis"
-    flag = Argv(ctx.engine).last("--kv-cache-dtype")
+    flag = s.kv_k.source  # the flag that sets the KV type (the plan's settings, not the argv read again)
     message = (f"{_kv_shown(ctx)} with {_spec_shown(ctx)} and CUDA graphs on {_image(ctx)} ({genesis}): the graph "
                "capture crashes on `query_start_loc.tolist()` (turboquant_attn.py:583)")
     fix = ("add `--enforce-eager` to extra_args (measured 72.55 t/s, -17.5 % vs Genesis) or run on genesis-vllm "
@@ -75,7 +75,7 @@ def turboquant_workspace(ctx: AppContext) -> Iterable[Finding]:
     s = settings(ctx)
     if not _turboquant_vllm(ctx) or s.genesis:  # on Genesis, GEN004 judges P22/P38
         return
-    flag = Argv(ctx.engine).last("--kv-cache-dtype")
+    flag = s.kv_k.source
     message = (f"{_kv_shown(ctx)} on {_image(ctx)} without Genesis P22 + P38: prompts past ~4-8K tokens crash with "
                "`AssertionError: Workspace is locked but allocation requires ...`")
     fix = "run TurboQuant on the genesis-vllm stack (P22 + P38 are default-on) or use an fp8 KV cache"

@@ -9,20 +9,19 @@ from collections.abc import Callable, Iterable
 from generator.core.findings import Finding, Severity
 from generator.fit.estimate import Fit, estimate
 from generator.fit.sizing import FAR_ABOVE_MIB
-from generator.engines import Sized, engine_for
-from generator.engines.settings import Value, settings_for
+from generator.engines import Sized
+from generator.engines.settings import Value, decided
 from generator.rules import AppContext, rule
 from generator.rules.locate import fit, settings
 
 
 def _trial(ctx: AppContext, tokens: int, cap: int | None = None) -> Fit:
     """The fit of the app at `tokens` of context and, when given, under a GPU memory cap of `cap` MiB."""
-    r, engine = ctx.resolved, ctx.engine
-    if cap is not None and cap != r.app.gpu_memory_mib:  # the engine's env carries the cap: built again
+    r = ctx.resolved
+    if cap is not None and cap != r.app.gpu_memory_mib:  # another cap: the settings decided under it (no argv)
         r = Sized(replace(r, app=r.app.model_copy(update={"gpu_memory_mib": cap})))  # the cap the trial decides
-        engine = engine_for(r)
-        return estimate(r, engine, replace(settings_for(r, engine), context=Value(tokens)))
-    return estimate(r, engine, replace(settings(ctx), context=Value(tokens)))
+        return estimate(r, replace(decided(r), context=Value(tokens)))
+    return estimate(r, replace(settings(ctx), context=Value(tokens)))
 
 
 def max_context(ctx: AppContext, pool: str, margin: float = 0.0, *, high: int | None = None,

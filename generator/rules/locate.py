@@ -34,7 +34,7 @@ def settings(ctx: AppContext) -> AnySettings:
 def fit(ctx: AppContext) -> Fit:
     found = ctx.cache.fit
     if found is None:
-        found = ctx.cache.fit = estimate(ctx.resolved, ctx.engine, settings(ctx))
+        found = ctx.cache.fit = estimate(ctx.resolved, settings(ctx))
     return found
 
 

@@ -38,8 +38,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from generator.catalog import Resolved
-from generator.engines.argv import Argv
-from generator.engines.base import Arg, EngineSpec, Head, Own, build
+from generator.engines.argv import Argv, Flag, Given
+from generator.engines.base import Arg, EngineSpec, Head, Own, build, given_args
 from generator.engines.interface import EngineFamily, Get, Knobs, Said, Server, Text, semver
 from generator.engines.values import EngineFamily as FamilyName, Settings, Value
 from generator.schema import Stack
@@ -77,7 +77,19 @@ def engine(r: Resolved) -> EngineSpec:
 
 
 def settings(r: Resolved, spec: EngineSpec) -> ToySettings:
-    argv = Argv(spec)
+    return _settings(r, Argv(spec))
+
+
+def decide(r: Resolved) -> ToySettings:
+    """The settings from the app's fields (the flags `own` writes), overridden by the stack's args and extra_args."""
+    app = r.app
+    flags = {"--context": Flag("--context", str(app.context_length), "app.context_length", 0)}
+    if app.kv_cache_type:
+        flags["--kv-dtype"] = Flag("--kv-dtype", app.kv_cache_type, "app.kv_cache_type", 0)
+    return _settings(r, Given(flags, given_args(r)))
+
+
+def _settings(r: Resolved, argv: Argv | Given) -> ToySettings:
     ctx, kv = argv.last("--context"), argv.last("--kv-dtype")
     context = int(ctx.value) if ctx and ctx.value and ctx.value.isdigit() else r.app.context_length
     kv_value = Value(kv.value if kv and kv.value else TOY_DEFAULT_KV, kv, "ToyKV default")
@@ -89,7 +101,7 @@ def _said(said: Said, get: Get, text: Text) -> tuple[str | None, str | None, int
     return (text(said.version.get("version")) if said.version else None, None, None)
 
 
-FAMILY = EngineFamily(declaration("toykv"), engine, lambda argv: frozenset(), settings, fit="toykv",
+FAMILY = EngineFamily(declaration("toykv"), engine, lambda argv: frozenset(), settings, decide, fit="toykv",
                       server=Server("ToyKV", "toykv", _said, semver),
                       knobs=Knobs(("--context",), False, (), "", None, "%d", None))
 '''.replace("@dataclass_kw", "@dataclass(frozen=True, kw_only=True)").replace(

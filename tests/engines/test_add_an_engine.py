@@ -45,7 +45,7 @@ from generator.catalog import Resolved
 from generator.engines.base import EngineSpec, build
 from generator.engines.bootlog import BootReader, Parsed, Provenance, Reading, Row, add, cal, figure, whole
 from generator.engines.interface import EngineFamily, Get, Parser, Said, Server, Text, semver
-from generator.engines.llamacpp import ALIASES, FAMILY as LLAMACPP, own, read, supports
+from generator.engines.llamacpp import ALIASES, FAMILY as LLAMACPP, decide, own, read, supports
 from generator.engines.readback import Launcher, Syntax
 from generator.engines.settings import llama_settings
 from generator.schema.engines import declaration
@@ -82,7 +82,7 @@ def boot() -> BootReader:
 
 LAUNCHER = Launcher(read, "--ctx-size", program=re.compile(r"^toyllm-server$"), syntax=Syntax(ALIASES))
 BOOT = BootReader(read_boot_line, rows, "'toyllm: KV cache X MiB for N tokens'")
-FAMILY = EngineFamily(declaration("toyllm"), engine, supports, llama_settings, fit="llamacpp",
+FAMILY = EngineFamily(declaration("toyllm"), engine, supports, llama_settings, decide, fit="llamacpp",
                       server=Server("ToyLLM", "toyllm", _said, semver), knobs=LLAMACPP.knobs,
                       parser=Parser(strict_ints=True),
                       allocates=True, launcher_of=launcher, boot_of=boot)

@@ -50,7 +50,7 @@ def _app(tmp_path: Path, context: int):
     (cat / "apps" / "gemmasglang.yaml").write_text(APP.format(context=context), encoding="utf-8")
     r = sized(load_catalog(cat).apps["gemmasglang"])
     spec = engine_for(r)
-    return r, spec, estimate(r, spec)
+    return r, spec, estimate(r)
 
 
 def test_the_argv_carries_the_computed_budget(tmp_path):

@@ -111,7 +111,7 @@ def test_vllm_mamba_state_page_and_block(cat):
 def test_the_new_shapes_get_a_verdict(cat, app):
     r = cat.apps[app]
     engine = engine_for(r)
-    fit = estimate(r, engine, settings_for(r, engine))
+    fit = estimate(r, settings_for(r, engine))
     assert fit.verdict in ("FIT", "TIGHT", "FAIL")
 
 
@@ -165,7 +165,7 @@ def test_a_stated_utilization_sizes_the_cap_around_vllms_budget(cat):
     rs = sized(r)
     assert rs.app.gpu_memory_mib == sizing.cap_mib and rs.app.gpu_memory_utilization == 0.95
     engine = engine_for(rs)
-    fit = estimate(rs, engine, settings_for(rs, engine))
+    fit = estimate(rs, settings_for(rs, engine))
     assert fit.verdict == "FIT"
 
 

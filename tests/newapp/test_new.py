@@ -76,7 +76,7 @@ def test_a_new_gguf_becomes_a_model_and_app_that_render_and_check(capsys, catalo
     from generator.fit.sizing import sized
 
     r = sized(load_catalog(catalog).apps["tinyqwen"])
-    fit = estimate(r, engine_for(r), settings_for(r, engine_for(r)))
+    fit = estimate(r, settings_for(r, engine_for(r)))
     part = fit.part("KV full attention")
     assert part is not None and part.mib == pytest.approx(header_kv * 32768 / 2**20, rel=1e-6)
     out_dir = tmp_path / "store" / "charts"

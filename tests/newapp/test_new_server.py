@@ -41,7 +41,7 @@ def test_llama_server_allocates_what_catalog_new_recorded(capsys, tmp_path: Path
         hub.stop()
     assert code == 0, err
     r = sized(load_catalog(catalog).apps["tinyqwen"])
-    fit = estimate(r, engine_for(r), settings_for(r, engine_for(r)))
+    fit = estimate(r, settings_for(r, engine_for(r)))
     header = r.model.weights[0].header
     assert header is not None
     parsed, log = boot_log(path, ["-c", str(r.app.context_length), "-np", "1"], tmp_path)
