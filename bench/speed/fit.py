@@ -168,7 +168,7 @@ def usable_for_fit(row: Row) -> bool:
         return False
     if not row.speculative:
         return True
-    s = speed.settings_for(row.resolved, speed.engine_for(row.resolved))
+    s = speed.decided(speed.sized(row.resolved))
     # a speculative row needs its acceptance and the draft length the app states (an engine default differs by build)
     return s.spec_method is None or (row.acceptance is not None and s.spec_tokens is not None)
 
@@ -210,7 +210,7 @@ def _key(r: Row) -> tuple[str, str, str]:
 
 
 def _plain(r: Row) -> bool:
-    s = speed.settings_for(r.resolved, speed.engine_for(r.resolved))
+    s = speed.decided(speed.sized(r.resolved))
     return s.spec_method is None or not r.speculative
 
 
@@ -230,7 +230,7 @@ def kv_efficiencies(fit_rows: list[Row]) -> dict[tuple[str, str, str], float]:
             dt = 1 / high.tokens_per_s - 1 / low.tokens_per_s
             kv_low, kv_high = (roofline(x.resolved, x.context) for x in (low, high))
             assert kv_low is not None and kv_high is not None
-            element = speed.settings_for(low.resolved, speed.engine_for(low.resolved)).kv_element_bytes
+            element = speed.decided(speed.sized(low.resolved)).kv_element_bytes
             dkv = (kv_high.kv_bytes - kv_low.kv_bytes) / element * speed.KV_REFERENCE_BYTES
             if dt > 0 and dkv > 0:
                 bw = (low.resolved.device.memory_bandwidth_gb_s or 0) * 1e9

@@ -44,9 +44,8 @@ from statistics import median
 from generator.catalog import Resolved
 from generator.core.data import Data
 from generator.core.errors import UsageError
-from generator.engines import engine_for
 from generator.engines.family import family_for
-from generator.engines.settings import settings_for
+from generator.engines.settings import decided
 from generator.fit.roofline import DEFAULT_DRAFT_TOKENS, DFLASH_DRAFT_TOKENS, GB, roofline
 from generator.fit.sizing import sized
 from generator.schema import Device
@@ -245,7 +244,7 @@ def predict(resolved: Resolved, context: int, *, acceptance: float | None = None
         raise UsageError(f"device {device.id!r} states no memory_bandwidth_gb_s: the speed model needs the card's "
                          "memory bandwidth in GB/s (its specification's figure); add it to the device file")
     r = sized(resolved)
-    s = settings_for(r, engine_for(r))
+    s = decided(r)
     if acceptance is None:  # the newest benchmark that measured one (a later figure may leave it out)
         measured = [b for b in r.app.benchmarks if b.acceptance is not None]
         acceptance = max(measured, key=lambda b: b.date).acceptance if measured else None
@@ -291,7 +290,7 @@ def predict(resolved: Resolved, context: int, *, acceptance: float | None = None
 def full_context(resolved: Resolved) -> int:
     """The app's whole context: its argv's, else the model's own length."""
     r = sized(resolved)
-    s = settings_for(r, engine_for(r))
+    s = decided(r)
     return s.context.value or r.model.architecture.max_context
 
 
