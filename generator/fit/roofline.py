@@ -190,9 +190,10 @@ def _weights(r: Resolved) -> tuple[float, str]:
 
 # Tensors a decode step looks up one row of rather than streams: llama.cpp reads the token embedding and Gemma's
 # per-layer embedding table with ggml_get_rows, one row a token (src/llama-graph.cpp build_inp_embd:
-# `ggml_get_rows(ctx0, tok_embd, inp->tokens)`; src/models/gemma4.cpp get_per_layer_inputs:
-# `ggml_get_rows(ctx0, model.per_layer_tok_embd, inp->tokens)`, github.com/ggml-org/llama.cpp@0274f0fc7d7f). A tied
-# token embedding is also the output projection (llama.cpp duplicates token_embd as `output`), read whole a token.
+# `ggml_get_rows(ctx0, tok_embd, inp->tokens)`, github.com/ggml-org/llama.cpp@00395eb285c7; src/models/gemma4.cpp
+# build_inp_per_layer: `ggml_get_rows(ctx0, model.per_layer_tok_embd, inp->tokens)`,
+# github.com/ggml-org/llama.cpp@06e514f61476). A tied token embedding is also the output projection (gemma4.cpp
+# load_arch_tensors: `output` from token_embd, TENSOR_DUPLICATED; the lm_head multiplies by it), read whole a token.
 _LOOKUP = ("token_embd.weight", "per_layer_token_embd.weight")
 
 
@@ -239,9 +240,9 @@ def _slot(s: AnySettings, head_dim: int) -> float:
 
 def _shared(geo: Geometry) -> tuple[int, int]:
     """(full, sliding) attention layers that attend over another layer's KV (Gemma's KV-shared layers): they store
-    none but read their source's, so a decode step reads it again (llama.cpp src/models/gemma4.cpp: a layer past
-    `n_layer_kv_from_start` calls build_attn on the cache of the last earlier layer of its kind,
-    github.com/ggml-org/llama.cpp@0274f0fc7d7f). The shared layers keep the model's pattern of full and sliding
+    none but read their source's, so a decode step reads it again (llama.cpp src/models/gemma4.cpp: a layer without
+    KV, past `n_layer_kv_from_start`, calls build_attn with no K and V, "reuse KV cache of earlier layers",
+    github.com/ggml-org/llama.cpp@06e514f61476). The shared layers keep the model's pattern of full and sliding
     layers: split in the proportion of the layers that hold KV (Gemma 4 E2B: 4 full + 16 sliding of 20; E4B: 3 + 15
     of 18)."""
     shared = geo.kv_shared_layers

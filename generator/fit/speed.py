@@ -194,7 +194,7 @@ def family_of(arch: str, active_share: float = 1.0) -> str | None:
 # Kernel blocks a decode step runs per layer: a transformer layer runs a mixer (attention, GDN or MLA) and an FFN (dense
 # or routed), two blocks of kernels; a Nemotron-H layer is one block, a Mamba-2 mixer, an attention or an FFN alone
 # (llama.cpp src/models/nemotron-h.cpp: each layer builds `build_mamba2_layer`, `build_attention_layer` or
-# `build_ffn_layer` by its type, github.com/ggml-org/llama.cpp@0274f0fc7d7f). The launch and synchronisation cost of a
+# `build_ffn_layer` by its type, github.com/ggml-org/llama.cpp@0aebd861b88e). The launch and synchronisation cost of a
 # step is counted per block: counting a Nemotron-H layer as a transformer layer doubled its share.
 BLOCKS_PER_LAYER: dict[str, int] = {"nemotron_h": 1, "nemotron_h_moe": 1}
 DEFAULT_BLOCKS_PER_LAYER = 2
