@@ -10,7 +10,7 @@ Measurements, each with its source:
 - the public Llama 2 7B Q4_0 figures on an RTX 3090, 3090 Ti and 4090 (tests/fixtures/catalog_roofline, llama.cpp
   PRs 6766 and 4812): devices no fit row was measured on.
 The split is bench/speed/split.yaml (by model, written before this script existed). `--write` puts the fitted values
-into generator/fit/speed.py (between its `fitted` markers) and the tables into bench/speed-accuracy.md.
+into generator/fit/speed_fitted.json and the tables into bench/speed/table.md.
 """
 
 from __future__ import annotations
@@ -271,7 +271,7 @@ def fit(all_rows: list[Row]) -> tuple[Coefficients, dict[str, object]]:
 
 def _search(fit_rows: list[Row], kinds: list[str], kv_eff: dict[tuple[str, str, str], float], sampling: float,
             first: float, nxt: float) -> tuple[dict[tuple[str, str, str], float], dict[tuple[str, str], float]]:
-    """One launch + sync cost per layer a step, shared by the device architectures `kinds`, and the efficiencies it
+    """One launch + sync cost a kernel block, shared by the device architectures `kinds`, and the efficiencies it
     implies (the median per engine, family and architecture), chosen on the grid by the fit rows' p50 + p95 error,
     each architecture weighing the same."""
     mine = [r for r in fit_rows if _wkey(r)[2] in kinds]

@@ -69,7 +69,7 @@ FAMILIES: dict[str, str] = {
 # Written by bench/speed/fit.py --write into speed_fitted.json beside this module (data, not code: the engine fit
 # kinds that key it are the families' `fit` names, generator/engines/): (engine fit kind, family, device
 # architecture) -> bandwidth efficiency; the same -> the share of bandwidth the attention reads of the KV reach;
-# (engine fit kind, device architecture) -> seconds of launch and sync per layer a step; engine fit kind -> seconds
+# (engine fit kind, device architecture) -> launch and sync seconds a kernel block; engine fit kind -> seconds
 # per vocabulary entry a served token (0 for an engine without a measurement); the speculative step cost (drafting N
 # tokens and verifying N + 1 costs 1 + SPEC_FIRST + SPEC_NEXT x (N - 1) plain steps); device architecture -> the
 # test half's p95 |predicted/measured - 1| of its fitted families (the band they carry).
@@ -168,7 +168,7 @@ class Coefficients:
         return cls(EFFICIENCY, KV_EFFICIENCY, OVERHEAD_S_PER_LAYER, SAMPLING_S_PER_VOCAB, SPEC_FIRST, SPEC_NEXT)
 
     def overhead(self, engine: str, arch: str) -> float:
-        """Seconds per layer a step: this engine on this device architecture, else the engine's cost fitted across
+        """Seconds a kernel block: this engine on this device architecture, else the engine's cost fitted across
         every measured architecture (ANY_ARCH), else its median, else any median."""
         for key in ((engine, arch), (engine, ANY_ARCH)):
             exact = self.overhead_s_per_layer.get(key)
