@@ -10,7 +10,7 @@ Measurements, each with its source:
 - the public Llama 2 7B Q4_0 figures on an RTX 3090, 3090 Ti and 4090 (tests/fixtures/catalog_roofline, llama.cpp
   PRs 6766 and 4812): devices no fit row was measured on.
 The split is bench/speed/split.yaml (by model, written before this script existed). `--write` puts the fitted values
-into generator/fit/speed.py (between its `fitted` markers) and the tables into bench/speed-accuracy.md.
+into generator/fit/speed_fitted.json and the tables into bench/speed/table.md.
 """
 
 from __future__ import annotations
@@ -109,10 +109,11 @@ def _realshape(cat: Catalog, h100: Device, p: dict[str, Any]) -> Resolved:
     model = cat.models[p["model"]]
     # the file the GPU read: the real-shape file's own tensors (weights_part reads the weight file's size)
     template = model.weights[0]
-    weight = template.model_copy(update={"quant": "realshape", "format": "gguf", "file": p["gguf"],
+    # named by the plan's quantization, so that the roofline streams the tensors of that type mix (realshape.py)
+    weight = template.model_copy(update={"quant": p["quant"], "format": "gguf", "file": p["gguf"], "header": None,
                                          "size_gib": p["tensor_bytes"] / 2**30})
-    model = model.model_copy(update={"weights": (weight,)})
-    app = base.app.model_copy(update={"quantization": "realshape", "benchmarks": [], "model": model.id,
+    model = model.model_copy(update={"weights": (weight,), "calibration": ()})
+    app = base.app.model_copy(update={"quantization": p["quant"], "benchmarks": [], "model": model.id,
                                       "gpu_memory_mib": 80000,
                                       "speculative": None})
     return _sized(replace(base, device=h100, model=model, app=app))
@@ -209,6 +210,12 @@ def _key(r: Row) -> tuple[str, str, str]:
     return speed.engine_kind(r.resolved), speed.model_family(r.resolved) or "-", d.architecture or d.arch
 
 
+def _wkey(r: Row) -> tuple[str, str, str]:
+    """The weights' efficiency key: the family's weights class (every dense family shares one, speed.weights_class)."""
+    e, f, a = _key(r)
+    return e, speed.weights_class(f if f != "-" else None) or "-", a
+
+
 def _plain(r: Row) -> bool:
     s = speed.decided(speed.sized(r.resolved))
     return s.spec_method is None or not r.speculative
@@ -264,11 +271,11 @@ def fit(all_rows: list[Row]) -> tuple[Coefficients, dict[str, object]]:
 
 def _search(fit_rows: list[Row], kinds: list[str], kv_eff: dict[tuple[str, str, str], float], sampling: float,
             first: float, nxt: float) -> tuple[dict[tuple[str, str, str], float], dict[tuple[str, str], float]]:
-    """One launch + sync cost per layer a step, shared by the device architectures `kinds`, and the efficiencies it
+    """One launch + sync cost a kernel block, shared by the device architectures `kinds`, and the efficiencies it
     implies (the median per engine, family and architecture), chosen on the grid by the fit rows' p50 + p95 error,
     each architecture weighing the same."""
-    mine = [r for r in fit_rows if _key(r)[2] in kinds]
-    engines = sorted({_key(r)[0] for r in mine})
+    mine = [r for r in fit_rows if _wkey(r)[2] in kinds]
+    engines = sorted({_wkey(r)[0] for r in mine})
     best: tuple[float, dict[tuple[str, str, str], float], dict[tuple[str, str], float]] | None = None
     for us in range(0, MAX_OVERHEAD_US + 1, OVERHEAD_STEP_US):  # launch + sync: µs a kernel, a few kernels a layer
         per_layer = {(e, kind): round(us * 1e-6, 8) for e in engines for kind in kinds}
@@ -277,17 +284,17 @@ def _search(fit_rows: list[Row], kinds: list[str], kv_eff: dict[tuple[str, str, 
         for r in mine:
             eff = _implied(r, trial)
             if eff is not None:
-                implied.setdefault(_key(r), []).append(eff)
+                implied.setdefault(_wkey(r), []).append(eff)
         effs = {k: round(median(v), 4) for k, v in implied.items()}
         if not effs:
             continue
         coef = Coefficients(effs, kv_eff, per_layer, trial.sampling_s_per_vocab, first, nxt)
         score = float(sum(1 for v in effs.values() if v > 1))  # no kernel streams faster than the bandwidth
         for kind in kinds:
-            rows_ = [r for r in mine if _key(r)[2] == kind]
+            rows_ = [r for r in mine if _wkey(r)[2] == kind]
             errs = sorted(abs(predicted(r, coef) / r.tokens_per_s - 1) for r in rows_  # type: ignore[operator]
-                          if _key(r) in effs)
-            score += sum(1 for r in rows_ if _key(r) not in effs)
+                          if _wkey(r) in effs)
+            score += sum(1 for r in rows_ if _wkey(r) not in effs)
             if errs:
                 score += median(errs) + errs[int(0.95 * (len(errs) - 1))]
         if best is None or score < best[0]:
@@ -298,7 +305,7 @@ def _search(fit_rows: list[Row], kinds: list[str], kv_eff: dict[tuple[str, str, 
 
 def _implied(r: Row, coef: Coefficients) -> float | None:
     """The weights' efficiency that would make the model hit this row exactly (None where none can)."""
-    unit = Coefficients({_key(r): 1.0}, coef.kv_efficiency, coef.overhead_s_per_layer, coef.sampling_s_per_vocab,
+    unit = Coefficients({_wkey(r): 1.0}, coef.kv_efficiency, coef.overhead_s_per_layer, coef.sampling_s_per_vocab,
                         coef.spec_first, coef.spec_next)
     p = predict(r.resolved, r.context, acceptance=r.acceptance, served=r.served, speculative=r.speculative, coef=unit)
     step = p.tokens_per_step / r.tokens_per_s
@@ -342,7 +349,7 @@ def report(all_rows: list[Row], coef: Coefficients, extra: dict[str, object]) ->
         lines.append(f"| {kind} | {len(errs)} | {pct(errs, 0.5):.0%} | {pct(errs, 0.95):.0%} |")
     coef_lines = [f"- efficiency {e} / {f} / {a}: {v:.3f}" for (e, f, a), v in sorted(coef.efficiency.items())]
     coef_lines += [f"- KV efficiency {e} / {f} / {a}: {v:.3f}" for (e, f, a), v in sorted(coef.kv_efficiency.items())]
-    coef_lines += [f"- overhead per layer a step ({e} on {a}): {v * 1e6:.0f} µs"
+    coef_lines += [f"- launch + sync per kernel block a step ({e} on {a}): {v * 1e6:.0f} µs"
                    for (e, a), v in sorted(coef.overhead_s_per_layer.items())]
     coef_lines += [f"- sampling per vocabulary entry a served token: {extra['sampling']:.3e} s",
                    f"- speculative step cost: 1 + {coef.spec_first:.3f} + {coef.spec_next:.3f} x (N - 1)"]

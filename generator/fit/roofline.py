@@ -12,7 +12,7 @@ draft length + 1. docs/fit.md "Roofline" gives the formula, its assumptions and 
 
 Every byte size comes from the fit's own geometry (`fit/memory.py`: slot bytes, group bytes, recurrent state; the
 weights part of `fit/vllm.py`), at the KV types of the resolved argv (`engines/settings.py`). What is left out makes
-the bound looser, never tighter: the drafter's own reads, the KV a shared-KV layer reads again, activations, the
+the bound looser, never tighter: the drafter's own reads, activations, the
 output logits, kernel launch gaps.
 """
 
@@ -180,31 +180,97 @@ def roofline(resolved: Resolved, context_tokens: int, *, acceptance: float | Non
 
 
 def _weights(r: Resolved) -> tuple[float, str]:
-    """The weights a token runs through: the file (or its measured load) x active / total parameters (MoE experts
-    and Gemma's per-layer embedding tables are read one slice a token)."""
+    """The weights a token runs through: the file (or its measured load) x the share of its bytes a decode step
+    streams (`streamed_share`: by tensor where the fit knows the file's tensors, else active / total parameters)."""
     mib, note = weights_part(r, r.app.quantization)
-    arch = r.model.architecture
-    share = min(1.0, arch.active_params_b / arch.total_params_b)
-    shown = f" x active share {arch.active_params_b:g}/{arch.total_params_b:g} B params" if share < 1 else ""
-    return mib * MIB * share, f"{note}{shown}"
+    share, how = streamed_share(r)
+    return mib * MIB * share, f"{note}{how}"
+
+
+# Tensors a decode step looks up one row of rather than streams: llama.cpp reads the token embedding and Gemma's
+# per-layer embedding table with ggml_get_rows, one row a token (src/llama-graph.cpp build_inp_embd:
+# `ggml_get_rows(ctx0, tok_embd, inp->tokens)`, github.com/ggml-org/llama.cpp@00395eb285c7; src/models/gemma4.cpp
+# build_inp_per_layer: `ggml_get_rows(ctx0, model.per_layer_tok_embd, inp->tokens)`,
+# github.com/ggml-org/llama.cpp@06e514f61476). A tied token embedding is also the output projection (gemma4.cpp
+# load_arch_tensors: `output` from token_embd, TENSOR_DUPLICATED; the lm_head multiplies by it), read whole a token.
+_LOOKUP = ("token_embd.weight", "per_layer_token_embd.weight")
+
+
+def streamed_share(r: Resolved) -> tuple[float, str]:
+    """(share of the weight file's bytes one decode step streams, note). By tensor where the fit knows them
+    (generator/fit/realshape.py: a recorded header or a known shape): every tensor once, but an embedding looked up
+    one row a token (`_LOOKUP`, unless tied to the output) and routed experts at `expert_used / expert_count`
+    (ffn_*_exps: build_moe_ffn's ggml_mul_mat_id reads the selected experts' rows); MTP blocks past the trunk are
+    not run. Else active / total parameters (which counts an embedding table as read)."""
+    from generator.fit import realshape  # a heavy module: only where the roofline is asked for
+
+    arch, model, quant = r.model.architecture, r.model, r.app.quantization
+    fallback = min(1.0, arch.active_params_b / arch.total_params_b)
+    shown = (f" x active share {arch.active_params_b:g}/{arch.total_params_b:g} B params" if fallback < 1 else "")
+    shape = realshape.shape_of(model)
+    if not realshape.has_tensors(model, quant):
+        return fallback, shown
+    sizes = realshape.tensor_sizes(model, quant)
+    total = sum(sizes.values())
+    tied = "output.weight" not in sizes
+    read = 0.0
+    for name, size in sizes.items():
+        if name in _LOOKUP:
+            read += size if tied and name == "token_embd.weight" else 0.0
+        elif "_exps." in name:
+            if shape is None or not shape.expert_count:
+                return fallback, shown  # experts without a known routing: the parameter share
+            read += size * shape.expert_used / shape.expert_count
+        elif name.startswith("blk.") and int(name.split(".", 2)[1]) >= arch.layers:
+            continue  # an MTP block: not part of the trunk's step
+        else:
+            read += size
+    if total <= 0:
+        return fallback, shown
+    share = min(1.0, read / total)
+    return share, (f" x {share:.3f} streamed a token by tensor (embedding lookups one row, routed experts "
+                   f"{shape.expert_used if shape else 0}/{shape.expert_count if shape else 0})"
+                   if share < 1 else "")
 
 
 def _slot(s: AnySettings, head_dim: int) -> float:
     return s.kv_slot_bytes(head_dim)  # the engine's own KV dtype table
 
 
+def _shared(geo: Geometry) -> tuple[int, int]:
+    """(full, sliding) attention layers that attend over another layer's KV (Gemma's KV-shared layers): they store
+    none but read their source's, so a decode step reads it again (llama.cpp src/models/gemma4.cpp: a layer without
+    KV, past `n_layer_kv_from_start`, calls build_attn with no K and V, "reuse KV cache of earlier layers",
+    github.com/ggml-org/llama.cpp@06e514f61476). The shared layers keep the model's pattern of full and sliding
+    layers: split in the proportion of the layers that hold KV (Gemma 4 E2B: 4 full + 16 sliding of 20; E4B: 3 + 15
+    of 18)."""
+    shared = geo.kv_shared_layers
+    held_sliding = geo.sliding.layers if geo.sliding is not None else 0
+    held = geo.full.layers + held_sliding
+    if not shared or not held:
+        return 0, 0
+    full = round(shared * geo.full.layers / held)
+    return full, shared - full
+
+
 def _kv(r: Resolved, s: AnySettings, context: int) -> tuple[float, str]:
-    """Every attention layer reads the K and V of every cached token it keeps: full layers the whole context,
-    sliding layers at most their window; layers that reuse another layer's KV are not counted again."""
+    """Every attention layer reads the K and V of every cached token it attends over: full layers the whole context,
+    sliding layers at most their window; a layer that reuses another layer's KV reads it again (`_shared`)."""
     geo = Geometry.of(r.model.architecture)
     types = f"K {s.kv_k.value} + V {s.kv_v.value}"
-    full = group_bytes_per_token(geo.full, _slot(s, geo.full.head_dim)) * context
-    note = f"{geo.full.layers} full-attention layers x {geo.full.kv_heads} KV heads x head_dim {geo.full.head_dim}"
+    shared_full, shared_sliding = _shared(geo)
+    per_layer = group_bytes_per_token(geo.full, _slot(s, geo.full.head_dim)) / max(1, geo.full.layers)
+    full = per_layer * (geo.full.layers + shared_full) * context
+    also = f" (+ {shared_full} reading a shared KV)" if shared_full else ""
+    note = (f"{geo.full.layers} full-attention layers{also} x {geo.full.kv_heads} KV heads x head_dim "
+            f"{geo.full.head_dim}")
     sliding = 0.0
     if geo.sliding is not None and geo.sliding.window is not None:
         tokens = min(context, geo.sliding.window)
-        sliding = group_bytes_per_token(geo.sliding, _slot(s, geo.sliding.head_dim)) * tokens
-        note += f"; {geo.sliding.layers} sliding layers x {tokens:,} tokens (window {geo.sliding.window:,})"
+        per_layer = group_bytes_per_token(geo.sliding, _slot(s, geo.sliding.head_dim)) / max(1, geo.sliding.layers)
+        sliding = per_layer * (geo.sliding.layers + shared_sliding) * tokens
+        also = f" (+ {shared_sliding} reading a shared KV)" if shared_sliding else ""
+        note += f"; {geo.sliding.layers} sliding layers{also} x {tokens:,} tokens (window {geo.sliding.window:,})"
     return full + sliding, f"{note}; {types} x {context:,} tokens"
 
 

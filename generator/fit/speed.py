@@ -4,14 +4,17 @@ The roofline (`fit/roofline.py`) bounds the speed from memory bandwidth; real de
 a small model reaches less, because every layer's kernels cost a launch and a synchronisation whatever they read.
 One decode step of a token therefore takes
 
-    t_step = layers x overhead per layer + bytes read / (bandwidth x efficiency) + vocabulary x sampling cost
+    t_step = kernel blocks x overhead per block + bytes read / (bandwidth x efficiency) + vocabulary x sampling cost
 
-- bytes read: the roofline's (active weights + KV at the context + recurrent state), at the app's KV types;
+- kernel blocks: a mixer or an FFN (`blocks`: two a transformer layer, one a Nemotron-H layer);
+- bytes read: the roofline's (weights streamed a token + KV at the context + recurrent state), at the app's KV types;
 - efficiency: the share of the stated bandwidth the engine's kernels stream for the architecture family, fitted on
-  the fit half of the measurements (bench/speed/split.yaml, bench/speed/fit.py) per (engine, family, device
-  architecture); a family measured only on another device architecture takes the fit across architectures (ANY_ARCH,
-  below), one never measured the engine's median: both with a wider band, stated;
-- overhead per layer: the engine's fixed launch and sync cost per layer a step, fitted on the same half per device
+  the fit half of the measurements (bench/speed/split.yaml, bench/speed/fit.py) per (engine, weights class, device
+  architecture): every dense family one class, a MoE family its own (`weights_class`); the KV's per family; a
+  family measured only on another device architecture takes the fit across architectures (ANY_ARCH, below), one
+  never measured the engine's median: both with a wider band, stated;
+- overhead per block: the engine's fixed launch and sync cost per kernel block a step (the fitted tables keep the
+  name `overhead_s_per_layer`), fitted on the same half per device
   architecture; for a device architecture without a fit row, one cost fitted across every measured architecture at
   once with the efficiencies that go with it (ANY_ARCH): that share of a step is the host's and the driver's and does
   not shrink with the card's bandwidth, so a device file with only its bandwidth transfers (an efficiency tied to one
@@ -65,7 +68,7 @@ FAMILIES: dict[str, str] = {
 # Written by bench/speed/fit.py --write into speed_fitted.json beside this module (data, not code: the engine fit
 # kinds that key it are the families' `fit` names, generator/engines/): (engine fit kind, family, device
 # architecture) -> bandwidth efficiency; the same -> the share of bandwidth the attention reads of the KV reach;
-# (engine fit kind, device architecture) -> seconds of launch and sync per layer a step; engine fit kind -> seconds
+# (engine fit kind, device architecture) -> launch and sync seconds a kernel block; engine fit kind -> seconds
 # per vocabulary entry a served token (0 for an engine without a measurement); the speculative step cost (drafting N
 # tokens and verifying N + 1 costs 1 + SPEC_FIRST + SPEC_NEXT x (N - 1) plain steps); device architecture -> the
 # test half's p95 |predicted/measured - 1| of its fitted families (the band they carry).
@@ -90,10 +93,10 @@ BLOCK_STEP_DRAFT = 3  # the MTP draft length whose measured step cost a DFlash s
 # test half was scored carries that p95 (BAND_BY_ARCH, written by bench/speed/fit.py), else BAND_FITTED
 BAND_FITTED = 0.20
 BAND_KIN = 0.50  # the family not fitted on this architecture, its sparsity's other families are (test worst 41 %)
-# the family measured on another device architecture only: the held-out-device check's p95 rounded up to 5 % (51 %:
+# the family measured on another device architecture only: the held-out-device check's p95 rounded up to 5 % (38 %:
 # every H100 row predicted from its device file's public specification by a fit without any H100 row,
-# bench/speed/heldout_device.py, bench/speed-accuracy.md)
-BAND_OTHER_DEVICE = 0.55
+# bench/speed/heldout_device.py, bench/speed-accuracy.md; 52 % before the launch cost was counted per kernel block)
+BAND_OTHER_DEVICE = 0.40
 BAND_NO_FAMILY = 0.90  # the family never measured with this engine (or the architecture has no family)
 
 # Attention at batch 1 costs per cached element more than per byte: flash attention dequantizes K and V as it reads
@@ -164,7 +167,7 @@ class Coefficients:
         return cls(EFFICIENCY, KV_EFFICIENCY, OVERHEAD_S_PER_LAYER, SAMPLING_S_PER_VOCAB, SPEC_FIRST, SPEC_NEXT)
 
     def overhead(self, engine: str, arch: str) -> float:
-        """Seconds per layer a step: this engine on this device architecture, else the engine's cost fitted across
+        """Seconds a kernel block: this engine on this device architecture, else the engine's cost fitted across
         every measured architecture (ANY_ARCH), else its median, else any median."""
         for key in ((engine, arch), (engine, ANY_ARCH)):
             exact = self.overhead_s_per_layer.get(key)
@@ -185,6 +188,31 @@ def family_of(arch: str, active_share: float = 1.0) -> str | None:
     if base is None:
         return None
     return f"{base}/{'moe' if active_share < SPARSE_SHARE else 'dense'}"
+
+
+# Kernel blocks a decode step runs per layer: a transformer layer runs a mixer (attention, GDN or MLA) and an FFN (dense
+# or routed), two blocks of kernels; a Nemotron-H layer is one block, a Mamba-2 mixer, an attention or an FFN alone
+# (llama.cpp src/models/nemotron-h.cpp: each layer builds `build_mamba2_layer`, `build_attention_layer` or
+# `build_ffn_layer` by its type, github.com/ggml-org/llama.cpp@0aebd861b88e). The launch and synchronisation cost of a
+# step is counted per block: counting a Nemotron-H layer as a transformer layer doubled its share.
+BLOCKS_PER_LAYER: dict[str, int] = {"nemotron_h": 1, "nemotron_h_moe": 1}
+DEFAULT_BLOCKS_PER_LAYER = 2
+
+
+def blocks(resolved: Resolved) -> int:
+    """The kernel blocks (a mixer or an FFN) one decode step runs through."""
+    arch = resolved.model.architecture
+    return arch.layers * BLOCKS_PER_LAYER.get(arch.arch, DEFAULT_BLOCKS_PER_LAYER)
+
+
+def weights_class(family: str | None) -> str | None:
+    """What the weights' efficiency is kept by: every dense family streams its matrices through the same
+    matrix-vector kernels (one `dense` class: Gemma 4 12B and E2B, a 24B Mistral and a 27B Qwen3.5 on the H100 fit
+    one efficiency and one cost a block within 5 %, bench/speed-accuracy.md), a MoE family its experts through its
+    own routing (its family)."""
+    if family is None or not family.endswith("/dense"):
+        return family
+    return "dense"
 
 
 def model_family(resolved: Resolved) -> str | None:
@@ -254,9 +282,9 @@ def predict(resolved: Resolved, context: int, *, acceptance: float | None = None
     arch = r.model.architecture
     family = model_family(r)
     kind = device.architecture or device.arch
-    eff, basis, band = efficiency_for(coef, engine, family, kind)
+    eff, basis, band = efficiency_for(coef, engine, weights_class(family), kind)
     kv_eff = efficiency_for(coef, engine, family, kind, table=coef.kv_efficiency)[0] if coef.kv_efficiency else eff
-    overhead = arch.layers * coef.overhead(engine, kind)
+    overhead = blocks(r) * coef.overhead(engine, kind)
     bandwidth = device.memory_bandwidth_gb_s * GB
     weights = (roof.weights_bytes + roof.state_bytes) / (bandwidth * eff)
     kv = roof.kv_bytes / s.kv_element_bytes * KV_REFERENCE_BYTES / (bandwidth * kv_eff)
@@ -315,6 +343,7 @@ def speeds(resolved: Resolved) -> Speeds | None:
     return Speeds(predict(resolved, SHORT_CONTEXT), predict(resolved, full_context(resolved)))
 
 
-__all__ = ["ANY_ARCH", "BAND_FITTED", "BAND_KIN", "BAND_NO_FAMILY", "BAND_OTHER_DEVICE", "Coefficients", "FAMILIES",
-           "KV_REFERENCE_BYTES", "Prediction", "Speeds", "efficiency_for", "engine_kind", "family_of", "full_context",
-           "model_family", "on_device", "predict", "speeds"]
+__all__ = ["ANY_ARCH", "BAND_FITTED", "BAND_KIN", "BAND_NO_FAMILY", "BAND_OTHER_DEVICE", "BLOCKS_PER_LAYER",
+           "Coefficients", "FAMILIES", "KV_REFERENCE_BYTES", "Prediction", "Speeds", "blocks", "efficiency_for",
+           "engine_kind", "family_of", "full_context", "model_family", "on_device", "predict", "speeds",
+           "weights_class"]

@@ -276,11 +276,14 @@ def test_fit_and_roofline_charge_its_own_kv_bytes(added: Path) -> None:
     assert kv["mib"] == pytest.approx(half_byte * CONTEXT / 2**20)  # int4: ToyKV's 0.5 B, not ggml's or vLLM's 2 B
 
     # the roofline reads the same table (the fixture device states no bandwidth: one is given here, in the copy's
-    # own process): the full and sliding layers' KV, 0.5 B a value
+    # own process): the full and sliding layers' KV, 0.5 B a value, read again by the 18 KV-shared layers (3 full +
+    # 15 sliding: the 4 : 20 pattern, generator/fit/roofline.py _shared)
     roof = _run(added, ROOFLINE)
     window = min(CONTEXT, geo.sliding.window) if geo.sliding is not None and geo.sliding.window else CONTEXT
-    expected = group_bytes_per_token(geo.full, geo.full.head_dim * 2 * 0.5) * CONTEXT + (
-        group_bytes_per_token(geo.sliding, geo.sliding.head_dim * 2 * 0.5) * window if geo.sliding else 0)
+    assert (geo.full.layers, geo.sliding.layers if geo.sliding else 0, geo.kv_shared_layers) == (4, 20, 18)
+    expected = group_bytes_per_token(geo.full, geo.full.head_dim * 2 * 0.5) * CONTEXT * (4 + 3) / 4 + (
+        group_bytes_per_token(geo.sliding, geo.sliding.head_dim * 2 * 0.5) * window * (20 + 15) / 20
+        if geo.sliding else 0)
     assert roof["context"] == CONTEXT and roof["kv_bytes"] == pytest.approx(expected), roof
 
     # the sizing ran its memory model: the app leaves its GPU memory out, and gets the need + margin in 256 MiB steps

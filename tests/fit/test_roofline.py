@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from generator.catalog import Resolved, load_catalog
 from generator.core.errors import UsageError
+from generator.fit import realshape
 from generator.fit.roofline import DEFAULT_DRAFT_TOKENS, GB, Measured, reading, roofline
 from generator.schema import Device, Stack
 
@@ -78,25 +79,53 @@ def test_the_kv_read_follows_the_context_and_the_cache_type(cat):
     assert "K q4_0 + V q4_0" in q4.kv_note
 
 
-def test_moe_reads_its_active_share_and_a_hybrid_its_recurrent_state(cat):
-    roof = roofline(app(cat, "qwenmtp"), 8192)
+def _streamed(model, quant: str) -> tuple[float, int, int]:
+    """(share of the file a decode step streams, token_embd bytes, per-layer embedding bytes), by the rule written out
+    here again: every trunk tensor once, the embedding tables not at all (a lookup reads one row), routed experts at
+    used / count; a tied token embedding is the output projection, read whole."""
+    sizes = realshape.tensor_sizes(model, quant)
+    shape = realshape.shape_of(model)
+    tied = "output.weight" not in sizes
+    read = 0.0
+    for name, size in sizes.items():
+        if name == "per_layer_token_embd.weight" or (name == "token_embd.weight" and not tied):
+            continue
+        if name.startswith("blk.") and int(name.split(".")[1]) >= model.architecture.layers:
+            continue
+        read += size * shape.expert_used / shape.expert_count if "_exps." in name else size
+    return (read / sum(sizes.values()), sizes.get("token_embd.weight", 0),
+            sizes.get("per_layer_token_embd.weight", 0))
+
+
+def test_moe_reads_its_routed_experts_and_a_hybrid_its_recurrent_state(cat):
+    r = app(cat, "qwenmtp")
+    roof = roofline(r, 8192)
     assert roof is not None
-    assert roof.weights_bytes == pytest.approx(20.0 * GIB * 3.0 / 35.0)
-    assert "active share 3/35" in roof.weights_note
+    share, embd, _ = _streamed(r.model, r.app.quantization)
+    assert roof.weights_bytes == pytest.approx(20.0 * GIB * share)
+    assert "streamed a token by tensor" in roof.weights_note and "routed experts 8/256" in roof.weights_note
+    # the parameter share (3/35) counted the token embedding as read; a lookup reads one row of it
+    assert share != pytest.approx(3.0 / 35.0, rel=0.01) and embd > 0
     # 10 full-attention layers x 2 KV heads x 256 x K f16 + V f16, over 8,192 tokens
     assert roof.kv_bytes == pytest.approx(10 * 2 * 256 * 4 * 8192)
     # 30 GDN layers: 32 v-heads x 128^2 fp32 + (2 x 16 + 32) x 128 x (4 - 1) f32 conv values
     assert roof.state_bytes == pytest.approx(30 * (32 * 128 * 128 * 4 + 64 * 128 * 3 * 4))
 
 
-def test_sliding_layers_read_at_most_their_window(cat):
-    near, far = roofline(app(cat, "gemmasliding"), 512), roofline(app(cat, "gemmasliding"), 100_000)
+def test_sliding_layers_read_at_most_their_window_and_shared_layers_read_again(cat):
+    r = app(cat, "gemmasliding")
+    near, far = roofline(r, 512), roofline(r, 100_000)
     assert near is not None and far is not None
-    full_per_token = 4 * 2 * 512 * 2 * 2  # 4 global layers x 2 KV heads x 512 x (K + V) bf16 (vLLM auto)
-    sliding_window = 20 * 2 * 256 * 2 * 2 * 512  # 20 sliding layers, window 512
+    # 4 global layers + 3 of the 18 KV-shared ones (the model's 4 : 20 pattern) x 2 KV heads x 512 x (K + V) bf16
+    full_per_token = (4 + 3) * 2 * 512 * 2 * 2
+    sliding_window = (20 + 15) * 2 * 256 * 2 * 2 * 512  # 20 sliding layers + 15 shared ones, window 512
     assert far.kv_bytes == pytest.approx(full_per_token * 100_000 + sliding_window)
     assert near.kv_bytes == pytest.approx(full_per_token * 512 + sliding_window)
-    assert far.weights_bytes == pytest.approx(14.9 * GIB / 2)  # 4 of 8 B params active
+    assert "(+ 3 reading a shared KV)" in far.kv_note and "(+ 15 reading a shared KV)" in far.kv_note
+    # the per-layer embedding table is looked up, not streamed; the tied token embedding is the output, read whole
+    share, embd, ple = _streamed(r.model, r.app.quantization)
+    assert ple > 0 and embd > 0
+    assert far.weights_bytes == pytest.approx(14.9 * GIB * share)
 
 
 # --- speculative decoding ----------------------------------------------------------------------------------------

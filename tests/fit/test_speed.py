@@ -15,7 +15,8 @@ import pytest
 
 from generator.catalog import load_catalog, load_device_file
 from generator.core.errors import InputError, UsageError
-from generator.fit.speed import ANY_ARCH, BAND_NO_FAMILY, BAND_OTHER_DEVICE, Coefficients, on_device, predict, speeds
+from generator.fit.speed import (ANY_ARCH, BAND_NO_FAMILY, BAND_OTHER_DEVICE, Coefficients, blocks, on_device, predict,
+                                 speeds, weights_class)
 
 from support.catalogs import FIXTURES
 from support.smoke import run_cli
@@ -93,15 +94,16 @@ def test_an_unmeasured_architecture_takes_the_fit_across_architectures(roof_cat)
     measured architecture (ANY_ARCH), not one measured architecture's: stated in the basis, with the wider band; a
     measured architecture keeps its own."""
     coef = Coefficients(
-        {("llamacpp", "gqa/dense", "Hopper"): 0.5, ("llamacpp", "gqa/dense", ANY_ARCH): 0.4}, {},
+        {("llamacpp", "dense", "Hopper"): 0.5, ("llamacpp", "dense", ANY_ARCH): 0.4}, {},
         {("llamacpp", "Hopper"): 0.0, ("llamacpp", ANY_ARCH): 50e-6}, {}, 0.0, 0.0)
     r = roof_cat.apps["llama7b4090"]  # Ada: no fit row
     layers = r.model.architecture.layers
     unseen = predict(r, 0, coef=coef)
-    assert unseen.efficiency == 0.4 and unseen.overhead_s == pytest.approx(layers * 50e-6)
+    # a transformer layer is two kernel blocks (attention, FFN): the launch cost is counted per block
+    assert unseen.efficiency == 0.4 and unseen.overhead_s == pytest.approx(2 * layers * 50e-6)
     assert "across architectures" in unseen.basis and unseen.band == BAND_OTHER_DEVICE
     hopper = predict(on_device(r, load_device_file(H100)), 0, coef=coef)
-    assert hopper.efficiency == 0.5 and hopper.overhead_s == 0.0 and "fitted for gqa/dense on Hopper" in hopper.basis
+    assert hopper.efficiency == 0.5 and hopper.overhead_s == 0.0 and "fitted for dense on Hopper" in hopper.basis
 
 
 def test_more_bandwidth_of_one_architecture_from_the_device_file_alone(roof_cat):
@@ -147,3 +149,32 @@ def test_list_json_and_table_carry_the_prediction(capsys):
     assert rows["llama7bnobw"]["predicted_tokens_per_s"] is None  # no bandwidth: no number, as for the roofline
     code, out, _ = run_cli(["list", "--catalog", str(ROOF)], capsys)
     assert code == 0 and "pred t/s" in out
+
+
+def test_launch_cost_is_counted_per_kernel_block(roof_cat):
+    """A transformer layer runs two kernel blocks (a mixer, an FFN); a Nemotron-H layer runs one (a Mamba-2 mixer, an
+    attention or an FFN alone): the same layer count costs half the launches."""
+    coef = Coefficients({("llamacpp", "dense", ANY_ARCH): 0.5}, {}, {("llamacpp", ANY_ARCH): 40e-6}, {}, 0.0, 0.0)
+    r = roof_cat.apps["llama7b4090"]
+    layers = r.model.architecture.layers
+    assert blocks(r) == 2 * layers
+    arch = r.model.architecture.model_copy(update={"arch": "nemotron_h"})
+    hybrid = replace(r, model=r.model.model_copy(update={"architecture": arch}))
+    assert blocks(hybrid) == layers
+    plain, thin = predict(r, 0, coef=coef), predict(hybrid, 0, coef=coef)
+    assert plain.overhead_s == pytest.approx(2 * thin.overhead_s)
+    assert plain.weights_s == pytest.approx(thin.weights_s)  # the same bytes at the same (dense) efficiency
+
+
+def test_dense_families_share_one_weights_efficiency_moe_families_keep_their_own(roof_cat):
+    """Dense matrices stream through the same matrix-vector kernels whatever the family: a dense family without a fit
+    row of its own takes the `dense` class's efficiency as fitted; a MoE family is kept by its family."""
+    assert weights_class("gemma4/dense") == weights_class("gqa/dense") == "dense"
+    assert weights_class("gemma4/moe") == "gemma4/moe" and weights_class(None) is None
+    coef = Coefficients({("llamacpp", "dense", "Hopper"): 0.6}, {}, {("llamacpp", "Hopper"): 0.0}, {}, 0.0, 0.0)
+    r = on_device(roof_cat.apps["llama7b4090"], load_device_file(H100))
+    arch = r.model.architecture.model_copy(update={"arch": "gemma4"})
+    gemma = replace(r, model=r.model.model_copy(update={"architecture": arch}))
+    for app in (r, gemma):
+        p = predict(app, 0, coef=coef)
+        assert p.efficiency == 0.6 and "fitted for dense on Hopper" in p.basis
