@@ -39,7 +39,10 @@ _ARRAY_ANY = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)\+?=\(")
 _ARRAY_USE = re.compile(r'"\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}"')
 _OPENS = frozenset({"if", "case", "for", "while", "until", "select"})
 _CLOSES = frozenset({"fi", "esac", "done"})
-_FUNCTION = re.compile(r"^(?:function\s+)?[A-Za-z_][A-Za-z0-9_-]*\s*\(\)\s*\{?$")
+# a function definition's head: `name() {`, `name() { cmd` (a one-line body), `function name {`; `name()` alone
+# waits for the `{` of the next line, which opens the body
+_FUNCTION = re.compile(r"^(?:function\s+(?P<kw>[A-Za-z_][A-Za-z0-9_-]*)(?:\s*\(\))?|(?P<name>[A-Za-z_][A-Za-z0-9_-]*)"
+                       r"\s*\(\))\s*(?P<brace>\{)?(?:\s|$)")
 # trailing output redirections of a command: `2>&1`, `>> "$LOG"`, `2>/dev/null` (a `|` already split the line)
 _REDIRECTS = re.compile(r"""(?:\s+[0-9]?>>?(?:&[0-9]|\s*(?:"[^"]*"|'[^']*'|[^\s"'&|;<>]+)))+\s*$""")
 
@@ -436,19 +439,53 @@ def read_script(script: str, env: dict[str, str], launches: Callable[[str, bool]
 
 
 def _depth(command: str, depth: int) -> int:
-    """The block depth after `command`: `if`/`case`/loops and function bodies open one, `fi`/`esac`/`done`/`}`
-    close one (`then`, `else`, `do` lead a command inside the block)."""
+    """The block depth after `command`: `if`/`case`/loops, function bodies and `{` groups open one,
+    `fi`/`esac`/`done`/`}` close one (`then`, `else`, `do` lead a command inside the block)."""
     words = command.split()
     while words and words[0] in ("then", "else", "elif", "do"):
         words = words[1:]
     if not words:
         return depth
     body = " ".join(words)
-    if words[0] in _OPENS or _FUNCTION.match(body) or body == "{":
-        return depth + 1
+    head = _FUNCTION.match(body)
+    if words[0] in _OPENS or words[0] == "{" or (head is not None and head.group("brace")):
+        return depth + 1  # `{ cmd; }` (a group on one line) closes with its `}` as a body does
     if words[0] in _CLOSES or body == "}":
         return max(0, depth - 1)
     return depth
+
+
+def functions(lines: list[ScriptLine]) -> dict[str, list[str]]:
+    """The functions a script defines outside any block: name -> the simple commands of its body (a one-line body
+    `log() { echo "$*"; }` as well as one over many lines). Read, never run: what a call of one does is the
+    caller's to judge from the body."""
+    out: dict[str, list[str]] = {}
+    depth = 0
+    current: tuple[str, int] | None = None  # (name, the depth its body closes back to)
+    pending: str | None = None  # `name()` whose `{` opens on the next line
+    for line in lines:
+        for command in simple_commands(line.text):
+            before = depth
+            depth = _depth(command, depth)
+            if current is not None:
+                if depth <= current[1]:
+                    current = None
+                else:
+                    out[current[0]].append(command)
+                continue
+            head = _FUNCTION.match(command)
+            if before == 0 and head is not None:
+                name = head.group("kw") or head.group("name")
+                if head.group("brace"):
+                    current, pending = (name, before), None
+                    out[name] = [command[head.end():].strip()] if command[head.end():].strip() else []
+                else:
+                    pending = name
+            elif pending is not None and before == 0 and command.split()[:1] == ["{"]:
+                current, out[pending], pending = (pending, before), [], None
+                if command[1:].strip():
+                    out[current[0]].append(command[1:].strip())
+    return out
 
 
 def _array_set(command: str, depth: int, arrays: dict[str, list[str] | None], scope: dict[str, str]) -> bool:
@@ -483,5 +520,5 @@ def _expand_arrays(text: str, arrays: dict[str, list[str] | None]) -> str:
 
 
 __all__ = ["MAX_ARGV_BYTES", "MAX_ARG_BYTES", "MAX_SCRIPT_BYTES", "Script", "ScriptLine", "ShellError", "Words",
-           "check_size", "k8s_expand", "logical_lines", "read_script", "simple_commands", "split_outside_quotes",
-           "split_words"]
+           "check_size", "functions", "k8s_expand", "logical_lines", "read_script", "simple_commands",
+           "split_outside_quotes", "split_words"]

@@ -25,6 +25,7 @@ from generator.importer.shell import (
     ScriptLine,
     ShellError,
     check_size,
+    functions,
     k8s_expand,
     read_script,
     simple_commands,
@@ -235,9 +236,13 @@ def _mounted_script(rendered: Rendered, container: dict[str, Any], pod: dict[str
 
 def _download_lines(lines: list[ScriptLine], scope: dict[str, str], base: Origin,
                     by: str) -> tuple[list[Fetch], set[int]]:
-    """Files a script fetches (`curl URL -o DEST`, `wget -O DEST URL`); also the line numbers that do it."""
+    """Files a script fetches (`curl URL -o DEST`, `wget -O DEST URL`, or a call of one of the script's own
+    functions that runs curl or wget: `download "https://huggingface.co/R/resolve/main/F" "$DIR/F" ...`, the second
+    public store's launchers, github.com/coynntis/olares-one-market@cb991c8f llamacppgrug27bone/templates/server.yaml);
+    also the line numbers that do it."""
     out: list[Fetch] = []
     used: set[int] = set()
+    fetchers = _fetching_functions(lines)
     for line in lines:
         for command in simple_commands(line.text):
             try:
@@ -246,13 +251,14 @@ def _download_lines(lines: list[ScriptLine], scope: dict[str, str], base: Origin
                 words = [_naive_expand(w, scope).strip("\"'") for w in command.split()]
             while words and words[0] in ("eval", "exec", "command"):
                 words = words[1:]
-            if not words or programs.basename(words[0]) not in ("curl", "wget"):
+            wrapped = bool(words) and words[0] in fetchers
+            if not words or (programs.basename(words[0]) not in ("curl", "wget") and not wrapped):
                 continue
             url = next((m for m in (HF_FILE.search(w) for w in words if "/resolve/" in w) if m), None)
             if url is None:
                 continue
-            dest = None
-            for index, word in enumerate(words):
+            dest = _call_dest(words[1:]) if wrapped else None
+            for index, word in enumerate(() if wrapped else words):
                 if word in ("-o", "--output", "-O", "--output-document") and index + 1 < len(words):
                     dest = words[index + 1]
                 elif word.startswith(("--output-document=", "--output=")):
@@ -265,6 +271,27 @@ def _download_lines(lines: list[ScriptLine], scope: dict[str, str], base: Origin
                              by))
             used.add(line.number)
     return out, used
+
+
+def _fetching_functions(lines: list[ScriptLine]) -> set[str]:
+    """The script's functions whose body runs curl or wget (a download helper)."""
+    out = set()
+    for name, body in functions(lines).items():
+        for command in body:
+            words = command.split()
+            while words and words[0] in ("eval", "exec", "command"):
+                words = words[1:]
+            if words and programs.basename(words[0].strip("\"'")) in ("curl", "wget"):
+                out.add(name)
+                break
+    return out
+
+
+def _call_dest(args: list[str]) -> str | None:
+    """Where a download helper's call puts the file: its one argument that is an absolute path (the URL aside);
+    None when there is no such argument or more than one (then the file is matched by its name)."""
+    paths = [a for a in args if a.startswith("/") and "://" not in a]
+    return paths[0] if len(paths) == 1 else None
 
 
 def _naive_expand(word: str, scope: dict[str, str]) -> str:

@@ -138,13 +138,33 @@ BASH = """          command: ["/bin/bash", "-c"]
               set -e
               SHARED_DIR=/shared-models/llms
               mkdir -p "$SHARED_DIR"
-              if [ ! -f "$SHARED_DIR/$TARGET_FILE" ]; then
-                curl -fL -o "$SHARED_DIR/$TARGET_FILE" "https://huggingface.co/$TARGET_MODEL/resolve/main/$TARGET_FILE"
-              fi
-              EXTRA_LLM_ARGS=()
+{fetch}              EXTRA_LLM_ARGS=()
               if [ -n "${{LLM_MAX_OUTPUT_TOKENS:-}}" ]; then EXTRA_LLM_ARGS+=(--n-predict "$LLM_MAX_OUTPUT_TOKENS"); fi
               if [ -n "${{LLM_API_KEY:-}}" ]; then EXTRA_LLM_ARGS+=(--api-key "$LLM_API_KEY"); fi
 {build}{launch}"""
+
+FETCH = """              if [ ! -f "$SHARED_DIR/$TARGET_FILE" ]; then
+                curl -fL -o "$SHARED_DIR/$TARGET_FILE" "https://huggingface.co/$TARGET_MODEL/resolve/main/$TARGET_FILE"
+              fi
+"""
+
+# that store's newer launchers download through a function of their own (e.g. its
+# `llamacppgrug27bone/templates/server.yaml`: `download URL DEST LABEL MIN_BYTES EXACT_BYTES`, resuming a `.part`)
+FETCH_HELPER = """              log() { echo "[app] $*" >&2; }
+              download() {
+                local url dest label
+                url="$1"; dest="$2"; label="$3"
+                if [ -f "$dest" ] || { [ -e "$dest.part" ] && [ ! -s "$dest.part" ]; }; then
+                  log "$label OK: $dest"
+                  return 0
+                fi
+                curl -fL -C - --retry 20 "$url" -o "$dest.part"
+                mv -f "$dest.part" "$dest"
+              }
+              download \\
+                "https://huggingface.co/${TARGET_MODEL}/resolve/main/${TARGET_FILE}" \\
+                "$SHARED_DIR/$TARGET_FILE" "model" "16800000000"
+"""
 
 LAUNCH = """              exec /app/llama-server \\
                 --model "$SHARED_DIR/$TARGET_FILE" \\
@@ -419,10 +439,11 @@ def shared_chart(root: Path, name: str, *, title: str = "Qwen3.6 A3B (Shared)", 
                  categories: tuple[str, ...] = ("LLM Chat", "AI Agents"), builds: bool = False,
                  gb10: bool = False, port: int = 8080, helm_args: bool = False, tee: bool = False,
                  own_array: bool = False, builds_var: bool = False, python: bool = False,
-                 hami: str | None = "30000m", limited_gpu: str = "24Gi") -> Path:
+                 hami: str | None = "30000m", limited_gpu: str = "24Gi", helper: bool = False) -> Path:
     """One app folder of the second store's layout (`tee`: the server's log teed, no `exec`; `own_array`: with an
     array of the launcher's own flags; `builds_var`: it clones a fork whose URL a variable holds; `python`: a Python
-    server the catalog does not model; `hami`: its CUDA_DEVICE_MEMORY_LIMIT_0 (None: none); `limited_gpu`: the manifest's limitedGPUMemory)."""
+    server the catalog does not model; `hami`: its CUDA_DEVICE_MEMORY_LIMIT_0 (None: none); `limited_gpu`: the manifest's limitedGPUMemory; `helper`: the
+    launcher downloads the model through a function of its own)."""
     folder = root / name
     (folder / "templates").mkdir(parents=True)
     description = "Qwen3.6 35B-A3B via llama.cpp, a shared app of another store"
@@ -437,7 +458,8 @@ def shared_chart(root: Path, name: str, *, title: str = "Qwen3.6 A3B (Shared)", 
               else LAUNCH_PY.format(context=context, port=port) if python
               else LAUNCH.format(context=context, port=port))
     build = BUILD if builds else BUILD_VAR if builds_var else ""
-    container = HELM_ARGS.format(port=port) if helm_args else BASH.format(build=build, launch=launch)
+    fetch = FETCH_HELPER if helper else FETCH
+    container = HELM_ARGS.format(port=port) if helm_args else BASH.format(build=build, launch=launch, fetch=fetch)
     (folder / "templates" / "server.yaml").write_text((HELM_HEAD if helm_args else "") + SERVER.format(
         name=name, image=image, context=context, container=container, port=port,
         hami_env=f"            - name: CUDA_DEVICE_MEMORY_LIMIT_0\n              value: \"{hami}\"\n" if hami else "",

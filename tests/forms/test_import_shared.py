@@ -207,3 +207,19 @@ def test_a_vllm_download_dir_on_a_volume_not_rendered_is_left_out(capsys, catalo
     assert "--download-dir" not in app_data(catalog, "gemmalab", folder).get("extra_args", ())
     assert any("--download-dir /shared-models/hf" in u and "HF_HOME=/models" in u
                for u in results["gemmalab"]["unmapped"])
+
+
+def test_a_model_the_launcher_downloads_through_a_function_of_its_own_is_found(capsys, catalog, tmp_path):
+    """The second store's newer launchers download with a helper, `download URL DEST LABEL MIN_BYTES` (curl inside
+    the function, resuming a `.part`): the call names the Hugging Face file and where it goes, so the model is
+    found as with a bare curl line, not reported as coming from outside the chart."""
+    store = tmp_path / "store"
+    shared_chart(store, "sharedhelper", helper=True)
+    shared_chart(store, "sharedqwen")
+    results = imported(capsys, catalog, store / "sharedhelper", store / "sharedqwen")
+    assert results["sharedhelper"]["status"] == "ok", results["sharedhelper"]["missing"]
+    helper, plain = app_data(catalog, "sharedhelper"), app_data(catalog, "sharedqwen")
+    for key in ("model", "quantization", "stack", "context_length", "extra_args"):
+        assert helper.get(key) == plain.get(key), key
+    assert any("Qwen3.6-35B-A3B-UD-Q4_K_XL.gguf is downloaded by the launcher script" in n
+               for n in results["sharedhelper"]["notes"])

@@ -2,7 +2,15 @@
 
 import pytest
 
-from generator.importer.shell import ShellError, read_script, simple_commands, split_outside_quotes, split_words
+from generator.importer.shell import (
+    ShellError,
+    functions,
+    logical_lines,
+    read_script,
+    simple_commands,
+    split_outside_quotes,
+    split_words,
+)
 
 
 def test_simple_commands_split_on_every_list_operator_outside_quotes():
@@ -64,3 +72,30 @@ def test_an_array_set_inside_a_block_is_not_guessed(block):
     script = f"SPEC=()\n{block}\nexec /app/llama-server -m x \"${{SPEC[@]}}\"\n"
     with pytest.raises(ShellError, match="set outside any if/case/loop/function block"):
         _server(script)
+
+
+def test_the_functions_a_script_defines_are_read_with_their_bodies():
+    """One-line and many-line bodies, a `{ ...; }` group inside (it closes with its own `}`), a `name()` whose `{`
+    is on the next line; a function's body does not run on into the script after it."""
+    script = "\n".join([
+        'log() { echo "$*" >&2; }',
+        "download() {",
+        '  url="$1"; dest="$2"',
+        '  if [ -f "$dest" ] || { [ -e "$dest.part" ] && [ -s "$dest.part" ]; }; then',
+        "    return 0",
+        "  fi",
+        '  curl -fL "$url" -o "$dest"',
+        "}",
+        "late()",
+        "{",
+        "  wget -O /x https://example.org/x",
+        "}",
+        'download "https://huggingface.co/o/r/resolve/main/f.gguf" /m/f.gguf',
+        "exec /app/llama-server --model /m/f.gguf",
+    ])
+    found = functions(logical_lines(script))
+    assert set(found) == {"log", "download", "late"}
+    assert found["log"] == ['echo "$*" >&2']
+    assert found["download"][-1] == 'curl -fL "$url" -o "$dest"'
+    assert found["late"] == ["wget -O /x https://example.org/x"]
+    assert not any("exec" in c or c.startswith("download ") for body in found.values() for c in body)
