@@ -171,7 +171,7 @@ LAUNCH = """              exec /app/llama-server \\
                 --alias "$MODEL_ALIAS" \\
                 --host 0.0.0.0 --port {port} \\
                 --ctx-size "${{LLM_CONTEXT_WINDOW:-${{CONTEXT_SIZE:-{context}}}}}" \\
-                --n-gpu-layers 99 --parallel 1 --jinja \\
+{extra}                --n-gpu-layers 99 --parallel 1 --jinja \\
                 "${{EXTRA_LLM_ARGS[@]}}"
 """
 
@@ -439,11 +439,12 @@ def shared_chart(root: Path, name: str, *, title: str = "Qwen3.6 A3B (Shared)", 
                  categories: tuple[str, ...] = ("LLM Chat", "AI Agents"), builds: bool = False,
                  gb10: bool = False, port: int = 8080, helm_args: bool = False, tee: bool = False,
                  own_array: bool = False, builds_var: bool = False, python: bool = False,
-                 hami: str | None = "30000m", limited_gpu: str = "24Gi", helper: bool = False) -> Path:
+                 hami: str | None = "30000m", limited_gpu: str = "24Gi", helper: bool = False,
+                 extra: tuple[str, ...] = ()) -> Path:
     """One app folder of the second store's layout (`tee`: the server's log teed, no `exec`; `own_array`: with an
     array of the launcher's own flags; `builds_var`: it clones a fork whose URL a variable holds; `python`: a Python
     server the catalog does not model; `hami`: its CUDA_DEVICE_MEMORY_LIMIT_0 (None: none); `limited_gpu`: the manifest's limitedGPUMemory; `helper`: the
-    launcher downloads the model through a function of its own)."""
+    launcher downloads the model through a function of its own; `extra`: more of the server's words, one line)."""
     folder = root / name
     (folder / "templates").mkdir(parents=True)
     description = "Qwen3.6 35B-A3B via llama.cpp, a shared app of another store"
@@ -456,7 +457,8 @@ def shared_chart(root: Path, name: str, *, title: str = "Qwen3.6 A3B (Shared)", 
     launch = (LAUNCH_TEE.format(context=context, port=port, own=OWN_ARRAY if own_array else "",
                                 own_use=OWN_ARRAY_USE if own_array else "") if tee or own_array
               else LAUNCH_PY.format(context=context, port=port) if python
-              else LAUNCH.format(context=context, port=port))
+              else LAUNCH.format(context=context, port=port,
+                                 extra=f"                {' '.join(extra)} \\\n" if extra else ""))
     build = BUILD if builds else BUILD_VAR if builds_var else ""
     fetch = FETCH_HELPER if helper else FETCH
     container = HELM_ARGS.format(port=port) if helm_args else BASH.format(build=build, launch=launch, fetch=fetch)

@@ -223,3 +223,17 @@ def test_a_model_the_launcher_downloads_through_a_function_of_its_own_is_found(c
         assert helper.get(key) == plain.get(key), key
     assert any("Qwen3.6-35B-A3B-UD-Q4_K_XL.gguf is downloaded by the launcher script" in n
                for n in results["sharedhelper"]["notes"])
+
+
+def test_a_draft_names_the_chart_it_came_from_without_a_path_of_this_machine(capsys, catalog, tmp_path_factory):
+    """A draft's reasons quote an origin (`(<chart>/templates/server.yaml:N)`): given a chart by its absolute path
+    outside the catalog's repository, the draft file says the chart's name, not this machine's folder (which `check`
+    refuses, PATH001)."""
+    folder = shared_chart(tmp_path_factory.mktemp("upstream"), "sharedtpl",
+                          extra=("--chat-template-file", "/models/chat_template.jinja"))
+    code = main(["import", str(folder), "--catalog", str(catalog), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["apps"][0]["status"] == "draft", out["apps"][0]["missing"]
+    text = (catalog / "drafts" / "apps" / "sharedtpl.yaml").read_text()
+    assert "--chat-template-file /models/chat_template.jinja (sharedtpl/templates/server.yaml:" in text
+    assert str(folder.parent) not in text
