@@ -109,6 +109,7 @@ class Imported:
     problems: list[Problem] = field(default_factory=list)
     launcher: list[tuple[int | None, str]] = field(default_factory=list)  # (line, text) run before the engine
     gpu_memory_from: tuple[str, str] | None = None  # (figure, file:line) gpu_memory_mib was taken from
+    app_notes: list[str] = field(default_factory=list)  # notes the written app file carries in its header
 
     def as_dict(self) -> dict[str, Any]:
         return {"path": self.label, "name": self.name, "status": self.status, "profile": self.profile,

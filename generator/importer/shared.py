@@ -230,15 +230,17 @@ def _resolved(app: dict[str, Any], cat: Catalog) -> Resolved | None:
         return None
 
 
-def _fit_need(app: dict[str, Any], cat: Catalog) -> int | None:
-    """What the fit sizes for the imported app (MiB), or None where it cannot be resolved yet (a draft)."""
+def _fit_says(app: dict[str, Any], cat: Catalog) -> str:
+    """What the fit sizes for the imported app, in the words of `check`'s FIT002 (the cap, the need and the margin),
+    or where to read it when the app cannot be resolved yet (a draft)."""
     from generator.fit.sizing import size_gpu
 
     r = _resolved({k: v for k, v in app.items() if k != "gpu_memory_mib"}, cat)
     if r is None:
-        return None
+        return "`catalog explain` shows what the fit needs"
     sizing = size_gpu(r)
-    return round(sizing.need_mib + sizing.margin_mib)
+    return (f"the fit sizes it at {sizing.cap_mib:,} MiB (need {round(sizing.need_mib):,} + margin "
+            f"{round(sizing.margin_mib):,})")
 
 
 def _slots(app: dict[str, Any], cat: Catalog, notes: list[str]) -> None:
@@ -286,9 +288,7 @@ def _gpu(result: Imported, manifest: dict[str, Any], cat: Catalog, notes: list[s
     mib = app.get("gpu_memory_mib")
     if device is not None and (not isinstance(mib, int) or mib > device.hami_cap_mib):
         app["gpu_memory_mib"] = mib = device.hami_cap_mib
-    need = _fit_need(app, cat)
-    fit = (f"the fit needs {need:,} MiB with its margin" if need is not None
-           else "`catalog explain` shows what the fit needs")
+    fit = _fit_says(app, cat)
     how = "a whole GPU through nvidia.com/gpu" if whole else "no GPU resource in the pod"
     asks = f"the manifest asks {required or '?'} to {limited or '?'}"
     belt = _in_container_cap(text)
@@ -379,13 +379,20 @@ def finish(result: Imported, layout: Layout, chart: ChartFiles, cat: Catalog) ->
         app["env"] = {k: v for k, v in env.items() if k not in SETTINGS}  # the settings are the form's, not app env
         if not app["env"]:
             app.pop("env")
-    _title(app, notes)
-    _categories(app, layout.manifest, notes, cat.market.categories)
-    _modes(app, layout.manifest, cat, notes, result.unmapped)
+    said: list[str] = []  # what the app file's header says too: where the app differs from upstream's meaning
+    title = app.get("title")
+    _title(app, said)
+    if title != app.get("title"):  # the generic import's lines that quote the title the catalog renders
+        result.unmapped = [line.replace(f"(the catalog renders {title!r})", f"(the catalog renders {app['title']!r})")
+                           for line in result.unmapped]
+    _categories(app, layout.manifest, said, cat.market.categories)
+    _modes(app, layout.manifest, cat, said, result.unmapped)
     _slots(app, cat, notes)
     whole_gpu = "nvidia.com/gpumem" not in text
     if whole_gpu:
-        _gpu(result, layout.manifest, cat, notes, "nvidia.com/gpu" in text, text)
+        _gpu(result, layout.manifest, cat, said, "nvidia.com/gpu" in text, text)
+    notes += said
+    result.app_notes = said
     kept = [line for line in result.unmapped
             if not MODELLED.search(line) and not (whole_gpu and WHOLE_GPU.search(line))]
     if len(kept) != len(result.unmapped):

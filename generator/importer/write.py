@@ -48,6 +48,7 @@ def _header(result: Imported, label: str) -> list[str]:
     lines = [f"Imported by `catalog import` from {label} ({result.profile} chart)."]
     if result.unmapped:
         lines.append("`unmapped` lists what the chart does that the catalog cannot express (not rendered).")
+    lines += [f"note: {note}" for note in result.app_notes]
     return lines
 
 

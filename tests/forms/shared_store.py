@@ -51,7 +51,7 @@ entrances:
   - name: {name}cli
     port: 8080
     host: {name}cli
-    title: {title}
+    title: {entrance_title}
     icon: https://example.org/icons/{name}.png
     openMethod: window
     authLevel: internal
@@ -440,17 +440,18 @@ def shared_chart(root: Path, name: str, *, title: str = "Qwen3.6 A3B (Shared)", 
                  gb10: bool = False, port: int = 8080, helm_args: bool = False, tee: bool = False,
                  own_array: bool = False, builds_var: bool = False, python: bool = False,
                  hami: str | None = "30000m", limited_gpu: str = "24Gi", helper: bool = False,
-                 extra: tuple[str, ...] = ()) -> Path:
+                 extra: tuple[str, ...] = (), entrance_title: str | None = None) -> Path:
     """One app folder of the second store's layout (`tee`: the server's log teed, no `exec`; `own_array`: with an
     array of the launcher's own flags; `builds_var`: it clones a fork whose URL a variable holds; `python`: a Python
     server the catalog does not model; `hami`: its CUDA_DEVICE_MEMORY_LIMIT_0 (None: none); `limited_gpu`: the manifest's limitedGPUMemory; `helper`: the
-    launcher downloads the model through a function of its own; `extra`: more of the server's words, one line)."""
+    launcher downloads the model through a function of its own; `extra`: more of the server's words, one line;
+    `entrance_title`: the client entrance's title, when not the app's)."""
     folder = root / name
     (folder / "templates").mkdir(parents=True)
     description = "Qwen3.6 35B-A3B via llama.cpp, a shared app of another store"
     (folder / "Chart.yaml").write_text(CHART.format(name=name, version=version, description=description))
     (folder / "OlaresManifest.yaml").write_text(MANIFEST.format(
-        name=name, title=title, version=version, description=description, limited_gpu=limited_gpu,
+        name=name, title=title, entrance_title=entrance_title or title, version=version, description=description, limited_gpu=limited_gpu,
         categories="".join(f"    - {c}\n" for c in categories).rstrip("\n"),
         arm="    - arm64\n" if gb10 else "", gb10=GB10 if gb10 else ""))
     (folder / "values.yaml").write_text(VALUES.format(name=name))

@@ -8,6 +8,7 @@ real renderer and `catalog check` (rules and chart lint).
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -59,7 +60,8 @@ def test_a_store_of_shared_apps_imports_active_apps_and_a_draft(capsys, catalog,
     notes = results["sharedqwen"]["notes"]
     assert any("title 'Qwen3.6 A3B (Shared)' -> 'Qwen36 A3B Shared'" in n for n in notes)
     gpu = next(n for n in notes if n.startswith("GPU memory:"))
-    assert "no HAMi limit" in gpu and "1Gi to 24Gi" in gpu and "caps 23,000 MiB" in gpu and "the fit needs" in gpu
+    assert "no HAMi limit" in gpu and "1Gi to 24Gi" in gpu and "caps 23,000 MiB" in gpu
+    assert re.search(r"the fit sizes it at [0-9,]+ MiB \(need [0-9,]+ \+ margin [0-9,]+\)", gpu)  # as FIT002 says
     assert "CUDA_DEVICE_MEMORY_LIMIT_0 30,000 MiB is above the 24,564 MiB card, no cap" in gpu  # upstream's belt
     assert app["gpu_memory_mib"] == 23000  # the usable most of the card, as upstream let the app use it all
     assert not any("LLM_" in line or "sharedentrances" in line for line in app.get("unmapped", ()))
@@ -237,3 +239,21 @@ def test_a_draft_names_the_chart_it_came_from_without_a_path_of_this_machine(cap
     text = (catalog / "drafts" / "apps" / "sharedtpl.yaml").read_text()
     assert "--chat-template-file /models/chat_template.jinja (sharedtpl/templates/server.yaml:" in text
     assert str(folder.parent) not in text
+
+
+def test_the_app_file_carries_what_differs_from_upstream(capsys, catalog, tmp_path):
+    """The title fixed for the Market, the categories and upstream's GPU-memory meaning are notes on the app file
+    itself (its header), not only in the import's report; a line of `unmapped` quoting the title the catalog renders
+    quotes the title it now renders."""
+    folder = shared_chart(tmp_path / "store", "sharednotes", entrance_title="Qwen A3B One")
+    results = imported(capsys, catalog, folder)
+    text = (catalog / "apps" / "sharednotes.yaml").read_text()
+    header = [line for line in text.splitlines() if line.startswith("# note: ")]
+    assert any("title 'Qwen3.6 A3B (Shared)' -> 'Qwen36 A3B Shared'" in line for line in header)
+    assert any(line.startswith("# note: GPU memory: upstream set no HAMi limit") and "caps 23,000 MiB" in line
+               for line in header)
+    assert any(line.startswith("# note: categories ") for line in header)
+    entrance = [u for u in results["sharednotes"]["unmapped"] if "entrances[0].title" in u]
+    assert entrance and entrance[0].endswith("'Qwen A3B One' (the catalog renders 'Qwen36 A3B Shared')")
+    assert read_document(catalog / "apps" / "sharednotes.yaml").data["title"] == "Qwen36 A3B Shared"
+
