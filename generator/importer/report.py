@@ -9,6 +9,7 @@ start a `::error` workflow command in a CI log is shown as `\\x1b`, `\\n`). The 
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from typing import Any, TextIO
@@ -23,7 +24,8 @@ _JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e
 
 
 def _clean(value: Any) -> Any:
-    """Plain data with every string redacted, and the value of a secret-named key (an env `HF_TOKEN`) masked."""
+    """Plain data with every string redacted, the value of a secret-named key (an env `HF_TOKEN`) masked, and a
+    date as its ISO text."""
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):
@@ -31,6 +33,8 @@ def _clean(value: Any) -> Any:
                 for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_clean(v) for v in value]
+    if isinstance(value, dt.date):  # a benchmark's date: written as YAML writes it, ISO 8601
+        return value.isoformat()
     return value
 
 

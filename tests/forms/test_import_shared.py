@@ -257,3 +257,15 @@ def test_the_app_file_carries_what_differs_from_upstream(capsys, catalog, tmp_pa
     assert entrance and entrance[0].endswith("'Qwen A3B One' (the catalog renders 'Qwen36 A3B Shared')")
     assert read_document(catalog / "apps" / "sharednotes.yaml").data["title"] == "Qwen36 A3B Shared"
 
+
+def test_a_measured_speed_in_the_manifest_does_not_break_the_json_report(capsys, catalog, tmp_path):
+    """A chart whose manifest carries a `metadata.bento` hero speed (the second store's vllmgemma4e4bone, `178 t/s`)
+    imports a benchmark dated the day it was read; `--json` writes that date as ISO text (it crashed: a date is not
+    JSON)."""
+    folder = shared_chart(tmp_path / "store", "sharedbento")
+    manifest = folder / "OlaresManifest.yaml"
+    bento = "  bento:\n    hero:\n      value: 178 t/s\n      label: speed\n"
+    manifest.write_text(manifest.read_text().replace("  categories:\n", bento + "  categories:\n", 1))
+    results = imported(capsys, catalog, folder)
+    bench = results["sharedbento"]["app"]["benchmarks"][0]
+    assert bench["tokens_per_s"] == 178.0 and re.fullmatch(r"\d{4}-\d\d-\d\d", bench["date"])
