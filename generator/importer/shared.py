@@ -53,6 +53,10 @@ class Layout:
 
     manifest: dict[str, Any]
     settings: tuple[str, ...]  # the LLM_* settings the chart reads through olaresEnv
+    # the chart's other settings: editable envs with no default, value or valueFrom, so empty when Olares installs the
+    # app (app-service sets each env to its value or else its default, importer/helmview.py); read as empty, and not
+    # rendered again by `form: shared`
+    empty: tuple[str, ...] = ()
     arrays: dict[str, list[str]] = field(default_factory=dict)  # a dropped flag array -> the settings it carried
     rewritten: list[str] = field(default_factory=list)  # file: what was rewritten (notes)
 
@@ -141,12 +145,15 @@ def read_layout(chart: ChartFiles) -> tuple[ChartFiles, Layout | None]:
     manifest = _manifest(chart)
     if manifest is None or not is_shared(manifest):
         return chart, None
-    envs = [e.get("envName") for e in manifest.get("envs") or () if isinstance(e, dict)]
-    layout = Layout(manifest, tuple(s for s in SETTINGS if s in envs))
+    entries = [e for e in manifest.get("envs") or () if isinstance(e, dict) and isinstance(e.get("envName"), str)]
+    envs = [e["envName"] for e in entries]
+    empty = tuple(e["envName"] for e in entries if e["envName"] not in SETTINGS and e.get("editable") is True
+                  and not e.get("required") and all(e.get(k) in (None, "") for k in ("default", "value", "valueFrom")))
+    layout = Layout(manifest, tuple(s for s in SETTINGS if s in envs), empty=empty)
     files = dict(chart.files)
     manifest_text = chart.text("OlaresManifest.yaml") or ""
-    if layout.settings:
-        files["OlaresManifest.yaml"] = _drop_settings(manifest_text, layout.settings).encode("utf-8")
+    if layout.settings or layout.empty:
+        files["OlaresManifest.yaml"] = _drop_settings(manifest_text, layout.settings + layout.empty).encode("utf-8")
     for rel, raw in chart.files.items():
         if not rel.startswith("templates/") or not rel.endswith((".yaml", ".yml", ".tpl")):
             continue
@@ -307,6 +314,14 @@ def _gpu(result: Imported, manifest: dict[str, Any], cat: Catalog, notes: list[s
                  f"requests and caps {mib:,} MiB{source}; {fit}")
 
 
+def _env_line(manifest: str, name: str) -> int | None:
+    """The line of the manifest's `envName: <name>`."""
+    for number, line in enumerate(manifest.splitlines(), start=1):
+        if re.match(r"\s*-?\s*envName:\s*['\"]?" + re.escape(name) + r"['\"]?\s*$", line):
+            return number
+    return None
+
+
 def _in_container_cap(text: str) -> int | None:
     """The MiB a chart's `CUDA_DEVICE_MEMORY_LIMIT_0` env sets (HAMi's in-container cap, `m`/`g` suffixed), if any."""
     match = HAMI_ENV.search(text)
@@ -322,7 +337,7 @@ MODELLED = re.compile(r"manifest env (LLM_[A-Z_]+) is not modelled|env (LLM_[A-Z
                       r"container nginx \(|ConfigMap nginx-config|Service [a-z0-9]+cli ports|"
                       r"entrances\[0\]\.(name|host) '[a-z0-9]+cli'")
 # the generic import's notes on the settings it was shown empty (read_layout left them out of its manifest)
-SETTING_NOTE = re.compile(r"\.Values\.olaresEnv\.LLM_[A-Z_]+: .*declares no env")
+SETTING_NOTE = r"\.Values\.olaresEnv\.({names}): .*declares no env"
 # ... and, where upstream set no HAMi limit, what the GPU note says instead
 WHOLE_GPU = re.compile(r"nvidia\.com/gpu: |differs from gpu_memory_mib|CUDA_DEVICE_MEMORY_LIMIT_0")
 
@@ -363,7 +378,8 @@ def finish(result: Imported, layout: Layout, chart: ChartFiles, cat: Catalog) ->
     _builds(result, text)
     # the settings' envs were left out of the manifest the import read (read_layout): its notes that the manifest
     # declares no such env are not true of the chart, whatever the import made of it
-    result.notes = [n for n in result.notes if not SETTING_NOTE.search(n)]
+    left_out = SETTING_NOTE.format(names="|".join(map(re.escape, layout.settings + layout.empty)) or "LLM_[A-Z_]+")
+    result.notes = [n for n in result.notes if not re.search(left_out, n)]
     app = result.app
     if app is None or result.status not in ("ok", "draft"):
         return
@@ -374,12 +390,18 @@ def finish(result: Imported, layout: Layout, chart: ChartFiles, cat: Catalog) ->
                  + (f"; settings {', '.join(layout.settings)} read through olaresEnv" if layout.settings else "")
                  + ")")
     notes += layout.rewritten
+    said: list[str] = []  # what the app file's header says too: where the app differs from upstream's meaning
+    if layout.empty:
+        said_empty = (f"settings {', '.join(layout.empty)} (editable, no default: empty when Olares installs the app) "
+                      "are read empty and not rendered by `form: shared`: the app runs with the launcher's defaults "
+                      "for them")
+        at = _env_line(chart.text("OlaresManifest.yaml") or "", layout.empty[0])
+        result.unmapped.append(f"{chart.where('OlaresManifest.yaml')}{f':{at}' if at else ''}: {said_empty}")
     env = app.get("env")
     if isinstance(env, dict) and any(k in SETTINGS for k in env):
         app["env"] = {k: v for k, v in env.items() if k not in SETTINGS}  # the settings are the form's, not app env
         if not app["env"]:
             app.pop("env")
-    said: list[str] = []  # what the app file's header says too: where the app differs from upstream's meaning
     title = app.get("title")
     _title(app, said)
     if title != app.get("title"):  # the generic import's lines that quote the title the catalog renders

@@ -549,7 +549,8 @@ def _launch(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any
         # the script's first line (not blank) sits on base_line
         lead = len(text) - len(text.lstrip("\n"))
         offset = -text[:lead].count("\n")
-        script = read_script(text, values, programs.launches)
+        script = read_script(text, values, programs.launches,
+                             frozenset(k for k, e in env.items() if e.value is None))  # from a Secret, a field
         used.update(set(_SCRIPT_REF.findall(text)) & values.keys())  # one pass over the script, not one per env
         if script.exec_line is None:
             argv = [Token(text, script_origin)]

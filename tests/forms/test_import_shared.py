@@ -269,3 +269,16 @@ def test_a_measured_speed_in_the_manifest_does_not_break_the_json_report(capsys,
     results = imported(capsys, catalog, folder)
     bench = results["sharedbento"]["app"]["benchmarks"][0]
     assert bench["tokens_per_s"] == 178.0 and re.fullmatch(r"\d{4}-\d\d-\d\d", bench["date"])
+
+
+def test_a_flag_a_setting_picks_is_read_as_olares_installs_it(capsys, catalog, tmp_path):
+    """The second store's reasoning setting: `LLM_REASONING` (editable, no default: empty when Olares installs the
+    app) lowercased and matched in a `case` that fills `REASONING_ARGS`. The import reads the branch that runs at
+    install (`*) --reasoning on`), not a refusal, and says the setting is not rendered again."""
+    results = imported(capsys, catalog, shared_chart(tmp_path / "store", "sharedthink", reasoning=True))
+    assert results["sharedthink"]["status"] == "ok", results["sharedthink"]["missing"]
+    args = list(app_data(catalog, "sharedthink").get("extra_args", ()))
+    assert args[args.index("--reasoning"):][:2] == ["--reasoning", "on"]
+    said = [u for u in results["sharedthink"]["unmapped"] if "LLM_REASONING" in u]
+    assert len(said) == 1 and "empty when Olares installs the app" in said[0] and "not rendered by `form: shared`" \
+        in said[0] and "sharedthink/OlaresManifest.yaml:" in said[0]
