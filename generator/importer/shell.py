@@ -107,7 +107,7 @@ def _param(text: str, i: int, env: dict[str, str], unset: list[str]) -> tuple[st
     """Expand the parameter at text[i] == '$'; returns (value, index after it)."""
     nxt = text[i + 1] if i + 1 < len(text) else ""
     if nxt == "{":
-        end = text.find("}", i + 2)
+        end = _closing_brace(text, i + 2)
         if end < 0:
             raise ShellError("an unclosed `${`")
         inner = text[i + 2:end]
@@ -139,6 +139,24 @@ def _param(text: str, i: int, env: dict[str, str], unset: list[str]) -> tuple[st
     if nxt in "?#!$*-0123456789":
         raise ShellError(f"the special parameter `${nxt}`")
     return "$", i + 1
+
+
+def _closing_brace(text: str, start: int) -> int:
+    """Where the `}` that closes a `${` stands (the text after it starts at `start`), past the `${...}` nested in its
+    default (`${A:-${B:-4}}`); -1 when none does."""
+    depth = 0
+    i = start
+    while i < len(text):
+        if text.startswith("${", i):
+            depth += 1
+            i += 2
+            continue
+        if text[i] == "}":
+            if depth == 0:
+                return i
+            depth -= 1
+        i += 1
+    return -1
 
 
 def _expand_default(text: str, env: dict[str, str], unset: list[str]) -> str:
@@ -621,6 +639,24 @@ class _Blocks:
             top.state = "dead"
 
 
+def _uncomment(text: str) -> str:
+    """`text` without its comment: from an unquoted `#` that starts a word (`fi  # end else` is `fi`)."""
+    quote = ""
+    escaped = False
+    for i, c in enumerate(text):
+        if escaped:
+            escaped = False
+        elif c == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c == "#" and (i == 0 or text[i - 1] in " \t;&|("):
+            return text[:i].rstrip()
+    return text
+
+
 def _close_paren(command: str) -> int | None:
     """Where a case pattern's `)` stands in `command` (outside quotes), None if it has none."""
     quote = ""
@@ -690,7 +726,7 @@ def _read(script: str, env: dict[str, str], launches: Callable[[str, bool], bool
         earlier: list[str] = []  # commands of this line before the server (`pip install ... && exec vllm serve`)
         undecided = False
         op_before = ""
-        for raw, op in _commands_ops(line.text):
+        for raw, op in _commands_ops(_uncomment(line.text)):
             command = blocks.feed(raw, op_before)
             op_before = op
             state = blocks.state()
@@ -801,7 +837,10 @@ def _array_set(command: str, undecided: bool, arrays: dict[str, list[str] | None
     one."""
     match = _ARRAY_SET.match(command.strip())
     if match is None:
-        return False
+        opened = _ARRAY_ANY.match(command.strip())
+        if opened is not None:  # `NAME=(` with its words on the lines after: not followed
+            arrays[opened.group(1)] = None
+        return opened is not None
     name, append, inner = match.groups()
     if undecided or (name in arrays and arrays[name] is None):
         arrays[name] = None

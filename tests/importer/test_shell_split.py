@@ -179,3 +179,12 @@ SHEOF
 exec python3 /app/proxy.py
 """
     assert _server(script) == ["/app/llama-server", "-m", "/m/x.gguf", "--port", "8001"]
+
+
+def test_a_default_that_is_itself_a_parameter_with_a_default_is_expanded():
+    """`${LLM_SPEC_DRAFT_N_MAX:-${DEFAULT_DRAFT_N:-${SPEC_DRAFT_N_MAX:-4}}}` (the second public store's
+    llamacppqwen3827bmtpone): each empty or unset name falls through to the next default."""
+    line = 'x --n "${A:-${B:-${C:-4}}}" --m "${A:-${B:-${C:-4}}}x"'
+    assert split_words(line, {"A": ""}).words == ["x", "--n", "4", "--m", "4x"]
+    assert split_words(line, {"B": "7"}).words == ["x", "--n", "7", "--m", "7x"]
+    assert split_words(line, {"A": "1", "C": "9"}).words == ["x", "--n", "1", "--m", "1x"]
