@@ -517,6 +517,9 @@ def _launch(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any
     command = [str(x) for x in container.get("command") or []]
     args = [str(x) for x in container.get("args") or []]
     _check_argv(rendered, doc, name, command + args)
+    # `sh -c SCRIPT`: a `$(name)` in the script that names no env var is passed as written, and the shell runs it as a
+    # command substitution (`$(hostname)`, the second public store's sndrqwen3627bone): no problem of Kubernetes'
+    shell_script = (command + args)[2] if _shell_parts(command + args) else None
     for part, items in (("command", command), ("args", args)):
         start = lines.find(doc.source, f"{part}:", after=anchor) or anchor
         cursor = start
@@ -527,7 +530,7 @@ def _launch(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any
             expanded, undefined = k8s_expand(item, values)
             refs = tuple(re.findall(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)", item))
             used.update(r for r in refs if r in values)
-            for var in undefined:
+            for var in undefined if item != shell_script else ():
                 if var in env:  # defined, from a Secret or the downward API: its value is not in the chart
                     problems.append(Problem(str(origin), None, None, f"$({var}) comes from {env[var].via}; its value "
                                             "is not in the chart, so the argument cannot be read"))

@@ -282,3 +282,27 @@ def test_a_flag_a_setting_picks_is_read_as_olares_installs_it(capsys, catalog, t
     said = [u for u in results["sharedthink"]["unmapped"] if "LLM_REASONING" in u]
     assert len(said) == 1 and "empty when Olares installs the app" in said[0] and "not rendered by `form: shared`" \
         in said[0] and "sharedthink/OlaresManifest.yaml:" in said[0]
+
+
+def test_a_command_substitution_in_the_launcher_is_the_shells_not_an_undefined_variable(capsys, catalog, tmp_path):
+    """`echo "... host=$(hostname)"` in a `bash -c` launcher (the second store's sndrqwen3627bone): Kubernetes passes
+    a `$(name)` that names no env var as written, and bash runs it; the import does not refuse the chart for it."""
+    folder = shared_chart(tmp_path / "store", "sharedhost")
+    server = folder / "templates" / "server.yaml"
+    server.write_text(server.read_text().replace("              set -e\n",
+                                                 '              set -e\n              echo "boot host=$(hostname)"\n', 1))
+    results = imported(capsys, catalog, folder)
+    assert results["sharedhost"]["status"] == "ok", results["sharedhost"]
+
+
+def test_two_drafts_of_one_long_image_get_distinct_ids(capsys, catalog, tmp_path):
+    """Two apps on an image the catalog lacks, on different ports, draft two stacks; the image's id is already at the
+    63-character limit (the second store's sndr apps run `vllm/vllm-openai@sha256:...`), and the second draft's id
+    still differs (its `-imported` suffix was cut away again and the import looped for ever)."""
+    image = "ghcr.io/example/llama-cpp-fork:" + "a1b2c3d4e5" * 7
+    store = tmp_path / "store"
+    shared_chart(store, "sharedlongone", image=image, port=8080)
+    shared_chart(store, "sharedlongtwo", image=image, port=8000)
+    results = imported(capsys, catalog, store / "sharedlongone", store / "sharedlongtwo")
+    one, two = results["sharedlongone"]["stack"], results["sharedlongtwo"]["stack"]
+    assert one != two and len(one) <= 63 and len(two) <= 63 and two.endswith("-imported")
