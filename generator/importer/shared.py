@@ -43,7 +43,6 @@ BUILD_LINE = "the launcher builds the engine when the pod starts"  # importer/bu
 GIT_BUILD = re.compile(r"git\s+clone\b[^\n]*?github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?(?:\s|$)")
 # `git clone "$REPO_URL" ...`: the URL set in the launcher (`REPO_URL="https://github.com/o/r"`, or with a default,
 # `${COLIBRI_REPO:-https://github.com/o/r}`) or in the chart's ConfigMap (`LUCE_REPO_URL: "https://github.com/o/r"`)
-GIT_CLONE_VAR = re.compile(r"git\s+clone\b[^\n]*?\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 GIT_URL_OF = r"\b{name}\s*[=:]\s*[\"']?(?:\$\{{[A-Za-z_][A-Za-z0-9_]*:-)?https?://github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?[\"'}}\s]"
 
 
@@ -347,12 +346,15 @@ def _cloned_repo(text: str, script: str, templates: str) -> str | None:
     match = GIT_BUILD.search(text)
     if match is not None:
         return match.group(2)
-    var = GIT_CLONE_VAR.search(text)
-    if var is None:
+    clone = re.search(r"git\s+clone\b[^\n]*", text)
+    if clone is None:
         return None
-    url = re.search(GIT_URL_OF.format(name=var.group(1)), script) or re.search(GIT_URL_OF.format(name=var.group(1)),
-                                                                               templates)
-    return url.group(2) if url is not None else None
+    # each variable the clone line reads (`--branch "$REPO_BRANCH" "$REPO_URL"`): the one set to a GitHub URL
+    for name in re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", clone.group(0)):
+        url = re.search(GIT_URL_OF.format(name=name), script) or re.search(GIT_URL_OF.format(name=name), templates)
+        if url is not None:
+            return url.group(2)
+    return None
 
 
 def _builds(result: Imported, templates: str) -> None:

@@ -306,3 +306,17 @@ def test_two_drafts_of_one_long_image_get_distinct_ids(capsys, catalog, tmp_path
     results = imported(capsys, catalog, store / "sharedlongone", store / "sharedlongtwo")
     one, two = results["sharedlongone"]["stack"], results["sharedlongtwo"]["stack"]
     assert one != two and len(one) <= 63 and len(two) <= 63 and two.endswith("-imported")
+
+
+def test_a_clone_of_a_branch_names_the_repository_not_the_branch(capsys, catalog, tmp_path):
+    """`git clone --branch "$REPO_BRANCH" --single-branch "$REPO_URL" "$REPO_DIR"` (the second store's
+    llamacpplagunas21one, llamacppnanbeige423bone): the repository is the variable set to a GitHub URL, and the draft
+    states the one reason."""
+    folder = shared_chart(tmp_path / "store", "sharedbranch", builds_var=True)
+    server = folder / "templates" / "server.yaml"
+    server.write_text(server.read_text().replace('git clone "$REPO_URL"',
+                                                 'REPO_BRANCH=b9000\n              git clone --branch "$REPO_BRANCH" '
+                                                 '--single-branch "$REPO_URL"', 1))
+    results = imported(capsys, catalog, folder)
+    assert results["sharedbranch"]["status"] == "draft"
+    assert results["sharedbranch"]["missing"][0] == "builds llama.cpp from git at start: pin an image"
