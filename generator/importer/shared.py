@@ -40,6 +40,7 @@ ARRAY_ADD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+=\(")
 NESTED = re.compile(r"\$\{(" + "|".join(SETTINGS) + r"):-(\$\{[A-Za-z_][A-Za-z0-9_]*(?::?-[^{}]*)?\})\}")
 HAMI_ENV = re.compile(r"name:\s*[\"']?CUDA_DEVICE_MEMORY_LIMIT_0[\"']?\s*\n\s*value:\s*[\"']?(\d+)([mMgG])[\"']?")
 BUILD_LINE = "the launcher builds the engine when the pod starts"  # importer/build.py's reason for the same build
+CODELOAD = re.compile(r"codeload\.github\.com/([\w.-]+)/([\w.-]+)/(?:tar\.gz|zip)/")
 GIT_BUILD = re.compile(r"git\s+clone\b[^\n]*?github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?(?:\s|$)")
 # `git clone "$REPO_URL" ...`: the URL set in the launcher (`REPO_URL="https://github.com/o/r"`, or with a default,
 # `${COLIBRI_REPO:-https://github.com/o/r}`) or in the chart's ConfigMap (`LUCE_REPO_URL: "https://github.com/o/r"`)
@@ -359,8 +360,13 @@ def _cloned_repo(text: str, script: str, templates: str) -> str | None:
 
 def _builds(result: Imported, templates: str) -> None:
     script = "\n".join(text for _line, text in result.launcher)
+    builds = any(m.startswith(BUILD_LINE) for m in result.missing)
     for _line, text in result.launcher:
         repo = _cloned_repo(text, script, templates)
+        # a launcher that builds (importer/build.py said so) from a GitHub source archive it downloads
+        # (`https://codeload.github.com/ggml-org/llama.cpp/tar.gz/${REPO_REF}`, the second store's dsv4flash0731one)
+        archive = CODELOAD.search(text) if builds and repo is None else None
+        repo = archive.group(2) if archive is not None else repo
         if repo is None:
             continue
         reason = f"builds {repo} from git at start: pin an image"

@@ -320,3 +320,19 @@ def test_a_clone_of_a_branch_names_the_repository_not_the_branch(capsys, catalog
     results = imported(capsys, catalog, folder)
     assert results["sharedbranch"]["status"] == "draft"
     assert results["sharedbranch"]["missing"][0] == "builds llama.cpp from git at start: pin an image"
+
+
+def test_a_build_from_a_source_archive_states_the_one_reason(capsys, catalog, tmp_path):
+    """A launcher that downloads llama.cpp's source archive (`codeload.github.com/ggml-org/llama.cpp/tar.gz/REF`)
+    and builds it (the second store's llamacppdsv4flash0731one): the same one reason as a clone, not the generic
+    line quoting the launcher's log messages."""
+    folder = shared_chart(tmp_path / "store", "sharedtar", builds=True)
+    server = folder / "templates" / "server.yaml"
+    server.write_text(server.read_text().replace(
+        "git clone --depth 1 https://github.com/ggml-org/llama.cpp /opt/llama.cpp",
+        'curl -fL "https://codeload.github.com/ggml-org/llama.cpp/tar.gz/b9000" -o /tmp/src.tgz\n'
+        "              mkdir -p /opt/llama.cpp && tar -xzf /tmp/src.tgz -C /opt/llama.cpp --strip-components=1", 1))
+    results = imported(capsys, catalog, folder)
+    assert results["sharedtar"]["status"] == "draft"
+    assert results["sharedtar"]["missing"][0] == "builds llama.cpp from git at start: pin an image"
+    assert not any(m.startswith("the launcher builds the engine") for m in results["sharedtar"]["missing"])
