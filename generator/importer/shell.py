@@ -48,6 +48,23 @@ _FUNCTION = re.compile(r"^(?:function\s+(?P<kw>[A-Za-z_][A-Za-z0-9_-]*)(?:\s*\(\
 # trailing output redirections of a command: `2>&1`, `>> "$LOG"`, `2>/dev/null` (a `|` already split the line)
 _REDIRECTS = re.compile(r"""(?:\s+[0-9]?>>?(?:&[0-9]|\s*(?:"[^"]*"|'[^']*'|[^\s"'&|;<>]+)))+\s*$""")
 
+_ARRAY_OPENS = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*\+?=\()")
+MAX_ARRAY_LINES = 200  # an array's words over more lines than this are not joined (read as the lines they are)
+
+
+def _paren_depth(text: str) -> int:
+    """`(` less `)` outside quotes."""
+    depth, quote = 0, ""
+    for c in text:
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        else:
+            depth += (c == "(") - (c == ")")
+    return depth
+
+
 def _kib(n: int) -> str:
     return f"{n // 1024} KiB"
 
@@ -315,6 +332,8 @@ class ScriptLine:
 
 
 def logical_lines(script: str) -> list[ScriptLine]:
+    """The script's lines with backslash-newlines joined, and an array assignment whose words run over several lines
+    (`SAMPLE_ARGS=(` ... `)`, the second public store's llamacppqwen3827bmtpone) joined into one line."""
     out: list[ScriptLine] = []
     pending: list[str] = []
     start = 0
@@ -326,6 +345,10 @@ def logical_lines(script: str) -> list[ScriptLine]:
             continue
         pending.append(raw)
         text = " ".join(part.strip() for part in pending).strip()
+        if _ARRAY_OPENS.match(text):  # a comment after an array's word ends at its own line
+            text = " ".join(_uncomment(part.strip()) for part in pending).strip()
+            if _paren_depth(text) > 0 and len(pending) < MAX_ARRAY_LINES:
+                continue  # the array's words go on
         pending = []
         if text:
             out.append(ScriptLine(start, text))

@@ -188,3 +188,26 @@ def test_a_default_that_is_itself_a_parameter_with_a_default_is_expanded():
     assert split_words(line, {"A": ""}).words == ["x", "--n", "4", "--m", "4x"]
     assert split_words(line, {"B": "7"}).words == ["x", "--n", "7", "--m", "7x"]
     assert split_words(line, {"A": "1", "C": "9"}).words == ["x", "--n", "1", "--m", "1x"]
+
+
+def test_an_array_whose_words_run_over_several_lines_is_followed():
+    """`SAMPLE_ARGS=(` on one line, a word per line, `)` on its own (the second public store's
+    llamacppqwen3827bmtpone), inside the `case` branch that runs."""
+    script = """MODE=on
+SAMPLE_ARGS=()
+case "$MODE" in
+  off)
+    SAMPLE_ARGS=(
+      --temp "${T:-0.7}"
+    )
+    ;;
+  *)
+    SAMPLE_ARGS=(
+      --temp "${T:-1.0}"  # thinking
+      --top-k 20
+    )
+    ;;
+esac
+exec /app/llama-server -m x "${SAMPLE_ARGS[@]}"
+"""
+    assert _server(script) == ["/app/llama-server", "-m", "x", "--temp", "1.0", "--top-k", "20"]
