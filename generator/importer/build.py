@@ -1773,7 +1773,9 @@ def _validate(ctx: _Ctx, app: dict[str, Any]) -> None:
         for err in exc.errors():
             loc = ".".join(str(p) for p in err["loc"])
             if err["type"] == "missing":
-                if not any(m.startswith(loc) for m in result.missing):
+                # the quantization names a weight of the model: with the model unknown, the model's reason says it
+                said = ("model",) if loc == "quantization" else ()
+                if not any(m.startswith((loc, *said)) for m in result.missing):
                     result.missing.append(loc)
             else:
                 result.missing.append(f"{loc}: {err['msg']}")

@@ -336,3 +336,16 @@ def test_a_build_from_a_source_archive_states_the_one_reason(capsys, catalog, tm
     assert results["sharedtar"]["status"] == "draft"
     assert results["sharedtar"]["missing"][0] == "builds llama.cpp from git at start: pin an image"
     assert not any(m.startswith("the launcher builds the engine") for m in results["sharedtar"]["missing"])
+
+
+def test_a_model_the_chart_does_not_download_is_one_reason(capsys, catalog, tmp_path):
+    """A model file from outside the chart (the second store's llamacpplagunas21one picks its file with `eval`): the
+    draft says the model is unknown once, not also a bare `quantization` (the weight of that unknown model)."""
+    folder = shared_chart(tmp_path / "store", "sharednomodel")
+    server = folder / "templates" / "server.yaml"
+    text = server.read_text()
+    start = text.index('              if [ ! -f "$SHARED_DIR/$TARGET_FILE" ]; then')
+    server.write_text(text[:start] + text[text.index("              fi\n", start) + len("              fi\n"):])
+    results = imported(capsys, catalog, folder)
+    missing = results["sharednomodel"]["missing"]
+    assert any(m.startswith("model: /shared-models/llms/") for m in missing) and "quantization" not in missing
