@@ -57,6 +57,7 @@ class Layout:
     # app (app-service sets each env to its value or else its default, importer/helmview.py); read as empty, and not
     # rendered again by `form: shared`
     empty: tuple[str, ...] = ()
+    empty_line: int | None = None  # the manifest line of the first of them
     arrays: dict[str, list[str]] = field(default_factory=dict)  # a dropped flag array -> the settings it carried
     rewritten: list[str] = field(default_factory=list)  # file: what was rewritten (notes)
 
@@ -149,9 +150,10 @@ def read_layout(chart: ChartFiles) -> tuple[ChartFiles, Layout | None]:
     envs = [e["envName"] for e in entries]
     empty = tuple(e["envName"] for e in entries if e["envName"] not in SETTINGS and e.get("editable") is True
                   and not e.get("required") and all(e.get(k) in (None, "") for k in ("default", "value", "valueFrom")))
-    layout = Layout(manifest, tuple(s for s in SETTINGS if s in envs), empty=empty)
     files = dict(chart.files)
     manifest_text = chart.text("OlaresManifest.yaml") or ""
+    layout = Layout(manifest, tuple(s for s in SETTINGS if s in envs), empty=empty,
+                    empty_line=_env_line(manifest_text, empty[0]) if empty else None)
     if layout.settings or layout.empty:
         files["OlaresManifest.yaml"] = _drop_settings(manifest_text, layout.settings + layout.empty).encode("utf-8")
     for rel, raw in chart.files.items():
@@ -403,11 +405,12 @@ def finish(result: Imported, layout: Layout, chart: ChartFiles, cat: Catalog) ->
         said_empty = (f"settings {', '.join(layout.empty)} (editable, no default: empty when Olares installs the app) "
                       "are read empty and not rendered by `form: shared`: the app runs with the launcher's defaults "
                       "for them")
-        at = _env_line(chart.text("OlaresManifest.yaml") or "", layout.empty[0])
+        at = layout.empty_line
         result.unmapped.append(f"{chart.where('OlaresManifest.yaml')}{f':{at}' if at else ''}: {said_empty}")
     env = app.get("env")
-    if isinstance(env, dict) and any(k in SETTINGS for k in env):
-        app["env"] = {k: v for k, v in env.items() if k not in SETTINGS}  # the settings are the form's, not app env
+    settings = (*SETTINGS, *layout.empty)  # the form's, or read empty (said above): not app env
+    if isinstance(env, dict) and any(k in settings for k in env):
+        app["env"] = {k: v for k, v in env.items() if k not in settings}
         if not app["env"]:
             app.pop("env")
     title = app.get("title")

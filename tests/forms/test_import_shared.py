@@ -281,7 +281,8 @@ def test_a_flag_a_setting_picks_is_read_as_olares_installs_it(capsys, catalog, t
     assert args[args.index("--reasoning"):][:2] == ["--reasoning", "on"]
     said = [u for u in results["sharedthink"]["unmapped"] if "LLM_REASONING" in u]
     assert len(said) == 1 and "empty when Olares installs the app" in said[0] and "not rendered by `form: shared`" \
-        in said[0] and "sharedthink/OlaresManifest.yaml:" in said[0]
+        in said[0] and re.match(r"\S*sharedthink/OlaresManifest\.yaml:\d+: settings LLM_REASONING ", said[0])
+    assert "LLM_REASONING" not in app_data(catalog, "sharedthink").get("env", {})  # not an app env set to empty
 
 
 def test_a_command_substitution_in_the_launcher_is_the_shells_not_an_undefined_variable(capsys, catalog, tmp_path):
