@@ -333,11 +333,22 @@ class ScriptLine:
 
 def logical_lines(script: str) -> list[ScriptLine]:
     """The script's lines with backslash-newlines joined, and an array assignment whose words run over several lines
-    (`SAMPLE_ARGS=(` ... `)`, the second public store's llamacppqwen3827bmtpone) joined into one line."""
+    (`SAMPLE_ARGS=(` ... `)`, the second public store's llamacppqwen3827bmtpone) joined into one line (a comment after
+    a word ends at its own line; at most MAX_ARRAY_LINES lines; each line is looked at once)."""
     out: list[ScriptLine] = []
     pending: list[str] = []
+    array: list[str] | None = None  # the words of an open array, a line each, comments cut
+    depth = 0  # its parentheses still open
     start = 0
     for number, raw in enumerate(script.splitlines(), start=1):
+        if array is not None:
+            part = _uncomment(raw.strip())
+            array.append(part)
+            depth += _paren_depth(part)
+            if depth <= 0 or len(array) >= MAX_ARRAY_LINES:
+                out.append(ScriptLine(start, " ".join(p for p in array if p)))
+                array = None
+            continue
         if not pending:
             start = number
         if raw.rstrip().endswith("\\") and not raw.rstrip().endswith("\\\\"):
@@ -345,13 +356,17 @@ def logical_lines(script: str) -> list[ScriptLine]:
             continue
         pending.append(raw)
         text = " ".join(part.strip() for part in pending).strip()
-        if _ARRAY_OPENS.match(text):  # a comment after an array's word ends at its own line
-            text = " ".join(_uncomment(part.strip()) for part in pending).strip()
-            if _paren_depth(text) > 0 and len(pending) < MAX_ARRAY_LINES:
-                continue  # the array's words go on
         pending = []
+        if _ARRAY_OPENS.match(text):
+            opened = _uncomment(text)
+            depth = _paren_depth(opened)
+            if depth > 0:  # the array's words go on
+                array = [opened]
+                continue
         if text:
             out.append(ScriptLine(start, text))
+    if array is not None:
+        out.append(ScriptLine(start, " ".join(p for p in array if p)))
     if pending:
         out.append(ScriptLine(start, " ".join(p.strip() for p in pending).strip()))
     return out

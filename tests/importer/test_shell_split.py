@@ -1,5 +1,7 @@
 """The one quote-aware splitter the importer reads launcher lines with (generator/importer/shell.py)."""
 
+import time
+
 import pytest
 
 from generator.importer.shell import (
@@ -211,3 +213,13 @@ esac
 exec /app/llama-server -m x "${SAMPLE_ARGS[@]}"
 """
     assert _server(script) == ["/app/llama-server", "-m", "x", "--temp", "1.0", "--top-k", "20"]
+
+
+def test_an_array_left_open_costs_one_look_at_each_line():
+    """A 1 MiB launcher of `A=(` followed by long words and no `)`: the lines are joined at most MAX_ARRAY_LINES at a
+    time, each looked at once (joining them again per line made it quadratic)."""
+    block = "A=(\n" + ("x" * 5000 + "\n") * 400
+    script = (block * 3)[:2**20]
+    started = time.monotonic()
+    read_script(script, {}, lambda word, _exec: False)
+    assert time.monotonic() - started < 5
