@@ -477,6 +477,7 @@ _LOWERED = re.compile(r"""^"\$\(echo\s+(?P<word>"[^"]*")\s*\|\s*tr\s+'\[:upper:\
 _REFS = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 _UNKNOWN_VALUE = re.compile(r"<olaresEnv:[A-Za-z_][A-Za-z0-9_]*>")  # importer/helmview.py: a value set at install
 _LOOPS = frozenset({"for", "while", "until", "select"})
+MAX_LEADING = 64  # block words at the head of one command (`then do {`) read before nothing more is decided
 _SHELL_TARGET = re.compile(r"""(?:>\s*["']?[^\s"'<>|&;]+\.sh\b|^(?:ba)?sh\b|^/bin/(?:ba)?sh\b)""")
 _HEREDOC = re.compile(r"""<<-?\s*(?P<q>['"]?)(?P<word>[A-Za-z_][A-Za-z0-9_]*)(?P=q)""")
 
@@ -510,6 +511,7 @@ class _Blocks:
         self.unknown = unknown  # variables whose value the chart does not say
         self.broken = False  # a block closed that was not open: nothing after it is decided
         self.pending: str | None = None  # `name()` whose `{` opens on the next line
+        self.nested = 0  # block words read so far at the head of one command
 
     def state(self) -> str:
         if not self.decide:
@@ -561,7 +563,19 @@ class _Blocks:
             frame.state, frame.taken = "unknown", None
 
     def feed(self, command: str, op_before: str) -> str | None:
-        """The command to run of `command` (block words consumed), or None when it is only block syntax."""
+        """The command to run of `command` (block words consumed), or None when it is only block syntax. Block words
+        that lead one command (`then do { ...`) are read one after another, at most MAX_LEADING of them: past that
+        nothing after is decided (a line of a million `do` cannot exhaust the stack)."""
+        self.nested += 1
+        try:
+            if self.nested > MAX_LEADING:
+                self.broken = True
+                return None
+            return self._feed(command, op_before)
+        finally:
+            self.nested -= 1
+
+    def _feed(self, command: str, op_before: str) -> str | None:
         command = command.strip()
         top = self.frames[-1] if self.frames else None
         words = command.split(None, 1)

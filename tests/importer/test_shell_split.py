@@ -223,3 +223,10 @@ def test_an_array_left_open_costs_one_look_at_each_line():
     started = time.monotonic()
     read_script(script, {}, lambda word, _exec: False)
     assert time.monotonic() - started < 5
+
+
+def test_a_line_of_many_block_words_does_not_exhaust_the_stack():
+    """`then do do do ...` (200,000 of them) leading one command: read up to a bound, then nothing after is decided;
+    the server line is still found."""
+    script = "ARGS=(--x)\nif true; then " + "do " * 200_000 + "echo\nfi\nexec /app/llama-server \"${ARGS[@]}\"\n"
+    assert _server(script) == ["/app/llama-server", "--x"]
