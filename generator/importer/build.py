@@ -110,6 +110,7 @@ class Imported:
     launcher: list[tuple[int | None, str]] = field(default_factory=list)  # (line, text) run before the engine
     gpu_memory_from: tuple[str, str] | None = None  # (figure, file:line) gpu_memory_mib was taken from
     carried: tuple[str, ...] = ()  # app fields the chart's catalog block sets (importer/carry.py); `--update` too
+    app_notes: list[str] = field(default_factory=list)  # notes the written app file carries in its header
 
     def as_dict(self) -> dict[str, Any]:
         return {"path": self.label, "name": self.name, "status": self.status, "profile": self.profile,
@@ -1847,7 +1848,9 @@ def _validate(ctx: _Ctx, app: dict[str, Any]) -> None:
         for err in exc.errors():
             loc = ".".join(str(p) for p in err["loc"])
             if err["type"] == "missing":
-                if not any(m.startswith(loc) for m in result.missing):
+                # the quantization names a weight of the model: with the model unknown, the model's reason says it
+                said = ("model",) if loc == "quantization" else ()
+                if not any(m.startswith((loc, *said)) for m in result.missing):
                     result.missing.append(loc)
             else:
                 result.missing.append(f"{loc}: {err['msg']}")

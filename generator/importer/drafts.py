@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,17 @@ DRAFTER_KIND = {"mtp": "mtp-assistant", "dflash": "dflash", "draft": "draft-mode
 def slug(text: str, limit: int = 63) -> str:
     out = re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-._")
     return (out or "imported")[:limit].rstrip("-._")
+
+
+def free_id(base: str, taken: Callable[[str], bool], limit: int = 63) -> str:
+    """`base`, or where that is taken `base-imported`, `base-imported-2`, ...: the suffix always fits in `limit`
+    (an id at the limit, `vllm-openai-sha256-<hash>`, made the same id again and looped for ever)."""
+    candidate, n = base, 0
+    while taken(candidate):
+        n += 1
+        suffix = "-imported" if n == 1 else f"-imported-{n}"
+        candidate = slug(base[:limit - len(suffix)].rstrip("-._") + suffix, limit)
+    return candidate
 
 
 def base_name(repo: str, file: str | None = None) -> str:
@@ -284,9 +296,8 @@ class Pool:
         if weight["format"] is None:
             del weight["format"]
         if owner is None:
-            model_id = slug(base_name(repo))
-            while model_id in self.cat.models or (model_id not in self.models and self._on_disk("models", model_id)):
-                model_id = slug(model_id + "-imported")
+            model_id = free_id(slug(base_name(repo)), lambda m: m in self.cat.models or (
+                m not in self.models and self._on_disk("models", m)))
             draft = self.models.get(model_id)
             if draft is None:
                 draft = ModelDraft(model_id, {"id": model_id, "name": base_name(repo), "weights": []}, None)
@@ -377,10 +388,8 @@ class Pool:
             if draft.data["sha256"] == sha256:
                 draft.apps.append(app)
                 return draft.id
-        template_id = slug(f"{app}-chat-template")
-        while template_id in self.cat.chat_templates or template_id in self.chat_templates \
-                or self._on_disk("chat_templates", template_id):
-            template_id = slug(template_id + "-imported")
+        template_id = free_id(slug(f"{app}-chat-template"), lambda t: t in self.cat.chat_templates
+                              or t in self.chat_templates or self._on_disk("chat_templates", t))
         data = {"id": template_id, "file": f"{template_id}.jinja", "sha256": sha256,
                 "sources": [_source(ref, "the chat template of the imported chart")]}
         self.chat_templates[template_id] = ChatTemplateDraft(template_id, data, text, [app])
@@ -400,10 +409,9 @@ class Pool:
         return stack_id in self.stacks
 
     def add_stack(self, data: dict[str, Any], guessed: list[str], app: str) -> StackDraft:
-        stack_id = wanted = data["id"]
+        wanted = data["id"]
         # an earlier draft of this id (this run's, or one on disk) is never replaced: a distinct name instead
-        while stack_id in self.cat.stacks or stack_id in self.stacks or self._on_disk("stacks", stack_id):
-            stack_id = slug(stack_id + "-imported")
+        stack_id = free_id(data["id"], lambda t: t in self.cat.stacks or t in self.stacks or self._on_disk("stacks", t))
         data["id"] = stack_id
         if stack_id != wanted:
             guessed = [*guessed, self._why_distinct(wanted, data)]

@@ -24,7 +24,8 @@ _JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e
 
 
 def _clean(value: Any) -> Any:
-    """Plain data with every string redacted, and the value of a secret-named key (an env `HF_TOKEN`) masked."""
+    """Plain data with every string redacted, the value of a secret-named key (an env `HF_TOKEN`) masked, and a
+    date as its ISO text."""
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):

@@ -40,10 +40,10 @@ ARRAY_ADD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+=\(")
 NESTED = re.compile(r"\$\{(" + "|".join(SETTINGS) + r"):-(\$\{[A-Za-z_][A-Za-z0-9_]*(?::?-[^{}]*)?\})\}")
 HAMI_ENV = re.compile(r"name:\s*[\"']?CUDA_DEVICE_MEMORY_LIMIT_0[\"']?\s*\n\s*value:\s*[\"']?(\d+)([mMgG])[\"']?")
 BUILD_LINE = "the launcher builds the engine when the pod starts"  # importer/build.py's reason for the same build
+CODELOAD = re.compile(r"codeload\.github\.com/([\w.-]+)/([\w.-]+)/(?:tar\.gz|zip)/")
 GIT_BUILD = re.compile(r"git\s+clone\b[^\n]*?github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?(?:\s|$)")
 # `git clone "$REPO_URL" ...`: the URL set in the launcher (`REPO_URL="https://github.com/o/r"`, or with a default,
 # `${COLIBRI_REPO:-https://github.com/o/r}`) or in the chart's ConfigMap (`LUCE_REPO_URL: "https://github.com/o/r"`)
-GIT_CLONE_VAR = re.compile(r"git\s+clone\b[^\n]*?\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 GIT_URL_OF = r"\b{name}\s*[=:]\s*[\"']?(?:\$\{{[A-Za-z_][A-Za-z0-9_]*:-)?https?://github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?[\"'}}\s]"
 
 
@@ -53,6 +53,11 @@ class Layout:
 
     manifest: dict[str, Any]
     settings: tuple[str, ...]  # the LLM_* settings the chart reads through olaresEnv
+    # the chart's other settings: editable envs with no default, value or valueFrom, so empty when Olares installs the
+    # app (app-service sets each env to its value or else its default, importer/helmview.py); read as empty, and not
+    # rendered again by `form: shared`
+    empty: tuple[str, ...] = ()
+    empty_line: int | None = None  # the manifest line of the first of them
     arrays: dict[str, list[str]] = field(default_factory=dict)  # a dropped flag array -> the settings it carried
     rewritten: list[str] = field(default_factory=list)  # file: what was rewritten (notes)
 
@@ -141,12 +146,16 @@ def read_layout(chart: ChartFiles) -> tuple[ChartFiles, Layout | None]:
     manifest = _manifest(chart)
     if manifest is None or not is_shared(manifest):
         return chart, None
-    envs = [e.get("envName") for e in manifest.get("envs") or () if isinstance(e, dict)]
-    layout = Layout(manifest, tuple(s for s in SETTINGS if s in envs))
+    entries = [e for e in manifest.get("envs") or () if isinstance(e, dict) and isinstance(e.get("envName"), str)]
+    envs = [e["envName"] for e in entries]
+    empty = tuple(e["envName"] for e in entries if e["envName"] not in SETTINGS and e.get("editable") is True
+                  and not e.get("required") and all(e.get(k) in (None, "") for k in ("default", "value", "valueFrom")))
     files = dict(chart.files)
     manifest_text = chart.text("OlaresManifest.yaml") or ""
-    if layout.settings:
-        files["OlaresManifest.yaml"] = _drop_settings(manifest_text, layout.settings).encode("utf-8")
+    layout = Layout(manifest, tuple(s for s in SETTINGS if s in envs), empty=empty,
+                    empty_line=_env_line(manifest_text, empty[0]) if empty else None)
+    if layout.settings or layout.empty:
+        files["OlaresManifest.yaml"] = _drop_settings(manifest_text, layout.settings + layout.empty).encode("utf-8")
     for rel, raw in chart.files.items():
         if not rel.startswith("templates/") or not rel.endswith((".yaml", ".yml", ".tpl")):
             continue
@@ -230,15 +239,17 @@ def _resolved(app: dict[str, Any], cat: Catalog) -> Resolved | None:
         return None
 
 
-def _fit_need(app: dict[str, Any], cat: Catalog) -> int | None:
-    """What the fit sizes for the imported app (MiB), or None where it cannot be resolved yet (a draft)."""
+def _fit_says(app: dict[str, Any], cat: Catalog) -> str:
+    """What the fit sizes for the imported app, in the words of `check`'s FIT002 (the cap, the need and the margin),
+    or where to read it when the app cannot be resolved yet (a draft)."""
     from generator.fit.sizing import size_gpu
 
     r = _resolved({k: v for k, v in app.items() if k != "gpu_memory_mib"}, cat)
     if r is None:
-        return None
+        return "`catalog explain` shows what the fit needs"
     sizing = size_gpu(r)
-    return round(sizing.need_mib + sizing.margin_mib)
+    return (f"the fit sizes it at {sizing.cap_mib:,} MiB (need {round(sizing.need_mib):,} + margin "
+            f"{round(sizing.margin_mib):,})")
 
 
 def _slots(app: dict[str, Any], cat: Catalog, notes: list[str]) -> None:
@@ -286,9 +297,7 @@ def _gpu(result: Imported, manifest: dict[str, Any], cat: Catalog, notes: list[s
     mib = app.get("gpu_memory_mib")
     if device is not None and (not isinstance(mib, int) or mib > device.hami_cap_mib):
         app["gpu_memory_mib"] = mib = device.hami_cap_mib
-    need = _fit_need(app, cat)
-    fit = (f"the fit needs {need:,} MiB with its margin" if need is not None
-           else "`catalog explain` shows what the fit needs")
+    fit = _fit_says(app, cat)
     how = "a whole GPU through nvidia.com/gpu" if whole else "no GPU resource in the pod"
     asks = f"the manifest asks {required or '?'} to {limited or '?'}"
     belt = _in_container_cap(text)
@@ -307,6 +316,14 @@ def _gpu(result: Imported, manifest: dict[str, Any], cat: Catalog, notes: list[s
                  f"requests and caps {mib:,} MiB{source}; {fit}")
 
 
+def _env_line(manifest: str, name: str) -> int | None:
+    """The line of the manifest's `envName: <name>`."""
+    for number, line in enumerate(manifest.splitlines(), start=1):
+        if re.match(r"\s*-?\s*envName:\s*['\"]?" + re.escape(name) + r"['\"]?\s*$", line):
+            return number
+    return None
+
+
 def _in_container_cap(text: str) -> int | None:
     """The MiB a chart's `CUDA_DEVICE_MEMORY_LIMIT_0` env sets (HAMi's in-container cap, `m`/`g` suffixed), if any."""
     match = HAMI_ENV.search(text)
@@ -322,7 +339,7 @@ MODELLED = re.compile(r"manifest env (LLM_[A-Z_]+) is not modelled|env (LLM_[A-Z
                       r"container nginx \(|ConfigMap nginx-config|Service [a-z0-9]+cli ports|"
                       r"entrances\[0\]\.(name|host) '[a-z0-9]+cli'")
 # the generic import's notes on the settings it was shown empty (read_layout left them out of its manifest)
-SETTING_NOTE = re.compile(r"\.Values\.olaresEnv\.LLM_[A-Z_]+: .*declares no env")
+SETTING_NOTE = r"\.Values\.olaresEnv\.({names}): .*declares no env"
 # ... and, where upstream set no HAMi limit, what the GPU note says instead
 WHOLE_GPU = re.compile(r"nvidia\.com/gpu: |differs from gpu_memory_mib|CUDA_DEVICE_MEMORY_LIMIT_0")
 
@@ -332,18 +349,26 @@ def _cloned_repo(text: str, script: str, templates: str) -> str | None:
     match = GIT_BUILD.search(text)
     if match is not None:
         return match.group(2)
-    var = GIT_CLONE_VAR.search(text)
-    if var is None:
+    clone = re.search(r"git\s+clone\b[^\n]*", text)
+    if clone is None:
         return None
-    url = re.search(GIT_URL_OF.format(name=var.group(1)), script) or re.search(GIT_URL_OF.format(name=var.group(1)),
-                                                                               templates)
-    return url.group(2) if url is not None else None
+    # each variable the clone line reads (`--branch "$REPO_BRANCH" "$REPO_URL"`): the one set to a GitHub URL
+    for name in re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", clone.group(0)):
+        url = re.search(GIT_URL_OF.format(name=name), script) or re.search(GIT_URL_OF.format(name=name), templates)
+        if url is not None:
+            return url.group(2)
+    return None
 
 
 def _builds(result: Imported, templates: str) -> None:
     script = "\n".join(text for _line, text in result.launcher)
+    builds = any(m.startswith(BUILD_LINE) for m in result.missing)
     for _line, text in result.launcher:
         repo = _cloned_repo(text, script, templates)
+        # a launcher that builds (importer/build.py said so) from a GitHub source archive it downloads
+        # (`https://codeload.github.com/ggml-org/llama.cpp/tar.gz/${REPO_REF}`, the second store's dsv4flash0731one)
+        archive = CODELOAD.search(text) if builds and repo is None else None
+        repo = archive.group(2) if archive is not None else repo
         if repo is None:
             continue
         reason = f"builds {repo} from git at start: pin an image"
@@ -363,7 +388,8 @@ def finish(result: Imported, layout: Layout, chart: ChartFiles, cat: Catalog) ->
     _builds(result, text)
     # the settings' envs were left out of the manifest the import read (read_layout): its notes that the manifest
     # declares no such env are not true of the chart, whatever the import made of it
-    result.notes = [n for n in result.notes if not SETTING_NOTE.search(n)]
+    left_out = SETTING_NOTE.format(names="|".join(map(re.escape, layout.settings + layout.empty)) or "LLM_[A-Z_]+")
+    result.notes = [n for n in result.notes if not re.search(left_out, n)]
     app = result.app
     if app is None or result.status not in ("ok", "draft"):
         return
@@ -374,18 +400,32 @@ def finish(result: Imported, layout: Layout, chart: ChartFiles, cat: Catalog) ->
                  + (f"; settings {', '.join(layout.settings)} read through olaresEnv" if layout.settings else "")
                  + ")")
     notes += layout.rewritten
+    said: list[str] = []  # what the app file's header says too: where the app differs from upstream's meaning
+    if layout.empty:
+        said_empty = (f"settings {', '.join(layout.empty)} (editable, no default: empty when Olares installs the app) "
+                      "are read empty and not rendered by `form: shared`: the app runs with the launcher's defaults "
+                      "for them")
+        at = layout.empty_line
+        result.unmapped.append(f"{chart.where('OlaresManifest.yaml')}{f':{at}' if at else ''}: {said_empty}")
     env = app.get("env")
-    if isinstance(env, dict) and any(k in SETTINGS for k in env):
-        app["env"] = {k: v for k, v in env.items() if k not in SETTINGS}  # the settings are the form's, not app env
+    settings = (*SETTINGS, *layout.empty)  # the form's, or read empty (said above): not app env
+    if isinstance(env, dict) and any(k in settings for k in env):
+        app["env"] = {k: v for k, v in env.items() if k not in settings}
         if not app["env"]:
             app.pop("env")
-    _title(app, notes)
-    _categories(app, layout.manifest, notes, cat.market.categories)
-    _modes(app, layout.manifest, cat, notes, result.unmapped)
+    title = app.get("title")
+    _title(app, said)
+    if title != app.get("title"):  # the generic import's lines that quote the title the catalog renders
+        result.unmapped = [line.replace(f"(the catalog renders {title!r})", f"(the catalog renders {app['title']!r})")
+                           for line in result.unmapped]
+    _categories(app, layout.manifest, said, cat.market.categories)
+    _modes(app, layout.manifest, cat, said, result.unmapped)
     _slots(app, cat, notes)
     whole_gpu = "nvidia.com/gpumem" not in text
     if whole_gpu:
-        _gpu(result, layout.manifest, cat, notes, "nvidia.com/gpu" in text, text)
+        _gpu(result, layout.manifest, cat, said, "nvidia.com/gpu" in text, text)
+    notes += said
+    result.app_notes = said
     kept = [line for line in result.unmapped
             if not MODELLED.search(line) and not (whole_gpu and WHOLE_GPU.search(line))]
     if len(kept) != len(result.unmapped):

@@ -25,6 +25,7 @@ from generator.importer.shell import (
     ScriptLine,
     ShellError,
     check_size,
+    functions,
     k8s_expand,
     read_script,
     simple_commands,
@@ -235,9 +236,13 @@ def _mounted_script(rendered: Rendered, container: dict[str, Any], pod: dict[str
 
 def _download_lines(lines: list[ScriptLine], scope: dict[str, str], base: Origin,
                     by: str) -> tuple[list[Fetch], set[int]]:
-    """Files a script fetches (`curl URL -o DEST`, `wget -O DEST URL`); also the line numbers that do it."""
+    """Files a script fetches (`curl URL -o DEST`, `wget -O DEST URL`, or a call of one of the script's own
+    functions that runs curl or wget: `download "https://huggingface.co/R/resolve/main/F" "$DIR/F" ...`, the second
+    public store's launchers, github.com/coynntis/olares-one-market@cb991c8f llamacppgrug27bone/templates/server.yaml);
+    also the line numbers that do it."""
     out: list[Fetch] = []
     used: set[int] = set()
+    fetchers = _fetching_functions(lines)
     for line in lines:
         for command in simple_commands(line.text):
             try:
@@ -246,13 +251,14 @@ def _download_lines(lines: list[ScriptLine], scope: dict[str, str], base: Origin
                 words = [_naive_expand(w, scope).strip("\"'") for w in command.split()]
             while words and words[0] in ("eval", "exec", "command"):
                 words = words[1:]
-            if not words or programs.basename(words[0]) not in ("curl", "wget"):
+            wrapped = bool(words) and words[0] in fetchers
+            if not words or (programs.basename(words[0]) not in ("curl", "wget") and not wrapped):
                 continue
             url = next((m for m in (HF_FILE.search(w) for w in words if "/resolve/" in w) if m), None)
             if url is None:
                 continue
-            dest = None
-            for index, word in enumerate(words):
+            dest = _call_dest(words[1:]) if wrapped else None
+            for index, word in enumerate(() if wrapped else words):
                 if word in ("-o", "--output", "-O", "--output-document") and index + 1 < len(words):
                     dest = words[index + 1]
                 elif word.startswith(("--output-document=", "--output=")):
@@ -265,6 +271,27 @@ def _download_lines(lines: list[ScriptLine], scope: dict[str, str], base: Origin
                              by))
             used.add(line.number)
     return out, used
+
+
+def _fetching_functions(lines: list[ScriptLine]) -> set[str]:
+    """The script's functions whose body runs curl or wget (a download helper)."""
+    out = set()
+    for name, body in functions(lines).items():
+        for command in body:
+            words = command.split()
+            while words and words[0] in ("eval", "exec", "command"):
+                words = words[1:]
+            if words and programs.basename(words[0].strip("\"'")) in ("curl", "wget"):
+                out.add(name)
+                break
+    return out
+
+
+def _call_dest(args: list[str]) -> str | None:
+    """Where a download helper's call puts the file: its one argument that is an absolute path (the URL aside);
+    None when there is no such argument or more than one (then the file is matched by its name)."""
+    paths = [a for a in args if a.startswith("/") and "://" not in a]
+    return paths[0] if len(paths) == 1 else None
 
 
 def _naive_expand(word: str, scope: dict[str, str]) -> str:
@@ -490,6 +517,9 @@ def _launch(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any
     command = [str(x) for x in container.get("command") or []]
     args = [str(x) for x in container.get("args") or []]
     _check_argv(rendered, doc, name, command + args)
+    # `sh -c SCRIPT`: a `$(name)` in the script that names no env var is passed as written, and the shell runs it as a
+    # command substitution (`$(hostname)`, the second public store's sndrqwen3627bone): no problem of Kubernetes'
+    shell_script = (command + args)[2] if _shell_parts(command + args) else None
     for part, items in (("command", command), ("args", args)):
         start = lines.find(doc.source, f"{part}:", after=anchor) or anchor
         cursor = start
@@ -500,7 +530,7 @@ def _launch(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any
             expanded, undefined = k8s_expand(item, values)
             refs = tuple(re.findall(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)", item))
             used.update(r for r in refs if r in values)
-            for var in undefined:
+            for var in undefined if item != shell_script else ():
                 if var in env:  # defined, from a Secret or the downward API: its value is not in the chart
                     problems.append(Problem(str(origin), None, None, f"$({var}) comes from {env[var].via}; its value "
                                             "is not in the chart, so the argument cannot be read"))
@@ -522,7 +552,8 @@ def _launch(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any
         # the script's first line (not blank) sits on base_line
         lead = len(text) - len(text.lstrip("\n"))
         offset = -text[:lead].count("\n")
-        script = read_script(text, values, programs.launches)
+        script = read_script(text, values, programs.launches,
+                             frozenset(k for k, e in env.items() if e.value is None))  # from a Secret, a field
         used.update(set(_SCRIPT_REF.findall(text)) & values.keys())  # one pass over the script, not one per env
         if script.exec_line is None:
             argv = [Token(text, script_origin)]

@@ -5,6 +5,7 @@ written only when the whole run is free of errors.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,7 @@ def _header(result: Imported, label: str) -> list[str]:
     lines = [f"Imported by `catalog import` from {label} ({result.profile} chart)."]
     if result.unmapped:
         lines.append("`unmapped` lists what the chart does that the catalog cannot express (not rendered).")
+    lines += [f"note: {note}" for note in result.app_notes]
     return lines
 
 
@@ -167,7 +169,8 @@ def _plan_app(result: Imported, name: str, root: Path, update: bool, plan: Plan,
     header = _header(result, label)
     if result.status == "draft":
         first = f"{DRAFT_MARK} app written by `catalog import` from {label}; move it to apps/ once complete."
-        header = [first, *(f"{DRAFT_MARK} missing: {m}" for m in result.missing), *header[1:]]
+        missing = _relabel(result.missing, {result.label: label}) if result.label != label else result.missing
+        header = [first, *(f"{DRAFT_MARK} missing: {m}" for m in missing), *header[1:]]
     text = emit(result.app, header)
     _check_readback(target, text, result.app, plan)
     plan.writes.append(FileWrite(target, text, "new app" if result.status == "ok" else "draft app"))
@@ -184,12 +187,14 @@ def recorded_label(path: Path, root: Path) -> str:
 
 
 def _relabel(value: Any, labels: dict[str, str]) -> Any:
-    """`value` with every string that starts with a chart's label (an origin `label/templates/x.yaml:12: ...`, a
-    draft's source ref) starting with its recorded label instead."""
+    """`value` with every chart label in its strings (an origin `label/templates/x.yaml:12: ...`, a draft's source
+    ref, an origin quoted inside a reason, `(label/templates/x.yaml:254)`) replaced by its recorded label: where it
+    starts the string or follows a space or `(`, and ends there or before `/`, `:`, `)` or a space."""
     if isinstance(value, str):
         for old, new in labels.items():
-            if value.startswith(old) and (len(value) == len(old) or value[len(old)] in "/: "):
-                return new + value[len(old):]
+            if old in value:
+                value = re.sub(r"(?:(?<=^)|(?<=[ (]))" + re.escape(old) + r"(?=$|[/: )])",
+                               new.replace("\\", "\\\\"), value)
         return value
     if isinstance(value, dict):
         return {k: _relabel(v, labels) for k, v in value.items()}

@@ -51,7 +51,7 @@ entrances:
   - name: {name}cli
     port: 8080
     host: {name}cli
-    title: {title}
+    title: {entrance_title}
     icon: https://example.org/icons/{name}.png
     openMethod: window
     authLevel: internal
@@ -97,7 +97,7 @@ envs:
     required: false
     editable: true
     applyOnChange: true
-options:
+{more_envs}options:
   shared: true
   apiTimeout: 0
   dependencies:
@@ -138,20 +138,40 @@ BASH = """          command: ["/bin/bash", "-c"]
               set -e
               SHARED_DIR=/shared-models/llms
               mkdir -p "$SHARED_DIR"
-              if [ ! -f "$SHARED_DIR/$TARGET_FILE" ]; then
-                curl -fL -o "$SHARED_DIR/$TARGET_FILE" "https://huggingface.co/$TARGET_MODEL/resolve/main/$TARGET_FILE"
-              fi
-              EXTRA_LLM_ARGS=()
+{fetch}              EXTRA_LLM_ARGS=()
               if [ -n "${{LLM_MAX_OUTPUT_TOKENS:-}}" ]; then EXTRA_LLM_ARGS+=(--n-predict "$LLM_MAX_OUTPUT_TOKENS"); fi
               if [ -n "${{LLM_API_KEY:-}}" ]; then EXTRA_LLM_ARGS+=(--api-key "$LLM_API_KEY"); fi
-{build}{launch}"""
+{build}{pre}{launch}"""
+
+FETCH = """              if [ ! -f "$SHARED_DIR/$TARGET_FILE" ]; then
+                curl -fL -o "$SHARED_DIR/$TARGET_FILE" "https://huggingface.co/$TARGET_MODEL/resolve/main/$TARGET_FILE"
+              fi
+"""
+
+# that store's newer launchers download through a function of their own (e.g. its
+# `llamacppgrug27bone/templates/server.yaml`: `download URL DEST LABEL MIN_BYTES EXACT_BYTES`, resuming a `.part`)
+FETCH_HELPER = """              log() { echo "[app] $*" >&2; }
+              download() {
+                local url dest label
+                url="$1"; dest="$2"; label="$3"
+                if [ -f "$dest" ] || { [ -e "$dest.part" ] && [ ! -s "$dest.part" ]; }; then
+                  log "$label OK: $dest"
+                  return 0
+                fi
+                curl -fL -C - --retry 20 "$url" -o "$dest.part"
+                mv -f "$dest.part" "$dest"
+              }
+              download \\
+                "https://huggingface.co/${TARGET_MODEL}/resolve/main/${TARGET_FILE}" \\
+                "$SHARED_DIR/$TARGET_FILE" "model" "16800000000"
+"""
 
 LAUNCH = """              exec /app/llama-server \\
                 --model "$SHARED_DIR/$TARGET_FILE" \\
                 --alias "$MODEL_ALIAS" \\
                 --host 0.0.0.0 --port {port} \\
                 --ctx-size "${{LLM_CONTEXT_WINDOW:-${{CONTEXT_SIZE:-{context}}}}}" \\
-                --n-gpu-layers 99 --parallel 1 --jinja \\
+{extra}                --n-gpu-layers 99 --parallel 1 --jinja \\
                 "${{EXTRA_LLM_ARGS[@]}}"
 """
 
@@ -241,6 +261,25 @@ BUILD_VAR = """              REPO_URL="https://github.com/PrismML-Eng/llama.cpp"
               cmake --build /opt/llama.cpp/build --target llama-server -j 16
 """
 
+# that store's reasoning setting (e.g. its `llamacppqwen36a3bone/`): an editable manifest env with no default, read
+# into the launcher's env, lowercased and matched in a `case` that fills an array of flags
+REASONING = """              REASONING_ARGS=()
+              REASONING_MODE="$(echo "${LLM_REASONING:-on}" | tr '[:upper:]' '[:lower:]')"
+              case "$REASONING_MODE" in
+                off|0|false|no) REASONING_ARGS=(--reasoning off) ;;
+                auto) REASONING_ARGS=(--reasoning auto) ;;
+                *) REASONING_ARGS=(--reasoning on) ;;
+              esac
+"""
+REASONING_ENV = """  - envName: LLM_REASONING
+    required: false
+    editable: true
+    applyOnChange: true
+"""
+REASONING_POD = """            - name: LLM_REASONING
+              value: {{ .Values.olaresEnv.LLM_REASONING | default "" | quote }}
+"""
+
 # a launcher that serves with a Python program the catalog does not model (e.g. its `dflashqwen3627bone/`)
 LAUNCH_PY = """              exec python3 scripts/server.py --port {port} --max-ctx "${{LLM_CONTEXT_WINDOW:-{context}}}"
 """
@@ -286,7 +325,7 @@ spec:
             - configMapRef:
                 name: {name}-env
           env:
-{hami_env}            - name: LLM_CONTEXT_WINDOW
+{hami_env}{more_env}            - name: LLM_CONTEXT_WINDOW
               value: {{{{ .Values.olaresEnv.LLM_CONTEXT_WINDOW | default "" | quote }}}}
             - name: LLM_MAX_OUTPUT_TOKENS
               value: {{{{ .Values.olaresEnv.LLM_MAX_OUTPUT_TOKENS | default "" | quote }}}}
@@ -419,28 +458,39 @@ def shared_chart(root: Path, name: str, *, title: str = "Qwen3.6 A3B (Shared)", 
                  categories: tuple[str, ...] = ("LLM Chat", "AI Agents"), builds: bool = False,
                  gb10: bool = False, port: int = 8080, helm_args: bool = False, tee: bool = False,
                  own_array: bool = False, builds_var: bool = False, python: bool = False,
-                 hami: str | None = "30000m", limited_gpu: str = "24Gi") -> Path:
+                 hami: str | None = "30000m", limited_gpu: str = "24Gi", helper: bool = False,
+                 extra: tuple[str, ...] = (), entrance_title: str | None = None, reasoning: bool = False) -> Path:
     """One app folder of the second store's layout (`tee`: the server's log teed, no `exec`; `own_array`: with an
     array of the launcher's own flags; `builds_var`: it clones a fork whose URL a variable holds; `python`: a Python
-    server the catalog does not model; `hami`: its CUDA_DEVICE_MEMORY_LIMIT_0 (None: none); `limited_gpu`: the manifest's limitedGPUMemory)."""
+    server the catalog does not model; `hami`: its CUDA_DEVICE_MEMORY_LIMIT_0 (None: none); `limited_gpu`: the
+    manifest's limitedGPUMemory; `helper`: the launcher downloads the model through a function of its own; `extra`: more of the server's words, one line;
+    `entrance_title`: the client entrance's title, when not the app's; `reasoning`: a reasoning setting picks a flag
+    in a `case`)."""
     folder = root / name
     (folder / "templates").mkdir(parents=True)
     description = "Qwen3.6 35B-A3B via llama.cpp, a shared app of another store"
     (folder / "Chart.yaml").write_text(CHART.format(name=name, version=version, description=description))
     (folder / "OlaresManifest.yaml").write_text(MANIFEST.format(
-        name=name, title=title, version=version, description=description, limited_gpu=limited_gpu,
+        name=name, title=title, entrance_title=entrance_title or title, version=version, description=description,
+        limited_gpu=limited_gpu,
         categories="".join(f"    - {c}\n" for c in categories).rstrip("\n"),
-        arm="    - arm64\n" if gb10 else "", gb10=GB10 if gb10 else ""))
+        arm="    - arm64\n" if gb10 else "", gb10=GB10 if gb10 else "", more_envs=REASONING_ENV if reasoning else ""))
+    if reasoning:
+        extra = (*extra, '"${REASONING_ARGS[@]}"')
     (folder / "values.yaml").write_text(VALUES.format(name=name))
     launch = (LAUNCH_TEE.format(context=context, port=port, own=OWN_ARRAY if own_array else "",
                                 own_use=OWN_ARRAY_USE if own_array else "") if tee or own_array
               else LAUNCH_PY.format(context=context, port=port) if python
-              else LAUNCH.format(context=context, port=port))
+              else LAUNCH.format(context=context, port=port,
+                                 extra=f"                {' '.join(extra)} \\\n" if extra else ""))
     build = BUILD if builds else BUILD_VAR if builds_var else ""
-    container = HELM_ARGS.format(port=port) if helm_args else BASH.format(build=build, launch=launch)
+    fetch = FETCH_HELPER if helper else FETCH
+    container = HELM_ARGS.format(port=port) if helm_args else BASH.format(build=build, launch=launch, fetch=fetch,
+                                                                          pre=REASONING if reasoning else "")
     (folder / "templates" / "server.yaml").write_text((HELM_HEAD if helm_args else "") + SERVER.format(
         name=name, image=image, context=context, container=container, port=port,
         hami_env=f"            - name: CUDA_DEVICE_MEMORY_LIMIT_0\n              value: \"{hami}\"\n" if hami else "",
+        more_env=REASONING_POD if reasoning else "",
         init=HELM_INIT.format(name=name) if helm_args else ""))
     (folder / "templates" / "clientproxy.yaml").write_text(CLIENT.format(name=name, port=port))
     for sub in (name, f"{name}srv"):  # the empty client / server subchart folders the store keeps

@@ -8,6 +8,7 @@ real renderer and `catalog check` (rules and chart lint).
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -59,7 +60,8 @@ def test_a_store_of_shared_apps_imports_active_apps_and_a_draft(capsys, catalog,
     notes = results["sharedqwen"]["notes"]
     assert any("title 'Qwen3.6 A3B (Shared)' -> 'Qwen36 A3B Shared'" in n for n in notes)
     gpu = next(n for n in notes if n.startswith("GPU memory:"))
-    assert "no HAMi limit" in gpu and "1Gi to 24Gi" in gpu and "caps 23,000 MiB" in gpu and "the fit needs" in gpu
+    assert "no HAMi limit" in gpu and "1Gi to 24Gi" in gpu and "caps 23,000 MiB" in gpu
+    assert re.search(r"the fit sizes it at [0-9,]+ MiB \(need [0-9,]+ \+ margin [0-9,]+\)", gpu)  # as FIT002 says
     assert "CUDA_DEVICE_MEMORY_LIMIT_0 30,000 MiB is above the 24,564 MiB card, no cap" in gpu  # upstream's belt
     assert app["gpu_memory_mib"] == 23000  # the usable most of the card, as upstream let the app use it all
     assert not any("LLM_" in line or "sharedentrances" in line for line in app.get("unmapped", ()))
@@ -207,3 +209,144 @@ def test_a_vllm_download_dir_on_a_volume_not_rendered_is_left_out(capsys, catalo
     assert "--download-dir" not in app_data(catalog, "gemmalab", folder).get("extra_args", ())
     assert any("--download-dir /shared-models/hf" in u and "HF_HOME=/models" in u
                for u in results["gemmalab"]["unmapped"])
+
+
+def test_a_model_the_launcher_downloads_through_a_function_of_its_own_is_found(capsys, catalog, tmp_path):
+    """The second store's newer launchers download with a helper, `download URL DEST LABEL MIN_BYTES` (curl inside
+    the function, resuming a `.part`): the call names the Hugging Face file and where it goes, so the model is
+    found as with a bare curl line, not reported as coming from outside the chart."""
+    store = tmp_path / "store"
+    shared_chart(store, "sharedhelper", helper=True)
+    shared_chart(store, "sharedqwen")
+    results = imported(capsys, catalog, store / "sharedhelper", store / "sharedqwen")
+    assert results["sharedhelper"]["status"] == "ok", results["sharedhelper"]["missing"]
+    helper, plain = app_data(catalog, "sharedhelper"), app_data(catalog, "sharedqwen")
+    for key in ("model", "quantization", "stack", "context_length", "extra_args"):
+        assert helper.get(key) == plain.get(key), key
+    assert any("Qwen3.6-35B-A3B-UD-Q4_K_XL.gguf is downloaded by the launcher script" in n
+               for n in results["sharedhelper"]["notes"])
+
+
+def test_a_draft_names_the_chart_it_came_from_without_a_path_of_this_machine(capsys, catalog, tmp_path_factory):
+    """A draft's reasons quote an origin (`(<chart>/templates/server.yaml:N)`): given a chart by its absolute path
+    outside the catalog's repository, the draft file says the chart's name, not this machine's folder (which `check`
+    refuses, PATH001)."""
+    folder = shared_chart(tmp_path_factory.mktemp("upstream"), "sharedtpl",
+                          extra=("--chat-template-file", "/models/chat_template.jinja"))
+    code = main(["import", str(folder), "--catalog", str(catalog), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["apps"][0]["status"] == "draft", out["apps"][0]["missing"]
+    text = (catalog / "drafts" / "apps" / "sharedtpl.yaml").read_text()
+    assert "--chat-template-file /models/chat_template.jinja (sharedtpl/templates/server.yaml:" in text
+    assert str(folder.parent) not in text
+
+
+def test_the_app_file_carries_what_differs_from_upstream(capsys, catalog, tmp_path):
+    """The title fixed for the Market, the categories and upstream's GPU-memory meaning are notes on the app file
+    itself (its header), not only in the import's report; a line of `unmapped` quoting the title the catalog renders
+    quotes the title it now renders."""
+    folder = shared_chart(tmp_path / "store", "sharednotes", entrance_title="Qwen A3B One")
+    results = imported(capsys, catalog, folder)
+    text = (catalog / "apps" / "sharednotes.yaml").read_text()
+    header = [line for line in text.splitlines() if line.startswith("# note: ")]
+    assert any("title 'Qwen3.6 A3B (Shared)' -> 'Qwen36 A3B Shared'" in line for line in header)
+    assert any(line.startswith("# note: GPU memory: upstream set no HAMi limit") and "caps 23,000 MiB" in line
+               for line in header)
+    assert any(line.startswith("# note: categories ") for line in header)
+    entrance = [u for u in results["sharednotes"]["unmapped"] if "entrances[0].title" in u]
+    assert entrance and entrance[0].endswith("'Qwen A3B One' (the catalog renders 'Qwen36 A3B Shared')")
+    assert read_document(catalog / "apps" / "sharednotes.yaml").data["title"] == "Qwen36 A3B Shared"
+
+
+def test_a_measured_speed_in_the_manifest_does_not_break_the_json_report(capsys, catalog, tmp_path):
+    """A chart whose manifest carries a `metadata.bento` hero speed (the second store's vllmgemma4e4bone, `178 t/s`)
+    imports a benchmark dated the day it was read; `--json` writes that date as ISO text (it crashed: a date is not
+    JSON)."""
+    folder = shared_chart(tmp_path / "store", "sharedbento")
+    manifest = folder / "OlaresManifest.yaml"
+    bento = "  bento:\n    hero:\n      value: 178 t/s\n      label: speed\n"
+    manifest.write_text(manifest.read_text().replace("  categories:\n", bento + "  categories:\n", 1))
+    results = imported(capsys, catalog, folder)
+    bench = results["sharedbento"]["app"]["benchmarks"][0]
+    assert bench["tokens_per_s"] == 178.0 and re.fullmatch(r"\d{4}-\d\d-\d\d", bench["date"])
+
+
+def test_a_flag_a_setting_picks_is_read_as_olares_installs_it(capsys, catalog, tmp_path):
+    """The second store's reasoning setting: `LLM_REASONING` (editable, no default: empty when Olares installs the
+    app) lowercased and matched in a `case` that fills `REASONING_ARGS`. The import reads the branch that runs at
+    install (`*) --reasoning on`), not a refusal, and says the setting is not rendered again."""
+    results = imported(capsys, catalog, shared_chart(tmp_path / "store", "sharedthink", reasoning=True))
+    assert results["sharedthink"]["status"] == "ok", results["sharedthink"]["missing"]
+    args = list(app_data(catalog, "sharedthink").get("extra_args", ()))
+    assert args[args.index("--reasoning"):][:2] == ["--reasoning", "on"]
+    said = [u for u in results["sharedthink"]["unmapped"] if "LLM_REASONING" in u]
+    assert len(said) == 1 and "empty when Olares installs the app" in said[0] and "not rendered by `form: shared`" \
+        in said[0] and re.match(r"\S*sharedthink/OlaresManifest\.yaml:\d+: settings LLM_REASONING ", said[0])
+    assert "LLM_REASONING" not in app_data(catalog, "sharedthink").get("env", {})  # not an app env set to empty
+
+
+def test_a_command_substitution_in_the_launcher_is_the_shells_not_an_undefined_variable(capsys, catalog, tmp_path):
+    """`echo "... host=$(hostname)"` in a `bash -c` launcher (the second store's sndrqwen3627bone): Kubernetes passes
+    a `$(name)` that names no env var as written, and bash runs it; the import does not refuse the chart for it."""
+    folder = shared_chart(tmp_path / "store", "sharedhost")
+    server = folder / "templates" / "server.yaml"
+    server.write_text(server.read_text().replace("              set -e\n",
+                                                 '              set -e\n              echo "boot host=$(hostname)"\n', 1))
+    results = imported(capsys, catalog, folder)
+    assert results["sharedhost"]["status"] == "ok", results["sharedhost"]
+
+
+def test_two_drafts_of_one_long_image_get_distinct_ids(capsys, catalog, tmp_path):
+    """Two apps on an image the catalog lacks, on different ports, draft two stacks; the image's id is already at the
+    63-character limit (the second store's sndr apps run `vllm/vllm-openai@sha256:...`), and the second draft's id
+    still differs (its `-imported` suffix was cut away again and the import looped for ever)."""
+    image = "ghcr.io/example/llama-cpp-fork:" + "a1b2c3d4e5" * 7
+    store = tmp_path / "store"
+    shared_chart(store, "sharedlongone", image=image, port=8080)
+    shared_chart(store, "sharedlongtwo", image=image, port=8000)
+    results = imported(capsys, catalog, store / "sharedlongone", store / "sharedlongtwo")
+    one, two = results["sharedlongone"]["stack"], results["sharedlongtwo"]["stack"]
+    assert one != two and len(one) <= 63 and len(two) <= 63 and two.endswith("-imported")
+
+
+def test_a_clone_of_a_branch_names_the_repository_not_the_branch(capsys, catalog, tmp_path):
+    """`git clone --branch "$REPO_BRANCH" --single-branch "$REPO_URL" "$REPO_DIR"` (the second store's
+    llamacpplagunas21one, llamacppnanbeige423bone): the repository is the variable set to a GitHub URL, and the draft
+    states the one reason."""
+    folder = shared_chart(tmp_path / "store", "sharedbranch", builds_var=True)
+    server = folder / "templates" / "server.yaml"
+    server.write_text(server.read_text().replace('git clone "$REPO_URL"',
+                                                 'REPO_BRANCH=b9000\n              git clone --branch "$REPO_BRANCH" '
+                                                 '--single-branch "$REPO_URL"', 1))
+    results = imported(capsys, catalog, folder)
+    assert results["sharedbranch"]["status"] == "draft"
+    assert results["sharedbranch"]["missing"][0] == "builds llama.cpp from git at start: pin an image"
+
+
+def test_a_build_from_a_source_archive_states_the_one_reason(capsys, catalog, tmp_path):
+    """A launcher that downloads llama.cpp's source archive (`codeload.github.com/ggml-org/llama.cpp/tar.gz/REF`)
+    and builds it (the second store's llamacppdsv4flash0731one): the same one reason as a clone, not the generic
+    line quoting the launcher's log messages."""
+    folder = shared_chart(tmp_path / "store", "sharedtar", builds=True)
+    server = folder / "templates" / "server.yaml"
+    server.write_text(server.read_text().replace(
+        "git clone --depth 1 https://github.com/ggml-org/llama.cpp /opt/llama.cpp",
+        'curl -fL "https://codeload.github.com/ggml-org/llama.cpp/tar.gz/b9000" -o /tmp/src.tgz\n'
+        "              mkdir -p /opt/llama.cpp && tar -xzf /tmp/src.tgz -C /opt/llama.cpp --strip-components=1", 1))
+    results = imported(capsys, catalog, folder)
+    assert results["sharedtar"]["status"] == "draft"
+    assert results["sharedtar"]["missing"][0] == "builds llama.cpp from git at start: pin an image"
+    assert not any(m.startswith("the launcher builds the engine") for m in results["sharedtar"]["missing"])
+
+
+def test_a_model_the_chart_does_not_download_is_one_reason(capsys, catalog, tmp_path):
+    """A model file from outside the chart (the second store's llamacpplagunas21one picks its file with `eval`): the
+    draft says the model is unknown once, not also a bare `quantization` (the weight of that unknown model)."""
+    folder = shared_chart(tmp_path / "store", "sharednomodel")
+    server = folder / "templates" / "server.yaml"
+    text = server.read_text()
+    start = text.index('              if [ ! -f "$SHARED_DIR/$TARGET_FILE" ]; then')
+    server.write_text(text[:start] + text[text.index("              fi\n", start) + len("              fi\n"):])
+    results = imported(capsys, catalog, folder)
+    missing = results["sharednomodel"]["missing"]
+    assert any(m.startswith("model: /shared-models/llms/") for m in missing) and "quantization" not in missing
