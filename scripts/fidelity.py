@@ -48,7 +48,8 @@ from generator.importer.argv import Spelling, is_flag, spelling_of  # noqa: E402
 from generator.importer.helmview import Rendered, render_chart  # noqa: E402
 from generator.importer.programs import basename, family_of  # noqa: E402
 from generator.importer.source import read_chart  # noqa: E402
-from generator.importer.workload import Launch, Lines, pod_spec, read_pod  # noqa: E402
+from generator.importer.workload import Launch, pod_spec, read_pod  # noqa: E402
+from generator.importer.podenv import Lines  # noqa: E402
 
 FACETS = ("image", "command", "args", "env", "ports", "probes", "volumes", "resources", "manifest")
 # A market chart the importer cannot read is one difference of facet `chart` (key `read`), with the reason.

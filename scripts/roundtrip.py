@@ -35,7 +35,7 @@ if str(REPO) not in sys.path:
 from generator.catalog import load_catalog  # noqa: E402
 from generator.chart.writer import read_tree  # noqa: E402
 from generator.cli import main as catalog  # noqa: E402
-from generator.importer.build import APP_KEYS  # noqa: E402
+from generator.importer.result import APP_KEYS  # noqa: E402
 
 
 def _quiet(argv: list[str]) -> tuple[int, str]:

@@ -224,7 +224,9 @@ def test_every_shipped_app_round_trips_through_import(tmp_path):
     42, tests/importer/test_import_own_charts.py); the other cards of its own mode leave nothing in a chart. Should
     a mode not be found again, the import says so in exactly one note."""
     from generator.chart.pipeline import render_app
-    from generator.importer.build import CHART_FIELDS, PER_MODE_NOTE, import_chart
+    from generator.importer.build import import_chart
+    from generator.importer.manifest import PER_MODE_NOTE
+    from generator.importer.result import CHART_FIELDS
     from generator.importer.drafts import Pool
     from generator.importer.source import read_chart
     from generator.schema import App
@@ -437,7 +439,7 @@ def test_every_shipped_chart_reimports_into_a_fresh_store(tmp_path, capsys):
     import shutil
 
     from generator.chart.writer import read_tree
-    from generator.importer.build import APP_KEYS
+    from generator.importer.result import APP_KEYS
 
     cat = load_catalog(EMBEDDED)
     source = tmp_path / "source"

@@ -17,7 +17,9 @@ from generator.adapters.helm import Helm
 from generator.catalog import Catalog
 from collections.abc import Mapping
 from generator.core.errors import InputError, Problem
-from generator.importer.build import APP_KEYS, HAMI_ENV, Imported, _where_key, import_chart
+from generator.importer.build import import_chart
+from generator.importer.context import HAMI_ENV
+from generator.importer.result import APP_KEYS, Imported, _where_key
 from generator.importer.drafts import Pool
 from generator.importer.shared import finish, read_layout
 from generator.importer.source import read_chart
@@ -90,7 +92,7 @@ def _cap_gpu_memory(result: Imported, cat: Catalog) -> None:
         return
     figure, origin = result.gpu_memory_from
     app["gpu_memory_mib"] = cap
-    # build.py `_gpu_memory` compared the chart's other figures with the uncapped value: they now read the cap
+    # resources.py `_gpu_memory` compared the chart's other figures with the uncapped value: they now read the cap
     same = f"the catalog requests and limits the same GPU memory ({mib} MiB)"
     result.unmapped = [line.replace(same, same.replace(f"({mib} MiB)", f"({cap} MiB)"))
                        .replace(f"differs from gpu_memory_mib {mib} taken from", f"differs from gpu_memory_mib "

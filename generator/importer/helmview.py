@@ -34,7 +34,7 @@ from typing import Any
 
 from generator.adapters.helm import CappedRenderer, Helm, HelmFailure
 from generator.core.errors import InputError, Problem, translate_os_error
-from generator.importer.shell import MAX_ARG_BYTES
+from generator.importer.shellwords import MAX_ARG_BYTES
 from generator.importer.source import ChartFiles
 from generator.lint.helm import Doc, documents
 from generator.lint.values import OWNER, olares_values

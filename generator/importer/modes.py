@@ -6,7 +6,7 @@ A chart for several accelerator modes (docs/devices.md "Charts") holds, for each
 device and overrides gave that engine is not written in the chart, so it is found by trying: for each device of
 the catalog in that mode, the stacks whose image is the mode's image (or the app's own), the app's speculation or
 `off`, and the mode's trailing args as `extra_args`. An entry is kept only when the app with it renders the whole
-chart again, byte for byte; else nothing is guessed and the import keeps its note (build.py PER_MODE_NOTE).
+chart again, byte for byte; else nothing is guessed and the import keeps its note (manifest.py PER_MODE_NOTE).
 """
 
 from __future__ import annotations

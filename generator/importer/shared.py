@@ -28,7 +28,7 @@ import yaml
 
 from generator.catalog import Catalog, Resolved
 from generator.core.errors import CatalogError
-from generator.importer.build import APP_KEYS, Imported
+from generator.importer.result import APP_KEYS, Imported
 from generator.importer.source import ChartFiles
 
 SETTINGS = ("LLM_CONTEXT_WINDOW", "LLM_MAX_OUTPUT_TOKENS", "LLM_API_KEY")

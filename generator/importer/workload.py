@@ -6,8 +6,6 @@ Every token and env entry keeps the chart file and line it came from, for the re
 
 from __future__ import annotations
 
-import base64
-import binascii
 import bisect
 import re
 from dataclasses import dataclass, field
@@ -16,23 +14,20 @@ from typing import Any
 from generator.core.errors import InputError, Problem
 from generator.engines.readback import Origin, Token
 from generator.importer import programs
-from generator.importer.helmview import Rendered, marked_envs
-from generator.importer.shell import (
+from generator.importer.helmview import Rendered
+from generator.importer.shell import MAX_SCRIPT_BYTES, Script, ScriptLine, functions, read_script
+from generator.importer.shellwords import (
     MAX_ARG_BYTES,
     MAX_ARGV_BYTES,
-    MAX_SCRIPT_BYTES,
-    Script,
-    ScriptLine,
     ShellError,
     check_size,
-    functions,
     k8s_expand,
-    read_script,
     simple_commands,
-    split_outside_quotes,
     split_words,
 )
 from generator.lint.helm import Doc
+from generator.importer.podenv import EnvEntry, Lines, _configmaps, resolve_env
+from generator.importer.writes import Written, _mounts, _written, on_volume
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 JOB_KINDS = ("Job",)
@@ -41,15 +36,6 @@ JOB_KINDS = ("Job",)
 HF_FILE = re.compile(r"(?:https?://[^/\s\"']+/)?(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)/resolve/(?P<rev>[\w.-]+)/"
                      r"(?P<file>[^\s\"'?#]+)")
 TMP_SUFFIXES = (".tmp", ".part", ".partial", ".download")
-
-
-@dataclass(frozen=True)
-class EnvEntry:
-    name: str
-    value: str | None  # None: from a Secret or the downward API
-    via: str  # "env", "configMap <name>", "secret <name>", "field"
-    origin: Origin
-    olares: tuple[str, ...] = ()  # the manifest envs its value renders from
 
 
 @dataclass(frozen=True)
@@ -94,113 +80,6 @@ def pod_spec(doc: Doc) -> dict[str, Any]:
     template = spec.get("template") or {} if isinstance(spec, dict) else {}
     pod = template.get("spec") if isinstance(template, dict) else None
     return pod if isinstance(pod, dict) else {}
-
-
-class Lines:
-    """Line lookups in the chart's source files for rendered values."""
-
-    def __init__(self, rendered: Rendered):
-        self.r = rendered
-
-    def find(self, rel: str, *needles: str, after: int = 1) -> int | None:
-        return self.r.line(rel, *needles, after=after)
-
-    def origin(self, rel: str, *needles: str, after: int = 1, fallback: int | None = None) -> Origin:
-        line = self.find(rel, *needles, after=after) if needles else None
-        return Origin(self.r.where(rel), line or fallback)
-
-    def container_anchor(self, doc: Doc, name: str) -> int:
-        for needle in (f"name: {name}", f'name: "{name}"', f"name: '{name}'"):
-            line = self.find(doc.source, needle)
-            if line:
-                return line
-        return self.find(doc.source, "containers:") or 1
-
-    def value(self, rel: str, text: str, after: int) -> Origin:
-        """The line of a rendered list element: in the template after `after`, else in values.yaml."""
-        probe = text if "\n" not in text else text.strip().splitlines()[0].strip()
-        if probe:
-            line = self.find(rel, probe, after=after)
-            if line:
-                return Origin(self.r.where(rel), line)
-            if "values.yaml" in self.r.files.files:
-                line = self.find("values.yaml", probe)
-                if line:
-                    return Origin(self.r.where("values.yaml"), line)
-        return Origin(self.r.where(rel), after)
-
-
-def _configmaps(docs: list[Doc]) -> dict[str, Doc]:
-    return {d.name: d for d in docs if d.kind == "ConfigMap"}
-
-
-def resolve_env(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any], anchor: int,
-                problems: list[Problem]) -> dict[str, EnvEntry]:
-    """The container's environment as Kubernetes builds it: envFrom first, then env (which wins)."""
-    maps = _configmaps(rendered.docs)
-    env: dict[str, EnvEntry] = {}
-    for source in container.get("envFrom") or ():
-        if isinstance(source, dict):
-            _env_from(source, maps, lines, doc, anchor, problems, env)
-    for item in container.get("env") or ():
-        if not isinstance(item, dict) or not item.get("name"):
-            continue
-        name = str(item["name"])
-        origin = lines.origin(doc.source, "name:", name, after=anchor, fallback=anchor)
-        if "value" in item:
-            raw = "" if item["value"] is None else str(item["value"])
-            try:
-                value, _undefined = k8s_expand(raw, {k: e.value for k, e in env.items() if e.value is not None})
-            except ShellError as exc:  # past what exec passes: the value is not known (issue 40 cause 2)
-                problems.append(Problem(str(origin), None, None, f"env {name}: {exc}"))
-                env[name] = EnvEntry(name, None, "env", origin, ())
-                continue
-            env[name] = EnvEntry(name, value, "env", origin, tuple(marked_envs(value)))
-        else:
-            env[name] = _value_from(name, item.get("valueFrom") or {}, maps, origin)
-    return env
-
-
-def _env_from(source: dict[str, Any], maps: dict[str, Doc], lines: Lines, doc: Doc, anchor: int,
-              problems: list[Problem], env: dict[str, EnvEntry]) -> None:
-    """One `envFrom` entry: a ConfigMap's keys join `env` (with the prefix); a Secret's cannot be known."""
-    prefix = str(source.get("prefix") or "")
-    ref = source.get("configMapRef") or {}
-    if ref:
-        cm = maps.get(str(ref.get("name")))
-        if cm is None:
-            if not ref.get("optional"):
-                problems.append(Problem(str(lines.origin(doc.source, "configMapRef", after=anchor)), None, None,
-                                        f"envFrom names ConfigMap {ref.get('name')!r}, which the chart does not "
-                                        "define; add it or mark it optional"))
-            return
-        cm_anchor = lines.find(cm.source, f"name: {cm.name}") or lines.find(cm.source, cm.name) or 1
-        for key, value in (cm.body.get("data") or {}).items():
-            text = "" if value is None else str(value)
-            origin = lines.origin(cm.source, f"{key}:", after=cm_anchor, fallback=cm_anchor)
-            env[prefix + str(key)] = EnvEntry(prefix + str(key), text, f"configMap {cm.name}", origin,
-                                              tuple(marked_envs(text)))
-    secret = source.get("secretRef") or {}
-    if secret:
-        problems.append(Problem(str(lines.origin(doc.source, "secretRef", after=anchor)), None, None,
-                                f"envFrom reads Secret {secret.get('name')!r}: its keys cannot be known from the "
-                                "chart; list the variables under `env:` instead"))
-
-
-def _value_from(name: str, source: dict[str, Any], maps: dict[str, Doc], origin: Origin) -> EnvEntry:
-    """An `env` item without `value`: a ConfigMap key (known when the chart defines it), a Secret key or a field."""
-    if "configMapKeyRef" in source:
-        ref = source["configMapKeyRef"] or {}
-        cm = maps.get(str(ref.get("name")))
-        data = (cm.body.get("data") or {}) if cm else {}
-        if str(ref.get("key")) in data:
-            text = str(data[str(ref.get("key"))])
-            return EnvEntry(name, text, f"configMap {ref.get('name')}", origin, tuple(marked_envs(text)))
-        return EnvEntry(name, None, f"configMap {ref.get('name')} (missing)", origin)
-    if "secretKeyRef" in source:
-        ref = source["secretKeyRef"] or {}
-        return EnvEntry(name, None, f"secret {ref.get('name')}/{ref.get('key')}", origin)
-    return EnvEntry(name, None, "field", origin)
 
 
 def _shell_parts(full: list[str]) -> tuple[str, list[str]] | None:
@@ -303,124 +182,6 @@ def _naive_expand(word: str, scope: dict[str, str]) -> str:
 
 PLUMBING_LINE = re.compile(r"^(#|set\s+-[a-z]+|echo\b|mkdir\b|ls\b|cd\b|mv\b|if\b|then\b|else\b|elif\b|fi\b|done\b|"
                            r"while\b|do\b|true\b|:\s*$|[A-Za-z_][A-Za-z0-9_]*=)")
-
-
-# --- files a script writes from an env var (`echo "$VAR" | base64 -d > FILE`) --------------------------------
-
-# github.com/aamsellem/orales-one-market@6a34b5bb8ff60e5bbbea0ba7a030b9ef8c41bdd9
-# qwen36a3bvisionone/templates/deployment.yaml:74 `echo "$CHAT_TEMPLATE_B64" | base64 -d > /models/chat_template.jinja`
-# (the variable from the chart's ConfigMap, :16); the engine reads the file with --chat-template-file (:126)
-DECODED_CAP = 1 << 20  # the most bytes a decoded env var may hold (a chat template is a few KiB)
-# the value of one env variable, quoted: `echo "$VAR"`, `echo -n "${VAR}"`, `printf '%s' "$VAR"`, `printf '%s\n' ..`
-_WRITE_SOURCE = re.compile(r"""^(?P<cmd>echo(?:\s+-n)?|printf\s+(?P<fmt>'%s'|"%s"|%s|'%s\\n'|"%s\\n"))\s+"""
-                           r'''"\$(?:\{(?P<v1>[A-Za-z_][A-Za-z0-9_]*)\}|(?P<v2>[A-Za-z_][A-Za-z0-9_]*))"$''')
-_DECODE = re.compile(r"^base64\s+(?:-d|--decode)$")
-_REDIRECT = re.compile(r"""^(?P<body>.*?)\s*(?<![>0-9&])>\s*(?P<target>"[^"]*"|'[^']*'|[^\s"'<>|&;]+)$""")
-
-
-@dataclass(frozen=True)
-class Written:
-    """A file a container's script writes from one of its env variables, decoded or as is; parsed, never run."""
-
-    path: str  # in the writing container
-    var: str
-    value: str  # the variable's value, as the chart writes it
-    how: str  # "base64" (`| base64 -d`) or "plain"
-    text: str | None  # what the file holds; None when it cannot be known (see the problem reported)
-    origin: Origin  # the script line
-    value_origin: Origin  # where the variable's value is written
-    workload: tuple[str, str]  # (source, name) of the workload whose pod runs the container
-    container: str
-    mounts: tuple[tuple[str, str, str], ...]  # the writer's (mountPath, volume, subPath)
-
-
-def _top_split(text: str, ops: tuple[str, ...], passing: str = "") -> list[str] | None:
-    """`text` split on the operators `ops` outside quotes; None when it has other control characters (but
-    those in `passing`, left in place)."""
-    def control(line: str, i: int) -> bool:
-        return (line[i] in "`;&|<(" and line[i] not in passing) or line.startswith(("$(", "||"), i)
-
-    return split_outside_quotes(text, ops, refuse=control)
-
-
-def _mounts(container: dict[str, Any]) -> tuple[tuple[str, str, str], ...]:
-    return tuple((str(m.get("mountPath") or ""), str(m.get("name") or ""), str(m.get("subPath") or ""))
-                 for m in container.get("volumeMounts") or () if isinstance(m, dict))
-
-
-def on_volume(mounts: tuple[tuple[str, str, str], ...], path: str) -> tuple[str, str] | None:
-    """(volume, path inside it) of an absolute `path` in a container with these mounts; None off every volume."""
-    best: tuple[int, str, str] | None = None
-    for mount_path, volume, sub in mounts:
-        root = mount_path.rstrip("/")
-        if root and (path == root or path.startswith(root + "/")) and (best is None or len(root) > best[0]):
-            inner = path[len(root):].lstrip("/")
-            best = (len(root), volume, "/".join(p for p in (sub.strip("/"), inner) if p))
-    return (best[1], best[2]) if best else None
-
-
-def _decoded(value: str, how: str, newline: bool) -> tuple[str | None, str | None]:
-    """(text, None) or (None, why it cannot be read): base64 (newlines ignored, as `base64 -d` does), UTF-8,
-    at most DECODED_CAP bytes."""
-    if how == "plain":
-        data = (value + ("\n" if newline else "")).encode("utf-8")
-    else:
-        compact = value.replace("\n", "")
-        if len(compact) > (DECODED_CAP // 3 + 1) * 4:
-            return None, f"decodes to more than {DECODED_CAP} bytes (1 MiB)"
-        try:
-            data = base64.b64decode(compact, validate=True)
-        except (binascii.Error, ValueError) as exc:
-            return None, f"is not valid base64 ({exc})"
-    if len(data) > DECODED_CAP:
-        return None, f"holds more than {DECODED_CAP} bytes (1 MiB)"
-    try:
-        return data.decode("utf-8"), None
-    except UnicodeDecodeError as exc:
-        return None, f"does not decode to UTF-8 text (byte {exc.start})"
-
-
-def _written(line: ScriptLine, scope: dict[str, str], env: dict[str, EnvEntry], origin: Origin,
-             where: tuple[Doc, dict[str, Any]], problems: list[Problem]) -> Written | None:
-    """The file one script line writes from an env variable, if the line is exactly that; a value that cannot be
-    decoded is a problem at its line."""
-    commands = _top_split(line.text, ("&&",), passing="|")
-    if not commands or len(commands) != 1:
-        return None
-    redirect = _REDIRECT.match(commands[0])
-    if redirect is None:
-        return None
-    stages = _top_split(redirect.group("body"), ("|",))
-    if not stages or len(stages) > 2 or (len(stages) == 2 and not _DECODE.match(stages[1])):
-        return None
-    source = _WRITE_SOURCE.match(stages[0])
-    if source is None:
-        return None
-    var = source.group("v1") or source.group("v2")
-    entry = env.get(var)
-    if entry is None or entry.value is None or scope.get(var) != entry.value:
-        return None  # not the container's env var (or reassigned by the script): not read
-    try:
-        target = split_words(redirect.group("target"), scope).words
-    except ShellError:
-        return None
-    if len(target) != 1 or not target[0].startswith("/"):
-        return None
-    how = "base64" if len(stages) == 2 else "plain"
-    command = source.group("cmd")
-    newline = command == "echo" or "\\n" in (source.group("fmt") or "")
-    if how == "plain" and command.startswith("echo") and "\\" in entry.value:
-        return None  # `echo` of a backslash differs between shells: not guessed at
-    text, why = _decoded(entry.value, how, newline)
-    if why is not None:
-        problems.append(Problem(str(entry.origin), None, None,
-                                f"env {var} {why}, but {origin} writes it to {target[0]}"
-                                f"{' with base64 -d' if how == 'base64' else ''}; write the UTF-8 text of the file "
-                                f"{'encoded with `base64 -w0 FILE`' if how == 'base64' else 'as the value'} (1 MiB "
-                                "at most)"))
-    doc, container = where
-    return Written(target[0], var, entry.value, how, text, origin, entry.origin, (doc.source, doc.name),
-                   str(container.get("name") or ""), _mounts(container))
 
 
 def _fetch_container(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any], by: str,
@@ -708,18 +469,4 @@ def read_pod(rendered: Rendered, lines: Lines) -> Pod:
     return Pod(launches, fetches, fetchers, problems, writes)
 
 
-__all__ = [
-    "HF_FILE",
-    "EnvEntry",
-    "Fetch",
-    "Launch",
-    "Lines",
-    "Origin",
-    "Pod",
-    "Token",
-    "Written",
-    "on_volume",
-    "pod_spec",
-    "read_pod",
-    "resolve_env",
-]
+__all__ = ["HF_FILE", "Fetch", "Launch", "Origin", "Pod", "Token", "pod_spec", "read_pod"]

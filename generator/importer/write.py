@@ -19,7 +19,7 @@ from generator.core.errors import InputError, Problem, translate_os_error
 from generator.core.fileio import atomic_write_text, writable
 from generator.core.text import safe_line
 from generator.importer.appyaml import _plain, emit, read_back, update_text
-from generator.importer.build import APP_KEYS, CHART_FIELDS, Imported
+from generator.importer.result import APP_KEYS, CHART_FIELDS, Imported
 from generator.importer.drafts import ModelDraft, Pool, StackDraft
 from generator.schema import App
 
@@ -305,7 +305,7 @@ def _update(path: Path, result: Imported) -> FileWrite:
 def contained(plan: Plan, root: Path) -> None:
     """Every planned write must land inside the catalog folder, through no link that leads out of it: a write
     that would not is a problem of the plan (so nothing at all is written). The app name is validated before any
-    path is built (build.py `_check_name`); this is the second line, for every file the import writes."""
+    path is built (manifest.py `_check_name`); this is the second line, for every file the import writes."""
     real_root = os.path.realpath(root)
     for write in plan.writes:
         real = os.path.realpath(write.path)

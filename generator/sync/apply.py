@@ -21,7 +21,7 @@ from generator.catalog import Catalog, display_path, load_catalog
 from generator.core.errors import InputError, Problem
 from generator.core.fileio import atomic_write_text, writable
 from generator.importer.appyaml import read_back, update_text
-from generator.importer.build import APP_KEYS
+from generator.importer.result import APP_KEYS
 from generator.importer.write import FileWrite
 from generator.rules.versions_upstream import SYNC_FILE
 from generator.schema import App

@@ -13,15 +13,8 @@ import time
 import pytest
 
 from generator.engines.readback import Origin
-from generator.importer.shell import (
-    MAX_ARG_BYTES,
-    MAX_ARGV_BYTES,
-    MAX_SCRIPT_BYTES,
-    ShellError,
-    k8s_expand,
-    read_script,
-    split_words,
-)
+from generator.importer.shell import MAX_SCRIPT_BYTES, read_script
+from generator.importer.shellwords import MAX_ARG_BYTES, MAX_ARGV_BYTES, ShellError, k8s_expand, split_words
 from generator.importer.workload import _place
 
 from support.adversarial import REPO

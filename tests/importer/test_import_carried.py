@@ -21,7 +21,7 @@ from generator.chart.pipeline import render_app
 from generator.chart.writer import read_tree
 from generator.cli import main
 from generator.fit.sizing import sized
-from generator.importer.build import APP_KEYS
+from generator.importer.result import APP_KEYS
 
 from support.catalogs import FIXTURES
 from support.checks import set_app

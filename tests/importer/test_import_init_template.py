@@ -19,7 +19,7 @@ import pytest
 
 from generator.catalog import load_catalog
 from generator.cli import main
-from generator.importer import workload
+from generator.importer import writes
 from generator.yamlio.loader import read_document
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "catalog_small"
@@ -175,7 +175,7 @@ def test_an_unreadable_value_is_a_problem_and_nothing_is_written(catalog, tmp_pa
 
 
 def test_a_value_over_the_cap_is_a_problem(catalog, tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(workload, "DECODED_CAP", 64)
+    monkeypatch.setattr(writes, "DECODED_CAP", 64)
     folder = chart(tmp_path / "in", value=b64("x" * 65))
     code, data = report(catalog, capsys, str(folder), "--dry-run")
     assert code == 1

@@ -26,7 +26,8 @@ from generator.chart.pipeline import render_app
 from generator.importer import import_paths
 from generator.importer.helmview import installed_env, render_chart
 from generator.importer.source import read_chart
-from generator.importer.workload import Lines, read_pod
+from generator.importer.workload import read_pod
+from generator.importer.podenv import Lines
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "beclab-apps"
 CATALOG = Path(__file__).resolve().parents[2] / "catalog"

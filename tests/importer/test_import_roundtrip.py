@@ -32,7 +32,8 @@ from generator.catalog import Resolved, load_catalog
 from generator.chart.pipeline import render_app
 from generator.cli import main
 from generator.fit.sizing import sized
-from generator.importer.build import CHART_FIELDS, import_chart
+from generator.importer.build import import_chart
+from generator.importer.result import CHART_FIELDS
 from generator.importer.drafts import Pool
 from generator.importer.source import read_chart
 from generator.schema import App

@@ -4,15 +4,8 @@ import time
 
 import pytest
 
-from generator.importer.shell import (
-    ShellError,
-    functions,
-    logical_lines,
-    read_script,
-    simple_commands,
-    split_outside_quotes,
-    split_words,
-)
+from generator.importer.shell import functions, logical_lines, read_script
+from generator.importer.shellwords import ShellError, simple_commands, split_outside_quotes, split_words
 
 
 def test_simple_commands_split_on_every_list_operator_outside_quotes():

@@ -19,7 +19,7 @@ import olares_charts as oc  # noqa: E402
 from generator.catalog import load_catalog  # noqa: E402
 from generator.cli import main  # noqa: E402
 from generator.importer import import_paths  # noqa: E402
-from generator.importer.build import bento_benchmark  # noqa: E402
+from generator.importer.manifest import bento_benchmark  # noqa: E402
 from generator.yamlio.loader import read_document  # noqa: E402
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "catalog_small"
