@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
+from generator.core.data import Data
 from generator.core.errors import Problem
 from generator.importer import programs
 from generator.schema import App
@@ -20,6 +21,27 @@ CHART_FIELDS = ("name", "title", "description", "full_description", "icon", "own
                 "extra_args", "version", "upgrade_description", "unmapped", "form")
 """The app fields an import sets (the fields a chart determines, plus `unmapped`); `--update` changes only
 these. Status, benchmarks, calibration, probe and the deprecation fields are not in a chart."""
+
+
+class ImportedJson(TypedDict):
+    """One chart's entry of `catalog import --json` (`apps`), in its key order (docs/import.md)."""
+
+    path: str
+    name: str | None
+    status: str
+    profile: str | None
+    engine: str | None
+    stack: str | None
+    stack_draft: bool
+    model: str | None
+    model_draft: bool
+    unsupported: str | None
+    missing: list[str]
+    unmapped: list[str]
+    kept: list[str]
+    notes: list[str]
+    problems: list[str]
+    app: dict[str, Data] | None
 
 
 @dataclass
@@ -45,7 +67,7 @@ class Imported:
     carried: tuple[str, ...] = ()  # app fields the chart's catalog block sets (importer/carry.py); `--update` too
     app_notes: list[str] = field(default_factory=list)  # notes the written app file carries in its header
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> ImportedJson:
         return {"path": self.label, "name": self.name, "status": self.status, "profile": self.profile,
                 "engine": self.engine, "stack": self.stack, "stack_draft": self.stack_draft, "model": self.model,
                 "model_draft": self.model_draft, "unsupported": self.unsupported, "missing": self.missing,
@@ -65,4 +87,4 @@ def _where_key(entry: str) -> tuple[str, int]:
     return (match.group(1), int(match.group(2))) if match else (entry.split(": ", 1)[0], 0)
 
 
-__all__ = ["APP_KEYS", "CHART_FIELDS", "Imported"]
+__all__ = ["APP_KEYS", "CHART_FIELDS", "Imported", "ImportedJson"]

@@ -8,7 +8,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from pydantic import ValidationError
 from ruamel.yaml import YAML
@@ -26,20 +26,40 @@ from generator.schema import App
 DRAFT_MARK = "[draft]"
 
 
+class FileWriteJson(TypedDict):
+    """One file's entry of `catalog import --json` (`writes`)."""
+
+    path: str
+    action: str
+
+
+class DraftJson(TypedDict):
+    """One draft's entry of `catalog import --json` (`drafts`), in its key order; `extends` only for a model."""
+
+    path: str
+    kind: str  # model, stack, chat template
+    id: str
+    apps: list[str]
+    extends: NotRequired[str | None]  # the catalog model a model draft adds weights to
+    missing: list[str]
+    to_fix: list[str]
+    guessed: list[str]
+
+
 @dataclass
 class FileWrite:
     path: Path
     text: str | None  # None: nothing to write (unchanged)
     action: str  # new app, updated app, unchanged app, draft app, draft model, draft stack
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> FileWriteJson:
         return {"path": display_path(self.path), "action": self.action}
 
 
 @dataclass
 class Plan:
     writes: list[FileWrite] = field(default_factory=list)
-    drafts: list[dict[str, Any]] = field(default_factory=list)
+    drafts: list[DraftJson] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
 
 
@@ -326,4 +346,5 @@ def apply(plan: Plan) -> None:
             raise translate_os_error(exc, write.path, "write") from exc
 
 
-__all__ = ["FileWrite", "Plan", "app_conflict", "apply", "contained", "plan_writes", "recorded_label"]
+__all__ = ["DraftJson", "FileWrite", "FileWriteJson", "Plan", "app_conflict", "apply", "contained", "plan_writes",
+           "recorded_label"]
