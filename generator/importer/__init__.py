@@ -81,13 +81,14 @@ def _cap_gpu_memory(result: Imported, cat: Catalog) -> None:
     the cap, the usable most (generator/schema/device.py `hami_cap_mib`); what the chart said goes to unmapped.
     Only a figure of the manifest or `nvidia.com/gpumem` is capped: Olares' limitedGpu is a scheduling size."""
     app = result.app
-    if app is None or not isinstance(app.get("gpu_memory_mib"), int) or app.get("device") not in cat.devices:
+    mib, device_id = (app.get("gpu_memory_mib"), app.get("device")) if app is not None else (None, None)
+    if app is None or not isinstance(mib, int) or not isinstance(device_id, str) or device_id not in cat.devices:
         return
     if result.gpu_memory_from is None or result.gpu_memory_from[0].startswith(HAMI_ENV):
         return  # an explicit HAMi limit is the chart's deliberate setting (the measured 30000m belt, issue 23
         # item 3): kept as written; `catalog check` HAMI004/HAMI006 judge it
-    device = cat.devices[app["device"]]
-    mib, cap = app["gpu_memory_mib"], cat.devices[app["device"]].hami_cap_mib
+    device = cat.devices[device_id]
+    cap = device.hami_cap_mib
     if mib <= cap:
         return
     figure, origin = result.gpu_memory_from

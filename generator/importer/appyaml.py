@@ -15,6 +15,7 @@ import io
 import os
 import re
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
 
+from generator.core.data import Data
 from generator.core.errors import InputError, Problem, translate_os_error
 from generator.schema.common import MAX_ITEMS
 from generator.yamlio.loader import read_document
@@ -158,7 +160,7 @@ def emit_key(key: str, value: Any, flow: bool | None = None) -> list[str]:
     return buf.getvalue().splitlines(keepends=True)
 
 
-def emit(data: dict[str, Any], header: list[str] | None = None) -> str:
+def emit(data: dict[str, Data], header: list[str] | None = None) -> str:
     head = "".join(f"# {line}\n" if line else "#\n" for line in header or ())
     return head + "".join("".join(emit_key(str(k), v)) for k, v in data.items())
 
@@ -189,8 +191,8 @@ def _eol_comment(doc: CommentedMap, key: str) -> str | None:
     return None
 
 
-def update_text(path: Path, text: str, changes: dict[str, Any], removals: list[str], order: tuple[str, ...],
-                expected: dict[str, Any]) -> str:
+def update_text(path: Path, text: str, changes: Mapping[str, object], removals: list[str], order: tuple[str, ...],
+                expected: Mapping[str, object]) -> str:
     """The app file with `changes` set and `removals` deleted, everything else byte-identical."""
     doc = YAML(typ="rt").load(text)
     if not isinstance(doc, CommentedMap):
@@ -254,7 +256,7 @@ def read_back(path: Path, text: str) -> Any:
         os.unlink(tmp)
 
 
-def _verify(path: Path, text: str, expected: dict[str, Any]) -> None:
+def _verify(path: Path, text: str, expected: Mapping[str, object]) -> None:
     if _plain(read_back(path, text)) != _plain(expected):
         raise InputError([Problem(str(path), None, None, "the edited file would not read back as intended; edit it "
                                                          "by hand (nothing was written)")])

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from generator.core.data import tuples
+from generator.core.data import Data, tuples
 from generator.adapters.helm import CappedRenderer
 from generator.catalog import Catalog, ChatTemplateFile, Resolved
 from generator.chart.profiles import PROFILES
@@ -167,19 +167,23 @@ def _carry_modes(ctx: _Ctx, cat: Catalog, files: ChartFiles) -> None:
     modes = [str(a.get("mode")) for a in accel if isinstance(a, dict)]
     chart = {rel: text for rel in files.files if (text := files.text(rel)) is not None}
     left = [n for n in result.unmapped if n not in notes]
-    app = {k: v for k, v in result.app.items() if k != "unmapped"} | ({"unmapped": left} if left else {})
+    app: dict[str, Data] = {k: v for k, v in result.app.items() if k != "unmapped"}
+    if left:
+        app["unmapped"] = list[Data](left)
+    entries: list[dict[str, Data]] | None
     if "devices" in result.carried:  # the catalog block names the devices: kept when they render the chart again
-        entries = app.get("devices") or []
+        named = app.get("devices")
+        entries = [e for e in named if isinstance(e, dict)] if isinstance(named, list) else []
         if not renders(cat, app, entries, chart, _resolved):
             return
     else:
         entries = carry(cat, app, chart, modes, _resolved)
     if not entries:
         return
-    app["devices"] = entries
+    app["devices"] = list[Data](entries)
     result.app = {k: app[k] for k in APP_KEYS if k in app}
     result.unmapped = left
-    ctx.note("devices", f"spec.accelerator {', '.join(modes[1:])}: {', '.join(e['device'] for e in entries)} "
+    ctx.note("devices", f"spec.accelerator {', '.join(modes[1:])}: {', '.join(str(e['device']) for e in entries)} "
                         "(the app with these entries renders the chart again)")
 
 

@@ -13,6 +13,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from generator.catalog import Catalog
 from generator.chart.profiles import Profile
+from generator.core.data import Data
 from generator.core.errors import InputError, Problem
 from generator.core.text import safe_line
 from generator.importer.workload import Token
@@ -59,7 +60,7 @@ _SPEED = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*t/s\s*$")
 
 
 def bento_benchmark(bento: Any, origin: str, today: dt.date, device: str | None = None,
-                    named: bool = False) -> dict[str, Any] | None:
+                    named: bool = False) -> dict[str, Data] | None:
     """The measured hero speed of the maintainer's `metadata.bento` block (his scripts/build-catalog.js reads it:
     aamsellem/olares-one-market@39e2d0c7 scripts/build-catalog.js) as one benchmark of the app: `hero.value`
     `N t/s` the speed, `mtp.accept` (a percentage) the acceptance; no context (below). The block carries no date:

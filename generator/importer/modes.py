@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 
-from generator.core.data import tuples
+from generator.core.data import Data, tuples
 from generator.catalog import Catalog, Resolved, device_targets
 from generator.chart.pipeline import render_app
 from generator.chart.writer import Tree
@@ -29,7 +29,7 @@ Resolver = Callable[[Catalog, App], Resolved | None]  # build.py `_resolved`: an
 MAX_TRIES = 48  # renders per chart at most: a few devices x stacks x speculation
 
 
-def chart_modes(values_text: str | None) -> dict[str, dict[str, Any]]:
+def chart_modes(values_text: str | None) -> dict[str, dict[str, Data]]:
     """values.yaml `modes`: each mode's engine (image, command, args), as the chart writes them."""
     if not values_text:
         return {}
@@ -41,8 +41,8 @@ def chart_modes(values_text: str | None) -> dict[str, dict[str, Any]]:
     return {str(k): v for k, v in modes.items() if isinstance(v, dict)} if isinstance(modes, dict) else {}
 
 
-def carry(cat: Catalog, app: dict[str, Any], chart: Tree, modes: list[str],
-          resolved_for: Resolver) -> list[dict[str, Any]] | None:
+def carry(cat: Catalog, app: dict[str, Data], chart: Tree, modes: list[str],
+          resolved_for: Resolver) -> list[dict[str, Data]] | None:
     """The `devices:` entries that make `app` render `chart` again (one per mode past the first), or None."""
     engines = chart_modes(chart.get("values.yaml"))
     entries: list[dict[str, Any]] = []
@@ -69,7 +69,7 @@ def carry(cat: Catalog, app: dict[str, Any], chart: Tree, modes: list[str],
     return entries if _render(cat, app, entries, resolved_for) == chart else None
 
 
-def renders(cat: Catalog, app: dict[str, Any], entries: list[dict[str, Any]], chart: Tree,
+def renders(cat: Catalog, app: dict[str, Data], entries: list[dict[str, Data]], chart: Tree,
             resolved_for: Resolver) -> bool:
     """Whether `app` with `entries` as its `devices:` renders `chart`, byte for byte (the entries a chart's catalog
     block names, generator/chart/carried.py, need no search)."""

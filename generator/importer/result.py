@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from generator.core.data import Data
 from generator.core.errors import Problem
@@ -55,7 +55,7 @@ class Imported:
     stack_draft: bool = False
     model: str | None = None
     model_draft: bool = False
-    app: dict[str, Any] | None = None  # the app file's data, in field order
+    app: dict[str, Data] | None = None  # the app file's data, in field order
     unmapped: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)

@@ -293,7 +293,8 @@ def _gpu(result: Imported, manifest: dict[str, Any], cat: Catalog, notes: list[s
     spec = _section(manifest, "spec")
     nvidia = next((e for e in spec.get("accelerator") or () if isinstance(e, dict) and e.get("mode") == "nvidia"), {})
     required, limited = nvidia.get("requiredGPUMemory"), nvidia.get("limitedGPUMemory")
-    device = cat.devices.get(app.get("device", ""))
+    device_id = app.get("device")
+    device = cat.devices.get(device_id) if isinstance(device_id, str) else None
     mib = app.get("gpu_memory_mib")
     if device is not None and (not isinstance(mib, int) or mib > device.hami_cap_mib):
         app["gpu_memory_mib"] = mib = device.hami_cap_mib
