@@ -1,10 +1,14 @@
 """`catalog import`: Olares application charts (folders or `.tgz`) -> catalog entries.
 
-source.py reads a chart safely; helmview.py renders it with the real Helm engine and Olares' values;
-workload.py finds the engine container, its argv, env and downloads; argv.py maps the argv back to app
-fields; build.py assembles the app and records what it could not map; drafts.py drafts the models and
-stacks the catalog lacks; write.py plans and writes the files (appyaml.py emits and edits them).
-docs/import.md describes the command.
+Chart reading: source.py reads a chart safely; helmview.py renders it with the real Helm engine and Olares'
+values. Launcher reading: workload.py finds the engine container, its argv and downloads (podenv.py its env,
+writes.py the files its scripts write, shell.py the launcher script); launch.py picks the engine family and stack.
+Mapping to catalog fields, one chart's facts each: manifest.py (metadata, entrances, options), argvmap.py (the argv,
+read back by argv.py through the family's Launcher), envmap.py (env), resources.py (CPU, memory, GPU memory,
+device), features.py (chat template, slot save, packages), podmap.py (the rest of the pod); context.py holds the
+chart being read, result.py what it gave (`Imported`). build.py drives one chart's import through them. Drafts:
+drafts.py drafts the models and stacks the catalog lacks. Writing: write.py plans and writes the files (appyaml.py
+emits and edits them); report.py prints the report. docs/import.md describes the command.
 """
 
 from __future__ import annotations
