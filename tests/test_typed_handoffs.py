@@ -29,9 +29,6 @@ ALLOWED = {
     "generator/importer/workload.py": "the rendered pod spec and its containers, read for the engine's argv and fetches",
     "generator/importer/podenv.py": "a rendered container's env and envFrom entries, resolved to values with lines",
     "generator/importer/shared.py": "a shared app's OlaresManifest.yaml as read, before the import renders the chart",
-    # A draft is an incomplete model, stack or chat-template document (what it lacks is what `missing_fields`
-    # reports), so it cannot be the schema's validated type; it goes to the YAML emitter as written.
-    "generator/importer/drafts.py": "draft catalog documents, incomplete by definition, on their way to the emitter",
     # The same reading of a chart's argv, shared by the engine families' `Launcher.read` (it was importer/argv.py):
     # `Mapped.fields` are the app's catalog YAML fields the importer writes.
     "generator/engines/readback.py": "an imported chart's argv, read back into the catalog YAML the importer writes",
@@ -149,8 +146,8 @@ def test_allow_list_entries_are_justified_and_narrow() -> None:
 
 
 def test_the_importer_is_inside_the_scan() -> None:
-    """Issue 35 item 3: the importer's hand-offs are typed; only the modules that hold rendered chart documents or
-    drafts are listed, each by name, and each listed module still exists."""
+    """Issue 35 item 3: the importer's hand-offs are typed; only the modules that hold rendered chart documents are
+    listed, each by name, and each listed module still exists."""
     importer = ROOT / "importer"
     listed = [key for key in ALLOWED if key.startswith("generator/importer/")]
     assert all(key.endswith(".py") and (ROOT.parent / key).is_file() for key in listed), listed

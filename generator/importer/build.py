@@ -21,7 +21,7 @@ from generator.core.errors import InputError
 from generator.fit.sizing import sized
 from generator.importer import programs
 from generator.importer.argv import Mapped, map_argv
-from generator.importer.drafts import Pool, StackDraft
+from generator.importer.drafts import Pool, StackDraft, list_at, map_at
 from generator.importer.helmview import marked_envs, render_chart
 from generator.importer.source import ChartFiles
 from generator.importer.workload import read_pod
@@ -98,8 +98,8 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool, renderer: CappedRe
     result.stack_draft = pool.is_draft_stack(stack.id)
     if draft_stack is not None and mapped.fields.get("speculative") and _launcher(family).own_speculative:
         method = mapped.fields["speculative"]["method"]
-        draft_stack.data.setdefault("spec_methods", []).append(method)
-        draft_stack.data.setdefault("speculative_args", {})[method] = []
+        list_at(draft_stack.data, "spec_methods").append(method)
+        map_at(draft_stack.data, "speculative_args")[method] = []
     app["stack"] = stack.id
     ctx.pod_writes = pod.writes
     _features(ctx, launch, mapped, family, stack, pool, app, pod.writes)

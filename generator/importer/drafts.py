@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from generator.core.data import tuples
+from generator.core.data import Data, tuples
 from generator.catalog import Catalog
 from generator.core.errors import InputError, Problem
 from generator.schema import ChatTemplate, Model, Stack
@@ -82,7 +82,7 @@ def repo_format(repo: str) -> tuple[str, str | None]:
     return ("-".join(tokens) if tokens else "bf16"), (fmt or "bf16")
 
 
-def missing_fields(cls: type[BaseModel], data: dict[str, Any]) -> tuple[list[str], list[str]]:
+def missing_fields(cls: type[BaseModel], data: dict[str, Data]) -> tuple[list[str], list[str]]:
     """(missing field paths, other validation problems) of `data` as a `cls`."""
     try:
         cls.model_validate(tuples(data))
@@ -104,12 +104,32 @@ def missing_fields(cls: type[BaseModel], data: dict[str, Any]) -> tuple[list[str
 
 
 
+def list_at(data: dict[str, Data], key: str) -> list[Data]:
+    """`data[key]`, a list of a draft document (set empty when absent), to add to."""
+    value = data.setdefault(key, [])
+    assert isinstance(value, list), f"{key} of a draft is not a list"
+    return value
+
+
+def map_at(data: dict[str, Data], key: str) -> dict[str, Data]:
+    """`data[key]`, a mapping of a draft document (set empty when absent), to add to."""
+    value = data.setdefault(key, {})
+    assert isinstance(value, dict), f"{key} of a draft is not a mapping"
+    return value
+
+
+def _dicts(value: Data) -> list[dict[str, Data]]:
+    """The mappings of a document's list (drafters, their weights); nothing for anything else."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
 @dataclass
 class ModelDraft:
     id: str
-    data: dict[str, Any]  # the model file's data (existing fields plus the additions)
+    data: dict[str, Data]  # the model file's data (existing fields plus the additions)
     existing: Path | None  # models/<id>.yaml when it extends a catalog model
-    additions: list[dict[str, Any]] = field(default_factory=list)  # {"weights"|"drafters"|"mmproj": entry}, this run
+    # this run's additions, {"weights"|"drafters"|"mmproj": entry} each
+    additions: list[dict[str, dict[str, Data]]] = field(default_factory=list)
     guessed: list[str] = field(default_factory=list)
     apps: list[str] = field(default_factory=list)
     base_text: str | None = None  # the file the additions go into (an earlier draft, or models/<id>.yaml)
@@ -122,7 +142,7 @@ class ModelDraft:
 @dataclass
 class StackDraft:
     id: str
-    data: dict[str, Any]
+    data: dict[str, Data]
     guessed: list[str] = field(default_factory=list)
     apps: list[str] = field(default_factory=list)
     touched: bool = True
@@ -136,7 +156,7 @@ class ChatTemplateDraft:
     """A chat template a chart ships that the catalog lacks: its text, written next to the draft's YAML."""
 
     id: str
-    data: dict[str, Any]  # the chat_templates/<id>.yaml data (no `purpose`: the import cannot tell it)
+    data: dict[str, Data]  # the chat_templates/<id>.yaml data (no `purpose`: the import cannot tell it)
     text: str
     apps: list[str] = field(default_factory=list)
 
@@ -157,7 +177,7 @@ def _shown(value: Any) -> str:
     return " ".join(str(v) for v in value) if isinstance(value, (list, tuple)) else str(value)
 
 
-def _source(ref: str, note: str) -> dict[str, str]:
+def _source(ref: str, note: str) -> dict[str, Data]:
     return {"ref": ref, "note": note}
 
 
@@ -228,7 +248,7 @@ class Pool:
 
     # --- models ---------------------------------------------------------------------------------------
 
-    def _model_data(self, model_id: str) -> dict[str, Any] | None:
+    def _model_data(self, model_id: str) -> dict[str, Data] | None:
         if model_id in self.models:
             return self.models[model_id].data
         model = self.cat.models.get(model_id)
@@ -309,10 +329,10 @@ class Pool:
             draft = self._extend(owner)
             model_id = owner
             how = f"added to model {owner} ({why})"
-        known = {w["quant"] for w in draft.data["weights"]}
+        known = {w.get("quant") for w in _dicts(list_at(draft.data, "weights"))}
         while weight["quant"] in known:
             weight["quant"] = slug(weight["quant"] + "-2")
-        draft.data["weights"].append(weight)
+        list_at(draft.data, "weights").append(weight)
         draft.additions.append({"weights": weight})
         draft.guessed.append(f"weights {weight['quant']}: quant id and format "
                              + (f"{weight.get('format')!r} " if weight.get("format") else "")
@@ -323,11 +343,10 @@ class Pool:
 
     def find_drafter(self, model_id: str, repo: str, file: str | None) -> str | None:
         data = self._model_data(model_id) or {}
-        for drafter in data.get("drafters") or ():
-            for weight in drafter.get("weights") or ():
-                if weight["repo"] == repo and weight.get("file") == file:
-                    found: str = drafter["id"]
-                    return found
+        for drafter in _dicts(data.get("drafters")):
+            for weight in _dicts(drafter.get("weights")):
+                if weight.get("repo") == repo and weight.get("file") == file:
+                    return str(drafter["id"])
         return None
 
     def add_drafter(self, model_id: str, method: str, repo: str, file: str | None, ref: str, app: str) -> str:
@@ -335,7 +354,7 @@ class Pool:
         quant, fmt = (gguf_quant(file) or "gguf", "gguf") if file else repo_format(repo)
         kind = DRAFTER_KIND.get(method, "draft-model")
         drafter_id = slug(f"{method}-{quant}")
-        known = {d["id"] for d in draft.data.get("drafters") or ()}
+        known = {d.get("id") for d in _dicts(draft.data.get("drafters"))}
         while drafter_id in known:
             drafter_id = slug(drafter_id + "-2")
         weight: dict[str, Any] = {"quant": slug(quant), "format": fmt, "repo": repo}
@@ -344,8 +363,9 @@ class Pool:
         weight["sources"] = [_source(ref, "the drafter file the chart downloads")]
         if weight["format"] is None:
             del weight["format"]
-        entry = {"id": drafter_id, "kind": kind, "weights": [weight], "sources": [_source(ref, "the chart's drafter")]}
-        draft.data.setdefault("drafters", []).append(entry)
+        entry: dict[str, Data] = {"id": drafter_id, "kind": kind, "weights": [weight],
+                                  "sources": [_source(ref, "the chart's drafter")]}
+        list_at(draft.data, "drafters").append(entry)
         draft.additions.append({"drafters": entry})
         draft.guessed.append(f"drafters {drafter_id}: kind {kind!r} from the speculative method {method!r}")
         if app not in draft.apps:
@@ -358,20 +378,21 @@ class Pool:
     def mmproj_quant(self, model_id: str, repo: str, file: str) -> str | None:
         """The `quant` of the model's projector (its `mmproj` or one of its `mmproj_variants`) with this file."""
         data = self._model_data(model_id) or {}
-        found = [data.get("mmproj"), *(data.get("mmproj_variants") or ())]
+        found = [data.get("mmproj"), *_dicts(data.get("mmproj_variants"))]
         return next((str(p.get("quant")) for p in found
                      if isinstance(p, dict) and p.get("repo") == repo and p.get("file") == file), None)
 
     def set_mmproj(self, model_id: str, repo: str, file: str, ref: str, app: str) -> str | None:
         """Draft the model's projector; returns a problem when the model already has a different one."""
         data = self._model_data(model_id) or {}
-        if data.get("mmproj"):
-            mmproj = data["mmproj"]
+        mmproj = data.get("mmproj")
+        if mmproj:
+            assert isinstance(mmproj, dict), "a model's mmproj is a mapping (generator/schema/model.py `mmproj`)"
             return (f"model {model_id} already has the projector {mmproj['repo']}/{mmproj.get('file')}; "
                     f"the chart uses {repo}/{file}")
         draft = self._extend(model_id)
-        entry = {"quant": slug(gguf_quant(file) or "f16"), "format": "gguf", "repo": repo, "file": file,
-                 "sources": [_source(ref, "the projector the chart downloads")]}
+        entry: dict[str, Data] = {"quant": slug(gguf_quant(file) or "f16"), "format": "gguf", "repo": repo,
+                                  "file": file, "sources": [_source(ref, "the projector the chart downloads")]}
         draft.data["mmproj"] = entry
         draft.additions.append({"mmproj": entry})
         if app not in draft.apps:
@@ -390,7 +411,7 @@ class Pool:
                 return draft.id
         template_id = free_id(slug(f"{app}-chat-template"), lambda t: t in self.cat.chat_templates
                               or t in self.chat_templates or self._on_disk("chat_templates", t))
-        data = {"id": template_id, "file": f"{template_id}.jinja", "sha256": sha256,
+        data: dict[str, Data] = {"id": template_id, "file": f"{template_id}.jinja", "sha256": sha256,
                 "sources": [_source(ref, "the chat template of the imported chart")]}
         self.chat_templates[template_id] = ChatTemplateDraft(template_id, data, text, [app])
         return template_id
@@ -408,10 +429,10 @@ class Pool:
     def is_draft_stack(self, stack_id: str) -> bool:
         return stack_id in self.stacks
 
-    def add_stack(self, data: dict[str, Any], guessed: list[str], app: str) -> StackDraft:
-        wanted = data["id"]
+    def add_stack(self, data: dict[str, Data], guessed: list[str], app: str) -> StackDraft:
+        wanted = str(data["id"])
         # an earlier draft of this id (this run's, or one on disk) is never replaced: a distinct name instead
-        stack_id = free_id(data["id"], lambda t: t in self.cat.stacks or t in self.stacks or self._on_disk("stacks", t))
+        stack_id = free_id(wanted, lambda t: t in self.cat.stacks or t in self.stacks or self._on_disk("stacks", t))
         data["id"] = stack_id
         if stack_id != wanted:
             guessed = [*guessed, self._why_distinct(wanted, data)]

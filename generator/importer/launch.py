@@ -118,11 +118,14 @@ def _no_engine(result: Imported, pod: Pod, files: ChartFiles) -> Imported:
 
 def _draft_stack_model(draft_stack: StackDraft) -> Stack:
     """The drafted stack as a Stack (unvalidated: the draft is incomplete), for mapping the app's argv."""
-    return Stack.model_construct(**{"fork": "upstream", "version": "", **draft_stack.data,
-                                    "command": tuple(draft_stack.data["command"]),
-                                    "args": (), "env": {}, "speculative_args": {
-                                        k: tuple(v) for k, v in draft_stack.data.get("speculative_args", {}).items()},
-                                    "spec_methods": tuple(draft_stack.data.get("spec_methods", ()))})
+    data = draft_stack.data
+    command, spec_args, methods = data["command"], data.get("speculative_args", {}), data.get("spec_methods", [])
+    assert isinstance(command, list) and isinstance(spec_args, dict) and isinstance(methods, list)
+    fields: dict[str, Any] = {"fork": "upstream", "version": "", **data, "command": tuple(command), "args": (),
+                              "env": {}, "speculative_args": {
+                                  k: tuple(v) if isinstance(v, list) else () for k, v in spec_args.items()},
+                              "spec_methods": tuple(methods)}
+    return Stack.model_construct(**fields)
 
 
 def _draft_stack(pool: Pool, launch: Launch, family: str, prefix: int, port: int | None, app: str) -> StackDraft:

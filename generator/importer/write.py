@@ -13,7 +13,7 @@ from typing import Any, NotRequired, TypedDict
 from pydantic import ValidationError
 from ruamel.yaml import YAML
 
-from generator.core.data import tuples
+from generator.core.data import Data, tuples
 from generator.catalog import Catalog, display_path
 from generator.core.errors import InputError, Problem, translate_os_error
 from generator.core.fileio import atomic_write_text, writable
@@ -91,10 +91,19 @@ def _strip_header(text: str) -> str:
     return "".join(line for line in text.splitlines(keepends=True) if not line.startswith(f"# {DRAFT_MARK}"))
 
 
+def _entry_repo(entry: dict[str, Data]) -> Data:
+    """The repo of a model addition: a weight's or projector's own, a drafter's first weight's."""
+    if "repo" in entry:
+        return entry["repo"]
+    weights = entry.get("weights")
+    first = weights[0] if isinstance(weights, list) and weights else None
+    return first.get("repo") if isinstance(first, dict) else None
+
+
 def _model_text(draft: ModelDraft, labels: list[str]) -> str:
     missing, other = draft.missing()
     adds = [f"{key} {entry.get('quant') or entry.get('id')} "
-            f"({entry['repo'] if 'repo' in entry else entry['weights'][0]['repo']})"
+            f"({_entry_repo(entry)})"
             for addition in draft.additions for key, entry in addition.items()]
     header = _draft_header("model", f"models/{draft.id}.yaml", labels, missing, other, draft.guessed,
                            adds if draft.existing is not None else [])
@@ -290,7 +299,7 @@ def _plan_drafts(results: list[Imported], pool: Pool, root: Path, plan: Plan, re
         header = _draft_header("chat template", f"chat_templates/{tdraft.id}.yaml (with {tdraft.data['file']})",
                                tdraft.apps, missing, other, [], [])
         plan.writes.append(FileWrite(path, emit(tdraft.data, header), "draft chat template"))
-        plan.writes.append(FileWrite(path.with_name(tdraft.data["file"]), tdraft.text, "draft chat template file"))
+        plan.writes.append(FileWrite(path.with_name(str(tdraft.data["file"])), tdraft.text, "draft chat template file"))
         plan.drafts.append({"path": display_path(path), "kind": "chat template", "id": tdraft.id, "apps": tdraft.apps,
                             "missing": missing, "to_fix": other, "guessed": []})
 
