@@ -28,7 +28,6 @@ ALLOWED = {
     "generator/importer/helmview.py": "Chart.yaml, values.yaml, OlaresManifest.yaml and i18n of a chart as rendered",
     "generator/importer/workload.py": "the rendered pod spec and its containers, read for the engine's argv and fetches",
     "generator/importer/podenv.py": "a rendered container's env and envFrom entries, resolved to values with lines",
-    "generator/importer/shared.py": "a shared app's OlaresManifest.yaml as read, before the import renders the chart",
     # The same reading of a chart's argv, shared by the engine families' `Launcher.read` (it was importer/argv.py):
     # `Mapped.fields` are the app's catalog YAML fields the importer writes.
     "generator/engines/readback.py": "an imported chart's argv, read back into the catalog YAML the importer writes",

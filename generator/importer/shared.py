@@ -21,6 +21,7 @@ GPU-memory semantics as a note, and a launcher that builds an engine from git at
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -51,7 +52,7 @@ GIT_URL_OF = r"\b{name}\s*[=:]\s*[\"']?(?:\$\{{[A-Za-z_][A-Za-z0-9_]*:-)?https?:
 class Layout:
     """What the shared layout of one chart says beyond the generic import."""
 
-    manifest: dict[str, Any]
+    manifest: Mapping[str, object]  # OlaresManifest.yaml as read, before the import renders the chart
     settings: tuple[str, ...]  # the LLM_* settings the chart reads through olaresEnv
     # the chart's other settings: editable envs with no default, value or valueFrom, so empty when Olares installs the
     # app (app-service sets each env to its value or else its default, importer/helmview.py); read as empty, and not
@@ -73,7 +74,7 @@ def _manifest(chart: ChartFiles) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def is_shared(manifest: dict[str, Any]) -> bool:
+def is_shared(manifest: Mapping[str, object]) -> bool:
     options = manifest.get("options")
     return (isinstance(options, dict) and options.get("shared") is True) or bool(manifest.get("sharedEntrances"))
 
@@ -169,7 +170,7 @@ def read_layout(chart: ChartFiles) -> tuple[ChartFiles, Layout | None]:
     return replace(chart, files=files), layout
 
 
-def _section(manifest: dict[str, Any], key: str) -> dict[str, Any]:
+def _section(manifest: Mapping[str, object], key: str) -> dict[str, Any]:
     value = manifest.get(key)
     return value if isinstance(value, dict) else {}
 
@@ -186,7 +187,7 @@ def _title(app: dict[str, Any], notes: list[str]) -> None:
                      "(OLARES021); the original is upstream's")
 
 
-def _categories(app: dict[str, Any], manifest: dict[str, Any], notes: list[str], required: bool) -> None:
+def _categories(app: dict[str, Any], manifest: Mapping[str, object], notes: list[str], required: bool) -> None:
     meta = _section(manifest, "metadata")
     labels = [c for c in meta.get("categories") or () if isinstance(c, str)]
     market = [c for c in labels if c not in OLARES_CATEGORIES and CATEGORY.match(c)]
@@ -199,7 +200,7 @@ def _categories(app: dict[str, Any], manifest: dict[str, Any], notes: list[str],
         notes.append(f"categories [LLM Chat]: metadata.categories {labels!r} names no market label")
 
 
-def _modes(app: dict[str, Any], manifest: dict[str, Any], cat: Catalog, notes: list[str],
+def _modes(app: dict[str, Any], manifest: Mapping[str, object], cat: Catalog, notes: list[str],
            unmapped: list[str]) -> None:
     spec = _section(manifest, "spec")
     modes = [e.get("mode") for e in spec.get("accelerator") or () if isinstance(e, dict)]
@@ -283,7 +284,7 @@ def _slots(app: dict[str, Any], cat: Catalog, notes: list[str]) -> None:
         notes.append(f"{extra[at]} {extra[at + 1]} is the slot count the shared form writes out: not an app field")
 
 
-def _gpu(result: Imported, manifest: dict[str, Any], cat: Catalog, notes: list[str], whole: bool,
+def _gpu(result: Imported, manifest: Mapping[str, object], cat: Catalog, notes: list[str], whole: bool,
          text: str) -> None:
     """Upstream asked a whole GPU with no HAMi limit in the pod: the app keeps that meaning (the device's usable most),
     and the note says what the fit needs and what the chart now caps."""
