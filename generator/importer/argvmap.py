@@ -8,6 +8,7 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
+from generator.core.data import Data
 from generator.core.redact import literal_secret, secret_name
 from generator.importer.argv import Mapped, is_flag
 from generator.importer.drafts import Pool
@@ -35,7 +36,7 @@ def _fetch_for(path: str, fetches: list[Fetch]) -> Fetch | None:
     return None
 
 
-def _apply_argv(ctx: _Ctx, mapped: Mapped, app: dict[str, Any], pool: Pool, family: str,
+def _apply_argv(ctx: _Ctx, mapped: Mapped, app: dict[str, Data], pool: Pool, family: str,
                 fetches: list[Fetch]) -> None:
     name = str(app.get("name") or ctx.result.label)
     fields = dict(mapped.fields)
@@ -55,12 +56,12 @@ def _apply_argv(ctx: _Ctx, mapped: Mapped, app: dict[str, Any], pool: Pool, fami
     mapped.extra = _without_secrets(ctx, mapped.extra)
     extra = [t.text for t in mapped.extra]
     if extra:
-        app["extra_args"] = extra
+        app["extra_args"] = list[Data](extra)
         _report_kept(ctx, mapped.extra)
     _model_files_in_extra(ctx, mapped, fetches)
 
 
-def _argv_fields(ctx: _Ctx, mapped: Mapped, fields: dict[str, Any], app: dict[str, Any], name: str,
+def _argv_fields(ctx: _Ctx, mapped: Mapped, fields: dict[str, Any], app: dict[str, Data], name: str,
                  family: str) -> None:
     """The served name and the fields the argv sets directly; a missing context length is said."""
     served = fields.pop("served_name", None)
@@ -186,7 +187,7 @@ def _argv_speculative(ctx: _Ctx, mapped: Mapped, pool: Pool, fetches: list[Fetch
 
 
 def _argv_mmproj(ctx: _Ctx, mapped: Mapped, pool: Pool, fetches: list[Fetch], name: str, model_id: str | None,
-                 app: dict[str, Any]) -> None:
+                 app: dict[str, Data]) -> None:
     """llama.cpp's `--mmproj`: the model's projector (found or drafted), else kept in extra_args."""
     assert mapped.mmproj_path is not None, "_apply_argv calls it for a --mmproj only"
     path, origin = mapped.mmproj_path
@@ -212,7 +213,7 @@ def _argv_mmproj(ctx: _Ctx, mapped: Mapped, pool: Pool, fetches: list[Fetch], na
         app["vision"] = True
 
 
-def _argv_vllm_vision(ctx: _Ctx, mapped: Mapped, pool: Pool, model_id: str | None, app: dict[str, Any]) -> None:
+def _argv_vllm_vision(ctx: _Ctx, mapped: Mapped, pool: Pool, model_id: str | None, app: dict[str, Data]) -> None:
     """vLLM (the family whose builder writes `audio`, generator/schema/engines.py): vision from the audio image's
     flags or the model's architecture, or the olares-v3 Router card's MODEL_SUPPORTS (generator/chart/plan.py writes
     `vision` from the app's own flag); audio needs an audio encoder."""

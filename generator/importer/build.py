@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -65,7 +64,7 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool, renderer: CappedRe
     result.profile = ctx.profile.name
     if ctx.profile.name != cat.market.profile:
         _profile_note(ctx, PROFILES[cat.market.profile])
-    app: dict[str, Any] = {}
+    app: dict[str, Data] = {}
     _meta(ctx, app)
     _carried(ctx, cat, files, app)
     pod = read_pod(rendered, ctx.lines)
@@ -84,7 +83,7 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool, renderer: CappedRe
     stack = _choose_stack(pool, launch, family, prefix, port, ctx)
     draft_stack: StackDraft | None = None
     if stack is None:
-        draft_stack = _draft_stack(pool, launch, family, prefix, port, app.get("name") or files.label)
+        draft_stack = _draft_stack(pool, launch, family, prefix, port, str(app.get("name") or files.label))
         stack = _draft_stack_model(draft_stack)
     mapped = map_argv(family, tokens, _table(cat, stack if draft_stack is None else None), stack)
     if _declared(family).audio:  # speech recognition on vLLM is recognised by its model
@@ -123,7 +122,7 @@ def import_chart(files: ChartFiles, cat: Catalog, pool: Pool, renderer: CappedRe
     return result
 
 
-def _carried(ctx: _Ctx, cat: Catalog, files: ChartFiles, app: dict[str, Any]) -> None:
+def _carried(ctx: _Ctx, cat: Catalog, files: ChartFiles, app: dict[str, Data]) -> None:
     """The fields the chart's catalog block carries (importer/carry.py), over what `_meta` read (a bento figure).
     A further device or stack this catalog has no file for is left out, with a note."""
     from generator.importer.carry import FIELDS, VALUES, carried
@@ -187,7 +186,7 @@ def _carry_modes(ctx: _Ctx, cat: Catalog, files: ChartFiles) -> None:
                         "(the app with these entries renders the chart again)")
 
 
-def _finish(ctx: _Ctx, cat: Catalog, mapped: Mapped, app: dict[str, Any]) -> None:
+def _finish(ctx: _Ctx, cat: Catalog, mapped: Mapped, app: dict[str, Data]) -> None:
     """The app document in the catalog's key order, validated; the result's notes and unmapped facts sorted."""
     result = ctx.result
     for note in mapped.notes:
@@ -203,7 +202,7 @@ def _finish(ctx: _Ctx, cat: Catalog, mapped: Mapped, app: dict[str, Any]) -> Non
     result.app = ordered
 
 
-def _omit_sized(ctx: _Ctx, cat: Catalog, app: dict[str, Any]) -> None:
+def _omit_sized(ctx: _Ctx, cat: Catalog, app: dict[str, Data]) -> None:
     """A GPU memory (and a vLLM utilization) equal to what the fit sizes is written as the catalog writes it:
     left out (generator/fit/sizing.py `sized`). The room the app leaves (`gpu_room`) and its measured calibration
     rows (`calibration`) are part of that sizing: the chart's catalog block's (importer/carry.py), else the existing
@@ -251,7 +250,7 @@ def _resolved(cat: Catalog, app: App) -> Resolved | None:
                     doc=Document(Path(f"{app.name}.yaml"), {}), market=cat.market, chat_template=template)
 
 
-def _validate(ctx: _Ctx, app: dict[str, Any]) -> None:
+def _validate(ctx: _Ctx, app: dict[str, Data]) -> None:
     result = ctx.result
     draft = result.stack_draft or result.model_draft or bool(result.missing)
     if result.stack_draft:

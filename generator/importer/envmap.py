@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePosixPath
-from typing import Any
 
+from generator.core.data import Data
 from generator.catalog import Catalog
 from generator.core.redact import literal_secret, secret_name
 from generator.importer.argv import Mapped
@@ -29,7 +29,7 @@ HF_CACHE_ENVS = ("HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORME
 
 
 def _env(ctx: _Ctx, launch: Launch, stack: Stack | None, family: str, consumed: set[str], cat: Catalog,
-         app: dict[str, Any]) -> None:
+         app: dict[str, Data]) -> None:
     env: dict[str, str] = {}
     patches: list[str] = []
     stack_env = dict(stack.env) if stack is not None else {}
@@ -58,9 +58,9 @@ def _env(ctx: _Ctx, launch: Launch, stack: Stack | None, family: str, consumed: 
     if kv:
         _kv_env(kv, kv_env, env, app)
     if patches:
-        app["genesis_patches"] = patches
+        app["genesis_patches"] = list[Data](patches)
     if env:
-        app["env"] = env
+        app["env"] = dict[str, Data](env)
 
 
 def _hf_cache_elsewhere(ctx: _Ctx, launch: Launch, name: str, entry: EnvEntry) -> bool:
@@ -144,7 +144,7 @@ def _genesis_patch(ctx: _Ctx, genesis: GenesisRegistry, name: str, entry: EnvEnt
     return patch.id
 
 
-def _kv_env(kv: dict[str, str], names: tuple[str, ...], env: dict[str, str], app: dict[str, Any]) -> None:
+def _kv_env(kv: dict[str, str], names: tuple[str, ...], env: dict[str, str], app: dict[str, Data]) -> None:
     """KV cache types the engine reads from its env (`Launcher.kv_env`, Lucebox's DFLASH27B_KV_K / _V): both set
     become kv_cache_type (and _v); one alone stays an env var."""
     k = kv.get(names[0])

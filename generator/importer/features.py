@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from generator.core.data import Data
 from generator.engines.base import CHAT_TEMPLATE_DIR, CHAT_TEMPLATE_FILE, SLOT_DIR
 from generator.importer.argv import Mapped
 from generator.importer.drafts import Pool
@@ -48,7 +49,7 @@ def _mount_at(launch: Launch, folder: str) -> tuple[str, dict[str, Any]] | None:
 
 
 def _features(ctx: _Ctx, launch: Launch, mapped: Mapped, family: str, stack: Stack, pool: Pool,
-              app: dict[str, Any], writes: list[Written]) -> None:
+              app: dict[str, Data], writes: list[Written]) -> None:
     """`chat_template`, `slot_save`, `audio` and `python_packages`: each back from the spelling the catalog
     renders; what differs from it stays in `extra_args` / `unmapped` as before."""
     extra = mapped.extra
@@ -116,7 +117,7 @@ def _features(ctx: _Ctx, launch: Launch, mapped: Mapped, family: str, stack: Sta
 PIP_LAUNCHER = re.compile(r'^pip install --quiet ((?:[A-Za-z0-9][A-Za-z0-9._=+!-]* )+)&& exec (.+) "\$@"$')
 
 
-def _packages(ctx: _Ctx, launch: Launch, stack: Stack, app: dict[str, Any]) -> None:
+def _packages(ctx: _Ctx, launch: Launch, stack: Stack, app: dict[str, Data]) -> None:
     """The pip launcher generator/engines/base.py `command` writes: `sh -c 'pip install --quiet PKG... && exec
     <stack command> "$@"' --`."""
     command = [str(x) for x in launch.container.get("command") or ()]
@@ -131,7 +132,7 @@ def _packages(ctx: _Ctx, launch: Launch, stack: Stack, app: dict[str, Any]) -> N
             PIP_PACKAGE.validate_python(package)
     except ValidationError:
         return
-    app["python_packages"] = packages
+    app["python_packages"] = list[Data](packages)
     ctx.handled_lines |= {o.line for o, t in launch.pre_exec if t.startswith("pip install") and o.line}
     ctx.packages_launcher = True
 

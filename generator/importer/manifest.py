@@ -47,7 +47,7 @@ def _manifest_defaults(ctx: _Ctx, tokens: list[Token]) -> list[Token]:
     return out
 
 
-def _meta(ctx: _Ctx, app: dict[str, Any]) -> None:
+def _meta(ctx: _Ctx, app: dict[str, Data]) -> None:
     manifest, chart = ctx.r.manifest, ctx.r.chart
     meta = manifest.get("metadata") or {}
     spec = manifest.get("spec") or {}
@@ -92,7 +92,7 @@ def bento_benchmark(bento: Any, origin: str, today: dt.date, device: str | None 
     return bench
 
 
-def _meta_bento(ctx: _Ctx, cat: Catalog, app: dict[str, Any]) -> None:
+def _meta_bento(ctx: _Ctx, cat: Catalog, app: dict[str, Data]) -> None:
     """The hero figure as the app's benchmark when its label names the app's device or none; a figure on another
     device (a catalog device or not) is left out of `benchmarks:` and said in unmapped (importer/bento.py)."""
     from generator.importer.bento import named_device
@@ -118,7 +118,7 @@ def _meta_bento(ctx: _Ctx, cat: Catalog, app: dict[str, Any]) -> None:
     app["benchmarks"] = [bench]
 
 
-def _meta_names(ctx: _Ctx, app: dict[str, Any], meta: dict[str, Any], spec: dict[str, Any],
+def _meta_names(ctx: _Ctx, app: dict[str, Data], meta: dict[str, Any], spec: dict[str, Any],
                 chart: dict[str, Any]) -> None:
     """The app's name, title, description and icon from the manifest (and Chart.yaml's agreement)."""
     upstream = str(meta.get("name") or chart.get("name") or "")
@@ -161,7 +161,7 @@ def _check_name(ctx: _Ctx, name: str) -> None:
 _HANDLE = re.compile(r"^[A-Za-z0-9-]{1,39}$")  # an owner is a GitHub handle (schema/app.py `owners`)
 
 
-def _meta_owners(ctx: _Ctx, app: dict[str, Any], spec: dict[str, Any]) -> None:
+def _meta_owners(ctx: _Ctx, app: dict[str, Data], spec: dict[str, Any]) -> None:
     """The owners: the chart's owners file, else spec.developer, else spec.submitter (the first that is a GitHub
     handle: a developer named `Liquid AI` is a company, the store's submitter `coynntis` the person who answers)."""
     owners = list(ctx.r.owners)
@@ -173,14 +173,14 @@ def _meta_owners(ctx: _Ctx, app: dict[str, Any], spec: dict[str, Any]) -> None:
         why = "" if key == "developer" else f" (spec.developer {str(spec.get('developer'))!r} is not a GitHub handle)"
         ctx.note(ctx.manifest_origin(f"{key}:"), f"no owners file: owners taken from spec.{key}{why}")
     if owners:
-        app["owners"] = owners
+        app["owners"] = list[Data](owners)
     for key in ("developer", "submitter"):
         if spec.get(key) is not None and owners and str(spec[key]) != owners[0]:
             app[key] = str(spec[key])
     _meta_links(ctx, app, spec)
 
 
-def _meta_links(ctx: _Ctx, app: dict[str, Any], spec: dict[str, Any]) -> None:
+def _meta_links(ctx: _Ctx, app: dict[str, Data], spec: dict[str, Any]) -> None:
     """spec.website, sourceCode and license (beclab/Olares@3b1fb4b4a3bb378c5a9efd9aca2f2c31d4337c1e
     docs/developer/develop/package/manifest.md "Spec"): kept as the app's own fields."""
     for key, field_name in (("website", "website"), ("sourceCode", "source_code")):
@@ -190,15 +190,15 @@ def _meta_links(ctx: _Ctx, app: dict[str, Any], spec: dict[str, Any]) -> None:
             ctx.unmapped(ctx.manifest_origin(f"{key}:"), f"spec.{key} {spec[key]!r} is not an http(s) URL")
     licenses = spec.get("license")
     if isinstance(licenses, list):
-        kept = [{"text": str(e["text"]), **({"url": str(e["url"])} if e.get("url") else {})}
-                for e in licenses if isinstance(e, dict) and e.get("text")]
+        kept: list[Data] = [{"text": str(e["text"]), **({"url": str(e["url"])} if e.get("url") else {})}
+                            for e in licenses if isinstance(e, dict) and e.get("text")]
         if kept:
             app["license"] = kept
         if len(kept) != len(licenses):
             ctx.unmapped(ctx.manifest_origin("license:"), "a spec.license entry without `text` is not kept")
 
 
-def _meta_version(ctx: _Ctx, app: dict[str, Any], meta: dict[str, Any], spec: dict[str, Any],
+def _meta_version(ctx: _Ctx, app: dict[str, Data], meta: dict[str, Any], spec: dict[str, Any],
                   chart: dict[str, Any]) -> None:
     """The version and upgrade note; categories, Chart.yaml description and icon as the catalog writes them."""
     version = meta.get("version", chart.get("version"))
@@ -221,7 +221,7 @@ def _meta_version(ctx: _Ctx, app: dict[str, Any], meta: dict[str, Any], spec: di
         ctx.unmapped(ctx.lines.origin("Chart.yaml", "icon:"), "Chart.yaml icon differs from metadata.icon")
 
 
-def _manifest_rest(ctx: _Ctx, app: dict[str, Any], port: int | None, stack: Stack | None) -> None:
+def _manifest_rest(ctx: _Ctx, app: dict[str, Data], port: int | None, stack: Stack | None) -> None:
     """Manifest facts the catalog renders its own way: each difference is recorded."""
     manifest = ctx.r.manifest
     spec = manifest.get("spec") or {}
@@ -233,7 +233,7 @@ def _manifest_rest(ctx: _Ctx, app: dict[str, Any], port: int | None, stack: Stac
     _manifest_i18n(ctx, app)
 
 
-def _manifest_entrances(ctx: _Ctx, manifest: dict[str, Any], app: dict[str, Any], port: int | None,
+def _manifest_entrances(ctx: _Ctx, manifest: dict[str, Any], app: dict[str, Data], port: int | None,
                         stack: Stack | None) -> None:
     """The one entrance the catalog renders: its name, host, port, title and icon."""
     name, title, icon = app.get("name"), app.get("title"), app.get("icon")
@@ -331,7 +331,7 @@ def _manifest_top(ctx: _Ctx, manifest: dict[str, Any]) -> None:
                                                                  f"{manifest.get('olaresManifest.type')!r}")
 
 
-def _manifest_i18n(ctx: _Ctx, app: dict[str, Any]) -> None:
+def _manifest_i18n(ctx: _Ctx, app: dict[str, Data]) -> None:
     """Translations: the catalog writes none, so a differing one is recorded."""
     for locale, data in ctx.r.i18n.items():
         meta, ispec = data.get("metadata") or {}, data.get("spec") or {}

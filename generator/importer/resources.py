@@ -9,6 +9,7 @@ from collections import Counter
 from decimal import Decimal
 from typing import Any
 
+from generator.core.data import Data
 from generator.catalog import Catalog
 from generator.chart.plan import whole_cores
 from generator.importer.helmview import doc_key, path_to
@@ -52,7 +53,7 @@ def _quantity(value: Any) -> str | None:
     return text if re.fullmatch(r"[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti)?", text) else None
 
 
-def _resources(ctx: _Ctx, launch: Launch, app: dict[str, Any]) -> None:
+def _resources(ctx: _Ctx, launch: Launch, app: dict[str, Data]) -> None:
     res = launch.container.get("resources") or {}
     requests, limits = res.get("requests") or {}, res.get("limits") or {}
     anchor = ctx.lines.container_anchor(launch.workload, launch.name)
@@ -127,7 +128,7 @@ def _manifest_resources(ctx: _Ctx, out: dict[str, str]) -> None:
                              "writes the container's value in both)")
 
 
-def _gpu_memory(ctx: _Ctx, launch: Launch, app: dict[str, Any]) -> None:
+def _gpu_memory(ctx: _Ctx, launch: Launch, app: dict[str, Data]) -> None:
     candidates = _gpu_candidates(ctx, launch)
     if not candidates:
         unknown = _set_at_install(ctx, launch, ("resources", "limits", GPUMEM)) or _set_at_install(
@@ -150,8 +151,10 @@ def _gpu_memory(ctx: _Ctx, launch: Launch, app: dict[str, Any]) -> None:
     if label.startswith(HAMI_ENV) and len(others) == 1 and min(others) < mib:
         # one scheduler request below the in-container cap: a measured belt (generator/chart/gpumem.py, docs/devices.md
         # "Three numbers"), which the catalog renders from `measured:`, not a disagreement
-        recorded = any(m.get("field") == "gpu_memory_mib" and str(m.get("value")).rstrip("m") == str(mib)
-                       for m in app.get("measured") or ())
+        measured = app.get("measured")
+        recorded = isinstance(measured, list) and any(
+            isinstance(m, dict) and m.get("field") == "gpu_memory_mib" and str(m.get("value")).rstrip("m") == str(mib)
+            for m in measured)
         ctx.note(candidates[1][2], f"the scheduler is asked for {min(others)} MiB, below the in-container cap "
                  f"{mib} MiB: a measured belt; " + ("its measurement comes from the chart's catalog block" if recorded
                                                     else "record its measurement in `measured:` (field "
@@ -209,7 +212,7 @@ def _gpu_candidates(ctx: _Ctx, launch: Launch) -> list[tuple[str, int, Origin]]:
     return candidates
 
 
-def _device(ctx: _Ctx, cat: Catalog, app: dict[str, Any]) -> None:
+def _device(ctx: _Ctx, cat: Catalog, app: dict[str, Data]) -> None:
     own = app.pop("device", None)  # the chart's catalog block names it (importer/carry.py)
     if own in cat.devices:
         app["device"] = own
@@ -226,7 +229,8 @@ def _device(ctx: _Ctx, cat: Catalog, app: dict[str, Any]) -> None:
     # the device the catalog's apps name most (its market's device: a chart carries one `nvidia` envelope, which
     # several desktop cards of the catalog could hold, docs/devices.md); with none, the smallest cap that holds it
     home = Counter(r.app.device for r in cat.apps.values() if r.app.device in cat.devices)
-    mib = app.get("gpu_memory_mib") or 0
+    need = app.get("gpu_memory_mib")
+    mib = need if isinstance(need, int) else 0
     fitting = [d for d in devices if d.hami_cap_mib >= mib]
     targeted = [d for d in cat.market.devices if d in cat.devices]
     if home:
