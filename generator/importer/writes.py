@@ -7,8 +7,8 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from generator.core.errors import Problem
 from generator.engines.readback import Origin
@@ -56,9 +56,10 @@ def _top_split(text: str, ops: tuple[str, ...], passing: str = "") -> list[str] 
     return split_outside_quotes(text, ops, refuse=control)
 
 
-def _mounts(container: dict[str, Any]) -> tuple[tuple[str, str, str], ...]:
+def _mounts(container: Mapping[str, object]) -> tuple[tuple[str, str, str], ...]:
+    mounts = container.get("volumeMounts")
     return tuple((str(m.get("mountPath") or ""), str(m.get("name") or ""), str(m.get("subPath") or ""))
-                 for m in container.get("volumeMounts") or () if isinstance(m, dict))
+                 for m in (mounts if isinstance(mounts, list) else ()) if isinstance(m, dict))
 
 
 def on_volume(mounts: tuple[tuple[str, str, str], ...], path: str) -> tuple[str, str] | None:
@@ -94,7 +95,7 @@ def _decoded(value: str, how: str, newline: bool) -> tuple[str | None, str | Non
 
 
 def _written(line: ScriptLine, scope: dict[str, str], env: dict[str, EnvEntry], origin: Origin,
-             where: tuple[Doc, dict[str, Any]], problems: list[Problem]) -> Written | None:
+             where: tuple[Doc, Mapping[str, object]], problems: list[Problem]) -> Written | None:
     """The file one script line writes from an env variable, if the line is exactly that; a value that cannot be
     decoded is a problem at its line."""
     commands = _top_split(line.text, ("&&",), passing="|")
