@@ -27,7 +27,6 @@ ALLOWED = {
     # the importer hands on is typed (`Imported`, the --json report's TypedDicts, the app document as `Data`).
     "generator/importer/helmview.py": "Chart.yaml, values.yaml, OlaresManifest.yaml and i18n of a chart as rendered",
     "generator/importer/workload.py": "the rendered pod spec and its containers, read for the engine's argv and fetches",
-    "generator/importer/podenv.py": "a rendered container's env and envFrom entries, resolved to values with lines",
     # The same reading of a chart's argv, shared by the engine families' `Launcher.read` (it was importer/argv.py):
     # `Mapped.fields` are the app's catalog YAML fields the importer writes.
     "generator/engines/readback.py": "an imported chart's argv, read back into the catalog YAML the importer writes",

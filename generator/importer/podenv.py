@@ -4,6 +4,7 @@ API), each entry with the chart file and line it came from (`Lines`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,15 +62,16 @@ def _configmaps(docs: list[Doc]) -> dict[str, Doc]:
     return {d.name: d for d in docs if d.kind == "ConfigMap"}
 
 
-def resolve_env(rendered: Rendered, lines: Lines, doc: Doc, container: dict[str, Any], anchor: int,
+def resolve_env(rendered: Rendered, lines: Lines, doc: Doc, container: Mapping[str, object], anchor: int,
                 problems: list[Problem]) -> dict[str, EnvEntry]:
     """The container's environment as Kubernetes builds it: envFrom first, then env (which wins)."""
     maps = _configmaps(rendered.docs)
     env: dict[str, EnvEntry] = {}
-    for source in container.get("envFrom") or ():
+    env_from, items = container.get("envFrom"), container.get("env")
+    for source in env_from if isinstance(env_from, list) else ():
         if isinstance(source, dict):
             _env_from(source, maps, lines, doc, anchor, problems, env)
-    for item in container.get("env") or ():
+    for item in items if isinstance(items, list) else ():
         if not isinstance(item, dict) or not item.get("name"):
             continue
         name = str(item["name"])
