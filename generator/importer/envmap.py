@@ -14,6 +14,7 @@ from generator.importer.argv import Mapped
 from generator.importer.workload import Launch, Pod
 from generator.importer.podenv import EnvEntry
 from generator.schema import GenesisRegistry, Stack
+from generator.importer import objects
 from generator.importer.context import HAMI_ENV, _Ctx, _launcher, _take
 
 HF_PLUMBING = ("HF_TOKEN", "HF_ENDPOINT", "HUGGING_FACE_HUB_TOKEN")
@@ -74,7 +75,7 @@ def _hf_cache_elsewhere(ctx: _Ctx, launch: Launch, name: str, entry: EnvEntry) -
             or PurePosixPath(value).is_relative_to(CHART_HF_HOME):
         return False
     mounts = tuple((str(m.get("mountPath") or ""), str(m.get("name") or ""))
-                   for m in launch.container.get("volumeMounts") or () if isinstance(m, dict))
+                   for m in objects.maps(launch.container, "volumeMounts"))
     volumes = sorted({vol for path, vol in mounts if path and (PurePosixPath(path).is_relative_to(value)
                                                                or PurePosixPath(value).is_relative_to(path))})
     where = f" (on volume {', '.join(volumes)}, not rendered)" if volumes else ""
@@ -97,7 +98,7 @@ def _download_dir_elsewhere(ctx: _Ctx, launch: Launch, mapped: Mapped) -> None:
     if PurePosixPath(value).is_relative_to(CHART_HF_HOME):
         return
     mounts = [(str(m.get("mountPath") or ""), str(m.get("name") or ""))
-              for m in launch.container.get("volumeMounts") or () if isinstance(m, dict)]
+              for m in objects.maps(launch.container, "volumeMounts")]
     volumes = sorted({name for path, name in mounts if path and PurePosixPath(value).is_relative_to(path)})
     where = f" (on volume {', '.join(volumes)}, not rendered)" if volumes else ""
     del mapped.extra[start:start + count]
@@ -161,8 +162,8 @@ def _consumed_vars(pod: Pod, launch: Launch) -> set[str]:
     """Env names that commands and launcher scripts read (`$(VAR)`, `$VAR`, `${VAR...}`)."""
     texts: list[str] = []
     for container in [launch.container, *[c for _, c, _ in pod.fetchers]]:
-        texts += [str(x) for x in container.get("command") or ()]
-        texts += [str(x) for x in container.get("args") or ()]
+        texts += [str(x) for x in objects.items(container, "command")]
+        texts += [str(x) for x in objects.items(container, "args")]
     blob = "\n".join(texts)
     names = set(re.findall(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", blob))
     names |= set(re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", blob))

@@ -20,6 +20,7 @@ from generator.importer.workload import Launch, pod_spec
 from generator.importer.writes import Written, on_volume
 from generator.schema import Stack
 from generator.schema.app import PipPackage
+from generator.importer import objects
 from generator.importer.context import _Ctx, _declared, _launcher, _take
 
 PIP_PACKAGE = TypeAdapter(PipPackage)  # the App schema's package spelling
@@ -29,7 +30,7 @@ def _written_for(launch: Launch, path: str, writes: list[Written]) -> Written | 
     """The file an init container of the engine's pod writes at the engine's `path`: the same file of the same
     volume (mount paths and subPaths followed)."""
     mounts = tuple((str(m.get("mountPath") or ""), str(m.get("name") or ""), str(m.get("subPath") or ""))
-                   for m in launch.container.get("volumeMounts") or () if isinstance(m, dict))
+                   for m in objects.maps(launch.container, "volumeMounts"))
     wanted = on_volume(mounts, path) if path.startswith("/") else None
     workload = (launch.workload.source, launch.workload.name)
     if wanted is None:
@@ -40,8 +41,8 @@ def _written_for(launch: Launch, path: str, writes: list[Written]) -> Written | 
 
 def _mount_at(launch: Launch, folder: str) -> tuple[str, dict[str, Any]] | None:
     """(volume name, volume) of the engine container's mount at `folder`."""
-    volumes = {v.get("name"): v for v in pod_spec(launch.workload).get("volumes") or () if isinstance(v, dict)}
-    for mount in launch.container.get("volumeMounts") or ():
+    volumes = {v.get("name"): v for v in objects.items(pod_spec(launch.workload), "volumes") if isinstance(v, dict)}
+    for mount in objects.items(launch.container, "volumeMounts"):
         if isinstance(mount, dict) and str(mount.get("mountPath", "")).rstrip("/") == folder.rstrip("/"):
             name = str(mount.get("name"))
             return name, volumes.get(name) or {}
@@ -120,7 +121,7 @@ PIP_LAUNCHER = re.compile(r'^pip install --quiet ((?:[A-Za-z0-9][A-Za-z0-9._=+!-
 def _packages(ctx: _Ctx, launch: Launch, stack: Stack, app: dict[str, Data]) -> None:
     """The pip launcher generator/engines/base.py `command` writes: `sh -c 'pip install --quiet PKG... && exec
     <stack command> "$@"' --`."""
-    command = [str(x) for x in launch.container.get("command") or ()]
+    command = [str(x) for x in objects.items(launch.container, "command")]
     if launch.script is None or len(command) != 4 or command[:2] != ["sh", "-c"] or command[3] != "--":
         return
     match = PIP_LAUNCHER.match(command[2].replace("$$", "$").strip())

@@ -15,6 +15,7 @@ from generator.importer.drafts import Pool, StackDraft, slug
 from generator.importer.source import ChartFiles
 from generator.importer.workload import Launch, Origin, Pod, Token
 from generator.schema import Stack
+from generator.importer import objects
 from generator.importer.context import _Ctx
 from generator.importer.result import Imported, _unsupported
 
@@ -102,8 +103,8 @@ def _no_engine(result: Imported, pod: Pod, files: ChartFiles) -> Imported:
     """No container runs an engine the catalog imports: a known unsupported engine is a result, else InputError."""
     for launch in pod.launches:
         script = launch.argv[0].text if launch.script is None and launch.argv else ""
-        script = "\n".join(str(x) for x in [*(launch.container.get("command") or ()),
-                                            *(launch.container.get("args") or ())]) or script
+        script = "\n".join(str(x) for x in [*objects.items(launch.container, "command"),
+                                            *objects.items(launch.container, "args")]) or script
         found = programs.unsupported(launch.image, launch.program, script)
         if found:
             return _unsupported(result, found)
@@ -145,7 +146,7 @@ def _draft_stack(pool: Pool, launch: Launch, family: str, prefix: int, port: int
     data["port"] = port or 8080
     if port is None:
         guessed.append("port 8080: the chart passes no --port")
-    startup = (launch.container.get("startupProbe") or {}).get("httpGet") or {}
+    startup = objects.section(objects.section(launch.container, "startupProbe"), "httpGet")
     data["health_path"] = str(startup.get("path") or "/health")
     data["command"] = [t.text for t in launch.argv[:prefix]]
     data["sources"] = [{"ref": str(launch.argv[0].origin), "note": "image and command of the imported chart"}]

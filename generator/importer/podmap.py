@@ -5,6 +5,7 @@ documents, launcher lines run before the engine), each reported as kept, noted o
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from generator.chart.profiles import Profile
@@ -12,6 +13,7 @@ from generator.importer.workload import Launch, Pod, pod_spec
 from generator.importer.writes import Written
 from generator.lint.helm import Doc
 from generator.lint.values import olares_values
+from generator.importer import objects
 from generator.importer.context import _Ctx
 
 STARTUP_BUDGET_S = 3600  # generator/chart/plan.py STARTUP_BUDGET_S
@@ -31,7 +33,7 @@ def _pod_rest(ctx: _Ctx, pod: Pod, launch: Launch, port: int | None, health: str
     _pod_unused_maps(ctx, pod, launch)
 
 
-def _pod_workload(ctx: _Ctx, doc: Doc, spec: dict[str, Any], src: str) -> None:
+def _pod_workload(ctx: _Ctx, doc: Doc, spec: Mapping[str, object], src: str) -> None:
     """Workload and pod spec: one replica, Recreate, the GPU annotation, the pod keys modelled."""
     body_spec = doc.body.get("spec") or {}
     if body_spec.get("replicas") not in (None, 1) and not isinstance(body_spec.get("replicas"), str):
@@ -71,7 +73,7 @@ def _pod_other_containers(ctx: _Ctx, pod: Pod, launch: Launch) -> None:
                                                                               f"({other.image}) is not modelled")
 
 
-def _unmapped_writes(ctx: _Ctx, doc: Doc, container: dict[str, Any]) -> list[Written]:
+def _unmapped_writes(ctx: _Ctx, doc: Doc, container: Mapping[str, object]) -> list[Written]:
     """The files this init container writes from an env variable that no app field holds."""
     return [w for w in ctx.pod_writes if w.workload == (doc.source, doc.name)
             and w.container == str(container.get("name") or "") and w not in ctx.handled_writes]
@@ -84,12 +86,12 @@ def _pod_container(ctx: _Ctx, launch: Launch, src: str, anchor: int, port: int |
              "livenessProbe", "resources", "volumeMounts", "imagePullPolicy"}
     for key in sorted(set(container) - known):
         ctx.unmapped(ctx.lines.origin(src, f"{key}:", after=anchor), f"container {key} is not modelled")
-    for item in container.get("ports") or ():
+    for item in objects.items(container, "ports"):
         if isinstance(item, dict) and port is not None and item.get("containerPort") != port:
             ctx.unmapped(ctx.lines.origin(src, "containerPort", after=anchor),
                          f"containerPort {item.get('containerPort')} differs from the engine port {port}")
-    startup = container.get("startupProbe") or {}
-    path = ((startup.get("httpGet") or {}).get("path"))
+    startup: dict[str, Any] = dict(objects.section(container, "startupProbe"))  # a probe as rendered
+    path = objects.section(startup, "httpGet").get("path")
     if path is not None and health is not None and path != health:
         ctx.unmapped(ctx.lines.origin(src, "startupProbe", after=anchor),
                      f"startupProbe path {path} (the stack's health path is {health})")
@@ -103,7 +105,7 @@ def _pod_container(ctx: _Ctx, launch: Launch, src: str, anchor: int, port: int |
     else:
         ctx.unmapped(ctx.lines.origin(src, launch.name), "no startupProbe (the catalog renders one)")
     if container.get("livenessProbe"):
-        probe = container["livenessProbe"]
+        probe: dict[str, Any] = dict(objects.section(container, "livenessProbe"))
         ctx.unmapped(ctx.lines.origin(src, "livenessProbe", after=anchor),
                      f"livenessProbe ({(probe.get('httpGet') or {}).get('path', 'not HTTP')}, every "
                      f"{probe.get('periodSeconds', 10)} s, after {probe.get('initialDelaySeconds', 0)} s) is not "
@@ -113,11 +115,11 @@ def _pod_container(ctx: _Ctx, launch: Launch, src: str, anchor: int, port: int |
                      f"imagePullPolicy {container['imagePullPolicy']}")
 
 
-def _pod_mounts(ctx: _Ctx, launch: Launch, spec: dict[str, Any], src: str, anchor: int) -> None:
+def _pod_mounts(ctx: _Ctx, launch: Launch, spec: Mapping[str, object], src: str, anchor: int) -> None:
     """The engine's volume mounts: /models on the profile's weights folder; others are recorded."""
     container = launch.container
-    volumes = {v.get("name"): v for v in spec.get("volumes") or () if isinstance(v, dict)}
-    for mount in container.get("volumeMounts") or ():
+    volumes = {v.get("name"): v for v in objects.maps(spec, "volumes")}
+    for mount in objects.items(container, "volumeMounts"):
         if not isinstance(mount, dict):
             continue
         volume = volumes.get(mount.get("name")) or {}
@@ -126,7 +128,7 @@ def _pod_mounts(ctx: _Ctx, launch: Launch, spec: dict[str, Any], src: str, ancho
         if mount.get("name") in ctx.handled_mounts:
             continue
         if mount.get("mountPath") == "/models":
-            path = str((volume.get("hostPath") or {}).get("path", ""))
+            path = str(objects.section(volume, "hostPath").get("path", ""))
             if kind != "hostPath" or _userspace(ctx, path) != _models_folder(ctx.profile):
                 ctx.unmapped(origin, f"/models is a {kind} {_userspace(ctx, path)} (the {ctx.profile.name} profile "
                                      f"stores weights in {_models_folder(ctx.profile)})")
@@ -158,10 +160,10 @@ def _pod_other_docs(ctx: _Ctx, port: int | None) -> None:
 def _pod_unused_maps(ctx: _Ctx, pod: Pod, launch: Launch) -> None:
     """ConfigMaps nothing reads."""
     container = launch.container
-    used_maps = {str((s.get("configMapRef") or {}).get("name")) for s in container.get("envFrom") or ()
+    used_maps = {str((s.get("configMapRef") or {}).get("name")) for s in objects.items(container, "envFrom")
                  if isinstance(s, dict)}
     for _, c, _ in pod.fetchers:
-        used_maps |= {str((s.get("configMapRef") or {}).get("name")) for s in c.get("envFrom") or ()
+        used_maps |= {str((s.get("configMapRef") or {}).get("name")) for s in objects.items(c, "envFrom")
                       if isinstance(s, dict)}
     used_maps |= ctx.handled_maps
     for doc2 in ctx.r.docs:

@@ -16,6 +16,7 @@ from generator.importer.helmview import doc_key, path_to
 from generator.importer.workload import Launch, Origin
 from generator.lint.quantity import parse_quantity
 from generator.schema import App
+from generator.importer import objects
 from generator.importer.context import HAMI_ENV, _Ctx, _env_default
 
 GPUMEM = "nvidia.com/gpumem"
@@ -54,8 +55,8 @@ def _quantity(value: Any) -> str | None:
 
 
 def _resources(ctx: _Ctx, launch: Launch, app: dict[str, Data]) -> None:
-    res = launch.container.get("resources") or {}
-    requests, limits = res.get("requests") or {}, res.get("limits") or {}
+    res = objects.section(launch.container, "resources")
+    requests, limits = dict(objects.section(res, "requests")), dict(objects.section(res, "limits"))
     anchor = ctx.lines.container_anchor(launch.workload, launch.name)
     origin = ctx.lines.origin(launch.workload.source, "resources:", after=anchor)
     out = _container_resources(ctx, requests, limits, origin)
@@ -186,10 +187,10 @@ def _gpu_candidates(ctx: _Ctx, launch: Launch) -> list[tuple[str, int, Origin]]:
             ctx.unmapped(hami.origin, f"{HAMI_ENV}={hami.value}: not a whole number of MiB")
         else:
             candidates.append((f"{HAMI_ENV} {hami.value}", mib, hami.origin))
-    res = launch.container.get("resources") or {}
+    res = objects.section(launch.container, "resources")
     anchor = ctx.lines.container_anchor(launch.workload, launch.name)
     for part in ("limits", "requests"):
-        value = (res.get(part) or {}).get(GPUMEM)
+        value = objects.section(res, part).get(GPUMEM)
         if value is not None and _set_at_install(ctx, launch, ("resources", part, GPUMEM)):
             continue  # computed from an env with no default: `_gpu_memory` says so
         if value is not None:

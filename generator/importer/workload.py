@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from generator.core.errors import InputError, Problem
 from generator.engines.readback import Origin, Token
 from generator.importer import programs
+from generator.importer import objects
 from generator.importer.helmview import Rendered
 from generator.importer.shell import MAX_SCRIPT_BYTES, Script, ScriptLine, functions, read_script
 from generator.importer.shellwords import (
@@ -53,7 +55,7 @@ class Fetch:
 @dataclass
 class Launch:
     workload: Doc
-    container: dict[str, Any]
+    container: Mapping[str, object]  # as Helm rendered it
     name: str
     image: str
     command_set: bool
@@ -73,7 +75,7 @@ class Launch:
         return {k: e.value for k, e in self.env.items() if e.value is not None}
 
 
-def pod_spec(doc: Doc) -> dict[str, Any]:
+def pod_spec(doc: Doc) -> Mapping[str, object]:
     spec = doc.body.get("spec") or {}
     if doc.kind in JOB_KINDS or doc.kind == "CronJob":
         spec = (spec.get("jobTemplate") or {}).get("spec", spec) if doc.kind == "CronJob" else spec
@@ -89,7 +91,7 @@ def _shell_parts(full: list[str]) -> tuple[str, list[str]] | None:
     return None
 
 
-def _mounted_script(rendered: Rendered, container: dict[str, Any], pod: dict[str, Any],
+def _mounted_script(rendered: Rendered, container: Mapping[str, object], pod: Mapping[str, object],
                     full: list[str]) -> tuple[str, Doc, list[str]] | None:
     """(script, its ConfigMap, positional args) of `sh /path/script.sh [$1 ...]` where the script is a key of a
     ConfigMap the chart mounts as a volume: the official Olares LLM charts' wrapper (beclab/apps
@@ -101,7 +103,7 @@ def _mounted_script(rendered: Rendered, container: dict[str, Any], pod: dict[str
     if found is None:
         return None
     volume, key = found
-    spec = next((v for v in pod.get("volumes") or () if isinstance(v, dict) and v.get("name") == volume), None)
+    spec = next((v for v in objects.maps(pod, "volumes") if v.get("name") == volume), None)
     ref = (spec or {}).get("configMap")
     if not isinstance(ref, dict):
         return None
@@ -239,7 +241,7 @@ class Pod:
 
     launches: list[Launch]
     fetches: list[Fetch]
-    fetchers: list[tuple[Doc, dict[str, Any], bool]]  # (doc, init container or job container, pure download)
+    fetchers: list[tuple[Doc, Mapping[str, object], bool]]  # (doc, init container or job container, pure download)
     problems: list[Problem]
     writes: list[Written] = field(default_factory=list)  # files init containers write from an env variable
 
@@ -437,20 +439,20 @@ class _LineIndex:
 def read_pod(rendered: Rendered, lines: Lines) -> Pod:
     launches: list[Launch] = []
     fetches: list[Fetch] = []
-    fetchers: list[tuple[Doc, dict[str, Any], bool]] = []
+    fetchers: list[tuple[Doc, Mapping[str, object], bool]] = []
     problems: list[Problem] = []
     writes: list[Written] = []
     for doc in rendered.docs:
         if doc.kind not in (*WORKLOAD_KINDS, *JOB_KINDS):
             continue
         pod = pod_spec(doc)
-        for init in pod.get("initContainers") or ():
+        for init in objects.items(pod, "initContainers"):
             if isinstance(init, dict):
                 found, pure = _fetch_container(rendered, lines, doc, init, f"init container {init.get('name')}",
                                                problems, writes)
                 fetches += found
                 fetchers.append((doc, init, pure))
-        for container in pod.get("containers") or ():
+        for container in objects.items(pod, "containers"):
             if not isinstance(container, dict):
                 continue
             if doc.kind in JOB_KINDS:
