@@ -2,7 +2,8 @@
 
 Chart reading: source.py reads a chart safely; helmview.py renders it with the real Helm engine and Olares'
 values. Launcher reading: workload.py finds the engine container, its argv and downloads (podenv.py its env,
-writes.py the files its scripts write, shell.py the launcher script); launch.py picks the engine family and stack.
+writes.py the files its scripts write, shell.py the launcher script, objects.py typed reads of a rendered object);
+launch.py picks the engine family and stack.
 Mapping to catalog fields, one chart's facts each: manifest.py (metadata, entrances, options), argvmap.py (the argv,
 read back by argv.py through the family's Launcher), envmap.py (env), resources.py (CPU, memory, GPU memory,
 device), features.py (chat template, slot save, packages), podmap.py (the rest of the pod); context.py holds the
