@@ -7,6 +7,8 @@ the catalog cannot express it, so a re-render will not have it). Nothing is drop
 
 from __future__ import annotations
 
+from typing import cast
+
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -142,7 +144,7 @@ def _carried(ctx: _Ctx, cat: Catalog, files: ChartFiles, app: dict[str, Data]) -
         fields["devices"] = known
         if not known:
             del fields["devices"]
-    app.update(fields)
+    app.update(cast(dict[str, Data], fields))  # plain values as an app file holds them (a benchmark's date too)
     for key in FIELDS:
         if key not in fields:
             app.pop(key, None)

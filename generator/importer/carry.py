@@ -5,15 +5,13 @@ the fit's number (docs/fit.md "Measured beats modeled"; docs/import.md "This too
 
 from __future__ import annotations
 
-from typing import Any
-
 from generator.chart.carried import FIELDS, read_block
 from generator.importer.source import ChartFiles
 
 VALUES = "values.yaml"
 
 
-def carried(files: ChartFiles) -> tuple[dict[str, Any], tuple[str, ...], int] | None:
+def carried(files: ChartFiles) -> tuple[dict[str, object], tuple[str, ...], int] | None:
     """(the carried app fields, the GPU memory fields the app states, the block's line in values.yaml) of the
     chart; None when it carries no block.
     A block that does not read back raises InputError (`values.yaml:LINE: what, how to fix`)."""
