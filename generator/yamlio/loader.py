@@ -69,6 +69,9 @@ def _constructor() -> Any:
 _STR = "tag:yaml.org,2002:str"
 _MERGE = "tag:yaml.org,2002:merge"
 _INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_BOOL = "tag:yaml.org,2002:bool"
+_BOOLS = {"true": True, "false": False}
 
 
 class _Refused(MarkedYAMLError):
@@ -80,6 +83,10 @@ def _scalar(node: ScalarNode) -> Any:
         return node.value
     if node.tag == _INT and node.value.isdigit() and node.value.isascii():  # the common int: plain digits
         return int(node.value)
+    if node.tag == _BOOL and node.value in _BOOLS:  # the common bools, as ruamel's bool_values map them
+        return _BOOLS[node.value]
+    if node.tag == _FLOAT and _plain_decimal(node.value):  # `0.9`, `-1.5`: ruamel returns float() of the text too
+        return float(node.value)
     if node.tag == _MERGE:
         raise _Refused(None, None, "merge key `<<` is not supported (write its keys out)", node.start_mark)
     twin = ruamel_nodes.ScalarNode(node.tag, node.value, start_mark=node.start_mark, end_mark=node.end_mark,
@@ -92,6 +99,13 @@ def _scalar(node: ScalarNode) -> Any:
     if isinstance(value, dt.datetime):
         return value.date() if (value.hour, value.minute, value.second) == (0, 0, 0) else value
     return value
+
+
+def _plain_decimal(text: str) -> bool:
+    """`[-]digits.digits` (either digits may be empty, not both): no sign but `-`, no `_`, exponent or `.inf`."""
+    whole, dot, fraction = text.removeprefix("-").partition(".")
+    digits = whole + fraction
+    return bool(dot) and bool(digits) and digits.isdigit() and digits.isascii()
 
 
 def _plain(node: Node, loc: Path_, lines: dict[Path_, int]) -> Any:
