@@ -185,7 +185,7 @@ def parse_document(raw: bytes | str, display: str, path: Path | None = None) -> 
                                         "save the file as UTF-8")]) from exc
     else:
         text = raw
-    bad = None if isinstance(raw, bytes) and _clean_bytes(raw) else _CONTROL.search(text)
+    bad = None if isinstance(raw, bytes) and _clean_bytes(raw) else _control().search(text)
     if bad:
         line = text.count("\n", 0, bad.start()) + 1
         column = bad.start() - (text.rfind("\n", 0, bad.start()) + 1) + 1
@@ -215,7 +215,15 @@ def parse_document(raw: bytes | str, display: str, path: Path | None = None) -> 
 # What libyaml's reader refuses anyway (it allows TAB, LF, CR, NEL and printable text), found first so that
 # the message names the line and column: C0 controls but TAB/LF/CR, DEL, C1 controls but NEL, surrogates
 # and the two non-characters U+FFFE/U+FFFF (YAML 1.2 spec §5.1 "c-printable").
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+_CONTROL = "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]"
+
+
+@lru_cache(maxsize=1)
+def _control() -> re.Pattern[str]:
+    """_CONTROL compiled on first use: only a text `_clean_bytes` cannot clear needs it."""
+    return re.compile(_CONTROL)
+
+
 # The bytes of UTF-8 text that never start a character _CONTROL refuses: every byte but the C0 controls (TAB, LF
 # and CR stay) and DEL. C1 controls are encoded \xc2\x80-\xc2\x9f and U+FFFE/U+FFFF \xef\xbf\xbe/\xef\xbf\xbf;
 # strict UTF-8 decoding refuses surrogates.
