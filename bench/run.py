@@ -16,7 +16,8 @@ compare on a busy machine.
 commit with its own virtualenv (`git worktree add --detach ../start a4a91fd && cd ../start && python3 -m venv .venv
 && .venv/bin/pip install -e .`). Each tree runs its own code on a catalog made the same way from its own embedded
 catalog, the two trees' runs of a command alternate (so a slower minute of the machine falls on both), and
-`--help`, `render` and `check --no-lint` are reported for both with this tree's time over the other's.
+`--help`, `render`, `check --no-lint` and `check --no-lint --no-drift` (`check_nodrift`: the like-for-like
+figure against a tree whose check has no render drift) are reported for both with this tree's time over the other's.
 """
 
 from __future__ import annotations
@@ -140,9 +141,21 @@ def compiled(tree: Path = REPO, python: str = sys.executable) -> None:
                    stdout=subprocess.DEVNULL)
 
 
-def _args(command: str, cat: Path, out: Path) -> list[str]:
+COMMANDS = ("help", "render", "check", "check_nodrift")
+
+
+def _drifts(tree: Path) -> bool:
+    """Whether the tree's `catalog check` has render drift (and so `--no-drift`); a4a91fd's has neither."""
+    return "--no-drift" in (tree / "generator" / "cli" / "check.py").read_text(encoding="utf-8")
+
+
+def _args(command: str, cat: Path, out: Path, tree: Path = REPO) -> list[str]:
+    """`check_nodrift` is the like-for-like check: `--no-drift` where the tree's check renders every chart to
+    compare it with charts/, plain `check --no-lint` where it does not."""
+    nodrift = ["--no-drift"] if command == "check_nodrift" and _drifts(tree) else []
     return {"help": ["--help"], "render": ["render", "--catalog", str(cat), "--out", str(out)],
-            "check": ["check", "--catalog", str(cat), "--no-lint"]}[command]
+            "check": ["check", "--catalog", str(cat), "--no-lint"],
+            "check_nodrift": ["check", "--catalog", str(cat), "--no-lint", *nodrift]}[command]
 
 
 def instructions(cmd: list[str], cwd: Path, tmp: Path) -> int:
@@ -167,11 +180,12 @@ def counted_side_by_side(n: int, other: Path) -> dict:
                  "other": (other, [python, "-m", "generator.cli"],
                            synthetic_catalog(root / "other", n, other / "catalog"))}
         result: dict = {"apps": n}
-        for name in ("help", "render", "check"):
+        for name in COMMANDS:
             counts = {}
             for label, (tree, cli, cat) in trees.items():
-                run(cli + _args(name, cat, root / label / "charts"), tree)  # warm: flag-table cache, charts written
-                counts[label] = instructions(cli + _args(name, cat, root / label / "charts"), tree, root)
+                args = cli + _args(name, cat, root / label / "charts", tree)
+                run(args, tree)  # warm: flag-table cache, charts written
+                counts[label] = instructions(args, tree, root)
             result[f"{name}_instructions"] = counts["this"]
             result[f"{name}_other_instructions"] = counts["other"]
             result[f"{name}_ratio"] = round(counts["this"] / counts["other"], 3)
@@ -188,13 +202,13 @@ def side_by_side(n: int, runs: int, other: Path) -> dict:
                  "other": (other, [python, "-m", "generator.cli"],
                            synthetic_catalog(root / "other", n, other / "catalog"))}
         result: dict = {"apps": n}
-        for name in ("help", "render", "check"):
+        for name in COMMANDS:
             times: dict[str, list[float]] = {"this": [], "other": []}
             for label, (tree, cli, cat) in trees.items():
-                run(cli + _args(name, cat, root / label / "charts"), tree)  # warm-up: page cache, flag-table cache
+                run(cli + _args(name, cat, root / label / "charts", tree), tree)  # warm-up: page cache, flag cache
             for _ in range(runs):
                 for label, (tree, cli, cat) in trees.items():
-                    seconds, code, _ = run(cli + _args(name, cat, root / label / "charts"), tree)
+                    seconds, code, _ = run(cli + _args(name, cat, root / label / "charts", tree), tree)
                     if code not in (0, 1):  # check exits 1 on findings, the same for both trees
                         raise SystemExit(f"bench: {label} tree: {name} exited {code}")
                     times[label].append(seconds)
@@ -208,14 +222,14 @@ def side_by_side(n: int, runs: int, other: Path) -> dict:
 def _table(rows: list[dict], counted: bool) -> str:
     """The side-by-side rows as a table: seconds, or millions of instructions."""
     unit = "M" if counted else "s"
-    lines = [f"{'apps':>5} {'command':8} {'this ' + unit:>10} {'other ' + unit:>10} {'ratio':>6}"]
+    lines = [f"{'apps':>5} {'command':13} {'this ' + unit:>10} {'other ' + unit:>10} {'ratio':>6}"]
     for row in rows:
-        for name in ("help", "render", "check"):
+        for name in COMMANDS:
             if counted:
                 this, theirs = row[name + "_instructions"] / 1e6, row[name + "_other_instructions"] / 1e6
-                lines.append(f"{row['apps']:>5} {name:8} {this:>10,.0f} {theirs:>10,.0f} {row[name + '_ratio']:>6.3f}")
+                lines.append(f"{row['apps']:>5} {name:13} {this:>10,.0f} {theirs:>10,.0f} {row[name + '_ratio']:>6.3f}")
             else:
-                lines.append(f"{row['apps']:>5} {name:8} {row[name + '_s']:>10.3f} {row[name + '_other_s']:>10.3f} "
+                lines.append(f"{row['apps']:>5} {name:13} {row[name + '_s']:>10.3f} {row[name + '_other_s']:>10.3f} "
                              f"{row[name + '_ratio']:>6.3f}")
     return "\n".join(lines)
 

@@ -84,3 +84,18 @@ def test_loader_and_emitter_keep_their_own_resolver_memo(tmp_path):
 
     assert _doc(tmp_path, "k: yes\n").data == {"k": "yes"}
     assert dump({"k": "yes"}) == "k: 'yes'\n"
+
+
+@pytest.mark.parametrize("text", ["0.9", "-1.5", "1.", ".5", "-0.0", "10.25", "1_0.5", "1e5", "1.5e3", "+1.5",
+                                  ".inf", "-.inf", ".nan", "true", "false", "True", "FALSE", "0x1f", "0o17", "-.5"])
+def test_the_common_scalars_load_as_ruamel_constructs_them(text: str) -> None:
+    """The loader's quick paths for plain decimals and `true`/`false` give what ruamel's YAML 1.2 constructor does."""
+    from ruamel.yaml import YAML
+
+    from generator.yamlio.loader import parse_document
+
+    ours = parse_document(f"v: {text}\n".encode(), "t.yaml", None).data["v"]
+    theirs = YAML(typ="safe").load(f"v: {text}\n")["v"]
+    assert type(ours) is type(theirs)
+    assert ours == theirs or (ours != ours and theirs != theirs)  # NaN
+    assert str(ours) == str(theirs)

@@ -8,18 +8,20 @@ made visible) before it reaches the terminal.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.table import Table
-
-from generator.check.explain import CardPlan, Explanation
-from generator.fit.devices import DevicePlan
-from generator.check.run import AppResult
-from generator.fit.calibrate import basis_of
-from generator.fit.estimate import Fit
-from generator.fit.speed import Speeds
 from generator.core.terminal import markup as escape
 from generator.core.text import safe_line
+
+if TYPE_CHECKING:  # `catalog check` prints through none of these: the explain half imports them on use
+    from rich.console import Console
+    from rich.table import Table
+
+    from generator.check.explain import CardPlan, Explanation
+    from generator.check.run import AppResult
+    from generator.fit.devices import DevicePlan
+    from generator.fit.estimate import Fit
+    from generator.fit.speed import Speeds
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -67,6 +69,8 @@ def explain_json(data: Explanation) -> str:
 
 
 def _table(title: str, *columns: str) -> Table:
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left", show_lines=False, expand=False)
     for col in columns:
         table.add_column(col, overflow="fold", justify="right" if col == "MiB" else "left")
@@ -167,6 +171,8 @@ def _print_roofline(data: Explanation, console: Console) -> None:
 
 
 def _print_fit(fit: Fit, console: Console) -> None:
+    from generator.fit.calibrate import basis_of
+
     style = {"FIT": "green", "TIGHT": "yellow", "FAIL": "bold red"}[fit.verdict]
     table = _table(f"Memory — [{style}]{escape(fit.summary())}[/]", "component", "MiB", "basis", "note")
     for pool in fit.pools:

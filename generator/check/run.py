@@ -9,8 +9,8 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from generator.adapters.helm import Helm
 from generator.catalog import Catalog, Resolved, display_path
 from generator.chart.render import render
 from generator.chart.writer import Tree
@@ -18,6 +18,9 @@ from generator.check.drift import deleted, drift
 from generator.core.data import Data
 from generator.core.findings import Finding, has_errors
 from generator.rules import context, run_rules
+
+if TYPE_CHECKING:
+    from generator.adapters.helm import Helm
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 

@@ -16,6 +16,7 @@ from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app, default_out, lo
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from generator.adapters.helm import Helm
     from generator.catalog import Catalog
     from generator.core.findings import Finding
 
@@ -36,8 +37,6 @@ def check(apps: AppsArg = None, catalog: CatalogOpt = None, as_json: JsonOpt = F
     """Check apps: catalog validity, crash rules, memory fit, the rendered chart (lint) and render drift."""
     from rich.console import Console
 
-    from generator.adapters.git import Git
-    from generator.adapters.helm import Helm
     from generator.check.report import check_json, print_check
 
     annotate = os.environ.get("GITHUB_ACTIONS") == "true"
@@ -50,16 +49,17 @@ def check(apps: AppsArg = None, catalog: CatalogOpt = None, as_json: JsonOpt = F
             if status is not None:
                 status.update(f"checking {name}")
         if base:
+            from generator.adapters.git import Git
             from generator.check.pr import check_changed
 
-            scope, results = check_changed(cat, charts, base, git=Git(), helm=Helm(), lint=not no_lint,
+            scope, results = check_changed(cat, charts, base, git=Git(), helm=_helm(no_lint), lint=not no_lint,
                                            on_app=progress)
             if not as_json:
                 err.print(f"PR check against {base}: {scope.why}", highlight=False)
         else:
             from generator.check.run import check_all
 
-            results = check_all(cat, cat.select(apps or []), lint=not no_lint, charts=charts, helm=Helm(),
+            results = check_all(cat, cat.select(apps or []), lint=not no_lint, charts=charts, helm=_helm(no_lint),
                                 on_app=progress, drift=not no_drift, every=not apps)
             if not no_drift and not charts.is_dir() and not as_json:
                 err.print(f"no {charts.name}/ beside the catalog: render drift not checked (`catalog render` "
@@ -74,11 +74,23 @@ def check(apps: AppsArg = None, catalog: CatalogOpt = None, as_json: JsonOpt = F
     raise typer.Exit(1 if any(not r.ok for r in results) else 0)
 
 
+def _helm(no_lint: bool) -> "Helm | None":
+    """The Helm engine the lint uses; none without lint (nothing else of `check` calls it)."""
+    if no_lint:
+        return None
+    from generator.adapters.helm import Helm
+
+    return Helm()
+
+
 def _say_oac(err: "Console", no_lint: bool) -> None:
     """Say plainly when the platform's own validator (oac) did not judge the charts (generator/lint/oac.py)."""
-    from generator.lint.oac import why_not_run
+    if no_lint:
+        why: str | None = "the platform's validator (oac) did not run: --no-lint"
+    else:
+        from generator.lint.oac import why_not_run
 
-    why = "the platform's validator (oac) did not run: --no-lint" if no_lint else why_not_run()
+        why = why_not_run()
     if why is not None:
         err.print(why, highlight=False)
 

@@ -17,7 +17,6 @@ nothing behind. A non-empty DIR is refused unless `--force`; even then no existi
 
 
 import contextlib
-import html
 import os
 import re
 import shutil
@@ -313,6 +312,8 @@ def _write_app(source: Path, dest: Path, identity: Identity, history: bool) -> N
 def _markdown(text: str) -> str:
     """Text from outside (an install record, a title) as inert Markdown: one line, HTML escaped, Markdown's own
     characters backslash-escaped, so no link, image, tag or heading comes of it."""
+    import html  # here, not at the top: html.entities' tables cost every `catalog` command ~8 M instructions
+
     return html.escape(re.sub(r"([\\`*_{}\[\]()#+!|~])", r"\\\1", _one_line(text)), quote=False)
 
 

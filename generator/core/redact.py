@@ -30,7 +30,7 @@ import binascii
 import bisect
 import re
 from collections.abc import Iterable
-from functools import lru_cache
+from functools import cache, lru_cache
 from urllib.parse import quote, unquote
 
 MASK = "***"
@@ -40,23 +40,27 @@ MASK = "***"
 # surrounding text, or the end). `@sha256:<hex>` is an OCI digest, not a host.
 _HOST = (r"(?!sha(?:256|384|512):)(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_~%-]+(?:\.[A-Za-z0-9_~%-]+)*\.?)"
          r"(?::[^/?#\s'\"<>@)\],;|`]*)?(?=[/?#\s'\"<>)\],;|`]|$)")
-_DELIMITERS = re.compile(r"[\s'\"<>`]+")  # what ends a URL-like token in running text
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,31}://")
-_AT_HOST = re.compile(rf"@(?={_HOST})")
-_USER = re.compile(r"(?<![A-Za-z0-9._~+%:/@-])[A-Za-z0-9._~+%-]+:(?!//)")
+# The patterns below serve `redact` and the URL-password test, which a run that loads a clean catalog and
+# prints nothing secret never calls: each is compiled on its first use (`_rx`), not at every start.
+_rx = cache(re.compile)
 
-_AUTH_HEADER = re.compile(
+_DELIMITERS = r"[\s'\"<>`]+"  # what ends a URL-like token in running text
+_SCHEME = r"[A-Za-z][A-Za-z0-9+.-]{0,31}://"
+_AT_HOST = rf"@(?={_HOST})"
+_USER = r"(?<![A-Za-z0-9._~+%:/@-])[A-Za-z0-9._~+%-]+:(?!//)"
+
+_AUTH_HEADER = (
     r"(?i)(\b(?:proxy-)?authorization\b[\"']?\s*[:=]\s*[\"']?)"
     r"(?:(bearer|basic|token|digest|negotiate|ntlm|bot|apikey)\s+)?([^\s\"',;}\]]+)")
-_BEARER = re.compile(r"(?i)\b(bearer)\s+([A-Za-z0-9._~+/=-]{8,})")
-_BASIC = re.compile(r"(?i)\b(basic)\s+([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])")
+_BEARER = r"(?i)\b(bearer)\s+([A-Za-z0-9._~+/=-]{8,})"
+_BASIC = r"(?i)\b(basic)\s+([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])"
 
 _SECRET_KEY = (r"[\w.-]*(?:token|secret|passw(?:or)?d|passwd|pwd|api[_-]?key|apikey|access[_-]?key|"
                r"private[_-]?key|credentials?|auth|signature)")
-_KEY_VALUE = re.compile(
+_KEY_VALUE = (
     rf"(?i)(?<![\w.-])([\"']?)({_SECRET_KEY})\1(\s*[:=]\s*)"
     r"(\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|(?![{\[])[^\s,;&}\]'\"]+)")
-_QUERY = re.compile(
+_QUERY = (
     r"(?i)([?&;](?:[\w.-]*(?:token|sig|signature|secret|passw(?:or)?d|pwd|key|code|auth|credential|"
     r"x-amz-[\w-]+|x-goog-[\w-]+))=)[^&#\s'\"<>`]+")
 _TOKENS = re.compile(
@@ -194,11 +198,11 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
         text = text.replace(secret, MASK)
     text = _mask_userinfo(text)
-    text = _AUTH_HEADER.sub(_auth_value, text)
-    text = _BEARER.sub(lambda m: f"{m.group(1)} {MASK}" if m.group(2) != MASK else m.group(0), text)
-    text = _BASIC.sub(_basic_value, text)
-    text = _KEY_VALUE.sub(_key_value, text)
-    text = _QUERY.sub(lambda m: m.group(1) + MASK, text)
+    text = _rx(_AUTH_HEADER).sub(_auth_value, text)
+    text = _rx(_BEARER).sub(lambda m: f"{m.group(1)} {MASK}" if m.group(2) != MASK else m.group(0), text)
+    text = _rx(_BASIC).sub(_basic_value, text)
+    text = _rx(_KEY_VALUE).sub(_key_value, text)
+    text = _rx(_QUERY).sub(lambda m: m.group(1) + MASK, text)
     return _TOKENS.sub(MASK, text)
 
 
@@ -242,7 +246,7 @@ def _mask_userinfo(text: str) -> str:
 
 def _tokens(text: str) -> list[tuple[int, int]]:
     bounds, pos = [], 0
-    for match in _DELIMITERS.finditer(text):
+    for match in _rx(_DELIMITERS).finditer(text):
         if match.start() > pos:
             bounds.append((pos, match.start()))
         pos = match.end()
@@ -256,15 +260,15 @@ def _userinfo_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
 
     After each `scheme://` the userinfo runs to the last `@` before the next scheme that is followed by a
     host; before the first scheme, only `user:password@host` counts."""
-    ats = [m.start() for m in _AT_HOST.finditer(text, start, end)]
+    ats = [m.start() for m in _rx(_AT_HOST).finditer(text, start, end)]
     if not ats:
         return []
-    schemes = [(m.start(), m.end()) for m in _SCHEME.finditer(text, start, end)]
+    schemes = [(m.start(), m.end()) for m in _rx(_SCHEME).finditer(text, start, end)]
     spans = []
     plain_end = schemes[0][0] if schemes else end
     at = _last_before(ats, start, plain_end)
     if at is not None:
-        user = next((m for m in _USER.finditer(text, start, at) if m.end() <= at), None)
+        user = next((m for m in _rx(_USER).finditer(text, start, at) if m.end() <= at), None)
         if user is not None:
             spans.append((user.start(), at))
     for index, (_, body) in enumerate(schemes):

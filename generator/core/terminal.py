@@ -17,17 +17,25 @@ own escaping; this module is for the terminal.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 # C0 controls but tab and newline, DEL, C1 controls, the bidi embeddings/overrides/isolates, line and
-# paragraph separators, and lone surrogates.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ud800-\udfff]")
-_UNSAFE_OR_NEWLINE = re.compile(_UNSAFE.pattern[:-1] + "\n]")
+# paragraph separators, and lone surrogates: every one of them unprintable (`str.isprintable`).
+_UNSAFE = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ud800-\udfff]"
+
+
+@cache
+def _unsafe(newlines: bool) -> re.Pattern[str]:
+    """The characters `printable` escapes (with the newline unless `newlines`), compiled on first use: a class
+    holding the surrogates costs millions of instructions to compile, and most runs print only plain text."""
+    return re.compile(_UNSAFE if newlines else _UNSAFE[:-1] + "\n]")
 
 
 def printable(text: str, *, newlines: bool = False) -> str:
     """`text` with every control character shown as an escape; newlines kept only when `newlines`."""
-    pattern = _UNSAFE if newlines else _UNSAFE_OR_NEWLINE
-    return pattern.sub(_visible, text)
+    if text.isprintable():  # nothing `_unsafe` finds is printable: plain text comes back unchanged
+        return text
+    return _unsafe(newlines).sub(_visible, text)
 
 
 def markup(text: str, *, newlines: bool = False) -> str:

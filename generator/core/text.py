@@ -12,12 +12,19 @@ escapes (`\\n`, `\\x1b`, `\\u2028`); everything else, including non-ASCII letter
 from __future__ import annotations
 
 import re
+from functools import cache
 
 # C0 controls, DEL, C1 controls (NEL U+0085 included), the line/paragraph separators, the bidi embeddings,
 # overrides and isolates, the directional marks, BOM, and lone surrogates (unprintable, and a UnicodeEncodeError
 # on a UTF-8 terminal).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+_UNSAFE = "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]"
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+@cache
+def _unsafe() -> re.Pattern[str]:
+    """`_UNSAFE` compiled on first use (only a line that is not `isprintable` needs it)."""
+    return re.compile(_UNSAFE)
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -33,7 +40,7 @@ def safe_line(text: object, limit: int | None = None) -> str:
     (with `…`) when given. Plain text comes back unchanged (the common case costs one `isprintable`)."""
     value = text if isinstance(text, str) else str(text)
     if not value.isprintable():
-        value = _UNSAFE.sub(_escape, value)
+        value = _unsafe().sub(_escape, value)
     if limit is not None and len(value) > limit:
         value = value[: max(limit - 1, 0)] + "…"
     return value

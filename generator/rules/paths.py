@@ -34,6 +34,8 @@ MACHINE_PATH = re.compile(
     r"|/(?:home|Users|tmp|work|mnt|media|private|var/tmp|var/folders)/[^\s'\"]*"
     r"|/root/(?!\.cache/)[^\s'\"]*"
     r"|[A-Za-z]:\\[^\s'\"]*)")
+# What every MACHINE_PATH match holds; a text without any (nearly every catalog file) is not scanned line by line.
+MAY_HOLD = re.compile(r"file:///|/(?:home|Users|tmp|work|mnt|media|private|var/tmp|var/folders|root)/|:\\")
 TEXT_SUFFIXES = (".yaml", ".yml", ".jinja", ".md", ".json", ".tsv", ".txt")
 MAX_BYTES = 4 * 2**20
 FIX = ("name it portably: a URL (without credentials), or a path relative to the store; `catalog sync` of the "
@@ -43,6 +45,8 @@ FIX = ("name it portably: a URL (without credentials), or a path relative to the
 def machine_paths(text: str) -> Iterator[tuple[int, str]]:
     """(line, path) of each absolute machine path in `text`; the punctuation of the sentence it ends
     (`(/home/me/x.yaml:254).`) is not part of it."""
+    if MAY_HOLD.search(text) is None:
+        return
     for n, line in enumerate(text.splitlines(), 1):
         for match in MACHINE_PATH.finditer(line):
             yield n, match.group(0).rstrip(").,;")

@@ -69,6 +69,9 @@ def _constructor() -> Any:
 _STR = "tag:yaml.org,2002:str"
 _MERGE = "tag:yaml.org,2002:merge"
 _INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_BOOL = "tag:yaml.org,2002:bool"
+_BOOLS = {"true": True, "false": False}
 
 
 class _Refused(MarkedYAMLError):
@@ -80,6 +83,10 @@ def _scalar(node: ScalarNode) -> Any:
         return node.value
     if node.tag == _INT and node.value.isdigit() and node.value.isascii():  # the common int: plain digits
         return int(node.value)
+    if node.tag == _BOOL and node.value in _BOOLS:  # the common bools, as ruamel's bool_values map them
+        return _BOOLS[node.value]
+    if node.tag == _FLOAT and _plain_decimal(node.value):  # `0.9`, `-1.5`: ruamel returns float() of the text too
+        return float(node.value)
     if node.tag == _MERGE:
         raise _Refused(None, None, "merge key `<<` is not supported (write its keys out)", node.start_mark)
     twin = ruamel_nodes.ScalarNode(node.tag, node.value, start_mark=node.start_mark, end_mark=node.end_mark,
@@ -92,6 +99,13 @@ def _scalar(node: ScalarNode) -> Any:
     if isinstance(value, dt.datetime):
         return value.date() if (value.hour, value.minute, value.second) == (0, 0, 0) else value
     return value
+
+
+def _plain_decimal(text: str) -> bool:
+    """`[-]digits.digits` (either digits may be empty, not both): no sign but `-`, no `_`, exponent or `.inf`."""
+    whole, dot, fraction = text.removeprefix("-").partition(".")
+    digits = whole + fraction
+    return bool(dot) and bool(digits) and digits.isdigit() and digits.isascii()
 
 
 def _plain(node: Node, loc: Path_, lines: dict[Path_, int]) -> Any:
@@ -171,7 +185,7 @@ def parse_document(raw: bytes | str, display: str, path: Path | None = None) -> 
                                         "save the file as UTF-8")]) from exc
     else:
         text = raw
-    bad = None if isinstance(raw, bytes) and _clean_bytes(raw) else _CONTROL.search(text)
+    bad = None if isinstance(raw, bytes) and _clean_bytes(raw) else _control().search(text)
     if bad:
         line = text.count("\n", 0, bad.start()) + 1
         column = bad.start() - (text.rfind("\n", 0, bad.start()) + 1) + 1
@@ -201,7 +215,15 @@ def parse_document(raw: bytes | str, display: str, path: Path | None = None) -> 
 # What libyaml's reader refuses anyway (it allows TAB, LF, CR, NEL and printable text), found first so that
 # the message names the line and column: C0 controls but TAB/LF/CR, DEL, C1 controls but NEL, surrogates
 # and the two non-characters U+FFFE/U+FFFF (YAML 1.2 spec §5.1 "c-printable").
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+_CONTROL = "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]"
+
+
+@lru_cache(maxsize=1)
+def _control() -> re.Pattern[str]:
+    """_CONTROL compiled on first use: only a text `_clean_bytes` cannot clear needs it."""
+    return re.compile(_CONTROL)
+
+
 # The bytes of UTF-8 text that never start a character _CONTROL refuses: every byte but the C0 controls (TAB, LF
 # and CR stay) and DEL. C1 controls are encoded \xc2\x80-\xc2\x9f and U+FFFE/U+FFFF \xef\xbf\xbe/\xef\xbf\xbf;
 # strict UTF-8 decoding refuses surrogates.
