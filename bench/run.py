@@ -171,14 +171,19 @@ def instructions(cmd: list[str], cwd: Path, tmp: Path) -> int:
     raise SystemExit("bench: valgrind printed no instruction count")
 
 
+def _trees(root: Path, n: int, other: Path) -> dict[str, tuple[Path, list[str], Path]]:
+    """(tree, its CLI, its synthetic catalog of `n` apps made from its own embedded catalog) for this tree and
+    `other` (its own .venv)."""
+    python = str(other / ".venv" / "bin" / "python")
+    return {"this": (REPO, CATALOG_BIN, synthetic_catalog(root / "this", n)),
+            "other": (other, [python, "-m", "generator.cli"], synthetic_catalog(root / "other", n, other / "catalog"))}
+
+
 def counted_side_by_side(n: int, other: Path) -> dict:
     """`--help`, `render` and `check --no-lint` of this tree and of `other`, counted in instructions."""
-    python = str(other / ".venv" / "bin" / "python")
     with tempfile.TemporaryDirectory(prefix=f"bench-count-{n}-") as tmp:
         root = Path(tmp)
-        trees = {"this": (REPO, CATALOG_BIN, synthetic_catalog(root / "this", n)),
-                 "other": (other, [python, "-m", "generator.cli"],
-                           synthetic_catalog(root / "other", n, other / "catalog"))}
+        trees = _trees(root, n, other)
         result: dict = {"apps": n}
         for name in COMMANDS:
             counts = {}
@@ -195,12 +200,9 @@ def counted_side_by_side(n: int, other: Path) -> dict:
 def side_by_side(n: int, runs: int, other: Path) -> dict:
     """`--help`, `render` and `check --no-lint` of this tree and of `other` (its own .venv and catalog), the two
     trees' runs alternating; medians, and this tree's over the other's."""
-    python = str(other / ".venv" / "bin" / "python")
     with tempfile.TemporaryDirectory(prefix=f"bench-ab-{n}-") as tmp:
         root = Path(tmp)
-        trees = {"this": (REPO, CATALOG_BIN, synthetic_catalog(root / "this", n)),
-                 "other": (other, [python, "-m", "generator.cli"],
-                           synthetic_catalog(root / "other", n, other / "catalog"))}
+        trees = _trees(root, n, other)
         result: dict = {"apps": n}
         for name in COMMANDS:
             times: dict[str, list[float]] = {"this": [], "other": []}
