@@ -159,16 +159,15 @@ class Snapshot:
 
     @classmethod
     def make(cls, builds: dict[str, MarketBuild] | MarketBuild,
-             store: Callable[[], tuple[bytes, Mapping[str, bytes]]] | tuple[bytes, Mapping[str, bytes]],
+             store: Callable[[], tuple[bytes, Mapping[str, bytes]]],
              problems: tuple[str, ...] = (), notes: tuple[str, ...] = (),
              recorded: frozenset[str] = frozenset(), pending: int = 0) -> Snapshot:
-        """`store`: the page's HTML and plots, or what makes them on first request."""
+        """`store`: what makes the page's HTML and plots, on the first request for them."""
         if isinstance(builds, MarketBuild):
             builds = {builds.profile or "olares-v3": builds}
         formats = {name: FormatAnswers.make(b) for name, b in builds.items()}
         newest = next(iter(builds.values()))
-        made = store if callable(store) else (lambda: store)
-        return cls(formats=formats, store=Once(made), problems=problems, notes=notes,
+        return cls(formats=formats, store=Once(store), problems=problems, notes=notes,
                    recorded=recorded, icons=dict(newest.icons), pending=pending)
 
     @property
