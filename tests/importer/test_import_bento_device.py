@@ -7,27 +7,16 @@ shapes); the importer and the Helm engine are real."""
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 from pathlib import Path
 from typing import Any
 
 import olares_charts as oc
-import pytest
 
 from generator.catalog import load_catalog
 from generator.importer import import_paths
 from generator.importer.bento import named_device
 from generator.schema import Device
 from generator.yamlio.loader import read_document
-
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "catalog_small"
-
-
-@pytest.fixture
-def catalog(tmp_path: Path) -> Path:
-    dest = tmp_path / "catalog"
-    shutil.copytree(FIXTURE, dest)
-    return dest
 
 
 def _hero_chart(root: Path, label: str) -> Path:

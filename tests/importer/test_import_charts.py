@@ -6,7 +6,6 @@ manifest 0.10.0/v2 and 0.12.0/v3, folders and .tgz, admin/user branches, `$(VAR)
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import olares_charts as oc
@@ -15,15 +14,6 @@ import pytest
 from generator.catalog import load_catalog
 from generator.cli import main
 from generator.yamlio.loader import read_document
-
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "catalog_small"
-
-
-@pytest.fixture
-def catalog(tmp_path: Path) -> Path:
-    dest = tmp_path / "catalog"
-    shutil.copytree(FIXTURE, dest)
-    return dest
 
 
 def run(catalog: Path, *args: str) -> int:

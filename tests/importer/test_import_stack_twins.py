@@ -5,24 +5,14 @@ github.com/coynntis/olares-one-market@cb991c8f drafted `buun-llama-cpp-87c351d2`
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import olares_charts as oc
-import pytest
 
 from generator.catalog import load_catalog
 from generator.importer import import_paths
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "catalog_small"
 IMAGE = "example.org/forks/llama-fork:abc1234"
-
-
-@pytest.fixture
-def catalog(tmp_path: Path) -> Path:
-    dest = tmp_path / "catalog"
-    shutil.copytree(FIXTURE, dest)
-    return dest
 
 
 def _chart(root: Path, name: str, port: int) -> Path:
