@@ -16,10 +16,8 @@ ToyKV is a stand-in: no such server exists; what is under test is the seam, not 
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from tests.engines.test_add_an_engine import FIXTURE, REPO, _catalog, _changed
+from tests.engines.test_add_an_engine import FIXTURE, REPO, _catalog, _changed, _json, add_engine
 
 ENGINE_MODULE = '''"""ToyKV: a stand-in engine family for tests/engines/test_add_a_family.py (no such server exists). Nothing of it is
 llama.cpp's: its argv, its settings type and its KV dtype table are its own; its memory model is generator/fit/toykv.py.
@@ -195,25 +193,10 @@ def _toy_app(fixture: Path) -> str:
 
 @pytest.fixture(scope="module")
 def added(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("toykv")
-    code = root / "code"
-    shutil.copytree(REPO / "generator", code / "generator", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(REPO / "templates", code / "templates")
-    (code / "generator" / "engines" / "toykv.py").write_text(ENGINE_MODULE, encoding="utf-8")
-    (code / "generator" / "fit" / "toykv.py").write_text(FIT_MODULE, encoding="utf-8")
-    registry = code / "generator" / "schema" / "engines.py"
-    text = registry.read_text(encoding="utf-8")
-    anchor = "\n)\nENGINES"
-    assert anchor in text, "the registry tuple ends where the walkthrough says"
-    registry.write_text(text.replace(anchor, "\n" + REGISTRY_ENTRY.rstrip("\n") + anchor, 1), encoding="utf-8")
-
-    cat = root / "catalog"
-    shutil.copytree(FIXTURE, cat)
-    (cat / "flags").mkdir()
-    (cat / "flags" / "toykv-1.yaml").write_text(FLAG_TABLE, encoding="utf-8")
-    (cat / "stacks" / "toykv-1.yaml").write_text(STACK, encoding="utf-8")
-    (cat / "apps" / "toykvlab.yaml").write_text(_toy_app(FIXTURE), encoding="utf-8")
-    return root
+    return add_engine(tmp_path_factory.mktemp("toykv"),
+                      {"engines/toykv.py": ENGINE_MODULE, "fit/toykv.py": FIT_MODULE}, REGISTRY_ENTRY,
+                      {"flags/toykv-1.yaml": FLAG_TABLE, "stacks/toykv-1.yaml": STACK,
+                       "apps/toykvlab.yaml": _toy_app(FIXTURE)})
 
 
 ROOFLINE = """
@@ -232,13 +215,6 @@ def _run(root: Path, snippet: str) -> dict[str, Any]:
     done = subprocess.run([sys.executable, "-c", snippet], cwd=root, env=env, capture_output=True, text=True,
                           timeout=300, check=False)
     return _json(done)
-
-
-def _json(done: Any) -> dict[str, Any]:
-    assert done.returncode == 0, done.stdout + done.stderr
-    found = json.loads(done.stdout)
-    assert isinstance(found, dict)
-    return found
 
 
 def test_only_its_modules_its_data_and_the_registry_changed(added: Path) -> None:

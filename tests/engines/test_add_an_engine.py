@@ -159,26 +159,35 @@ def _changed(before: Path, after: Path) -> list[str]:
     return sorted(changed | (new - old) | (old - new))
 
 
-@pytest.fixture
-def added(tmp_path: Path) -> Path:
-    """A copy of the code and of the fixture catalog with the toy engine added as the walkthrough says."""
-    code = tmp_path / "code"
+def add_engine(root: Path, modules: dict[str, str], registry_entry: str, catalog_files: dict[str, str]) -> Path:
+    """Under `root`: a copy of the code with `modules` ({path under generator/: text}) written and `registry_entry`
+    added to the registry, as the walkthrough says, and a copy of the fixture catalog with `catalog_files` ({path
+    under the catalog: text}) written. Returns `root`."""
+    code = root / "code"
     shutil.copytree(REPO / "generator", code / "generator", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(REPO / "templates", code / "templates")
-    (code / "generator" / "engines" / "toyllm.py").write_text(TOY_MODULE, encoding="utf-8")
+    for rel, text in modules.items():
+        (code / "generator" / rel).write_text(text, encoding="utf-8")
     registry = code / "generator" / "schema" / "engines.py"
     text = registry.read_text(encoding="utf-8")
     anchor = "\n)\nENGINES"
     assert anchor in text, "the registry tuple ends where the walkthrough says"
-    registry.write_text(text.replace(anchor, "\n" + REGISTRY_ENTRY.rstrip("\n") + anchor, 1), encoding="utf-8")
+    registry.write_text(text.replace(anchor, "\n" + registry_entry.rstrip("\n") + anchor, 1), encoding="utf-8")
 
-    cat = tmp_path / "catalog"
+    cat = root / "catalog"
     shutil.copytree(FIXTURE, cat)
-    (cat / "flags").mkdir()
-    (cat / "flags" / "toyllm-1.yaml").write_text(FLAG_TABLE, encoding="utf-8")
-    (cat / "stacks" / "toyllm-1.yaml").write_text(STACK, encoding="utf-8")
-    (cat / "apps" / "toylab.yaml").write_text(_toy_app(FIXTURE), encoding="utf-8")
-    return tmp_path
+    for rel, text in catalog_files.items():
+        (cat / rel).parent.mkdir(exist_ok=True)
+        (cat / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def added(tmp_path: Path) -> Path:
+    """A copy of the code and of the fixture catalog with the toy engine added as the walkthrough says."""
+    return add_engine(tmp_path, {"engines/toyllm.py": TOY_MODULE}, REGISTRY_ENTRY,
+                      {"flags/toyllm-1.yaml": FLAG_TABLE, "stacks/toyllm-1.yaml": STACK,
+                       "apps/toylab.yaml": _toy_app(FIXTURE)})
 
 
 def _catalog(code: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
