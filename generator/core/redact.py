@@ -114,10 +114,14 @@ def literal_secret(text: str) -> str | None:
 
 def _url_password(text: str) -> bool:
     """Whether a URL in `text` carries a password in its userinfo (`https://admin:pw@host`): it would be written
-    into charts and the store page as it is (issue 40 cause 6)."""
-    for start, end in _tokens(text):
-        for first, at in _userinfo_spans(text, start, end):
-            user, sep, password = text[first:at].partition(":")
+    into charts and the store page as it is (issue 40 cause 6). Each token holding `@` is read on its own: the
+    same tokens `_tokens` bounds (split in C, not bounded one by one), and the userinfo patterns see no further
+    than the token's ends either way (a delimiter is before it, the search stops at its end)."""
+    for token in _rx(_DELIMITERS).split(text):
+        if "@" not in token:
+            continue
+        for first, at in _userinfo_spans(token, 0, len(token)):
+            user, sep, password = token[first:at].partition(":")
             if sep and password and password != MASK:
                 return True
     return False
@@ -138,8 +142,10 @@ def secrets_in(data: object, loc: tuple[str | int, ...] = ()) -> list[tuple[tupl
 
 def _suspect(data: object) -> bool:
     """False only when `_secrets_at` finds nothing in `data`: no secret-named key over a scalar, no secret-named
-    flag in a list, and the strings (joined, each a line) hold no mark of a token format nor `=` with `?` or `&`
-    (what a secret URL parameter needs). A True may still find nothing; the full scan then decides."""
+    flag in a list, and no string for which `literal_secret` says anything. The strings are joined, each a line: a
+    match of `_TOKENS` or `_URL_SECRET` holds no line break, so one search of the joined text finds one exactly where
+    a search of some string would; a password in a URL is looked for in each string holding `://` and `@`, as
+    `literal_secret` does. A True may still find nothing (a secret-named key); the full scan then decides."""
     strings: list[str] = []
     stack = [data]
     while stack:
@@ -157,8 +163,11 @@ def _suspect(data: object) -> bool:
                     return True
                 stack.append(item)
     text = "\n".join(strings)
-    return any(map(text.__contains__, _TOKEN_MARKS)) or ("=" in text and ("?" in text or "&" in text)) \
-        or ("://" in text and "@" in text)
+    if any(map(text.__contains__, _TOKEN_MARKS)) and _TOKENS.search(text):
+        return True
+    if "=" in text and ("?" in text or "&" in text) and _URL_SECRET.search(text):
+        return True
+    return "://" in text and "@" in text and any("://" in s and "@" in s and _url_password(s) for s in strings)
 
 
 def _secrets_at(data: object, loc: tuple[str | int, ...]) -> list[tuple[tuple[str | int, ...], str]]:
