@@ -45,6 +45,8 @@ _HOST = (r"(?!sha(?:256|384|512):)(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_~%-]+(?:\.[A-
 _rx = cache(re.compile)
 
 _DELIMITERS = r"[\s'\"<>`]+"  # what ends a URL-like token in running text
+# a `:` and then an `@` in one token: the last `:` before the first `@` after it has neither between them (linear)
+_COLON_AT = r":[^\s'\"<>`:@]*@"
 _SCHEME = r"[A-Za-z][A-Za-z0-9+.-]{0,31}://"
 _AT_HOST = rf"@(?={_HOST})"
 _USER = r"(?<![A-Za-z0-9._~+%:/@-])[A-Za-z0-9._~+%-]+:(?!//)"
@@ -117,8 +119,11 @@ def _url_password(text: str) -> bool:
     into charts and the store page as it is (issue 40 cause 6). Each token holding `@` is read on its own: the
     same tokens `_tokens` bounds (split in C, not bounded one by one), and the userinfo patterns see no further
     than the token's ends either way (a delimiter is before it, the search stops at its end)."""
+    if not _rx(_COLON_AT).search(text):  # no `:` before an `@` in one token: no password (most text, in one search)
+        return False
     for token in _rx(_DELIMITERS).split(text):
-        if "@" not in token:
+        at = token.rfind("@")
+        if at < 0 or ":" not in token[:at]:  # a password is after a `:` before an `@`: no userinfo patterns needed
             continue
         for first, at in _userinfo_spans(token, 0, len(token)):
             user, sep, password = token[first:at].partition(":")
@@ -135,18 +140,21 @@ def secrets_in(data: object, loc: tuple[str | int, ...] = ()) -> list[tuple[tupl
     """(where, what) of every literal secret in plain data (a catalog file): any string holding a token or a secret
     URL parameter; a non-empty value of a secret-named key of a mapping (an `env:` entry `HF_TOKEN: hf_...`); the
     value of a secret-named flag in a list (`args: [--api-key, s3cret]`, `--hf-token=...`). Nothing is echoed."""
-    if not _suspect(data):  # nearly every catalog file: one pass, no per-string regex, no locations built
+    named, strings = _suspect(data)
+    if not (named or strings):  # nearly every catalog file: one pass, no per-string regex, no locations built
         return []
-    return _secrets_at(data, loc)
+    return _secrets_at(data, loc, strings)
 
 
-def _suspect(data: object) -> bool:
-    """False only when `_secrets_at` finds nothing in `data`: no secret-named key over a scalar, no secret-named
-    flag in a list, and no string for which `literal_secret` says anything. The strings are joined, each a line: a
-    match of `_TOKENS` or `_URL_SECRET` holds no line break, so one search of the joined text finds one exactly where
-    a search of some string would; a password in a URL is looked for in each string holding `://` and `@`, as
-    `literal_secret` does. A True may still find nothing (a secret-named key); the full scan then decides."""
+def _suspect(data: object) -> tuple[bool, bool]:
+    """(whether `data` holds a secret-named key over a scalar or a secret-named flag in a list, whether some string
+    of it is one `literal_secret` says anything of): where both are False `_secrets_at` finds nothing, where the
+    second is False it finds nothing in a string. The strings are joined, each a line: a match of `_TOKENS` or
+    `_URL_SECRET` holds no line break, so one search of the joined text finds one exactly where a search of some
+    string would; a password in a URL is looked for in each string holding `://` and `@`, as `literal_secret` does.
+    A secret-named key may still hold nothing (an empty value); the full scan then decides."""
     strings: list[str] = []
+    named = False
     stack = [data]
     while stack:
         node = stack.pop()
@@ -154,26 +162,30 @@ def _suspect(data: object) -> bool:
             strings.append(node)
         elif isinstance(node, dict):
             for key, value in node.items():
-                if isinstance(value, (str, int, float)) and not isinstance(value, bool) and secret_name(str(key)):
-                    return True
+                if not named and isinstance(value, (str, int, float)) and not isinstance(value, bool) \
+                        and secret_name(str(key)):
+                    named = True
                 stack.append(value)
         elif _is_seq(node):
             for item in node:  # type: ignore[attr-defined]
-                if isinstance(item, str) and item.startswith("-") and secret_name(item.split("=", 1)[0]):
-                    return True
+                if not named and isinstance(item, str) and item.startswith("-") \
+                        and secret_name(item.split("=", 1)[0]):
+                    named = True
                 stack.append(item)
     text = "\n".join(strings)
     if any(map(text.__contains__, _TOKEN_MARKS)) and _TOKENS.search(text):
-        return True
+        return named, True
     if "=" in text and ("?" in text or "&" in text) and _URL_SECRET.search(text):
-        return True
-    return "://" in text and "@" in text and any("://" in s and "@" in s and _url_password(s) for s in strings)
+        return named, True
+    return named, "://" in text and "@" in text and any("://" in s and "@" in s and _url_password(s) for s in strings)
 
 
-def _secrets_at(data: object, loc: tuple[str | int, ...]) -> list[tuple[tuple[str | int, ...], str]]:
+def _secrets_at(data: object, loc: tuple[str | int, ...],
+                strings: bool = True) -> list[tuple[tuple[str | int, ...], str]]:
+    """The full scan; `strings` False: no string holds a secret of its own (`_suspect`): keys and flags only."""
     found: list[tuple[tuple[str | int, ...], str]] = []
     if isinstance(data, str):
-        kind = literal_secret(data)
+        kind = literal_secret(data) if strings else None
         if kind:
             found.append((loc, kind))
     elif isinstance(data, dict):
@@ -183,7 +195,7 @@ def _secrets_at(data: object, loc: tuple[str | int, ...]) -> list[tuple[tuple[st
                     and str(value).strip() and str(value) != MASK:
                 found.append((here, f"a literal value for {key}"))
             else:
-                found += _secrets_at(value, here)
+                found += _secrets_at(value, here, strings)
     elif _is_seq(data):
         items = list(data)  # type: ignore[call-overload]
         for index, item in enumerate(items):
@@ -197,7 +209,7 @@ def _secrets_at(data: object, loc: tuple[str | int, ...]) -> list[tuple[tuple[st
                 if not eq and isinstance(nxt, str) and nxt.strip() and not nxt.startswith("-"):
                     found.append(((*loc, index + 1), f"a literal value for {flag}"))
                     continue
-            found += _secrets_at(item, here)
+            found += _secrets_at(item, here, strings)
     return found
 
 
