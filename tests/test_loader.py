@@ -13,7 +13,7 @@ from generator.core.errors import CatalogError
 from generator.yamlio.loader import read_document
 
 PLAIN = ["yes", "No", "on", "OFF", "y", "true", "False", "null", "~", "", "1_000", "0x1F", "0o17", "017", "0b101",
-         "1e5", "1.5", ".5", "-.inf", ".NaN", "2026-01-02", "2026-01-02 10:00:00", "12:30", "1:20", "+7", "-0",
+         "1e5", "1.5", ".5", "-.inf", ".NaN", "2026-01-02", "2024-02-29", "2026-1-2", "2026-01-02 10:00:00", "12:30", "1:20", "+7", "-0",
          "8000", "24300m", "v1.0", "0.97"]
 
 
@@ -37,6 +37,15 @@ def test_plain_scalars_load_as_ruamel_yaml_1_2_loads_them(tmp_path, text):
             and (expected.hour, expected.minute, expected.second) == (0, 0, 0):
         expected = expected.date()  # the catalog reads midnight timestamps as dates
     assert _same(_doc(tmp_path, source).data["k"], expected), (text, expected)
+
+
+@pytest.mark.parametrize("text", ["2026-02-30", "2026-13-01", "0000-01-01"])
+def test_an_impossible_date_is_refused_at_its_line_as_the_constructor_refuses_it(tmp_path, text):
+    with pytest.raises(CatalogError) as err:
+        _doc(tmp_path, f"a: 1\nk: {text}\n")
+    with pytest.raises(ValueError) as constructor:
+        YAML(typ="safe", pure=True).load(f"k: {text}\n")
+    assert f"doc.yaml:2: YAML syntax error: {text!r} is not a valid !!timestamp ({constructor.value})" in str(err.value)
 
 
 def test_explicit_tags_and_flow_collections(tmp_path):

@@ -71,6 +71,7 @@ _MERGE = "tag:yaml.org,2002:merge"
 _INT = "tag:yaml.org,2002:int"
 _FLOAT = "tag:yaml.org,2002:float"
 _BOOL = "tag:yaml.org,2002:bool"
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
 _BOOLS = {"true": True, "false": False}
 
 
@@ -87,6 +88,11 @@ def _scalar(node: ScalarNode) -> Any:
         return _BOOLS[node.value]
     if node.tag == _FLOAT and _plain_decimal(node.value):  # `0.9`, `-1.5`: ruamel returns float() of the text too
         return float(node.value)
+    if node.tag == _TIMESTAMP and _plain_date(node.value):  # `2026-12-01`: ruamel builds date(year, month, day) too
+        try:
+            return dt.date(int(node.value[:4]), int(node.value[5:7]), int(node.value[8:]))
+        except ValueError as exc:  # `2026-02-30`: the same refusal as the constructor's below
+            raise _Refused(None, None, f"{node.value!r} is not a valid !!timestamp ({exc})", node.start_mark) from exc
     if node.tag == _MERGE:
         raise _Refused(None, None, "merge key `<<` is not supported (write its keys out)", node.start_mark)
     twin = ruamel_nodes.ScalarNode(node.tag, node.value, start_mark=node.start_mark, end_mark=node.end_mark,
@@ -99,6 +105,12 @@ def _scalar(node: ScalarNode) -> Any:
     if isinstance(value, dt.datetime):
         return value.date() if (value.hour, value.minute, value.second) == (0, 0, 0) else value
     return value
+
+
+def _plain_date(text: str) -> bool:
+    """`YYYY-MM-DD`, every digit written (the catalog's dates); other timestamps go through ruamel's constructor."""
+    return len(text) == 10 and text[4] == text[7] == "-" and (digits := text[:4] + text[5:7] + text[8:]).isdigit() \
+        and digits.isascii()
 
 
 def _plain_decimal(text: str) -> bool:
