@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import stat
 import tempfile
 from collections.abc import Iterator
@@ -55,6 +54,8 @@ class _Journal:
         if info is None:
             self.files[path] = None
             return
+        import secrets  # on the first kept file, not at every start (hmac and OpenSSL's hashes come with it)
+
         keep = path.with_name(f".{path.name}.{secrets.token_hex(6)}.undo")
         try:
             os.link(path, keep, follow_symlinks=False)  # the old inode, kept without copying a byte (a full disk too)
