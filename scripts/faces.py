@@ -17,9 +17,11 @@ Run from the repository root: `python scripts/faces.py` rewrites the tree, `--ch
 Where a face finds a name: the inner imports being rewritten, the table it wrote last time, the `__init__.py`'s
 own code. A name is followed through re-exports inside its package to the module that defines it. A submodule
 imported as a module object (`from generator.yamlio import yamlout`, then `yamlout.dump`) is a name of the face
-that stands for the whole submodule. A public name may not be the name of a submodule of its package (the import
-system would overwrite one with the other), and two different objects may not share a public name: both stop the
-script with the file and line.
+that stands for the whole submodule. A name that is also the name of a submodule of its package
+(`generator.chart.plan`'s `plan`) cannot be on the face, since the import system sets the package's attribute to
+the submodule when it loads: it stays imported from its module, and the other names of its statement go to the
+face (the statement splits in two where it sits on a line of its own; `--report` lists what stays). Two different
+objects may not share a public name: that stops the script with the file and line, writing nothing.
 
 Deterministic and idempotent (pure `ast` reads and text edits): a second run changes nothing.
 """
