@@ -34,10 +34,9 @@ from generator.cli import site
 from generator.cli import smoke
 from generator.cli import sync
 
-# The command modules are listed so that importing them (for their registration on `app`) reads as used.
-__all__ = ["main", "bump", "calibrate", "check", "doctor",
-           "explain", "import_", "init", "listing", "new", "preset", "prune", "publish", "render", "serve",
-           "site", "smoke", "sync"]
+# The command modules, imported for their registration on `app` (the package's public names are its face, below).
+COMMANDS = (bump, calibrate, check, doctor, explain, import_, init, listing, new, preset, prune, publish, render, serve,
+            site, smoke, sync)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,1 +1,3 @@
-"""prune: see docs/architecture.md."""
+"""Which deprecated apps may go (the gate), removing them, and the market's SUSPEND / REMOVE change.
+
+The package's stage in the flow: docs/architecture.md."""

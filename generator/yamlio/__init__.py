@@ -1,1 +1,3 @@
-"""yamlio: see docs/architecture.md."""
+"""YAML in with line numbers, deterministic YAML out, and the one scalar resolver.
+
+The package's stage in the flow: docs/architecture.md."""
