@@ -8,9 +8,9 @@ fit (a render of a catalog with no SGLang app never loads it).
 from __future__ import annotations
 
 from generator.catalog import Resolved
-from generator.engines.base import Sized, cap_of
+from generator.engines.base import Sized
 from generator.engines.settings import SglangSettings
-from generator.fit.ledger import Ledger
+from generator.fit.ledger import Ledger, cap_mib
 
 
 def fraction(r: Resolved, cap_mib: int) -> float:
@@ -23,7 +23,7 @@ def fraction(r: Resolved, cap_mib: int) -> float:
 def build(r: Sized, s: SglangSettings, ledger: Ledger) -> None:
     from generator.engines import sglang
 
-    cap = cap_of(r)
+    cap = cap_mib(r)
     spec_mtp = s.spec_method == "mtp"
     p = sglang.plan(r, cap, fraction=s.fraction.value, context=s.context.value, kv_dtype=s.kv_k.value,
                     draft_layers=r.model.architecture.mtp_layers if spec_mtp else 0, requests=s.requests.value,
