@@ -20,8 +20,6 @@ per sized app: the app, and each other accelerator mode's variant; none for an a
 failure the walk is printed: per module its stays, visits (climbs included), climbs and returns, the totals, then every
 climb with its caller and the stage the object had reached. docs/architecture.md "The walk" says how to read it.
 
-Not covered here: SGLang's memory model (fit/sglang.py) hands the app to the engine's arithmetic
-(engines/sglang.py `plan`), a climb the embedded catalog's two SGLang apps show; the fixture catalogs have no SGLang app.
 """
 
 from __future__ import annotations
@@ -226,6 +224,20 @@ def test_the_render_of_an_app_climbs_back_up_nowhere(tmp_path: Path, fixture: st
     walk = walk_of(r)
     _assert_walk(walk, 1 if r.app.gpu_memory_mib is None else 0)
     assert walk.returns, walk.table()  # the tracer saw the stages hand their results back
+
+
+def test_an_sglang_render_climbs_back_up_nowhere(tmp_path: Path) -> None:
+    """SGLang's memory model plans the pool from the facts its settings carry (engines/settings.py `SglangMemory`),
+    handed no app: the fit does not climb back to the engine's arithmetic (tests/engines/test_sglang_fit.py's app)."""
+    from tests.engines.test_sglang_fit import APP, STACK
+
+    cat = tmp_path / "catalog"
+    shutil.copytree(FIXTURES / "catalog_small", cat)
+    (cat / "stacks" / "sglang-test.yaml").write_text(STACK, encoding="utf-8")
+    (cat / "apps" / "gemmasglang.yaml").write_text(APP.format(context=32768), encoding="utf-8")
+    r = load_catalog(cat).apps["gemmasglang"]
+    assert r.app.gpu_memory_mib is None
+    _assert_walk(walk_of(r), 1)
 
 
 @pytest.mark.parametrize("market", [None, "devices: [small-ada, big-unified, old-ampere]\nform: shared\n"])
