@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 from generator.engines.argv import Argv, Flag, Given, env_var, normalize
 from generator.catalog import Resolved
@@ -226,8 +226,7 @@ class LuceboxSettings(GgufSettings):
     FAMILY: ClassVar[EngineFamily] = Family("lucebox")
 
 
-@dataclass(frozen=True)
-class SglangMemory:
+class SglangMemory(NamedTuple):
     """What SGLang's memory arithmetic (engines/sglang.py `plan_from`) reads of an app besides its settings, decided
     with them: the fit plans the pool under any cap from these, handed no app (tests/test_walk.py)."""
 
