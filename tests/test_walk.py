@@ -6,14 +6,15 @@ the way (each `Resolved`, `Sized`, `Settings`, `EngineSpec`, `ChartSpec` or `Mod
 identity, an argument holding one itself or in one of its dataclass fields or items (one level down). A method's own
 object (`self`) is not counted: the object answering about itself is not a hand-off.
 
-Each recorded call has the callee's stage (tests/test_architecture.py `STAGES`, ranked) and is one of:
+Each recorded call has the callee's stage (tests/support/stages.py `STAGES`, ranked, the stages of
+tests/test_architecture.py) and is one of:
 - a **stay**: caller and callee are the same module (the "room");
 - a **visit**: it enters the module from another one;
 - a **climb back up**: it hands an object to a stage earlier than a stage that object was already handed to (the
   chart plan handing the app back to the fit after the chart stage had it).
 A **return** is a recorded call that hands back one of the app's objects (a new one derived on the way, or one it was
-given). The conductor (`CONDUCTORS`: the chart plan's `plan` and the pipeline's `render_app`) hands the app from stage to
-stage; being handed the app does not count as its stage having it, the calls it makes do.
+given). The conductor (`CONDUCTORS`: the chart plan's `plan` and `_mode_plans`, the pipeline's `render_app`) hands
+the app from stage to stage; being handed the app does not count as its stage having it, the calls it makes do.
 
 The test asserts no climb and that the fit sizes each app once (`sized` or `size_gpu` of fit/sizing.py entered once
 per sized app: the app, and each other accelerator mode's variant; none for an app that states its GPU memory). On
@@ -42,7 +43,8 @@ from generator.chart.pipeline import render_app
 from generator.chart.plan import ChartSpec, ModePlan
 from generator.engines.base import EngineSpec
 from generator.engines.values import Settings
-from tests.test_architecture import RANK
+from support.sglang_app import APP, STACK
+from support.stages import RANK
 
 ROOT = Path(generator.__file__).resolve().parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -228,9 +230,7 @@ def test_the_render_of_an_app_climbs_back_up_nowhere(tmp_path: Path, fixture: st
 
 def test_an_sglang_render_climbs_back_up_nowhere(tmp_path: Path) -> None:
     """SGLang's memory model plans the pool from the facts its settings carry (engines/settings.py `SglangMemory`),
-    handed no app: the fit does not climb back to the engine's arithmetic (tests/engines/test_sglang_fit.py's app)."""
-    from tests.engines.test_sglang_fit import APP, STACK
-
+    handed no app: the fit does not climb back to the engine's arithmetic (tests/support/sglang_app.py)."""
     cat = tmp_path / "catalog"
     shutil.copytree(FIXTURES / "catalog_small", cat)
     (cat / "stacks" / "sglang-test.yaml").write_text(STACK, encoding="utf-8")
