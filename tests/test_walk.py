@@ -229,7 +229,7 @@ def test_the_render_of_an_app_climbs_back_up_nowhere(tmp_path: Path, fixture: st
 
 
 def test_an_sglang_render_climbs_back_up_nowhere(tmp_path: Path) -> None:
-    """SGLang's memory model plans the pool from the facts its settings carry (engines/settings.py `SglangMemory`),
+    """SGLang's memory model plans the pool from the facts its settings carry (engines/sglang_facts.py),
     handed no app: the fit does not climb back to the engine's arithmetic (tests/support/sglang_app.py)."""
     cat = tmp_path / "catalog"
     shutil.copytree(FIXTURES / "catalog_small", cat)

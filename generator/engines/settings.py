@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import ClassVar, NamedTuple
+from typing import TYPE_CHECKING, ClassVar
 
 from generator.engines.argv import Argv, Flag, Given, env_var, normalize
 from generator.catalog import Resolved
@@ -23,7 +23,10 @@ from generator.schema.engines import Family
 from generator.engines.genesis_env import patch_states
 from generator.engines.kvbytes import MODEL_DTYPE_CONV_BYTES, SGLANG_KV_BYTES, TURBOQUANT_BITS, vllm_slot_bytes
 from generator.engines.values import EngineFamily, Settings, Value
-from generator.schema import Architecture, Stack
+from generator.schema import Stack
+
+if TYPE_CHECKING:
+    from generator.engines.sglang_facts import SglangMemory
 
 # vLLM defaults for the pinned 0.19-0.21 images (docs/domain.md: "current main 0.92, older releases 0.9").
 VLLM_DEFAULT_UTILIZATION = 0.9
@@ -226,16 +229,6 @@ class LuceboxSettings(GgufSettings):
     FAMILY: ClassVar[EngineFamily] = Family("lucebox")
 
 
-class SglangMemory(NamedTuple):
-    """What SGLang's memory arithmetic (engines/sglang.py `plan_from`) reads of an app besides its settings, decided
-    with them: the fit plans the pool under any cap from these, handed no app (tests/test_walk.py)."""
-
-    device_mib: float | None  # the card's memory where its driver reports it whatever the HAMi cap; None: the cap
-    weights_mib: float  # a weights_loaded calibration row, else the weight file's size (engines/sglang.py)
-    architecture: Architecture
-    context: int  # the app's context_length (the plan's context when none is given)
-
-
 @dataclass(frozen=True, kw_only=True)
 class SglangSettings(Settings):
     """SGLang: the static pool's fraction, the request cap and the ratios that split the pool (engines/sglang.py)."""
@@ -246,7 +239,7 @@ class SglangSettings(Settings):
     mamba_ratio: Value[float]  # --mamba-full-memory-ratio
     swa_ratio: Value[float]  # --swa-full-tokens-ratio
     draft_tokens: Value[int | None]  # --speculative-num-draft-tokens
-    memory: SglangMemory  # the app's facts SGLang's memory arithmetic reads
+    memory: SglangMemory  # the app's facts SGLang's memory arithmetic reads (engines/sglang_facts.py)
 
     @property
     def memory_fraction(self) -> bool:
@@ -449,6 +442,8 @@ def sglang_settings(r: Resolved, engine: EngineSpec) -> SglangSettings:
 
 
 def sglang_of(r: Resolved, argv: Look) -> SglangSettings:
+    from generator.engines.sglang_facts import sglang_memory  # loaded with the first SGLang app, not with every command
+
     ctx, kv = argv.last("--context-length"), argv.last("--kv-cache-dtype")
     kv_value = Value(_text(kv, "auto"), kv, "SGLang default")
     fraction, requests = argv.last("--mem-fraction-static"), argv.last("--max-running-requests")
@@ -469,24 +464,6 @@ def sglang_of(r: Resolved, argv: Look) -> SglangSettings:
     )
 
 
-def _sglang_weights_mib(r: Resolved) -> float:
-    """The weights SGLang loads: a weights_loaded calibration row (the app's, else the model's for its quantization),
-    else the weight file's size."""
-    weight = r.model.weight(r.app.quantization)
-    assert weight is not None, "checked by the catalog loader"
-    rows = [c for c in r.app.calibration if c.measure == "weights_loaded"]
-    rows += [c for c in r.model.calibration if c.measure == "weights_loaded" and c.quant == r.app.quantization]
-    return rows[0].mib if rows else weight.size_gib * 1024
-
-
-def sglang_memory(r: Resolved) -> SglangMemory:
-    """The app's facts SGLang's memory arithmetic reads (`SglangMemory`). The total SGLang reads in the pod is the
-    card's on a device whose driver reports it whatever the HAMi cap (device.reported_total, docs/fit.md), else the
-    cap (None here: the plan's cap)."""
-    device = float(r.device.memory_mib) if r.device.reported_total == "device" else None
-    return SglangMemory(device, _sglang_weights_mib(r), r.model.architecture, r.app.context_length)
-
-
 def decided(r: Sized) -> Settings:
     """The typed settings of a sized app, decided by its family from the app's fields, its stack's args and the app's
     extra_args (generator/engines/<family>.py FAMILY.decide): no argv is built or read. The same settings
@@ -505,6 +482,5 @@ def settings_for(r: Resolved, engine: EngineSpec) -> Settings:
 
 
 __all__ = ["AnySettings", "DOUBLED_SEQUENCES", "EngineFamily", "GgufSettings", "LlamaCppSettings", "LuceboxSettings",
-           "Env", "Look", "decided", "Settings", "SglangMemory", "SglangSettings", "Value", "VllmSettings", "as_float",
-           "human_int", "llama_of", "lucebox_of", "settings_for", "sglang_memory", "sglang_of", "vllm_of",
-           "vllm_release"]
+           "Env", "Look", "decided", "Settings", "SglangSettings", "Value", "VllmSettings", "as_float", "human_int",
+           "llama_of", "lucebox_of", "settings_for", "sglang_of", "vllm_of", "vllm_release"]

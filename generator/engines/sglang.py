@@ -44,7 +44,8 @@ from generator.engines.base import Arg, EngineSpec, Head, Own, Sized, build, cap
 from generator.core.errors import Problem
 from generator.engines.kvbytes import SGLANG_KV_BYTES
 from generator.engines.interface import EngineFamily, Get, Knobs, Said, Server, Text, count, semver
-from generator.engines.settings import SglangMemory, SglangSettings, sglang_memory, sglang_of, sglang_settings
+from generator.engines.settings import SglangSettings, sglang_of, sglang_settings
+from generator.engines.sglang_facts import SglangMemory, sglang_memory
 from generator.schema.engines import declaration
 from generator.schema import Architecture, AttentionGroup, Mamba2Group
 
