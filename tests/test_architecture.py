@@ -10,16 +10,10 @@ import ast
 from pathlib import Path
 
 import pytest
+from support.stages import RANK, STAGES
 
 ROOT = Path(__file__).resolve().parent.parent / "generator"
 
-# The flow, earliest first. `catalog` is generator/catalog.py (the aggregate that resolves app -> model, stack,
-# device); the rest are packages. Stages on one line are siblings of equal rank only where listed together.
-STAGES = [
-    "core", "adapters", "yamlio", "schema", "catalog", "engines", "flags", "fit", "chart", "lint", "rules",
-    "versions", "check", "preset", "importer", "newapp", "sync", "publish", "market", "smoke", "prune", "cli",
-]
-RANK = {stage: i for i, stage in enumerate(STAGES)}
 TOP_LEVEL_FILES = {"__init__.py", "__main__.py", "catalog.py"}
 
 

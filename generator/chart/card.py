@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 from generator.catalog import Resolved
 from generator.chart.parts import MODEL_SUPPORTS
-from generator.engines import EngineSpec, supports_for
+from generator.engines import EngineSpec
+from generator.engines.family import family_for
 
 THINKING_MARKS = ("enable_thinking", "<think>")
 
@@ -62,7 +63,7 @@ def thinking_off(argv: list[str]) -> bool:
 
 def capabilities(r: Resolved, spec: EngineSpec) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
     argv = spec.argv
-    from_argv = supports_for(r, argv)
+    from_argv = family_for(r.stack).supports(argv)  # the family's reading of its argv, handed no app
     why: dict[str, str] = {}
     if r.app.vision:
         why["vision"] = "the app serves images (vision: true)"

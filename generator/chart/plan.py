@@ -15,11 +15,12 @@ from generator.chart.profiles import PROFILES, Profile, get_profile
 from generator.chart.shared import (API_KEY_ENV, CONTEXT_ENV, NUMBER_REGEX, OUTPUT_ENV, SharedEngine, explicit_slots,
                                     knobs_for, plan_engine)
 from generator.core.errors import InputError, Problem
-from generator.engines import EngineSpec, Sized, engine_for, supports_for
+from generator.engines import EngineSpec, Sized, engine_for
 from generator.engines.base import CHAT_TEMPLATE_FILE
 from generator.engines.argv import Flag
+from generator.engines.family import family_for
 from generator.engines.settings import Settings, decided
-from generator.fit.devices import variant_on
+from generator.fit.devices import largest_fitting, variant_on
 from generator.fit.sizing import sized
 from generator.schema.app import SOURCE_LOCALE
 
@@ -109,11 +110,13 @@ def _accelerator(r: Sized, profile: Profile) -> Accelerator:
                        required_gpu_memory=gpu, limited_gpu_memory=gpu)
 
 
-def _shared_engine(r: Resolved, spec: EngineSpec, settings: Settings) -> tuple[EngineSpec, Settings, SharedEngine]:
+def _shared_engine(r: Resolved, spec: EngineSpec, settings: Settings,
+                   largest: int) -> tuple[EngineSpec, Settings, SharedEngine]:
     """The shared form's engine (its slot count explicit), its settings (the slot count citing the flag written out)
-    and bounds for `r` (planned) on its device."""
+    and bounds for `r` (planned) on its device; `largest`: the largest context the fit places there
+    (generator/fit/devices.py `largest_fitting`)."""
     explicit = explicit_slots(r, spec, settings)
-    bounds = plan_engine(r, explicit, settings)
+    bounds = plan_engine(r, explicit, settings, largest)
     if explicit is not spec:  # the slot flag appended: the setting now comes from it, as the engine reads it
         added = explicit.args[-1]
         name = knobs_for(r).slot_setting
@@ -123,11 +126,12 @@ def _shared_engine(r: Resolved, spec: EngineSpec, settings: Settings) -> tuple[E
     return explicit, settings, bounds
 
 
-def _mode_plans(r: Resolved, spec: EngineSpec, shared: bool = False) -> tuple[ModePlan, ...]:
+def _mode_plans(r: Sized, spec: EngineSpec, shared: bool = False) -> tuple[ModePlan, ...]:
     """Per mode other than the app's own, the first device of `devices:` in that mode the app runs on and the store
     targets (an excluded device, or one the store's market.yaml does not list, gives no mode). The app's own mode keeps
     the app's own device: one chart can only branch on the mode Olares injects, so desktop cards of the same mode share
-    the own device's values."""
+    the own device's values. Part of the one pass (`plan`): each variant is settled and sized by the fit, decided and
+    built by its engine, then planned here."""
     out: list[ModePlan] = []
     seen = {r.device.accelerator}
     for target in r.targets:
@@ -138,14 +142,16 @@ def _mode_plans(r: Resolved, spec: EngineSpec, shared: bool = False) -> tuple[Mo
         if variant is None:
             continue
         seen.add(mode)
-        planned = sized(variant)
+        fitted = variant.app.gpu_memory_mib is None
+        planned = sized(variant) if fitted else Sized(variant)
         engine = engine_for(planned)  # built once per mode, from the sized variant
         # the mounts come from app fields a `devices:` entry cannot override (engines/base.py `mounts`)
         assert engine.mounts == spec.mounts, f"{r.app.name}: {target.device.id} mounts differ"
-        gpu = gpu_memory(planned, fitted=variant.app.gpu_memory_mib is None)
         bounds = None
-        if shared:
-            engine, _, bounds = _shared_engine(planned, engine, decided(planned))
+        if shared:  # the settings read before the fit's search of the largest context, the values planned after it
+            settings = decided(planned)
+            engine, _, bounds = _shared_engine(planned, engine, settings, largest_fitting(planned))
+        gpu = gpu_memory(planned, fitted=fitted)
         out.append(ModePlan(mode, target.device.id, planned, engine, gpu, bounds))
     return tuple(out)
 
@@ -192,7 +198,7 @@ def _supports(r: Resolved, spec: EngineSpec) -> tuple[str, ...]:
       serves any template);
     - thinking: vLLM runs a `--reasoning-parser` (vLLM docs, reasoning outputs). The catalog holds no
       reasoning fact for llama.cpp models, so a llama.cpp app declares none. SGLang declares neither yet."""
-    from_argv = supports_for(r, spec.argv)  # each engine module's `supports` (engines/__init__.py SUPPORTS)
+    from_argv = family_for(r.stack).supports(spec.argv)  # the family's `supports` (engines/interface.py)
     return tuple(s for s in MODEL_SUPPORTS if (r.app.vision if s == "vision" else s in from_argv))
 
 
@@ -279,28 +285,43 @@ def _require_v3(r: Resolved, profile: Profile) -> None:
 def plan(r: Resolved, profile: Profile | str | None = None) -> ChartSpec:
     """Every final value of the app's chart. `profile`: the manifest profile (docs/profiles.md); by default the
     catalog's (catalog/market.yaml), a publish target may pass its own. An app that leaves its GPU memory out is
-    sized by the fit first (generator/fit/sizing.py); `ChartSpec.resolved` is that sized app."""
+    sized by the fit first (generator/fit/sizing.py); `ChartSpec.resolved` is that sized app.
+
+    The one pass from app to plan, each stage handed the previous one's typed result and none handed the app back
+    after a later stage had it (tests/test_walk.py): the fit sizes the app (a stated GPU memory: nothing to size),
+    its engine decides its settings and builds its argv once, the fit settles and sizes each other mode's variant
+    (and, in the shared form, finds the largest context each fits), then the chart's values are planned from those."""
     chosen = get_profile(profile) if isinstance(profile, str) else profile or PROFILES[r.market.profile]
-    fitted = r.app.gpu_memory_mib is None
-    r = sized(r)  # decides the settings on the way (generator/fit/sizing.py), building no argv
-    settings = decided(r)
-    spec = engine_for(r)  # the app's argv, built once
-    shared = None
-    if r.form == "shared":
+    shared = r.form == "shared"
+    if shared and chosen.api_version != "v3":
         _require_v3(r, chosen)
-        spec, settings, shared = _shared_engine(r, spec, settings)
+    fitted = r.app.gpu_memory_mib is None
+    planned = sized(r) if fitted else Sized(r)  # sized: decides the settings on the way, building no argv
+    settings = decided(planned)
+    spec = engine_for(planned)  # the app's argv, built once
+    largest = largest_fitting(planned) if shared else 0
+    modes = _mode_plans(planned, spec, shared) if chosen.per_mode and not chosen.flat_resources else ()
+    return _chart(planned, settings, spec, chosen, modes, gpu_memory(planned, fitted=fitted),
+                  _shared_engine(planned, spec, settings, largest) if shared else None)
+
+
+def _chart(r: Sized, settings: Settings, spec: EngineSpec, chosen: Profile, modes: tuple[ModePlan, ...],
+           gpu: GpuMemory, shared_form: tuple[EngineSpec, Settings, SharedEngine] | None) -> ChartSpec:
+    """The chart's values from the pass's typed results (`plan`)."""
+    shared = None
+    if shared_form is not None:
+        spec, settings, shared = shared_form
     app = r.app
     chart = ChartYaml(name=app.name, description=app.description.splitlines()[0], icon=app.icon, version=app.version,
                       app_version=app.version)
     files = {CHAT_TEMPLATE_FILE: r.chat_template.text} if r.chat_template is not None else {}
-    modes = _mode_plans(r, spec, shared is not None) if chosen.per_mode and not chosen.flat_resources else ()
     values = _values(r, spec, shared)
     if modes:
         values = replace(values, modes=tuple((m.mode, _mode_values(m)) for m in modes))
     return ChartSpec(name=app.name, chart=chart, manifest=_manifest(r, spec, chosen, modes, shared), values=values,
                      owners=Owners(tuple(app.owners)), engine=spec, resolved=r, settings=settings,
                      profile=chosen, files=files,
-                     i18n=_i18n(r, chosen), modes=modes, gpu=gpu_memory(r, fitted=fitted), shared=shared)
+                     i18n=_i18n(r, chosen), modes=modes, gpu=gpu, shared=shared)
 
 
 __all__ = ["CONTAINER", "GPUMEM_MODES", "ChartSpec", "ModePlan", "k8s_literal", "plan", "whole_cores"]

@@ -140,17 +140,15 @@ def slots_of(r: Resolved, settings: object) -> int:
     return int(getattr(settings, knobs.slot_setting).value) if knobs.slot_setting else 1
 
 
-def context_maximum(r: Resolved) -> tuple[int, str]:
-    """The largest context (per the fit's steps) that fits the GPU memory the chart reserves on the app's device; the
-    app's own context when the fit finds less (measured beats modeled: the app's value stays, both are said); a
-    `measured:` context_length of the app where it has one."""
-    from generator.fit.devices import largest_fitting
-
+def context_maximum(r: Resolved, found: int) -> tuple[int, str]:
+    """The largest context (per the fit's steps) that fits the GPU memory the chart reserves on the app's device
+    (`found`: the fit's `largest_fitting` of the planned app, generator/fit/devices.py); the app's own context when the
+    fit finds less (measured beats modeled: the app's value stays, both are said); a `measured:` context_length of the
+    app where it has one."""
     cap = r.app.gpu_memory_mib
     measured = next((m for m in r.app.measured if m.field == "context_length" and m.value.isdigit()), None)
     if measured is not None:  # a context measured as the most that works stays the bound (docs/fit.md)
         return int(measured.value), f"measured: {measured.note} ({measured.source})"
-    found = largest_fitting(r)  # r is planned: its GPU memory is stated or sized, so each trial is estimated under it
     top = r.model.architecture.max_context
     own = r.app.context_length
     if found >= top:
@@ -162,8 +160,9 @@ def context_maximum(r: Resolved) -> tuple[int, str]:
                    f"1,024 tokens; the model's maximum is {top:,})")
 
 
-def plan_engine(r: Resolved, spec: EngineSpec, settings: object) -> SharedEngine:
-    """The shared-form values of one engine (`spec` already has its slots explicit)."""
+def plan_engine(r: Resolved, spec: EngineSpec, settings: object, largest: int) -> SharedEngine:
+    """The shared-form values of one engine (`spec` already has its slots explicit; `largest`: the largest context the
+    fit places on the app's device, `context_maximum`)."""
     knobs = knobs_for(r)
     argv = spec.argv
     index = _flag_index(argv, knobs.context_flags)
@@ -175,7 +174,7 @@ def plan_engine(r: Resolved, spec: EngineSpec, settings: object) -> SharedEngine
                                   "in extra_args (not --flag=N), or set `form: single` on the app")])
     slots = slots_of(r, settings) if knobs.per_slot_pool else 1
     total = int(argv[index])
-    maximum, why = context_maximum(r)
+    maximum, why = context_maximum(r, largest)
     bound = ContextBound(default=total // slots, maximum=max(maximum, total) // slots, slots=slots, arg_index=index,
                          why=why)
     output = knobs.output_flag

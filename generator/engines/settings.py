@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from generator.engines.argv import Argv, Flag, Given, env_var, normalize
 from generator.catalog import Resolved
@@ -24,6 +24,9 @@ from generator.engines.genesis_env import patch_states
 from generator.engines.kvbytes import MODEL_DTYPE_CONV_BYTES, SGLANG_KV_BYTES, TURBOQUANT_BITS, vllm_slot_bytes
 from generator.engines.values import EngineFamily, Settings, Value
 from generator.schema import Stack
+
+if TYPE_CHECKING:
+    from generator.engines.sglang_facts import SglangMemory
 
 # vLLM defaults for the pinned 0.19-0.21 images (docs/domain.md: "current main 0.92, older releases 0.9").
 VLLM_DEFAULT_UTILIZATION = 0.9
@@ -236,6 +239,7 @@ class SglangSettings(Settings):
     mamba_ratio: Value[float]  # --mamba-full-memory-ratio
     swa_ratio: Value[float]  # --swa-full-tokens-ratio
     draft_tokens: Value[int | None]  # --speculative-num-draft-tokens
+    memory: SglangMemory  # the app's facts SGLang's memory arithmetic reads (engines/sglang_facts.py)
 
     @property
     def memory_fraction(self) -> bool:
@@ -438,6 +442,8 @@ def sglang_settings(r: Resolved, engine: EngineSpec) -> SglangSettings:
 
 
 def sglang_of(r: Resolved, argv: Look) -> SglangSettings:
+    from generator.engines.sglang_facts import sglang_memory  # loaded with the first SGLang app, not with every command
+
     ctx, kv = argv.last("--context-length"), argv.last("--kv-cache-dtype")
     kv_value = Value(_text(kv, "auto"), kv, "SGLang default")
     fraction, requests = argv.last("--mem-fraction-static"), argv.last("--max-running-requests")
@@ -454,6 +460,7 @@ def sglang_of(r: Resolved, argv: Look) -> SglangSettings:
         mamba_ratio=Value(_float(mamba, SGLANG_MAMBA_RATIO), mamba, "SGLang default 0.9"),
         swa_ratio=Value(_float(swa, SGLANG_SWA_RATIO), swa, "SGLang default 0.8"),
         draft_tokens=Value(human_int(draft.value) if draft else None, draft, "not set"),
+        memory=sglang_memory(r),
     )
 
 

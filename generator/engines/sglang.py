@@ -45,6 +45,7 @@ from generator.core.errors import Problem
 from generator.engines.kvbytes import SGLANG_KV_BYTES
 from generator.engines.interface import EngineFamily, Get, Knobs, Said, Server, Text, count, semver
 from generator.engines.settings import SglangSettings, sglang_of, sglang_settings
+from generator.engines.sglang_facts import SglangMemory, sglang_memory
 from generator.schema.engines import declaration
 from generator.schema import Architecture, AttentionGroup, Mamba2Group
 
@@ -183,38 +184,34 @@ class Plan:
         return self.budget.tokens
 
 
-def reported_total_mib(r: Resolved, cap_mib: float) -> float:
-    """The total SGLang reads in the pod: the card's on a device whose driver reports it whatever the HAMi cap
-    (device.reported_total, docs/fit.md), else the cap."""
-    return float(r.device.memory_mib) if r.device.reported_total == "device" else float(cap_mib)
-
-
-def weights_mib(r: Resolved) -> float:
-    weight = r.model.weight(r.app.quantization)
-    assert weight is not None, "checked by the catalog loader"
-    rows = [c for c in r.app.calibration if c.measure == "weights_loaded"]
-    rows += [c for c in r.model.calibration if c.measure == "weights_loaded" and c.quant == r.app.quantization]
-    return rows[0].mib if rows else weight.size_gib * 1024
-
-
 def plan(r: Resolved, cap_mib: int, *, fraction: float | None = None, context: int | None = None,
          kv_dtype: str = "auto", draft_layers: int = 0, requests: int | None = None,
          mamba_ratio: float = DEFAULT_MAMBA_FULL_MEMORY_RATIO,
          swa_ratio: float = DEFAULT_SWA_FULL_TOKENS_RATIO) -> Plan:
-    """The app's SGLang settings under `cap_mib`: the largest fraction whose static pool, SGLang's reserve and the
-    CUDA context stay inside the cap (unless `fraction` is given), the pool it gives, and the requests it holds."""
-    total = reported_total_mib(r, cap_mib)
+    """The app's SGLang settings under `cap_mib` (`plan_from` with the app's facts)."""
+    return plan_from(sglang_memory(r), cap_mib, fraction=fraction, context=context, kv_dtype=kv_dtype,
+                     draft_layers=draft_layers, requests=requests, mamba_ratio=mamba_ratio, swa_ratio=swa_ratio)
+
+
+def plan_from(m: SglangMemory, cap_mib: int, *, fraction: float | None = None, context: int | None = None,
+              kv_dtype: str = "auto", draft_layers: int = 0, requests: int | None = None,
+              mamba_ratio: float = DEFAULT_MAMBA_FULL_MEMORY_RATIO,
+              swa_ratio: float = DEFAULT_SWA_FULL_TOKENS_RATIO) -> Plan:
+    """SGLang's pool under `cap_mib` for an app of facts `m` (its settings' `memory`): the largest fraction whose static
+    pool, SGLang's reserve and the CUDA context stay inside the cap (unless `fraction` is given), the pool it gives,
+    and the requests it holds."""
+    total = m.device_mib if m.device_mib is not None else float(cap_mib)
     pre = total - CONTEXT_MIB
-    weights = weights_mib(r)
+    weights = m.weights_mib
     reserve = reserved_mib()
     if fraction is None:
         room = cap_mib - CONTEXT_MIB - reserve
         fraction = max(0.01, min(0.99, math.floor((room / pre - HEADROOM) * 1000) / 1000))
-    arch = r.model.architecture
+    arch = m.architecture
     budget = Budget(pre_load_gib=pre / 1024, after_weights_gib=(pre - weights) / 1024, mem_fraction_static=fraction,
                     cell=cell_bytes(arch, kv_dtype, swa_ratio=swa_ratio, draft_layers=draft_layers),
                     mamba_per_req=mamba_per_request_bytes(arch), mamba_ratio=mamba_ratio)
-    ctx = context or r.app.context_length
+    ctx = context or m.context
     if requests is None:
         requests = max(1, min(budget.tokens // max(ctx, 1), budget.max_running_requests(ctx) or 1))
     return Plan(cap_mib=cap_mib, total_mib=total, weights_mib=weights, reserve_mib=reserve,
@@ -499,5 +496,5 @@ FAMILY = EngineFamily(declaration("sglang"), engine, supports, sglang_settings, 
                       olares_base="sglangllmbasev3", launcher_of=launcher, boot_of=boot)
 
 __all__ = ["BOOT_LOG_NEEDS", "FAMILY", "Budget", "BootFigure", "BootLog", "IDENTITY_PATHS", "LAUNCHERS", "Plan",
-           "cell_bytes", "default_mem_fraction_static", "engine", "mamba_per_request_bytes", "plan",
+           "cell_bytes", "default_mem_fraction_static", "engine", "mamba_per_request_bytes", "plan", "plan_from",
            "read_boot_line", "read_boot_log", "recognise", "reserved_mib", "supports"]

@@ -22,10 +22,10 @@ from dataclasses import dataclass, replace
 
 from generator.catalog import Resolved, Target
 from generator.core.data import Data
-from generator.engines.base import cap_of
+from generator.engines.base import Sized
 from generator.engines.settings import AnySettings, decided
 from generator.fit.sizing import limit, size_gpu, sized
-from generator.fit.ledger import Verdict
+from generator.fit.ledger import Verdict, cap_mib
 from generator.schema.device import SM
 
 STEP_TOKENS = 1024  # a chosen context is a whole number of these (or the model's maximum)
@@ -115,7 +115,7 @@ def _fits(r: Resolved, tokens: int) -> bool:
         return size_gpu(trial).fits_limit
     from generator.fit.estimate import estimate
 
-    planned = sized(trial)
+    planned = Sized(trial)  # its GPU memory is stated (or the fit's): nothing to size, straight to its engine
     return estimate(planned, decided(planned)).verdict != "FAIL"
 
 
@@ -194,7 +194,7 @@ def _plan_one(r: Resolved, primary: Resolved, target: Target | None) -> DevicePl
     verdict, over = judged_on_device(planned, fit.verdict) if target is not None else (fit.verdict, ())
     kv = _kv_of(s)
     return replace(head, context=context, context_chosen=chosen, kv=kv,
-                   gpu_mib=cap_of(planned), limit_mib=limit(settled)[0], verdict=verdict,
+                   gpu_mib=cap_mib(planned), limit_mib=limit(settled)[0], verdict=verdict,
                    roof_empty_tps=empty.bound_tps if empty else None, roof_full_tps=full.bound_tps if full else None,
                    gave_up=tuple(_gave_up(planned, primary, target, chosen, kv)) + over)
 

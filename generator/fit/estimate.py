@@ -17,9 +17,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from generator.core.data import Data
-from generator.engines.base import Sized, cap_of
+from generator.engines.base import Sized
 from generator.engines.settings import AnySettings, decided
-from generator.fit.ledger import KV_COMPONENTS, TIGHT_FRACTION, TIGHT_MIN_MIB, Ledger, Part, Pool, Verdict, verdict_of
+from generator.fit.ledger import (KV_COMPONENTS, TIGHT_FRACTION, TIGHT_MIN_MIB, Ledger, Part, Pool, Verdict, cap_mib,
+                                  verdict_of)
 from generator.fit.sizing import GpuSizing, place, size_from
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ def estimate(r: Sized, settings: AnySettings | None = None) -> Fit:
     s = settings or decided(r)
     ledger = Ledger()
     place(r, s, ledger)
-    cap = cap_of(r)
+    cap = cap_mib(r)
     sizing = size_from(r, s, ledger)
     return Fit(app=r.app.name, engine=s.engine, cap_mib=cap, context=s.context.value,
                verdict=verdict_of(ledger.pools, ledger.parts, cap), pools=tuple(ledger.pools),

@@ -9,10 +9,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from generator.engines.base import Sized
+
 Verdict = Literal["FIT", "TIGHT", "FAIL"]
 KV_COMPONENTS = ("KV ", "recurrent state", "drafter KV", "calibration: KV need")  # parts that are one request's KV
 TIGHT_MIN_MIB = 256  # margins below max(256 MiB, 2 % of the cap) are TIGHT: one image rebuild can eat them
 TIGHT_FRACTION = 0.02
+
+
+def cap_mib(r: Sized) -> int:
+    """The GPU memory (MiB) a sized app's parts are placed under. The fit reads it itself rather than through
+    engines/base.py `cap_of`: the app it places goes back to no earlier stage (tests/test_walk.py)."""
+    mib = r.app.gpu_memory_mib
+    assert mib is not None, f"{r.app.name}: a Sized app has its GPU memory (generator/fit/sizing.py sized)"
+    return mib
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from generator.catalog import Resolved
-from generator.engines.base import Sized, cap_of
-from generator.fit.ledger import Ledger
+from generator.engines.base import Sized
+from generator.fit.ledger import Ledger, cap_mib
 from generator.fit.vllm import weights_part
 from generator.fit.memory import (GGML_BYTES, MIB, Geometry, align_up, ggml_group_bytes_per_token, ggml_slot_bytes,
                                   group_bytes_per_token, mla_latent, recurrent_kind, recurrent_state_bytes)
@@ -181,7 +181,7 @@ RS_ROLLBACK_METHODS = ("mtp", "eagle", "eagle3", "dflash", "dspark")  # common_p
 
 
 def build(r: Sized, s: Settings, ledger: Ledger) -> None:
-    cap = cap_of(r)
+    cap = cap_mib(r)
     ledger.pool("cap", "HAMi cap", cap, "app.gpu_memory_mib (CUDA_DEVICE_MEMORY_LIMIT_0)")
     _weights(r, s, ledger)
     for component, bytes_, note in kv_parts(r, s):

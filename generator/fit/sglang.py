@@ -7,27 +7,27 @@ fit (a render of a catalog with no SGLang app never loads it).
 
 from __future__ import annotations
 
-from generator.catalog import Resolved
-from generator.engines.base import Sized, cap_of
+from generator.engines.base import Sized
 from generator.engines.settings import SglangSettings
-from generator.fit.ledger import Ledger
+from generator.fit.ledger import Ledger, cap_mib
 
 
-def fraction(r: Resolved, cap_mib: int) -> float:
-    """--mem-fraction-static sized for a HAMi cap of `cap_mib` (generator/engines/sglang.py `plan`)."""
+def fraction(s: SglangSettings, cap_mib: int) -> float:
+    """--mem-fraction-static sized for a HAMi cap of `cap_mib` (generator/engines/sglang.py `plan_from`, from the
+    app's facts its settings carry)."""
     from generator.engines import sglang
 
-    return sglang.plan(r, cap_mib).mem_fraction_static
+    return sglang.plan_from(s.memory, cap_mib).mem_fraction_static
 
 
 def build(r: Sized, s: SglangSettings, ledger: Ledger) -> None:
     from generator.engines import sglang
 
-    cap = cap_of(r)
+    cap = cap_mib(r)
     spec_mtp = s.spec_method == "mtp"
-    p = sglang.plan(r, cap, fraction=s.fraction.value, context=s.context.value, kv_dtype=s.kv_k.value,
-                    draft_layers=r.model.architecture.mtp_layers if spec_mtp else 0, requests=s.requests.value,
-                    mamba_ratio=s.mamba_ratio.value, swa_ratio=s.swa_ratio.value)
+    p = sglang.plan_from(s.memory, cap, fraction=s.fraction.value, context=s.context.value, kv_dtype=s.kv_k.value,
+                         draft_layers=r.model.architecture.mtp_layers if spec_mtp else 0, requests=s.requests.value,
+                         mamba_ratio=s.mamba_ratio.value, swa_ratio=s.swa_ratio.value)
     b = p.budget
     static = p.mem_fraction_static * b.pre_load_gib * 1024
     ledger.pool("cap", "HAMi cap", cap, "app.gpu_memory_mib")

@@ -35,7 +35,6 @@ from generator.catalog import Resolved
 from generator.engines import Sized
 from generator.engines.family import family_for
 from generator.engines.settings import AnySettings, decided
-from generator.fit import sglang as fit_sglang
 from generator.fit import vllm as fit_vllm
 from generator.fit.ledger import Ledger
 
@@ -130,6 +129,18 @@ def memory_model(name: str) -> Place:
     return cast(Place, found)
 
 
+Fraction = Callable[[AnySettings, int], float]  # a memory model's share of the memory its engine reads, for a cap
+
+
+@cache
+def fraction_model(name: str) -> Fraction:
+    """The `fraction` of generator/fit/<name>.py: a family whose settings size a memory fraction
+    (`Settings.memory_fraction`, SGLang's --mem-fraction-static) defines it there, next to its `build`."""
+    found = getattr(import_module(f"{__package__}.{name}"), "fraction", None)
+    assert callable(found), f"generator/fit/{name}.py: a memory-fraction model defines fraction(settings, cap_mib)"
+    return cast(Fraction, found)
+
+
 def place(r: Sized, s: AnySettings, ledger: Ledger) -> None:
     """The memory model the app's family names places its parts."""
     memory_model(family_for(r.stack).fit)(r, s, ledger)
@@ -157,9 +168,9 @@ def size_from(r: Resolved, s: AnySettings, ledger: Ledger) -> GpuSizing:
         if util is None:
             util = min(1.0, max(0.01, _floor((cap - after - room / 2) / total, UTIL_DECIMALS)))
     if s.memory_fraction and stated_util is None:
-        # SGLang's --mem-fraction-static for that cap (generator/engines/sglang.py `plan`), kept in the same app
-        # field as vLLM's utilization: the engine's share of the memory it reads
-        util = fit_sglang.fraction(r, cap)
+        # SGLang's --mem-fraction-static for that cap (its memory model's `fraction`, generator/fit/sglang.py), kept
+        # in the same app field as vLLM's utilization: the engine's share of the memory it reads
+        util = fraction_model(family_for(r.stack).fit)(s, cap)
     return GpuSizing(app=r.app.name, need_mib=need, after_kv_mib=after, margin_mib=room, cap_mib=cap,
                      limit_mib=ceiling, limited_by=why, utilization=util, total_mib=total,
                      stated_mib=None if "gpu_memory_mib" in r.sized else r.app.gpu_memory_mib,

@@ -23,8 +23,8 @@ from __future__ import annotations
 from statistics import mean
 
 from generator.catalog import Resolved
-from generator.engines.base import Sized, cap_of
-from generator.fit.ledger import KV_COMPONENTS, Ledger
+from generator.engines.base import Sized
+from generator.fit.ledger import KV_COMPONENTS, Ledger, cap_mib
 from generator.fit.memory import (MIB, TURBOQUANT_BITS, Geometry, align_up, cdiv, group_bytes_per_token,
                                   recurrent_kind, recurrent_layer_bytes, vllm_group_bytes_per_token, vllm_slot_bytes)
 from generator.engines.settings import VllmSettings as Settings
@@ -50,7 +50,7 @@ def reported_total(r: Resolved, cap: float) -> tuple[float, str]:
 
 
 def build(r: Sized, s: Settings, ledger: Ledger) -> None:
-    cap = cap_of(r)
+    cap = cap_mib(r)
     util = s.util.value
     kv_bytes = s.kv_bytes.value if s.kv_bytes else 0
     total, why = reported_total(r, cap)

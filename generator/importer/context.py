@@ -11,6 +11,7 @@ from generator.chart.profiles import PROFILES, Profile
 from generator.engines.family import Family, family
 from generator.engines.readback import Launcher
 from generator.importer.helmview import Rendered, env_mark, marked_envs
+from generator.importer.objects import maps
 from generator.importer.workload import Origin, Token
 from generator.importer.podenv import Lines
 from generator.importer.writes import Written
@@ -78,8 +79,8 @@ def _env_default(ctx: _Ctx, text: str) -> tuple[str, str] | None:
     names = marked_envs(text)
     if len(names) != 1 or text.strip() != env_mark(names[0]):
         return None
-    for env in ctx.r.manifest.get("envs") or ():
-        if not isinstance(env, dict) or env.get("envName") != names[0]:
+    for env in maps(ctx.r.manifest, "envs"):
+        if env.get("envName") != names[0]:
             continue
         if isinstance(env.get("default"), str | int | float):
             return names[0], str(env["default"])

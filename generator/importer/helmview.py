@@ -28,12 +28,14 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from generator.adapters.helm import CappedRenderer, Helm, HelmFailure
 from generator.core.errors import InputError, Problem, translate_os_error
+from generator.importer.objects import maps
 from generator.importer.shellwords import MAX_ARG_BYTES
 from generator.importer.source import ChartFiles
 from generator.lint.helm import Doc, documents
@@ -86,11 +88,11 @@ class Rendered:
     """A chart after Helm: its root files parsed, its templates rendered into Kubernetes documents."""
 
     files: ChartFiles
-    chart: dict[str, Any]
-    values: dict[str, Any]
-    manifest: dict[str, Any]
+    chart: dict[str, object]
+    values: dict[str, object]
+    manifest: dict[str, object]
     manifest_templated: bool  # the manifest held `{{ }}` directives
-    i18n: dict[str, dict[str, Any]]
+    i18n: dict[str, dict[str, object]]
     owners: tuple[str, ...]
     docs: list[Doc]
     declared_env: tuple[str, ...]
@@ -153,9 +155,9 @@ def _line_at(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
-def _missing_at(values: dict[str, Any], path: list[str]) -> int | None:
+def _missing_at(values: Mapping[str, object], path: list[str]) -> int | None:
     """The index of the first key of `path` that `values` does not have; None when the whole path resolves."""
-    node: Any = values
+    node: object = values
     for index, key in enumerate(path):
         if not (isinstance(node, dict) and key in node):
             return index
@@ -163,7 +165,7 @@ def _missing_at(values: dict[str, Any], path: list[str]) -> int | None:
     return None
 
 
-def missing_refs(files: ChartFiles, rel: str, text: str, values: dict[str, Any],
+def missing_refs(files: ChartFiles, rel: str, text: str, values: Mapping[str, object],
                  declared_env: tuple[str, ...]) -> tuple[list[Problem], list[Problem]]:
     """(errors, notes): unguarded `.Values` paths that resolve to nothing, and undeclared olaresEnv reads."""
     errors: list[Problem] = []
@@ -271,13 +273,13 @@ def render_chart(files: ChartFiles, renderer: CappedRenderer | None = None) -> R
     return _render_chart(files, renderer)
 
 
-def installed_env(manifest: dict[str, Any], declared: tuple[str, ...]) -> dict[str, str]:
+def installed_env(manifest: Mapping[str, object], declared: tuple[str, ...]) -> dict[str, str]:
     """The `.Values.olaresEnv` Olares injects at install: each env's default (GetEffectiveValue with no value set,
     see the module docstring). An env with no default (the user fills it at install) or taken from a system env
     (`valueFrom`) has no value known here: it stays a mark."""
     out = {name: env_mark(name) for name in declared}
-    for env in manifest.get("envs") or ():
-        if not isinstance(env, dict) or not env.get("envName") or env.get("valueFrom"):
+    for env in maps(manifest, "envs"):
+        if not env.get("envName") or env.get("valueFrom"):
             continue
         default = env.get("default")
         if isinstance(default, str | int | float) and not isinstance(default, bool):

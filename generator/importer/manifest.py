@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import shlex
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -20,6 +21,7 @@ from generator.importer.workload import Token
 from generator.schema import Stack
 from generator.schema.common import AppName
 from generator.importer.context import _Ctx, _env_default, _perm
+from generator.importer.objects import section
 
 APP_NAME = TypeAdapter(AppName)  # the App schema's name rule (generator/schema/common.py), the one name validator
 ROUTER_ENVS = ("MODEL_MODE", "MODEL_NAME", "MODEL_SUPPORTS")  # olares-v3's Router card (docs/profiles.md "Router")
@@ -49,8 +51,7 @@ def _manifest_defaults(ctx: _Ctx, tokens: list[Token]) -> list[Token]:
 
 def _meta(ctx: _Ctx, app: dict[str, Data]) -> None:
     manifest, chart = ctx.r.manifest, ctx.r.chart
-    meta = manifest.get("metadata") or {}
-    spec = manifest.get("spec") or {}
+    meta, spec = section(manifest, "metadata"), section(manifest, "spec")
     _meta_names(ctx, app, meta, spec, chart)
     _meta_owners(ctx, app, spec)
     _meta_version(ctx, app, meta, spec, chart)
@@ -97,7 +98,7 @@ def _meta_bento(ctx: _Ctx, cat: Catalog, app: dict[str, Data]) -> None:
     device (a catalog device or not) is left out of `benchmarks:` and said in unmapped (importer/bento.py)."""
     from generator.importer.bento import named_device
 
-    meta = ctx.r.manifest.get("metadata") or {}
+    meta: Mapping[str, Any] = section(ctx.r.manifest, "metadata")
     line = ctx.manifest_origin("hero:").line
     origin = (f"upstream's chart {meta.get('name')} {meta.get('version')} OlaresManifest.yaml"
               f"{f':{line}' if line else ''} metadata.bento.hero")
@@ -118,8 +119,8 @@ def _meta_bento(ctx: _Ctx, cat: Catalog, app: dict[str, Data]) -> None:
     app["benchmarks"] = [bench]
 
 
-def _meta_names(ctx: _Ctx, app: dict[str, Data], meta: dict[str, Any], spec: dict[str, Any],
-                chart: dict[str, Any]) -> None:
+def _meta_names(ctx: _Ctx, app: dict[str, Data], meta: Mapping[str, Any], spec: Mapping[str, Any],
+                chart: Mapping[str, Any]) -> None:
     """The app's name, title, description and icon from the manifest (and Chart.yaml's agreement)."""
     upstream = str(meta.get("name") or chart.get("name") or "")
     name = ctx.renamed.get(upstream, upstream)  # a chart the catalog renames (a name over 30 characters)
@@ -161,7 +162,7 @@ def _check_name(ctx: _Ctx, name: str) -> None:
 _HANDLE = re.compile(r"^[A-Za-z0-9-]{1,39}$")  # an owner is a GitHub handle (schema/app.py `owners`)
 
 
-def _meta_owners(ctx: _Ctx, app: dict[str, Data], spec: dict[str, Any]) -> None:
+def _meta_owners(ctx: _Ctx, app: dict[str, Data], spec: Mapping[str, Any]) -> None:
     """The owners: the chart's owners file, else spec.developer, else spec.submitter (the first that is a GitHub
     handle: a developer named `Liquid AI` is a company, the store's submitter `coynntis` the person who answers)."""
     owners = list(ctx.r.owners)
@@ -180,7 +181,7 @@ def _meta_owners(ctx: _Ctx, app: dict[str, Data], spec: dict[str, Any]) -> None:
     _meta_links(ctx, app, spec)
 
 
-def _meta_links(ctx: _Ctx, app: dict[str, Data], spec: dict[str, Any]) -> None:
+def _meta_links(ctx: _Ctx, app: dict[str, Data], spec: Mapping[str, Any]) -> None:
     """spec.website, sourceCode and license (beclab/Olares@3b1fb4b4a3bb378c5a9efd9aca2f2c31d4337c1e
     docs/developer/develop/package/manifest.md "Spec"): kept as the app's own fields."""
     for key, field_name in (("website", "website"), ("sourceCode", "source_code")):
@@ -198,8 +199,8 @@ def _meta_links(ctx: _Ctx, app: dict[str, Data], spec: dict[str, Any]) -> None:
             ctx.unmapped(ctx.manifest_origin("license:"), "a spec.license entry without `text` is not kept")
 
 
-def _meta_version(ctx: _Ctx, app: dict[str, Data], meta: dict[str, Any], spec: dict[str, Any],
-                  chart: dict[str, Any]) -> None:
+def _meta_version(ctx: _Ctx, app: dict[str, Data], meta: Mapping[str, Any], spec: Mapping[str, Any],
+                  chart: Mapping[str, Any]) -> None:
     """The version and upgrade note; categories, Chart.yaml description and icon as the catalog writes them."""
     version = meta.get("version", chart.get("version"))
     if version is not None:
@@ -224,7 +225,7 @@ def _meta_version(ctx: _Ctx, app: dict[str, Data], meta: dict[str, Any], spec: d
 def _manifest_rest(ctx: _Ctx, app: dict[str, Data], port: int | None, stack: Stack | None) -> None:
     """Manifest facts the catalog renders its own way: each difference is recorded."""
     manifest = ctx.r.manifest
-    spec = manifest.get("spec") or {}
+    spec = section(manifest, "spec")
     _manifest_entrances(ctx, manifest, app, port, stack)
     _manifest_spec(ctx, spec, stack)
     _manifest_options(ctx, manifest)
@@ -233,7 +234,7 @@ def _manifest_rest(ctx: _Ctx, app: dict[str, Data], port: int | None, stack: Sta
     _manifest_i18n(ctx, app)
 
 
-def _manifest_entrances(ctx: _Ctx, manifest: dict[str, Any], app: dict[str, Data], port: int | None,
+def _manifest_entrances(ctx: _Ctx, manifest: Mapping[str, Any], app: dict[str, Data], port: int | None,
                         stack: Stack | None) -> None:
     """The one entrance the catalog renders: its name, host, port, title and icon."""
     name, title, icon = app.get("name"), app.get("title"), app.get("icon")
@@ -257,10 +258,10 @@ def _manifest_entrances(ctx: _Ctx, manifest: dict[str, Any], app: dict[str, Data
 PER_MODE_NOTE = "another accelerator mode"  # what a chart of several modes cannot give back: the devices of each
 
 
-def _manifest_spec(ctx: _Ctx, spec: dict[str, Any], stack: Stack | None) -> None:
+def _manifest_spec(ctx: _Ctx, spec: Mapping[str, Any], stack: Stack | None) -> None:
     """spec fields: versionName, the keys the catalog models, locale and supportArch."""
     version_name = spec.get("versionName")
-    version = (ctx.r.manifest.get("metadata") or {}).get("version")
+    version = section(ctx.r.manifest, "metadata").get("version")
     if version_name is not None and str(version_name) != str(version):
         ctx.unmapped(ctx.manifest_origin("versionName:"), f"spec.versionName {version_name!r} (the catalog renders the "
                                                           f"app's version {version!r})")
@@ -283,7 +284,7 @@ def _manifest_spec(ctx: _Ctx, spec: dict[str, Any], stack: Stack | None) -> None
                                                           "writes [amd64])")
 
 
-def _manifest_options(ctx: _Ctx, manifest: dict[str, Any]) -> None:
+def _manifest_options(ctx: _Ctx, manifest: Mapping[str, Any]) -> None:
     """permission and options as the profile and the catalog write them."""
     permission = manifest.get("permission") or {}
     if permission and permission != dict(ctx.profile.permission):
@@ -302,7 +303,7 @@ def _manifest_options(ctx: _Ctx, manifest: dict[str, Any]) -> None:
                                                                "not modelled")
 
 
-def _manifest_envs(ctx: _Ctx, manifest: dict[str, Any]) -> None:
+def _manifest_envs(ctx: _Ctx, manifest: Mapping[str, Any]) -> None:
     """Manifest envs: only the Hugging Face endpoint and token, filled as the profile says."""
     hf_from = {"HF_ENDPOINT": ctx.profile.hf_endpoint_from, "HF_TOKEN": ctx.profile.hf_token_from}
     for env in manifest.get("envs") or ():
@@ -320,7 +321,7 @@ def _manifest_envs(ctx: _Ctx, manifest: dict[str, Any]) -> None:
                          f"{hf_from[env_name]})")
 
 
-def _manifest_top(ctx: _Ctx, manifest: dict[str, Any]) -> None:
+def _manifest_top(ctx: _Ctx, manifest: Mapping[str, Any]) -> None:
     """Top-level keys the catalog does not model; the manifest type."""
     known_top = {"olaresManifest.version", "olaresManifest.type", "apiVersion", "metadata", "entrances", "spec",
                  "permission", "options", "envs", "workloadReplicas", "sharedEntrances"}
@@ -334,7 +335,8 @@ def _manifest_top(ctx: _Ctx, manifest: dict[str, Any]) -> None:
 def _manifest_i18n(ctx: _Ctx, app: dict[str, Data]) -> None:
     """Translations: the catalog writes none, so a differing one is recorded."""
     for locale, data in ctx.r.i18n.items():
-        meta, ispec = data.get("metadata") or {}, data.get("spec") or {}
+        meta: Mapping[str, Any] = section(data, "metadata")
+        ispec: Mapping[str, Any] = section(data, "spec")
         rel = f"i18n/{locale}/OlaresManifest.yaml"
         for key, want in (("title", app.get("title")), ("description", app.get("description"))):
             if meta.get(key) is not None and str(meta[key]) != str(want):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -98,7 +99,7 @@ def _container_resources(ctx: _Ctx, requests: dict[str, Any], limits: dict[str, 
 
 def _manifest_resources(ctx: _Ctx, out: dict[str, str]) -> None:
     """The manifest's disk into `out`; its CPU and memory must match the container's (`out`)."""
-    spec = ctx.r.manifest.get("spec") or {}
+    spec: Mapping[str, Any] = objects.section(ctx.r.manifest, "spec")
     flat = {k: spec.get(k) for k in ("requiredDisk", "limitedDisk", "requiredCpu", "limitedCpu", "requiredMemory",
                                      "limitedMemory", "requiredGpu", "limitedGpu") if k in spec}
     accel = next((a for a in spec.get("accelerator") or () if isinstance(a, dict)), None) if isinstance(
@@ -201,7 +202,7 @@ def _gpu_candidates(ctx: _Ctx, launch: Launch) -> list[tuple[str, int, Origin]]:
             except ValueError:
                 ctx.unmapped(ctx.lines.origin(launch.workload.source, GPUMEM, after=anchor),
                              f"{GPUMEM} {value}: not a number of MiB")
-    spec = ctx.r.manifest.get("spec") or {}
+    spec: Mapping[str, Any] = objects.section(ctx.r.manifest, "spec")
     accel = next((a for a in spec.get("accelerator") or () if isinstance(a, dict)), {}) \
         if isinstance(spec.get("accelerator"), list) else {}
     for name in ("limitedGPUMemory", "requiredGPUMemory", "limitedGpu", "requiredGpu"):
