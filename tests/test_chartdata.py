@@ -1,0 +1,123 @@
+"""Chart files read by libyaml (generator/yamlio/chartdata.py) give what ruamel.yaml's safe loader gives, so every
+content hash stays byte-identical: releases.yaml's recorded hashes never move when the reader changes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from generator.core.errors import InputError, Problem
+from generator.versions import state
+from generator.yamlio import chartdata
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _ruamel_canonical(rel: str, text: str) -> str:
+    """The canonical form as versions/state.py computed it before libyaml: ruamel's safe load, then the same steps."""
+    if not state._is_data_file(rel):
+        return state.canonical(rel, text)
+    data = YAML(typ="safe").load(text)
+    if "*" in text and state._shared(data):
+        raise InputError([Problem(rel, None, None, "alias")])
+    for path in state.VOLATILE.get(rel.rsplit("/", 1)[-1], ()):
+        state._drop(data, path)
+    return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _outcome(fn, *args):
+    try:
+        return "ok", fn(*args)
+    except Exception as exc:  # noqa: BLE001 - the test compares which error each reader raises
+        return "error", type(exc).__name__ if not isinstance(exc, ValueError) else "ValueError"
+
+
+def _chart_files() -> list[tuple[str, str]]:
+    """Every data file of the charts the repository holds (rendered charts of both formats, golden charts)."""
+    out = []
+    for top in ("charts", "tests/golden", "tests/golden_v2"):
+        for path in sorted((ROOT / top).rglob("*")):
+            if path.is_file() and path.suffix in (".yaml", ".yml"):
+                rel = path.name if "templates" not in path.parts else f"templates/{path.name}"
+                out.append((rel, path.read_text(encoding="utf-8")))
+    return out
+
+
+def test_every_chart_file_of_the_repository_hashes_as_with_ruamel():
+    files = _chart_files()
+    assert len(files) > 100, "the repository's charts were not found"
+    for rel, text in files:
+        state.canonical.cache_clear()
+        assert state.canonical(rel, text) == _ruamel_canonical(rel, text), rel
+
+
+VARIED = [
+    "a: 1\nb: [1, 2.5, -0.0, .5, 1e3, 0x1F, 0o17, 017, +7, 1_000]\n",
+    "on: yes\noff: NO\ny: n\nt: True\nf: FALSE\nnull_: ~\nempty:\nq: 'x'\nd: \"\\x41\\u00e9\\N\\t\"\n",
+    "date: 2026-01-02\nstamp: 2026-01-02 10:00:00\nmidnight: 2026-01-02 00:00:00\ntime: 12:30\n",
+    "inf: .inf\nninf: -.Inf\nnan: .NaN\nbig: 123456789012345678901234567890\nneg: -12\n",
+    "base: &b {x: 1}\nother: *b\n",
+    "base: &b {x: 1}\nmerged:\n  <<: *b\n  y: 2\n",
+    "1: one\n2: two\n",
+    "a: 1\na: 2\n",
+    "%YAML 1.1\n---\nk: yes\n",
+    "k: a\x85b\n",
+    "---\na: 1\n---\nb: 2\n",
+    "k: !!binary aGVsbG8=\n",
+    "k: !!set {a, b}\n",
+    "k: !custom x\n",
+    "k: !!str 12\nn: !!int '7'\nf: !!float '3'\n",
+    "k: !!int x\n",
+    "k: [unclosed\n",
+    "? [a, b]\n: c\n",
+    "description: >\n  folded\n  text\n\n  more\nliteral: |-\n  keep\n    this\n",
+    "plain: multi\n  line plain\n  scalar\nq: \"a\\\n  b\"\n",
+    "",
+    "# only a comment\n",
+    "- 1\n- a: [x, {y: z}]\n",
+    "k: {a: 1, b: [2, 3], c: 'it''s'}\n",
+    "version: 1.0\napiVersion: v2\nappVersion: '1.0'\n",
+    "metadata:\n  version: 2.0.1\nspec:\n  versionName: x\n  upgradeDescription: y\n  keep: z\n",
+    "k: '\\t tab'\nj: \"\ttab\"\n",
+    "k:\t1\n",
+    "\ufeffk: bom\n",
+    "k: =\n",
+    "k: \"=\"\nj: [=]\n",
+    "k: \"=\"\nj: ['=']\n",
+    "k: 0b101\nj: 1:20\n",
+    "a: &x 1\nb: *x\n",
+]
+
+
+@pytest.mark.parametrize("text", VARIED)
+@pytest.mark.parametrize("rel", ["values.yaml", "Chart.yaml", "OlaresManifest.yaml"])
+def test_varied_yaml_hashes_as_with_ruamel(rel, text):
+    state.canonical.cache_clear()
+    assert _outcome(state.canonical, rel, text) == _outcome(_ruamel_canonical, rel, text)
+
+
+@pytest.mark.parametrize("text", VARIED)
+def test_varied_yaml_loads_as_with_ruamel(text):
+    def ruamel(t: str):
+        return YAML(typ="safe").load(t)
+
+    got, want = _outcome(chartdata.load, text), _outcome(ruamel, text)
+    assert got[0] == want[0]
+    if got[0] == "ok":
+        assert repr(got[1]) == repr(want[1])  # repr tells 1 from 1.0 and "1", a date from a datetime
+
+
+def test_the_embedded_charts_recorded_hashes_do_not_move():
+    """The hash `catalog bump` recorded for each chart in charts/ is what content_hash gives now."""
+    recorded = (ROOT / "catalog" / "releases.yaml").read_text(encoding="utf-8")
+    checked = 0
+    for folder in sorted(p for p in (ROOT / "charts").iterdir() if (p / "Chart.yaml").is_file()):
+        tree = {str(p.relative_to(folder)): p.read_text(encoding="utf-8") for p in folder.rglob("*") if p.is_file()}
+        digest = state.content_hash(tree)
+        assert digest.startswith(state.HASH_PREFIX) and len(hashlib.sha256().hexdigest()) == len(digest) - 7
+        checked += digest in recorded
+    assert checked >= 10
