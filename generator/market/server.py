@@ -87,21 +87,24 @@ class Built:
         return page.html.encode("utf-8"), page.plots
 
 
-def build(sources: Sources, cache: PackageCache, *, chart_base: str | None = "", history: bool = True) -> Built:
+def build(sources: Sources, cache: PackageCache, *, chart_base: str | None = "", history: bool = True,
+          formats: bool = True) -> Built:
     """The market and its page as the files are now. A missing catalog folder or releases.yaml is an InputError
     (not an empty market: the server keeps what it serves, `catalog site` writes nothing). `history=False`: the
-    older versions of the charts folder's git history are left for the next build (source.py `collect`)."""
+    older versions of the charts folder's git history are left for the next build; `formats=False`: so are the
+    other formats' charts, and the catalog is not loaded for them (source.py `collect`)."""
     gone = sources.missing()
     if gone is not None:
         raise InputError([Problem(str(sources.catalog), None, None, f"{gone}; restore it (git checkout, the end "
                                   "of a deploy) and the market is rebuilt from it")])
-    catalog: Catalog | None
-    try:
-        catalog = load_catalog(sources.catalog)
-        unreadable: tuple[str, ...] = ()
-    except CatalogError as exc:
-        catalog, unreadable = None, (f"the catalog cannot be read, so no other-format chart is served: {exc}",)
-    collected = collect(sources.catalog, sources.charts, cache, catalog, history=history)
+    catalog: Catalog | None = None
+    unreadable: tuple[str, ...] = ()
+    if formats:
+        try:
+            catalog = load_catalog(sources.catalog)
+        except CatalogError as exc:
+            unreadable = (f"the catalog cannot be read, so no other-format chart is served: {exc}",)
+    collected = collect(sources.catalog, sources.charts, cache, catalog, history=history, formats=formats)
     icons = read_icons(sources.catalog / "icons")
     builds = build_markets(collected.releases, icons.icons, listed=collected.listed)
     problems = collected.problems + icons.problems + unreadable
@@ -114,7 +117,7 @@ def snapshot(built: Built) -> Snapshot:
     """The server's answers; the store page is made when first asked for (the watcher makes it for every
     rebuild it swaps in, off the request path)."""
     return Snapshot.make(built.builds, built.page_files, built.problems, built.collected.unexpressed,
-                         built.collected.recorded, built.collected.pending)
+                         built.collected.recorded, built.collected.pending, built.collected.waiting)
 
 
 class Watcher(threading.Thread):
@@ -134,8 +137,10 @@ class Watcher(threading.Thread):
     def run(self) -> None:
         self.holder.watching = True  # also set by start(), before /health can be asked
         try:
-            # the first snapshot left the git history for now: read it after one poll, once the server listens
-            if self.holder.snapshot.pending and not self.stopping.wait(self.interval):
+            # the first snapshot left the git history and the other formats for now: made after one poll, once the
+            # server listens
+            first = self.holder.snapshot
+            if (first.pending or first.waiting) and not self.stopping.wait(self.interval):
                 self.rebuild()
             while not self.stopping.wait(self.interval):
                 try:
@@ -190,12 +195,13 @@ class Watcher(threading.Thread):
 
 def start(sources: Sources, *, interval: float = 1.0) -> tuple[Holder, Watcher]:
     """The first snapshot (errors propagate: the server does not start on a broken catalog) and its watcher.
-    The first snapshot serves the charts folder's versions without reading the git history for older ones, so
-    the server answers within seconds; the watcher reads the history at once and swaps in the whole market
-    (/health says `starting` until then)."""
+    The first snapshot serves the charts folder's versions in their own format, without reading the git history
+    for older ones or rendering the other formats' charts, so the server answers within seconds; the watcher makes
+    the rest at once and swaps in the whole market (/health says `starting` until then, and a device of a format
+    not made yet is answered 503 with Retry-After, never an empty market)."""
     cache = PackageCache()
     seen = sources.signature()  # taken first: a change during the first build triggers a rebuild
-    holder = Holder(snapshot(build(sources, cache, history=False)))
+    holder = Holder(snapshot(build(sources, cache, history=False, formats=False)))
     watcher = Watcher(holder, sources, cache, seen, interval)
     holder.watching = True
     watcher.start()

@@ -172,3 +172,43 @@ def test_the_first_snapshot_answers_before_the_git_history_is_read(tmp_path, cap
     assert client.get("/health").json()["status"] == "ok"
     again = client.get(f"/api/v1/applications/{APP}/chart", params={"fileName": f"{APP}-{first}.tgz"})
     assert again.status_code == 200 and again.content[:2] == b"\x1f\x8b"
+
+
+def test_the_first_snapshot_answers_before_the_other_formats_are_made(tmp_path, rendered_market):
+    """`catalog serve`'s first snapshot serves the catalog's own format without rendering the others (issue 35:
+    seconds at 1,000 apps): a device of a format not made yet gets 503 Retry-After on every market route (never an
+    empty market, never the other format's), /health says `starting` with the format pending, and the watcher's
+    first rebuild swaps in both. Real Starlette app over the real rendered store, through its in-process client."""
+    from starlette.testclient import TestClient
+
+    from generator.market.api import Holder, make_app
+    from generator.market.history import SmokePoint
+    from generator.market.server import Sources, Watcher, build, snapshot
+
+    def no_smokes(_root, _app) -> list[SmokePoint]:
+        return []
+
+    store = make_store(tmp_path / "store", rendered_market)
+    sources = Sources(store / "catalog", store / "charts", no_smokes)
+    cache = PackageCache()
+    holder = Holder(snapshot(build(sources, cache, history=False, formats=False)))
+    holder.watching = True
+    client = TestClient(make_app(holder))
+    health = client.get("/health").json()
+    assert health["status"] == "starting" and health["pending_formats"] == ["olares-v2"] and health["apps"] > 0
+    v2_file = f"{APP}-{load_releases(store / 'catalog').latest(APP).version}-v2.tgz"
+    for answer in (client.get("/api/v1/appstore/hash", params={"version": "1.12.5"}),
+                   client.get("/api/v1/appstore/info", params={"version": "1.12.5"}),
+                   client.post("/api/v1/applications/info", json={"app_ids": ["x"], "version": "1.12.5"}),
+                   client.get(f"/api/v1/applications/{APP}/chart", params={"fileName": v2_file})):
+        assert answer.status_code == 503 and answer.headers["retry-after"] == "5", answer.text
+    v3 = client.get("/api/v1/appstore/info", params={"version": "1.12.7"})
+    assert v3.status_code == 200 and v3.json()["data"]["apps"]
+    assert Watcher(holder, sources, cache, sources.signature()).rebuild()
+    health = client.get("/health").json()
+    assert health["status"] == "ok" and health["pending_formats"] == [] and set(health["formats"]) == {
+        "olares-v2", "olares-v3"}
+    v2 = client.get("/api/v1/appstore/info", params={"version": "1.12.5"})
+    assert v2.status_code == 200 and v2.json()["data"]["apps"]
+    chart = client.get(f"/api/v1/applications/{APP}/chart", params={"fileName": v2_file})
+    assert chart.status_code == 200 and chart.content[:2] == b"\x1f\x8b"
