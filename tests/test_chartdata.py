@@ -121,3 +121,104 @@ def test_the_embedded_charts_recorded_hashes_do_not_move():
         assert digest.startswith(state.HASH_PREFIX) and len(hashlib.sha256().hexdigest()) == len(digest) - 7
         checked += digest in recorded
     assert checked >= 10
+
+
+# ---- the cache on disk -------------------------------------------------------------------------------------------
+
+MANIFEST = "olaresManifest.version: 0.12.0\nmetadata:\n  name: x\n  version: 1.0.0\nspec:\n  limits: [1, 2.5, true]\n"
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("CATALOG_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache" / chartdata.KIND
+
+
+def _entries(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.json")) if folder.is_dir() else []
+
+
+def test_a_miss_writes_an_entry_and_the_next_build_reads_it_back(cache_dir):
+    with chartdata.disk_cache() as first:
+        value = chartdata.load(MANIFEST)
+    assert first is not None and (first.hits, first.written) == (0, 1) and len(_entries(cache_dir)) == 1
+    with chartdata.disk_cache() as second:
+        again = chartdata.load(MANIFEST)
+    assert second is not None and (second.hits, second.written) == (1, 0)
+    assert repr(again) == repr(value) == repr(YAML(typ="safe").load(MANIFEST))
+    assert (cache_dir.stat().st_mode & 0o777) == 0o700 and (_entries(cache_dir)[0].stat().st_mode & 0o777) == 0o600
+
+
+@pytest.mark.parametrize("damage", [b"", b"not an entry", b"catalog-chart-data 00 11\n{}", "flip"])
+def test_a_corrupt_entry_is_ignored_and_written_again(cache_dir, damage):
+    with chartdata.disk_cache():
+        chartdata.load(MANIFEST)
+    [entry] = _entries(cache_dir)
+    good = entry.read_bytes()
+    entry.write_bytes(good[:-3] + b"9}}" if damage == "flip" else damage)
+    with chartdata.disk_cache() as stats:
+        value = chartdata.load(MANIFEST)
+    assert stats is not None and stats.hits == 0 and stats.written == 1
+    assert repr(value) == repr(YAML(typ="safe").load(MANIFEST)) and entry.read_bytes() == good
+
+
+def test_a_sealed_entry_that_is_not_json_is_written_again(cache_dir):
+    with chartdata.disk_cache():
+        chartdata.load(MANIFEST)
+    [entry] = _entries(cache_dir)
+    key = entry.name.removesuffix(".json")
+    entry.write_bytes(chartdata.diskcache.sealed(b"catalog-chart-data", key, b"{not json"))
+    with chartdata.disk_cache() as stats:
+        assert chartdata.load(MANIFEST)["spec"]["limits"] == [1, 2.5, True]
+    assert stats is not None and stats.written == 1
+
+
+def test_edited_content_is_another_entry_never_the_stale_value(cache_dir):
+    with chartdata.disk_cache():
+        chartdata.load(MANIFEST)
+    edited = MANIFEST.replace("2.5", "3.5")
+    with chartdata.disk_cache() as stats:
+        assert chartdata.load(edited)["spec"]["limits"] == [1, 3.5, True]
+    assert stats is not None and stats.hits == 0 and len(_entries(cache_dir)) == 2
+
+
+def test_values_json_cannot_give_back_are_not_cached(cache_dir):
+    with chartdata.disk_cache() as stats:
+        assert repr(chartdata.load("d: 2026-01-02\n")) == "{'d': datetime.date(2026, 1, 2)}"
+        chartdata.load("f: .inf\n")
+        chartdata.load("1: one\n")
+    assert stats is not None and stats.written == 0 and _entries(cache_dir) == []
+
+
+def test_an_error_is_ruamels_and_writes_nothing(cache_dir):
+    with chartdata.disk_cache(), pytest.raises(Exception) as got:
+        chartdata.load("a: 1\na: 2\n")
+    assert type(got.value).__name__ == "DuplicateKeyError" and _entries(cache_dir) == []
+
+
+def test_the_folder_is_bounded_keeping_what_the_last_build_read(cache_dir, monkeypatch):
+    monkeypatch.setattr(chartdata, "MAX_ENTRIES", 2)
+    with chartdata.disk_cache():
+        for i in range(4):
+            chartdata.load(f"k: {i}\n")
+    assert len(_entries(cache_dir)) == 2
+    with chartdata.disk_cache() as stats:
+        chartdata.load("k: 0\n")
+        chartdata.load("k: 9\n")
+    assert stats is not None and stats.pruned >= 1 and len(_entries(cache_dir)) == 2
+    with chartdata.disk_cache() as again:
+        chartdata.load("k: 0\n")
+        chartdata.load("k: 9\n")
+    assert again is not None and again.hits == 2
+
+
+def test_the_cache_off_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("CATALOG_CACHE_DIR", "")
+    with chartdata.disk_cache() as stats:
+        assert chartdata.load("k: 1\n") == {"k": 1}
+    assert stats is None and not any(tmp_path.iterdir())
+
+
+def test_the_cache_is_used_only_inside_its_context_and_thread(cache_dir):
+    chartdata.load(MANIFEST)
+    assert _entries(cache_dir) == []

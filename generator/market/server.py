@@ -33,6 +33,7 @@ from generator.market.page import StorePage, store_page
 from generator.market.source import Collected, PackageCache, collect, signature
 from generator.publish.market import MarketBuild, build_markets, read_icons
 from generator.versions.releases import releases_path
+from generator.yamlio import chartdata
 
 # What a rebuild may raise on input it did not plan for, besides the error tree: a bug's classes, named so that
 # none of them ends the watcher (tests/test_errors.py forbids a bare `except Exception` outside the CLI). The
@@ -104,9 +105,10 @@ def build(sources: Sources, cache: PackageCache, *, chart_base: str | None = "",
             catalog = load_catalog(sources.catalog)
         except CatalogError as exc:
             unreadable = (f"the catalog cannot be read, so no other-format chart is served: {exc}",)
-    collected = collect(sources.catalog, sources.charts, cache, catalog, history=history, formats=formats)
-    icons = read_icons(sources.catalog / "icons")
-    builds = build_markets(collected.releases, icons.icons, listed=collected.listed)
+    with chartdata.disk_cache():  # the charts' parsed files, kept by their text: a second start reads JSON
+        collected = collect(sources.catalog, sources.charts, cache, catalog, history=history, formats=formats)
+        icons = read_icons(sources.catalog / "icons")
+        builds = build_markets(collected.releases, icons.icons, listed=collected.listed)
     problems = collected.problems + icons.problems + unreadable
     page = Once(lambda: store_page(sources.catalog, builds, sources.ledger, source_url=sources.source_url,
                                    chart_base=chart_base, problems=problems, catalog=catalog))

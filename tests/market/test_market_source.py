@@ -212,3 +212,37 @@ def test_the_first_snapshot_answers_before_the_other_formats_are_made(tmp_path, 
     assert v2.status_code == 200 and v2.json()["data"]["apps"]
     chart = client.get(f"/api/v1/applications/{APP}/chart", params={"fileName": v2_file})
     assert chart.status_code == 200 and chart.content[:2] == b"\x1f\x8b"
+
+
+def test_a_second_build_reads_the_charts_from_the_cache_and_serves_the_same_bytes(tmp_path, rendered_market,
+                                                                                  monkeypatch):
+    """The charts' parsed files are kept on disk by their text (yamlio/chartdata.py): a second start of an unchanged
+    store reads them back, and what it serves is byte-identical, with every entry damaged too (each one is then
+    read from the YAML again and rewritten)."""
+    from generator.market.history import SmokePoint
+    from generator.market.server import Sources, build, snapshot
+    from generator.publish import market_entry
+    from generator.versions.state import canonical
+    from generator.yamlio import chartdata
+
+    def no_smokes(_root, _app) -> list[SmokePoint]:
+        return []
+
+    monkeypatch.setenv("CATALOG_CACHE_DIR", str(tmp_path / "cache"))
+    store = make_store(tmp_path / "store", rendered_market)
+    sources = Sources(store / "catalog", store / "charts", no_smokes)
+
+    def served() -> list[tuple[str, str, bytes]]:
+        canonical.cache_clear()  # a second start is a new process: nothing kept in memory
+        market_entry._read_chart.cache_clear()
+        snap = snapshot(build(sources, PackageCache(), history=False))
+        return [(name, a.build.hash, a.info_body("1.12.7")) for name, a in snap.formats.items()]
+
+    first = served()
+    entries = sorted((tmp_path / "cache" / chartdata.KIND).glob("*.json"))
+    assert len(entries) >= 3 and len(first) == 2
+    assert served() == first
+    for entry in entries:
+        entry.write_bytes(b"damaged")
+    assert served() == first
+    assert all(e.read_bytes().startswith(b"catalog-chart-data ") for e in entries)
