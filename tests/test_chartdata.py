@@ -134,91 +134,115 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "cache" / chartdata.KIND
 
 
-def _entries(folder: Path) -> list[Path]:
+def _packs(folder: Path) -> list[Path]:
     return sorted(folder.glob("*.json")) if folder.is_dir() else []
 
 
-def test_a_miss_writes_an_entry_and_the_next_build_reads_it_back(cache_dir):
-    with chartdata.disk_cache() as first:
+def test_a_miss_is_written_and_the_next_build_reads_it_back(cache_dir, tmp_path):
+    with chartdata.disk_cache(tmp_path / "charts") as first:
         value = chartdata.load(MANIFEST)
-    assert first is not None and (first.hits, first.written) == (0, 1) and len(_entries(cache_dir)) == 1
-    with chartdata.disk_cache() as second:
+    assert first is not None and (first.hits, first.written) == (0, 1) and len(_packs(cache_dir)) == 1
+    with chartdata.disk_cache(tmp_path / "charts") as second:
         again = chartdata.load(MANIFEST)
     assert second is not None and (second.hits, second.written) == (1, 0)
     assert repr(again) == repr(value) == repr(YAML(typ="safe").load(MANIFEST))
-    assert (cache_dir.stat().st_mode & 0o777) == 0o700 and (_entries(cache_dir)[0].stat().st_mode & 0o777) == 0o600
+    assert (cache_dir.stat().st_mode & 0o777) == 0o700 and (_packs(cache_dir)[0].stat().st_mode & 0o777) == 0o600
 
 
-@pytest.mark.parametrize("damage", [b"", b"not an entry", b"catalog-chart-data 00 11\n{}", "flip"])
-def test_a_corrupt_entry_is_ignored_and_written_again(cache_dir, damage):
-    with chartdata.disk_cache():
+def test_each_store_has_its_own_pack(cache_dir, tmp_path):
+    for store in ("a", "b"):
+        with chartdata.disk_cache(tmp_path / store / "charts"):
+            chartdata.load(MANIFEST)
+    assert len(_packs(cache_dir)) == 2
+
+
+@pytest.mark.parametrize("damage", [b"", b"not a pack", b"catalog-chart-data 00 11\n{}", "flip", "other-store"])
+def test_a_damaged_or_foreign_pack_is_ignored_and_written_again(cache_dir, tmp_path, damage):
+    with chartdata.disk_cache(tmp_path / "charts"):
         chartdata.load(MANIFEST)
-    [entry] = _entries(cache_dir)
-    good = entry.read_bytes()
-    entry.write_bytes(good[:-3] + b"9}}" if damage == "flip" else damage)
-    with chartdata.disk_cache() as stats:
+    [pack] = _packs(cache_dir)
+    good = pack.read_bytes()
+    if damage == "other-store":  # a whole, sealed pack of another store, copied over this one
+        with chartdata.disk_cache(tmp_path / "other"):
+            chartdata.load(MANIFEST)
+        damage = chartdata.pack_name(tmp_path / "other")[0]
+        damage = (cache_dir / damage).read_bytes()
+    pack.write_bytes(good[:-3] + b"9}}" if damage == "flip" else damage)
+    with chartdata.disk_cache(tmp_path / "charts") as stats:
         value = chartdata.load(MANIFEST)
     assert stats is not None and stats.hits == 0 and stats.written == 1
-    assert repr(value) == repr(YAML(typ="safe").load(MANIFEST)) and entry.read_bytes() == good
+    assert repr(value) == repr(YAML(typ="safe").load(MANIFEST)) and pack.read_bytes() == good
 
 
-def test_a_sealed_entry_that_is_not_json_is_written_again(cache_dir):
-    with chartdata.disk_cache():
+def test_a_sealed_pack_holding_a_value_that_is_not_json_is_written_again(cache_dir, tmp_path):
+    with chartdata.disk_cache(tmp_path / "charts"):
         chartdata.load(MANIFEST)
-    [entry] = _entries(cache_dir)
-    key = entry.name.removesuffix(".json")
-    entry.write_bytes(chartdata.diskcache.sealed(b"catalog-chart-data", key, b"{not json"))
-    with chartdata.disk_cache() as stats:
+    [pack] = _packs(cache_dir)
+    name, key = chartdata.pack_name(tmp_path / "charts")
+    assert pack.name == name
+    [entry] = json.loads(pack.read_bytes().partition(b"\n")[2])
+    pack.write_bytes(chartdata.diskcache.sealed(b"catalog-chart-data", key, json.dumps({entry: "{not json"}).encode()))
+    with chartdata.disk_cache(tmp_path / "charts") as stats:
         assert chartdata.load(MANIFEST)["spec"]["limits"] == [1, 2.5, True]
-    assert stats is not None and stats.written == 1
+    assert stats is not None and stats.hits == 0 and stats.written == 1
+    with chartdata.disk_cache(tmp_path / "charts") as again:
+        chartdata.load(MANIFEST)
+    assert again is not None and again.hits == 1
 
 
-def test_edited_content_is_another_entry_never_the_stale_value(cache_dir):
-    with chartdata.disk_cache():
+def test_edited_content_is_another_key_never_the_stale_value(cache_dir, tmp_path):
+    with chartdata.disk_cache(tmp_path / "charts"):
         chartdata.load(MANIFEST)
     edited = MANIFEST.replace("2.5", "3.5")
-    with chartdata.disk_cache() as stats:
+    with chartdata.disk_cache(tmp_path / "charts") as stats:
         assert chartdata.load(edited)["spec"]["limits"] == [1, 3.5, True]
-    assert stats is not None and stats.hits == 0 and len(_entries(cache_dir)) == 2
+    assert stats is not None and stats.hits == 0 and stats.written == 1
 
 
-def test_values_json_cannot_give_back_are_not_cached(cache_dir):
-    with chartdata.disk_cache() as stats:
+def test_values_json_cannot_give_back_are_not_cached(cache_dir, tmp_path):
+    with chartdata.disk_cache(tmp_path / "charts") as stats:
         assert repr(chartdata.load("d: 2026-01-02\n")) == "{'d': datetime.date(2026, 1, 2)}"
         chartdata.load("f: .inf\n")
         chartdata.load("1: one\n")
-    assert stats is not None and stats.written == 0 and _entries(cache_dir) == []
+    assert stats is not None and stats.written == 0 and _packs(cache_dir) == []
 
 
-def test_an_error_is_ruamels_and_writes_nothing(cache_dir):
-    with chartdata.disk_cache(), pytest.raises(Exception) as got:
+def test_an_error_is_ruamels_and_writes_nothing(cache_dir, tmp_path):
+    with chartdata.disk_cache(tmp_path / "charts"), pytest.raises(Exception) as got:
         chartdata.load("a: 1\na: 2\n")
-    assert type(got.value).__name__ == "DuplicateKeyError" and _entries(cache_dir) == []
+    assert type(got.value).__name__ == "DuplicateKeyError" and _packs(cache_dir) == []
 
 
-def test_the_folder_is_bounded_keeping_what_the_last_build_read(cache_dir, monkeypatch):
-    monkeypatch.setattr(chartdata, "MAX_ENTRIES", 2)
-    with chartdata.disk_cache():
+def test_the_folder_is_bounded(cache_dir, tmp_path, monkeypatch):
+    monkeypatch.setattr(chartdata, "MAX_PACKS", 2)
+    for store in range(4):
+        with chartdata.disk_cache(tmp_path / str(store)) as stats:
+            chartdata.load(MANIFEST)
+    assert stats is not None and stats.pruned == 1 and len(_packs(cache_dir)) == 2
+    assert chartdata.pack_name(tmp_path / "3")[0] in {p.name for p in _packs(cache_dir)}  # the newest stays
+
+
+def test_a_pack_drops_the_old_texts_once_they_are_most_of_it(cache_dir, tmp_path):
+    with chartdata.disk_cache(tmp_path / "charts"):
         for i in range(4):
             chartdata.load(f"k: {i}\n")
-    assert len(_entries(cache_dir)) == 2
-    with chartdata.disk_cache() as stats:
+    with chartdata.disk_cache(tmp_path / "charts") as stats:  # an edit: one old text read, one new
         chartdata.load("k: 0\n")
         chartdata.load("k: 9\n")
-    assert stats is not None and stats.pruned >= 1 and len(_entries(cache_dir)) == 2
-    with chartdata.disk_cache() as again:
-        chartdata.load("k: 0\n")
-        chartdata.load("k: 9\n")
+    assert stats is not None and (stats.hits, stats.written, stats.dropped) == (1, 1, 3)
+    with chartdata.disk_cache(tmp_path / "charts") as again:
+        for i in (0, 1, 9):
+            chartdata.load(f"k: {i}\n")
     assert again is not None and again.hits == 2
 
 
 def test_the_cache_off_writes_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("CATALOG_CACHE_DIR", "")
-    with chartdata.disk_cache() as stats:
+    with chartdata.disk_cache(tmp_path / "charts") as stats:
         assert chartdata.load("k: 1\n") == {"k": 1}
     assert stats is None and not any(tmp_path.iterdir())
 
 
-def test_the_cache_is_used_only_inside_its_context_and_thread(cache_dir):
+def test_the_cache_is_used_only_inside_its_context(cache_dir):
     chartdata.load(MANIFEST)
-    assert _entries(cache_dir) == []
+    assert _packs(cache_dir) == []

@@ -105,7 +105,7 @@ def build(sources: Sources, cache: PackageCache, *, chart_base: str | None = "",
             catalog = load_catalog(sources.catalog)
         except CatalogError as exc:
             unreadable = (f"the catalog cannot be read, so no other-format chart is served: {exc}",)
-    with chartdata.disk_cache():  # the charts' parsed files, kept by their text: a second start reads JSON
+    with chartdata.disk_cache(sources.charts):  # the charts' parsed files by their text: a second start reads JSON
         collected = collect(sources.catalog, sources.charts, cache, catalog, history=history, formats=formats)
         icons = read_icons(sources.catalog / "icons")
         builds = build_markets(collected.releases, icons.icons, listed=collected.listed)

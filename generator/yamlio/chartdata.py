@@ -18,13 +18,14 @@ Why: `catalog serve` hashes every chart file (generator/versions/state.py `canon
 (generator/publish/market_entry.py); ruamel's Python constructor took ~1.7 ms a document, ~20 s for the
 ~12,000 documents of 1,000 apps (bench/RESULTS.md "`catalog serve` start-up").
 
-Within `disk_cache()` (what `catalog serve` builds its market in), each text's value is also kept on disk, in the
-user's cache folder (generator/core/diskcache.py, `chart-data/`), by the sha256 of the text and of the readers'
-versions, as JSON: a second start of an unchanged store reads JSON instead of YAML. Only a value JSON gives back
-exactly (mappings with string keys, lists, strings, finite numbers, booleans, null) is kept; an entry that is
-damaged or not sealed for its text is ignored and written again; the folder holds at most MAX_ENTRIES entries (the
-oldest that the last build did not read go first). An edited file is another text, so another entry: a stale value
-cannot be read.
+Within `disk_cache(store)` (what `catalog serve` builds its market in), each text's value is also kept on disk, in
+the user's cache folder (generator/core/diskcache.py, `chart-data/`), by the sha256 of the text and of the readers'
+versions, as JSON: a second start of an unchanged store reads JSON instead of YAML. The values of one store are kept
+in one file (its pack, read whole: one read instead of one per chart file, ~8,000 at 1,000 apps). Only a value JSON
+gives back exactly (mappings with string keys, lists, strings, finite numbers, booleans, null) is kept; a pack that
+is damaged or not sealed for its store is ignored and written again, as is one holding a value that is not JSON;
+the folder holds at most MAX_PACKS packs (the oldest go first) of at most MAX_PACK_BYTES. An edited file is
+another text, so another key: a stale value cannot be read.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import os
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import ruamel.yaml
@@ -59,8 +61,8 @@ class _Unsure(Exception):
 
 
 KIND = "chart-data"
-MAX_ENTRIES = 100_000  # ~15 documents a chart in two formats: a few thousand charts' files
-MAX_ENTRY_BYTES = 4 * 2**20
+MAX_PACKS = 32  # stores (or chart folders) whose values are kept
+MAX_PACK_BYTES = 256 * 2**20  # ~10 MB for 1,000 apps
 _MAGIC = b"catalog-chart-data"
 # in every key: what the value depends on besides the text (this reader's rules, ruamel's and PyYAML's versions)
 _SALT = f"chartdata 1; ruamel.yaml {ruamel.yaml.__version__}; PyYAML {yaml.__version__}\0".encode()
@@ -70,68 +72,97 @@ _SALT = f"chartdata 1; ruamel.yaml {ruamel.yaml.__version__}; PyYAML {yaml.__ver
 class Stats:
     """What one `disk_cache()` read from the cache and wrote to it."""
 
-    hits: int = 0  # values read back from an entry
-    written: int = 0  # entries written on the way out
-    pruned: int = 0  # entries removed to keep the folder within MAX_ENTRIES
+    hits: int = 0  # values read back from the pack
+    written: int = 0  # values added to the pack on the way out
+    dropped: int = 0  # values of texts the build did not read, left out of the pack written again
+    pruned: int = 0  # other stores' packs removed to keep the folder within MAX_PACKS
 
 
 @dataclass
 class _Store:
-    dir_fd: int
-    used: set[str] = field(default_factory=set)  # entry names read or written by this build
-    new: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # name -> (key, body), written at the end
+    pack: dict[str, str]  # key -> the value's JSON, as read
+    used: set[str] = field(default_factory=set)  # keys read or made by this build
+    new: dict[str, str] = field(default_factory=dict)  # key -> JSON, added on the way out
+    stale: bool = False  # the pack held a value that is not JSON: written again
     stats: Stats = field(default_factory=Stats)
 
 
 _STORE: ContextVar[_Store | None] = ContextVar("chartdata_store", default=None)
 
 
+def pack_name(store: Path) -> tuple[str, str]:
+    """(file name, key) of the pack of the store whose charts are under `store`."""
+    key = hashlib.sha256(str(store.absolute()).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return f"pack-{key}.json", key
+
+
+def _read_pack(dir_fd: int, name: str, key: str) -> dict[str, str]:
+    body = diskcache.read_entry(dir_fd, name, _MAGIC, key, MAX_PACK_BYTES)
+    try:
+        pack = json.loads(body) if body is not None else {}
+    except ValueError:
+        return {}
+    if not isinstance(pack, dict) or not all(isinstance(v, str) for v in pack.values()):
+        return {}
+    return pack
+
+
 @contextlib.contextmanager
-def disk_cache() -> Iterator[Stats | None]:
-    """`load` keeps values on disk while inside (this thread only); the new entries are written, and the folder
-    pruned, on the way out. Yields what was read and written (None, and nothing happens, when the cache is off or
-    its folder is not trusted)."""
+def disk_cache(store: Path) -> Iterator[Stats | None]:
+    """`load` keeps values on disk while inside (this thread only), in one pack per store (`store`: its charts
+    folder): read whole on the way in, written again on the way out when the build added values, and the folder
+    pruned to MAX_PACKS. Yields what was read and written (None, and nothing happens, when the cache is off or its
+    folder is not trusted)."""
     where = diskcache.folder(KIND)
     dir_fd = None if where is None else diskcache.open_folder(where, create=True)
     if dir_fd is None:
         yield None
         return
-    store = _Store(dir_fd)
-    token = _STORE.set(store)
+    name, key = pack_name(store)
+    kept = _Store(_read_pack(dir_fd, name, key))
+    token = _STORE.set(kept)
     try:
-        yield store.stats
+        yield kept.stats
     finally:
         _STORE.reset(token)
         try:
-            for name, (key, body) in store.new.items():
-                store.stats.written += diskcache.write_entry(dir_fd, name, _MAGIC, key, body)
-            store.stats.pruned = diskcache.prune(dir_fd, store.used, MAX_ENTRIES)
+            _write_pack(dir_fd, name, key, kept)
+            kept.stats.pruned = diskcache.prune(dir_fd, {name}, MAX_PACKS)
         finally:
             os.close(dir_fd)
 
 
+def _write_pack(dir_fd: int, name: str, key: str, kept: _Store) -> None:
+    """The pack again when the build added values: what it read or made, and the others while they are not most of
+    the pack (a store edited many times does not keep every old text)."""
+    if not kept.new and not kept.stale:
+        return
+    unused = [k for k in kept.pack if k not in kept.used]
+    drop = len(unused) > len(kept.used)
+    pack = {k: v for k, v in kept.pack.items() if not drop or k in kept.used} | kept.new
+    body = json.dumps(pack, separators=(",", ":")).encode("ascii")
+    if len(body) <= MAX_PACK_BYTES and diskcache.write_entry(dir_fd, name, _MAGIC, key, body):
+        kept.stats.written, kept.stats.dropped = len(kept.new), len(unused) if drop else 0
+
+
 def load(text: str) -> Any:
     """`ruamel.yaml.YAML(typ="safe").load(text)`, the same value or the same error (see the module docstring)."""
-    store = _STORE.get()
-    if store is None:
+    kept = _STORE.get()
+    if kept is None:
         return _load(text)
     key = hashlib.sha256(_SALT + text.encode("utf-8", "surrogatepass")).hexdigest()
-    name = f"{key}.json"
-    store.used.add(name)
-    body = store.new[name][1] if name in store.new else diskcache.read_entry(
-        store.dir_fd, name, _MAGIC, key, MAX_ENTRY_BYTES)
+    kept.used.add(key)
+    body = kept.new.get(key) or kept.pack.get(key)
     if body is not None:
         try:
             value = json.loads(body)
-            store.stats.hits += 1
+            kept.stats.hits += 1
             return value
         except ValueError:
-            pass  # not JSON after all: read the YAML, and the entry is written again
+            kept.stale = True  # not JSON after all: read the YAML, and the pack is written again
     value = _load(text)
     if _json_exact(value):
-        body = json.dumps(value, separators=(",", ":")).encode("ascii")
-        if len(body) <= MAX_ENTRY_BYTES:
-            store.new[name] = (key, body)
+        kept.new[key] = json.dumps(value, separators=(",", ":"))
     return value
 
 
@@ -182,4 +213,4 @@ def _value(node: Node, seen: set[int]) -> Any:
     raise _Unsure
 
 
-__all__ = ["KIND", "MAX_ENTRIES", "Stats", "disk_cache", "load"]
+__all__ = ["KIND", "MAX_PACKS", "Stats", "disk_cache", "load", "pack_name"]
