@@ -94,8 +94,9 @@ def serve(
     GuardedHttpToolsProtocol.cap = connection_cap()
     try:
         # docs/security.md "The market source over HTTP": the limits a reverse proxy would give (market/limits.py)
-        uvicorn.run(make_app(holder), host=host, port=port, log_level="info", access_log=access_log,
-                    server_header=False, timeout_graceful_shutdown=5, http=GuardedHttpToolsProtocol,
-                    timeout_keep_alive=KEEP_ALIVE_S, backlog=GuardedHttpToolsProtocol.cap)
+        uvicorn.run(make_app(holder, on_start=watcher.listening.set), host=host, port=port, log_level="info",
+                    access_log=access_log, server_header=False, timeout_graceful_shutdown=5,
+                    http=GuardedHttpToolsProtocol, timeout_keep_alive=KEEP_ALIVE_S,
+                    backlog=GuardedHttpToolsProtocol.cap)
     finally:
         watcher.stop()

@@ -34,7 +34,7 @@ request.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated
 
@@ -432,8 +432,11 @@ class Preflight:
         await self.app(scope, receive, send)
 
 
-def make_app(holder: Holder, *, name: str = "catalog") -> Starlette:
-    """The ASGI application answering from `holder.snapshot`."""
+def make_app(holder: Holder, *, name: str = "catalog", on_start: Callable[[], None] | None = None) -> Starlette:
+    """The ASGI application answering from `holder.snapshot`; `on_start` is called when the server starts (its
+    lifespan's start, just before it listens)."""
+    import contextlib
+
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
     from starlette.routing import Route
@@ -449,7 +452,13 @@ def make_app(holder: Holder, *, name: str = "catalog") -> Starlette:
         Route("/", api.page, methods=["GET"]),
         Route("/plots/{file}", api.plot, methods=["GET"]),
     ]
-    return Starlette(routes=routes, middleware=[Middleware(Preflight)],
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        if on_start is not None:
+            on_start()
+        yield
+
+    return Starlette(routes=routes, middleware=[Middleware(Preflight)], lifespan=lifespan,
                      exception_handlers={404: api.not_found, 405: api.not_allowed})
 
 

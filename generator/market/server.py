@@ -44,6 +44,7 @@ REBUILD_ERRORS: tuple[type[BaseException], ...] = (
 POLL_ERRORS: tuple[type[BaseException], ...] = (CatalogError, OSError, *REBUILD_ERRORS)
 
 LOG = logging.getLogger("catalog.serve")
+LISTEN_WAIT_S = 60.0  # the longest the watcher waits for the server to listen before it makes the rest anyway
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,10 @@ class Watcher(threading.Thread):
         self.on_swap = on_swap
         self.stopping = threading.Event()
         self.seen = seen  # the signature the current snapshot was built from
+        # set once the server listens (its lifespan's start): the rest of the first market is made after that, not
+        # while the server starts (the two would share the interpreter); set from the start where no server waits
+        self.listening = threading.Event()
+        self.listening.set()
 
     def stop(self) -> None:
         self.stopping.set()
@@ -142,6 +147,7 @@ class Watcher(threading.Thread):
             # the first snapshot left the git history and the other formats for now: made after one poll, once the
             # server listens
             first = self.holder.snapshot
+            self.listening.wait(LISTEN_WAIT_S)
             if (first.pending or first.waiting) and not self.stopping.wait(self.interval):
                 self.rebuild()
             while not self.stopping.wait(self.interval):
@@ -205,6 +211,7 @@ def start(sources: Sources, *, interval: float = 1.0) -> tuple[Holder, Watcher]:
     seen = sources.signature()  # taken first: a change during the first build triggers a rebuild
     holder = Holder(snapshot(build(sources, cache, history=False, formats=False)))
     watcher = Watcher(holder, sources, cache, seen, interval)
+    watcher.listening.clear()  # the caller sets it when its server listens (make_app's `on_start`)
     holder.watching = True
     watcher.start()
     return holder, watcher

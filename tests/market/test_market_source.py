@@ -245,3 +245,50 @@ def test_a_second_build_reads_the_charts_from_the_cache_and_serves_the_same_byte
     pack.write_bytes(b"damaged")
     assert served() == first
     assert pack.read_bytes().startswith(b"catalog-chart-data ")
+
+
+def test_catalog_serve_answers_starting_then_makes_the_rest_once_it_listens(tmp_path, rendered_market):
+    """`catalog serve` (a real uvicorn server on loopback): its first /health already serves the apps of the
+    catalog's own format and says `starting` with the other format pending, and a device of that format gets 503
+    Retry-After; the watcher makes the rest only after the server listens, then one poll later (`--poll 3`), and
+    /health turns `ok`. A broken releases.yaml still fails the start with the error and a non-zero exit."""
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+    from support.market import REPO, free_port
+
+    store = make_store(tmp_path / "store", rendered_market)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen([sys.executable, "-m", "generator.cli", "serve", "--catalog", str(store / "catalog"),
+                             "--port", str(port), "--poll", "3", "--no-access-log"], cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline, first = time.monotonic() + 120, None
+        while first is None and time.monotonic() < deadline:
+            assert proc.poll() is None, "catalog serve exited"
+            try:
+                first = httpx.get(url + "/health", timeout=5).json()
+            except httpx.TransportError:
+                time.sleep(0.05)
+        assert first is not None and first["status"] == "starting" and first["apps"] > 0
+        assert first["pending_formats"] == ["olares-v2"]
+        old = httpx.get(url + "/api/v1/appstore/hash", params={"version": "1.12.5"}, timeout=5)
+        assert old.status_code == 503 and old.headers["retry-after"] == "5"
+        assert httpx.get(url + "/api/v1/appstore/hash", params={"version": "1.12.7"}, timeout=5).status_code == 200
+        while time.monotonic() < deadline:
+            health = httpx.get(url + "/health", timeout=5).json()
+            if health["status"] != "starting":
+                break
+            time.sleep(0.1)
+        assert health["status"] == "ok" and health["pending_formats"] == []
+        assert httpx.get(url + "/api/v1/appstore/hash", params={"version": "1.12.5"}, timeout=5).status_code == 200
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    (store / "catalog" / "releases.yaml").write_text("apps: [not, a, mapping]\n", encoding="utf-8")
+    broken = subprocess.run([sys.executable, "-m", "generator.cli", "serve", "--catalog", str(store / "catalog"),
+                             "--port", str(free_port())], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert broken.returncode != 0 and "releases.yaml" in broken.stderr
