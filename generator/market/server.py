@@ -111,7 +111,8 @@ def build(sources: Sources, cache: PackageCache, *, chart_base: str | None = "",
         icons = read_icons(sources.catalog / "icons")
         builds = build_markets(collected.releases, icons.icons, listed=collected.listed)
     problems = collected.problems + icons.problems + unreadable
-    page = Once(lambda: store_page(sources.catalog, builds, sources.ledger, source_url=sources.source_url,
+    shown = {name: b for name, b in builds.items() if name not in collected.waiting}  # not an empty format
+    page = Once(lambda: store_page(sources.catalog, shown, sources.ledger, source_url=sources.source_url,
                                    chart_base=chart_base, problems=problems, catalog=catalog))
     return Built(collected, builds, page, problems)
 
