@@ -104,7 +104,11 @@ def read_entry(dir_fd: int, name: str, magic: bytes, content_key: str, max_bytes
             info = os.fstat(fh.fileno())
             if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
                 return None
-            data = fh.read(max_bytes + 1)
+            if info.st_size > max_bytes:
+                return None
+            data = fh.read(info.st_size + 1)  # its size, not the cap: read(n) allocates n bytes first
+            if len(data) > info.st_size:  # it grew since fstat: read on, up to the cap
+                data += fh.read(max_bytes + 1 - len(data))
     except OSError:
         return None
     return opened(magic, data, content_key) if len(data) <= max_bytes else None
