@@ -295,7 +295,10 @@ def collect(catalog_root: Path, charts_dir: Path, cache: PackageCache | None = N
         found.setdefault(rel.app, {})[rel.version] = rel
     ordered = [found[app][v] for app in sorted(found) for v in sorted(found[app], key=parse_version)]
     listed = _listed(ordered, set(folders))
-    waiting = frozenset() if formats else frozenset(name for name, apps in listed.items() if not apps)
+    # the formats without an app of charts/ wait for their charts; none when no format has one (an empty store is
+    # served empty at once: there is nothing to make)
+    empty = frozenset(name for name, apps in listed.items() if not apps)
+    waiting = empty if not formats and len(empty) < len(listed) else frozenset()
     return Collected(tuple(ordered), listed, tuple(problems), tuple(unexpressed), recorded_files(releases), pending,
                      waiting)
 

@@ -292,3 +292,27 @@ def test_catalog_serve_answers_starting_then_makes_the_rest_once_it_listens(tmp_
     broken = subprocess.run([sys.executable, "-m", "generator.cli", "serve", "--catalog", str(store / "catalog"),
                              "--port", str(free_port())], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert broken.returncode != 0 and "releases.yaml" in broken.stderr
+
+
+def test_a_store_without_charts_is_served_empty_at_once(tmp_path, rendered_market):
+    """No chart folder: nothing to make, so the first snapshot waits for no format (every format answers, empty)."""
+    from starlette.testclient import TestClient
+
+    from generator.market.api import Holder, make_app
+    from generator.market.history import SmokePoint
+    from generator.market.server import Sources, build, snapshot
+
+    def no_smokes(_root, _app) -> list[SmokePoint]:
+        return []
+
+    shutil.copytree(rendered_market / "catalog", tmp_path / "catalog")
+    (tmp_path / "charts").mkdir()
+    sources = Sources(tmp_path / "catalog", tmp_path / "charts", no_smokes)
+    holder = Holder(snapshot(build(sources, PackageCache(), history=False, formats=False)))
+    holder.watching = True
+    client = TestClient(make_app(holder))
+    health = client.get("/health").json()
+    assert health["apps"] == 0 and health["pending_formats"] == []
+    for version in ("1.12.5", "1.12.7"):
+        info = client.get("/api/v1/appstore/info", params={"version": version})
+        assert info.status_code == 200 and info.json()["data"]["apps"] == {}
