@@ -166,6 +166,8 @@ DOCUMENTED = {
                                         "that the loader reports as `file:line: field: message` (InputError)",
     ("ValueError", "generator/flags/tables.py"): "pydantic validators of the flag tables, as in schema/",
     ("_Refused", "generator/yamlio/loader.py"): "a MarkedYAMLError that read_document turns into an InputError",
+    ("_Unsure", "generator/yamlio/chartdata.py"): "control flow inside load: caught there, ruamel then reads the "
+                                                 "whole text",
     ("_Irregular", "generator/yamlio/yamlout.py"): "control flow inside dump: caught there, libyaml then emits the "
                                                   "whole document",
     ("ValueError", "generator/lint/quantity.py"): "parse_quantity's contract; lint/olares.py turns it into a finding",
@@ -203,7 +205,7 @@ DOCUMENTED = {
 DOCUMENTED |= {("AttributeError", f"generator/{p.name}/__init__.py"): "a face's PEP 562 __getattr__"
                for p in sorted(GENERATOR.iterdir()) if (p / "__init__.py").is_file()}
 # Exception classes defined outside generator/core/errors.py that are not CatalogError subclasses.
-LOCAL_CLASSES = {"_Refused", "_Irregular", "UnknownKind", "SmokeFailure", "PublishError"}
+LOCAL_CLASSES = {"_Refused", "_Irregular", "_Unsure", "UnknownKind", "SmokeFailure", "PublishError"}
 
 
 def _modules() -> list[tuple[str, Path]]:

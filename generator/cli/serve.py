@@ -64,12 +64,18 @@ def serve(
     Olares polls GET /api/v1/appstore/hash every 5 minutes, then /appstore/info and POST /applications/info
     when the hash changed, and downloads /api/v1/applications/<app>/chart?fileName=<app>-<version>.tgz.
     Answers are rebuilt when releases.yaml, the charts or the ledger change; the server is not restarted."""
+    import importlib.util
+
+    from generator.core.errors import missing_module
     from generator.core.imports import require
 
     uvicorn = require("uvicorn", "market")
     require("starlette", "market")
     require("httptools", "market")
-    require("matplotlib", "market")  # the store page's plots, drawn when first shown: a missing one stops the start
+    # the store page's plots, drawn when first shown: a missing matplotlib stops the start, but it is only looked
+    # for here (importing it and numpy is ~0.3 s of the start, bench/RESULTS.md)
+    if importlib.util.find_spec("matplotlib") is None:
+        raise missing_module("matplotlib", "market")
     from generator.market.api import make_app, olares_range
     from generator.market.limits import KEEP_ALIVE_S, GuardedHttpToolsProtocol, connection_cap
     from generator.market.server import start
@@ -88,8 +94,9 @@ def serve(
     GuardedHttpToolsProtocol.cap = connection_cap()
     try:
         # docs/security.md "The market source over HTTP": the limits a reverse proxy would give (market/limits.py)
-        uvicorn.run(make_app(holder), host=host, port=port, log_level="info", access_log=access_log,
-                    server_header=False, timeout_graceful_shutdown=5, http=GuardedHttpToolsProtocol,
-                    timeout_keep_alive=KEEP_ALIVE_S, backlog=GuardedHttpToolsProtocol.cap)
+        uvicorn.run(make_app(holder, on_start=watcher.listening.set), host=host, port=port, log_level="info",
+                    access_log=access_log, server_header=False, timeout_graceful_shutdown=5,
+                    http=GuardedHttpToolsProtocol, timeout_keep_alive=KEEP_ALIVE_S,
+                    backlog=GuardedHttpToolsProtocol.cap)
     finally:
         watcher.stop()

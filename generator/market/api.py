@@ -34,7 +34,7 @@ request.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated
 
@@ -156,19 +156,22 @@ class Snapshot:
     recorded: frozenset[str] = frozenset()  # package file names releases.yaml records
     icons: dict[str, bytes] = field(default_factory=dict)
     pending: int = 0  # recorded older versions not read from the git history yet (the server's first seconds)
+    waiting: frozenset[str] = frozenset()  # formats whose charts are not made yet (the server's first seconds)
 
     @classmethod
     def make(cls, builds: dict[str, MarketBuild] | MarketBuild,
              store: Callable[[], tuple[bytes, Mapping[str, bytes]]],
              problems: tuple[str, ...] = (), notes: tuple[str, ...] = (),
-             recorded: frozenset[str] = frozenset(), pending: int = 0) -> Snapshot:
-        """`store`: what makes the page's HTML and plots, on the first request for them."""
+             recorded: frozenset[str] = frozenset(), pending: int = 0,
+             waiting: frozenset[str] = frozenset()) -> Snapshot:
+        """`store`: what makes the page's HTML and plots, on the first request for them; `waiting`: the formats
+        not made yet (their devices are answered 503 until a later snapshot has them)."""
         if isinstance(builds, MarketBuild):
             builds = {builds.profile or "olares-v3": builds}
-        formats = {name: FormatAnswers.make(b) for name, b in builds.items()}
+        formats = {name: FormatAnswers.make(b) for name, b in builds.items() if name not in waiting}
         newest = next(iter(builds.values()))
         return cls(formats=formats, store=Once(store), problems=problems, notes=notes,
-                   recorded=recorded, icons=dict(newest.icons), pending=pending)
+                   recorded=recorded, icons=dict(newest.icons), pending=pending, waiting=waiting)
 
     @property
     def page(self) -> bytes:
@@ -194,6 +197,11 @@ class Snapshot:
     def pick(self, version: str | None) -> FormatAnswers:
         """The answers for a device of Olares `version` (publish/market.py `format_for`)."""
         return self.formats.get(format_for(version)) or self.newest
+
+    def waits(self, version: str | None) -> str | None:
+        """The format a device of Olares `version` installs when it is not made yet (None: it is served)."""
+        wanted = format_for(version)
+        return wanted if wanted in self.waiting else None
 
 
 async def made(values: Mapping[str, bytes], key: str) -> bytes:
@@ -315,15 +323,24 @@ class MarketApp:
             return self.Response(status_code=304, headers={k: v for k, v in headers.items() if k != "Content-Type"})
         return self.Response(body, headers=headers)
 
+    def starting(self, snap: Snapshot, asked: str | None) -> Response | None:
+        """503 with Retry-After while the format a device installs is not made yet (the server's first seconds):
+        an empty market, or another format's, would be taken for the store's content."""
+        waiting = snap.waits(asked)
+        if waiting is None:
+            return None
+        return self.js({"error": "Starting", "detail": f"the {waiting} charts are still being made; ask again in a "
+                        "few seconds"}, 503, {"Retry-After": "5"})
+
     async def hash(self, request: Request) -> Response:
-        asked = request.query_params.get("version")
-        answers = self.holder.snapshot.pick(asked)
-        return self.conditional(request, answers.hash_body(answered_for(asked)), answers)
+        asked, snap = request.query_params.get("version"), self.holder.snapshot
+        answers = snap.pick(asked)
+        return self.starting(snap, asked) or self.conditional(request, answers.hash_body(answered_for(asked)), answers)
 
     async def info(self, request: Request) -> Response:
-        asked = request.query_params.get("version")
-        answers = self.holder.snapshot.pick(asked)
-        return self.conditional(request, answers.info_body(answered_for(asked)), answers)
+        asked, snap = request.query_params.get("version"), self.holder.snapshot
+        answers = snap.pick(asked)
+        return self.starting(snap, asked) or self.conditional(request, answers.info_body(answered_for(asked)), answers)
 
     async def details(self, request: Request) -> Response:
         snap = self.holder.snapshot
@@ -340,6 +357,9 @@ class MarketApp:
         if isinstance(parsed, str):
             return self.js({"error": parsed}, 400)
         asked = parsed.version or request.query_params.get("version")  # the body's, as beclab/market sends it
+        waiting = self.starting(snap, asked)
+        if waiting is not None:
+            return waiting
         return self.Response(snap.pick(asked).details_body(parsed.app_ids, answered_for(asked)),
                              headers=JSON_HEADERS)
 
@@ -348,9 +368,10 @@ class MarketApp:
         charts = snap.charts
         file_name = request.query_params.get("fileName")
         why = chart_refusal(request.path_params["name"], file_name, charts, snap.recorded)
-        if why is not None and snap.pending and file_name in snap.recorded:
+        if why is not None and (snap.pending or snap.waiting) and file_name in snap.recorded:
             return self.js({"error": "Starting", "detail": f"{file_name}: the server is still reading older versions "
-                            "from the git history; ask again in a few seconds"}, 503, {"Retry-After": "5"})
+                            "from the git history or making the other formats' charts; ask again in a few seconds"},
+                           503, {"Retry-After": "5"})
         if why is not None or file_name is None:
             return self.js({"error": "Chart not found", "detail": why}, 404)
         return self.Response(await made(charts, file_name), media_type="application/gzip", headers={
@@ -369,9 +390,9 @@ class MarketApp:
         ok = holder.reload_error is None and holder.watching and not snap.problems
         formats = {name: {"apps": len(a.build.entries), "hash": a.build.hash, "olares": olares_range(name)}
                    for name, a in snap.formats.items()}
-        status = "degraded" if not ok else "starting" if snap.pending else "ok"
+        status = "degraded" if not ok else "starting" if snap.pending or snap.waiting else "ok"
         return self.js({"name": self.name, "status": status, "apps": len(snap.build.entries),
-                        "pending_history": snap.pending,
+                        "pending_history": snap.pending, "pending_formats": sorted(snap.waiting),
                         "hash": snap.build.hash, "last_updated": snap.build.last_updated,
                         "generation": holder.generation, "watching": holder.watching,
                         "reload_error": holder.reload_error, "problems": list(snap.problems), "formats": formats,
@@ -411,8 +432,11 @@ class Preflight:
         await self.app(scope, receive, send)
 
 
-def make_app(holder: Holder, *, name: str = "catalog") -> Starlette:
-    """The ASGI application answering from `holder.snapshot`."""
+def make_app(holder: Holder, *, name: str = "catalog", on_start: Callable[[], None] | None = None) -> Starlette:
+    """The ASGI application answering from `holder.snapshot`; `on_start` is called when the server starts (its
+    lifespan's start, just before it listens)."""
+    import contextlib
+
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
     from starlette.routing import Route
@@ -428,7 +452,13 @@ def make_app(holder: Holder, *, name: str = "catalog") -> Starlette:
         Route("/", api.page, methods=["GET"]),
         Route("/plots/{file}", api.plot, methods=["GET"]),
     ]
-    return Starlette(routes=routes, middleware=[Middleware(Preflight)],
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        if on_start is not None:
+            on_start()
+        yield
+
+    return Starlette(routes=routes, middleware=[Middleware(Preflight)], lifespan=lifespan,
                      exception_handlers={404: api.not_found, 405: api.not_allowed})
 
 

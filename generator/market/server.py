@@ -33,6 +33,7 @@ from generator.market.page import StorePage, store_page
 from generator.market.source import Collected, PackageCache, collect, signature
 from generator.publish.market import MarketBuild, build_markets, read_icons
 from generator.versions.releases import releases_path
+from generator.yamlio import chartdata
 
 # What a rebuild may raise on input it did not plan for, besides the error tree: a bug's classes, named so that
 # none of them ends the watcher (tests/test_errors.py forbids a bare `except Exception` outside the CLI). The
@@ -43,6 +44,7 @@ REBUILD_ERRORS: tuple[type[BaseException], ...] = (
 POLL_ERRORS: tuple[type[BaseException], ...] = (CatalogError, OSError, *REBUILD_ERRORS)
 
 LOG = logging.getLogger("catalog.serve")
+LISTEN_WAIT_S = 60.0  # the longest the watcher waits for the server to listen before it makes the rest anyway
 
 
 @dataclass(frozen=True)
@@ -87,25 +89,30 @@ class Built:
         return page.html.encode("utf-8"), page.plots
 
 
-def build(sources: Sources, cache: PackageCache, *, chart_base: str | None = "", history: bool = True) -> Built:
+def build(sources: Sources, cache: PackageCache, *, chart_base: str | None = "", history: bool = True,
+          formats: bool = True) -> Built:
     """The market and its page as the files are now. A missing catalog folder or releases.yaml is an InputError
     (not an empty market: the server keeps what it serves, `catalog site` writes nothing). `history=False`: the
-    older versions of the charts folder's git history are left for the next build (source.py `collect`)."""
+    older versions of the charts folder's git history are left for the next build; `formats=False`: so are the
+    other formats' charts, and the catalog is not loaded for them (source.py `collect`)."""
     gone = sources.missing()
     if gone is not None:
         raise InputError([Problem(str(sources.catalog), None, None, f"{gone}; restore it (git checkout, the end "
                                   "of a deploy) and the market is rebuilt from it")])
-    catalog: Catalog | None
-    try:
-        catalog = load_catalog(sources.catalog)
-        unreadable: tuple[str, ...] = ()
-    except CatalogError as exc:
-        catalog, unreadable = None, (f"the catalog cannot be read, so no other-format chart is served: {exc}",)
-    collected = collect(sources.catalog, sources.charts, cache, catalog, history=history)
-    icons = read_icons(sources.catalog / "icons")
-    builds = build_markets(collected.releases, icons.icons, listed=collected.listed)
+    catalog: Catalog | None = None
+    unreadable: tuple[str, ...] = ()
+    if formats:
+        try:
+            catalog = load_catalog(sources.catalog)
+        except CatalogError as exc:
+            unreadable = (f"the catalog cannot be read, so no other-format chart is served: {exc}",)
+    with chartdata.disk_cache(sources.charts):  # the charts' parsed files by their text: a second start reads JSON
+        collected = collect(sources.catalog, sources.charts, cache, catalog, history=history, formats=formats)
+        icons = read_icons(sources.catalog / "icons")
+        builds = build_markets(collected.releases, icons.icons, listed=collected.listed)
     problems = collected.problems + icons.problems + unreadable
-    page = Once(lambda: store_page(sources.catalog, builds, sources.ledger, source_url=sources.source_url,
+    shown = {name: b for name, b in builds.items() if name not in collected.waiting}  # not an empty format
+    page = Once(lambda: store_page(sources.catalog, shown, sources.ledger, source_url=sources.source_url,
                                    chart_base=chart_base, problems=problems, catalog=catalog))
     return Built(collected, builds, page, problems)
 
@@ -114,7 +121,7 @@ def snapshot(built: Built) -> Snapshot:
     """The server's answers; the store page is made when first asked for (the watcher makes it for every
     rebuild it swaps in, off the request path)."""
     return Snapshot.make(built.builds, built.page_files, built.problems, built.collected.unexpressed,
-                         built.collected.recorded, built.collected.pending)
+                         built.collected.recorded, built.collected.pending, built.collected.waiting)
 
 
 class Watcher(threading.Thread):
@@ -127,6 +134,10 @@ class Watcher(threading.Thread):
         self.on_swap = on_swap
         self.stopping = threading.Event()
         self.seen = seen  # the signature the current snapshot was built from
+        # set once the server listens (its lifespan's start): the rest of the first market is made after that, not
+        # while the server starts (the two would share the interpreter); set from the start where no server waits
+        self.listening = threading.Event()
+        self.listening.set()
 
     def stop(self) -> None:
         self.stopping.set()
@@ -134,8 +145,11 @@ class Watcher(threading.Thread):
     def run(self) -> None:
         self.holder.watching = True  # also set by start(), before /health can be asked
         try:
-            # the first snapshot left the git history for now: read it after one poll, once the server listens
-            if self.holder.snapshot.pending and not self.stopping.wait(self.interval):
+            # the first snapshot left the git history and the other formats for now: made after one poll, once the
+            # server listens
+            first = self.holder.snapshot
+            self.listening.wait(LISTEN_WAIT_S)
+            if (first.pending or first.waiting) and not self.stopping.wait(self.interval):
                 self.rebuild()
             while not self.stopping.wait(self.interval):
                 try:
@@ -190,13 +204,15 @@ class Watcher(threading.Thread):
 
 def start(sources: Sources, *, interval: float = 1.0) -> tuple[Holder, Watcher]:
     """The first snapshot (errors propagate: the server does not start on a broken catalog) and its watcher.
-    The first snapshot serves the charts folder's versions without reading the git history for older ones, so
-    the server answers within seconds; the watcher reads the history at once and swaps in the whole market
-    (/health says `starting` until then)."""
+    The first snapshot serves the charts folder's versions in their own format, without reading the git history
+    for older ones or rendering the other formats' charts, so the server answers within seconds; the watcher makes
+    the rest at once and swaps in the whole market (/health says `starting` until then, and a device of a format
+    not made yet is answered 503 with Retry-After, never an empty market)."""
     cache = PackageCache()
     seen = sources.signature()  # taken first: a change during the first build triggers a rebuild
-    holder = Holder(snapshot(build(sources, cache, history=False)))
+    holder = Holder(snapshot(build(sources, cache, history=False, formats=False)))
     watcher = Watcher(holder, sources, cache, seen, interval)
+    watcher.listening.clear()  # the caller sets it when its server listens (make_app's `on_start`)
     holder.watching = True
     watcher.start()
     return holder, watcher

@@ -85,6 +85,8 @@ class Collected:
     unexpressed: tuple[str, ...] = ()  # apps a profile cannot express (not listed in it by design), and why
     recorded: frozenset[str] = frozenset()  # every package file name releases.yaml records, served or not
     pending: int = 0  # recorded versions not looked for yet in the git history (collect(history=False))
+    waiting: frozenset[str] = frozenset()  # formats not made yet (collect(formats=False)): no device is answered
+
 
     @property
     def every_listed(self) -> frozenset[str]:
@@ -246,11 +248,12 @@ def recorded_files(releases: Releases) -> frozenset[str]:
 
 
 def collect(catalog_root: Path, charts_dir: Path, cache: PackageCache | None = None,
-            catalog: Catalog | None = None, *, history: bool = True) -> Collected:
+            catalog: Catalog | None = None, *, history: bool = True, formats: bool = True) -> Collected:
     """Every released version that can be served from `charts_dir` and its git history, and the recorded
     variants of `catalog`'s apps in the other formats (none without a catalog). With `history=False` the git
     history is not read (`catalog serve`'s first answers, a few seconds sooner): the older versions it would
-    serve are counted in `pending`, not reported as problems."""
+    serve are counted in `pending`, not reported as problems. With `formats=False` no other-format chart is
+    rendered (seconds at 1,000 apps): the formats without a chart of charts/ are `waiting`, not empty."""
     cache = cache or PackageCache()
     releases = load_releases(catalog_root)
     problems: list[str] = []
@@ -287,12 +290,17 @@ def collect(catalog_root: Path, charts_dir: Path, cache: PackageCache | None = N
         if app not in found and (history or app not in missing):
             problems.append(f"{app}: no released version can be served; it is not listed")
     unexpressed: list[str] = []
-    extra = _variants(catalog, releases, set(folders), cache, problems, unexpressed)
+    extra = _variants(catalog, releases, set(folders), cache, problems, unexpressed) if formats else []
     for rel in extra:
         found.setdefault(rel.app, {})[rel.version] = rel
     ordered = [found[app][v] for app in sorted(found) for v in sorted(found[app], key=parse_version)]
-    return Collected(tuple(ordered), _listed(ordered, set(folders)), tuple(problems), tuple(unexpressed),
-                     recorded_files(releases), pending)
+    listed = _listed(ordered, set(folders))
+    # the formats without an app of charts/ wait for their charts; none when no format has one (an empty store is
+    # served empty at once: there is nothing to make)
+    empty = frozenset(name for name, apps in listed.items() if not apps)
+    waiting = empty if not formats and len(empty) < len(listed) else frozenset()
+    return Collected(tuple(ordered), listed, tuple(problems), tuple(unexpressed), recorded_files(releases), pending,
+                     waiting)
 
 
 def _listed(ordered: list[Released], folders: set[str]) -> dict[str, frozenset[str]]:

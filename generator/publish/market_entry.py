@@ -37,7 +37,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from generator.chart.profiles import PROFILES
 from generator.chart.writer import Tree
 from generator.core.errors import InputError, Problem
-from generator.yamlio import yamlout
+from generator.yamlio import chartdata
 
 MANIFEST = "OlaresManifest.yaml"
 CHART = "Chart.yaml"
@@ -357,7 +357,7 @@ class ChartView:
 def _parse(text: str, where: str, *, strip: bool) -> Any:
     body, lines = strip_helm_templates(text) if strip else (text, [])
     try:
-        return yamlout.load(body)
+        return chartdata.load(body)
     except (MarkedYAMLError, YAMLError) as exc:
         mark = getattr(exc, "problem_mark", None)
         line = (lines[mark.line] if strip and mark is not None and mark.line < len(lines)

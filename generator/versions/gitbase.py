@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.adapters.git import Git
-from generator.yamlio import yamlout
+from generator.yamlio import chartdata
 from generator.core.errors import ToolError, UsageError
 from generator.versions.state import content_hash, parse_version
 from generator.chart.writer import Tree
@@ -125,7 +125,7 @@ def _batch_bodies(data: bytes) -> list[str]:
 
 
 def chart_version(tree: Tree) -> str | None:
-    chart = yamlout.load(tree.get("Chart.yaml", "")) or {}
+    chart = chartdata.load(tree.get("Chart.yaml", "")) or {}
     return str(chart.get("version")) if isinstance(chart, dict) and chart.get("version") else None
 
 

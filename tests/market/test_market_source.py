@@ -172,3 +172,147 @@ def test_the_first_snapshot_answers_before_the_git_history_is_read(tmp_path, cap
     assert client.get("/health").json()["status"] == "ok"
     again = client.get(f"/api/v1/applications/{APP}/chart", params={"fileName": f"{APP}-{first}.tgz"})
     assert again.status_code == 200 and again.content[:2] == b"\x1f\x8b"
+
+
+def test_the_first_snapshot_answers_before_the_other_formats_are_made(tmp_path, rendered_market):
+    """`catalog serve`'s first snapshot serves the catalog's own format without rendering the others (issue 35:
+    seconds at 1,000 apps): a device of a format not made yet gets 503 Retry-After on every market route (never an
+    empty market, never the other format's), /health says `starting` with the format pending, and the watcher's
+    first rebuild swaps in both. Real Starlette app over the real rendered store, through its in-process client."""
+    from starlette.testclient import TestClient
+
+    from generator.market.api import Holder, make_app
+    from generator.market.history import SmokePoint
+    from generator.market.server import Sources, Watcher, build, snapshot
+
+    def no_smokes(_root, _app) -> list[SmokePoint]:
+        return []
+
+    store = make_store(tmp_path / "store", rendered_market)
+    sources = Sources(store / "catalog", store / "charts", no_smokes)
+    cache = PackageCache()
+    holder = Holder(snapshot(build(sources, cache, history=False, formats=False)))
+    holder.watching = True
+    client = TestClient(make_app(holder))
+    health = client.get("/health").json()
+    assert health["status"] == "starting" and health["pending_formats"] == ["olares-v2"] and health["apps"] > 0
+    v2_file = f"{APP}-{load_releases(store / 'catalog').latest(APP).version}-v2.tgz"
+    for answer in (client.get("/api/v1/appstore/hash", params={"version": "1.12.5"}),
+                   client.get("/api/v1/appstore/info", params={"version": "1.12.5"}),
+                   client.post("/api/v1/applications/info", json={"app_ids": ["x"], "version": "1.12.5"}),
+                   client.get(f"/api/v1/applications/{APP}/chart", params={"fileName": v2_file})):
+        assert answer.status_code == 503 and answer.headers["retry-after"] == "5", answer.text
+    v3 = client.get("/api/v1/appstore/info", params={"version": "1.12.7"})
+    assert v3.status_code == 200 and v3.json()["data"]["apps"]
+    assert Watcher(holder, sources, cache, sources.signature()).rebuild()
+    health = client.get("/health").json()
+    assert health["status"] == "ok" and health["pending_formats"] == [] and set(health["formats"]) == {
+        "olares-v2", "olares-v3"}
+    v2 = client.get("/api/v1/appstore/info", params={"version": "1.12.5"})
+    assert v2.status_code == 200 and v2.json()["data"]["apps"]
+    chart = client.get(f"/api/v1/applications/{APP}/chart", params={"fileName": v2_file})
+    assert chart.status_code == 200 and chart.content[:2] == b"\x1f\x8b"
+
+
+def test_a_second_build_reads_the_charts_from_the_cache_and_serves_the_same_bytes(tmp_path, rendered_market,
+                                                                                  monkeypatch):
+    """The charts' parsed files are kept on disk by their text (yamlio/chartdata.py): a second start of an unchanged
+    store reads them back, and what it serves is byte-identical, with the store's pack damaged too (every file is
+    then read from the YAML again and the pack rewritten)."""
+    from generator.market.history import SmokePoint
+    from generator.market.server import Sources, build, snapshot
+    from generator.publish import market_entry
+    from generator.versions.state import canonical
+    from generator.yamlio import chartdata
+
+    def no_smokes(_root, _app) -> list[SmokePoint]:
+        return []
+
+    monkeypatch.setenv("CATALOG_CACHE_DIR", str(tmp_path / "cache"))
+    store = make_store(tmp_path / "store", rendered_market)
+    sources = Sources(store / "catalog", store / "charts", no_smokes)
+
+    def served() -> list[tuple[str, str, bytes]]:
+        canonical.cache_clear()  # a second start is a new process: nothing kept in memory
+        market_entry._read_chart.cache_clear()
+        snap = snapshot(build(sources, PackageCache(), history=False))
+        return [(name, a.build.hash, a.info_body("1.12.7")) for name, a in snap.formats.items()]
+
+    first = served()
+    [pack] = sorted((tmp_path / "cache" / chartdata.KIND).glob("*.json"))
+    assert pack.name == chartdata.pack_name(store / "charts")[0] and len(first) == 2
+    assert served() == first
+    pack.write_bytes(b"damaged")
+    assert served() == first
+    assert pack.read_bytes().startswith(b"catalog-chart-data ")
+
+
+def test_catalog_serve_answers_starting_then_makes_the_rest_once_it_listens(tmp_path, rendered_market):
+    """`catalog serve` (a real uvicorn server on loopback): its first /health already serves the apps of the
+    catalog's own format and says `starting` with the other format pending, and a device of that format gets 503
+    Retry-After; the watcher makes the rest only after the server listens, then one poll later (`--poll 3`), and
+    /health turns `ok`. A broken releases.yaml still fails the start with the error and a non-zero exit."""
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+    from support.market import REPO, free_port
+
+    store = make_store(tmp_path / "store", rendered_market)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen([sys.executable, "-m", "generator.cli", "serve", "--catalog", str(store / "catalog"),
+                             "--port", str(port), "--poll", "3", "--no-access-log"], cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline, first = time.monotonic() + 120, None
+        while first is None and time.monotonic() < deadline:
+            assert proc.poll() is None, "catalog serve exited"
+            try:
+                first = httpx.get(url + "/health", timeout=5).json()
+            except httpx.TransportError:
+                time.sleep(0.05)
+        assert first is not None and first["status"] == "starting" and first["apps"] > 0
+        assert first["pending_formats"] == ["olares-v2"]
+        old = httpx.get(url + "/api/v1/appstore/hash", params={"version": "1.12.5"}, timeout=5)
+        assert old.status_code == 503 and old.headers["retry-after"] == "5"
+        assert httpx.get(url + "/api/v1/appstore/hash", params={"version": "1.12.7"}, timeout=5).status_code == 200
+        while time.monotonic() < deadline:
+            health = httpx.get(url + "/health", timeout=5).json()
+            if health["status"] != "starting":
+                break
+            time.sleep(0.1)
+        assert health["status"] == "ok" and health["pending_formats"] == []
+        assert httpx.get(url + "/api/v1/appstore/hash", params={"version": "1.12.5"}, timeout=5).status_code == 200
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    (store / "catalog" / "releases.yaml").write_text("apps: [not, a, mapping]\n", encoding="utf-8")
+    broken = subprocess.run([sys.executable, "-m", "generator.cli", "serve", "--catalog", str(store / "catalog"),
+                             "--port", str(free_port())], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert broken.returncode != 0 and "releases.yaml" in broken.stderr
+
+
+def test_a_store_without_charts_is_served_empty_at_once(tmp_path, rendered_market):
+    """No chart folder: nothing to make, so the first snapshot waits for no format (every format answers, empty)."""
+    from starlette.testclient import TestClient
+
+    from generator.market.api import Holder, make_app
+    from generator.market.history import SmokePoint
+    from generator.market.server import Sources, build, snapshot
+
+    def no_smokes(_root, _app) -> list[SmokePoint]:
+        return []
+
+    shutil.copytree(rendered_market / "catalog", tmp_path / "catalog")
+    (tmp_path / "charts").mkdir()
+    sources = Sources(tmp_path / "catalog", tmp_path / "charts", no_smokes)
+    holder = Holder(snapshot(build(sources, PackageCache(), history=False, formats=False)))
+    holder.watching = True
+    client = TestClient(make_app(holder))
+    health = client.get("/health").json()
+    assert health["apps"] == 0 and health["pending_formats"] == []
+    for version in ("1.12.5", "1.12.7"):
+        info = client.get("/api/v1/appstore/info", params={"version": version})
+        assert info.status_code == 200 and info.json()["data"]["apps"] == {}
