@@ -12,11 +12,11 @@ from collections.abc import Callable, Collection, Iterable
 
 from pydantic import BaseModel
 
-from generator.core.errors import InputError, Problem, UsageError, translate_os_error
-from generator.core.locate import embedded_catalog
-from generator.core.redact import secrets_in
-from generator.yamlio.loader import Document, load_model, read_document
-from generator.schema.market import FormName
+from generator.core import InputError, Problem, UsageError, translate_os_error
+from generator.core import embedded_catalog
+from generator.core import secrets_in
+from generator.yamlio import Document, load_model, read_document
+from generator.schema import FormName
 from generator.schema import (App, Calibration, ChatTemplate, Device, DeviceTarget, GenesisRegistry, Market, Model,
                               Stack, WeightFile)
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from generator.core.errors import CatalogError, MissingDependency, RemoteError, translate_os_error
+from generator.core import CatalogError, MissingDependency, RemoteError, translate_os_error
 
 T = TypeVar("T")
 

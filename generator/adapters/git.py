@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from generator.adapters.deadline import DeadlineExceeded, kill_group, run_process
-from generator.core.errors import InputError, Problem, ToolError, translate_os_error
+from generator.core import InputError, Problem, ToolError, translate_os_error
 
 NETWORK_COMMANDS = frozenset({"fetch", "push", "clone", "ls-remote", "pull"})
 DEFAULT_TIMEOUT_S = 120.0

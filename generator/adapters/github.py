@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from generator.adapters.deadline import DeadlineExceeded
-from generator.core.errors import RemoteError
+from generator.core import RemoteError
 
 DEFAULT_API = "https://api.github.com"
 DEFAULT_TIMEOUT_S = 60.0

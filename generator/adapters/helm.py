@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from generator.adapters.deadline import Deadline, DeadlineExceeded, kill_group
-from generator.core.errors import ToolError
-from generator.core.imports import require
+from generator.core import ToolError
+from generator.core import require
 
 DEFAULT_REGISTRY_TIMEOUT_S = 120.0
 

@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from generator.adapters.deadline import DeadlineExceeded
-from generator.core.errors import RemoteError
+from generator.core import RemoteError
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 DEFAULT_TIMEOUT_S = 60.0

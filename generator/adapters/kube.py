@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.adapters.deadline import Deadline, DeadlineExceeded, call_with_deadline
-from generator.core.errors import RemoteError, UsageError, translate_os_error
-from generator.core.imports import require
-from generator.core.text import safe_line
+from generator.core import RemoteError, UsageError, translate_os_error
+from generator.core import require
+from generator.core import safe_line
 
 DEFAULT_TIMEOUT_S = 30.0
 LOG_LIMIT_BYTES = 1024 * 1024  # the most of one container log read at once (the API's limitBytes, and our read)

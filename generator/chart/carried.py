@@ -25,15 +25,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError
 
-from generator.core.data import tuples
-from generator.core.errors import InputError, Problem
+from generator.core import tuples
+from generator.core import InputError, Problem
 from generator.schema import App
-from generator.schema.app import Benchmark, DeviceTarget, GpuRoom, MarketCategory
-from generator.schema.calibration import Calibration
-from generator.schema.common import MAX_ITEMS, Id, Strict
-from generator.schema.measured import Measured
+from generator.schema import Benchmark, DeviceTarget, GpuRoom, MarketCategory
+from generator.schema import Calibration
+from generator.schema import MAX_ITEMS, Id, Strict
+from generator.schema import Measured
 from generator.yamlio import yamlout
-from generator.yamlio.loader import load_untrusted
+from generator.yamlio import load_untrusted
 
 FIELDS = ("device", "categories", "devices", "gpu_room", "calibration", "measured", "benchmarks")
 SIZED = ("gpu_memory_mib", "gpu_memory_utilization")  # the fields the fit fills in (generator/fit/sizing.py)

@@ -27,9 +27,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from generator.catalog import Resolved
-from generator.engines.base import Sized
-from generator.engines.family import allocates_what_it_needs
-from generator.schema.device import Device
+from generator.engines import Sized
+from generator.engines import allocates_what_it_needs
+from generator.schema import Device
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from generator.chart.profiles import OLARES_V3, Profile
 from generator.chart.shared import SharedEngine
-from generator.core.data import Data
+from generator.core import Data
 
 GPU_RESOURCE = "nvidia.com/gpumem"  # HAMi's extended resource: an integer of MiB
 

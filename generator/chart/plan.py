@@ -14,15 +14,15 @@ from generator.chart.gpumem import GpuMemory, gpu_memory
 from generator.chart.profiles import PROFILES, Profile, get_profile
 from generator.chart.shared import (API_KEY_ENV, CONTEXT_ENV, NUMBER_REGEX, OUTPUT_ENV, SharedEngine, explicit_slots,
                                     knobs_for, plan_engine)
-from generator.core.errors import InputError, Problem
+from generator.core import InputError, Problem
 from generator.engines import EngineSpec, Sized, engine_for
-from generator.engines.base import CHAT_TEMPLATE_FILE
-from generator.engines.argv import Flag
-from generator.engines.family import family_for
-from generator.engines.settings import Settings, decided
-from generator.fit.devices import largest_fitting, variant_on
-from generator.fit.sizing import sized
-from generator.schema.app import SOURCE_LOCALE
+from generator.engines import CHAT_TEMPLATE_FILE
+from generator.engines import Flag
+from generator.engines import family_for
+from generator.engines import Settings, decided
+from generator.fit import largest_fitting, variant_on
+from generator.fit import sized
+from generator.schema import SOURCE_LOCALE
 
 STARTUP_BUDGET_S = 3600  # first boot downloads the weights (docs/domain.md)
 INIT_IMAGE = "docker.io/alpine:3.20"  # the maintainer's charts fetch GGUF files with it

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from generator.core.errors import UsageError
-from generator.schema.market import DEFAULT_PROFILE, ProfileName
+from generator.core import UsageError
+from generator.schema import DEFAULT_PROFILE, ProfileName
 
 MARKET_SOURCE = "github.com/aamsellem/orales-one-market@6a34b5bb8ff60e5bbbea0ba7a030b9ef8c41bdd9"
 V3_MARKET_SOURCE = "github.com/aamsellem/olares-one-market@b41af142d2f6a087e1a36d659b15c3664c8f4823"

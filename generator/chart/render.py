@@ -24,12 +24,12 @@ import jinja2
 from jinja2 import BaseLoader, FileSystemLoader, ModuleLoader, StrictUndefined, Template
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from generator.core.locate import templates_dir
+from generator.core import templates_dir
 from generator.yamlio import yamlout
 from generator.chart.carried import block
 from generator.chart.plan import CONTAINER, ChartSpec
 from generator.chart.shared import API_KEY_ENV, CONTEXT_ENV, OUTPUT_ENV, SERVICE_PORT
-from generator.engines.base import CHAT_TEMPLATE_FILE
+from generator.engines import CHAT_TEMPLATE_FILE
 
 TEMPLATES = templates_dir()  # top-level templates/ in a checkout, package data in a wheel (core/locate.py)
 ROOT_FILES = {"Chart.yaml": "Chart.yaml.j2", "OlaresManifest.yaml": "OlaresManifest.yaml.j2",

@@ -38,11 +38,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from generator.catalog import Resolved
-from generator.core.errors import InputError, Problem
-from generator.core.data import Data
-from generator.engines.base import Arg, EngineSpec
-from generator.engines.family import family_for
-from generator.engines.interface import Knobs
+from generator.core import InputError, Problem
+from generator.core import Data
+from generator.engines import Arg, EngineSpec
+from generator.engines import family_for
+from generator.engines import Knobs
 
 CONTEXT_ENV = "LLM_CONTEXT_WINDOW"
 OUTPUT_ENV = "LLM_MAX_OUTPUT_TOKENS"

@@ -45,8 +45,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from generator.core.errors import FileSystemError, UsageError, translate_os_error
-from generator.core.text import safe_line
+from generator.core import FileSystemError, UsageError, translate_os_error
+from generator.core import safe_line
 
 Tree = dict[str, str]  # relative path -> text
 

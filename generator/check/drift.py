@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator.catalog import Resolved, display_path
-from generator.chart.writer import Tree, diff_tree, read_tree
-from generator.core.findings import Finding
+from generator.chart import Tree, diff_tree, read_tree
+from generator.core import Finding
 
 FIX = "run `catalog render` and commit charts/; edit the app in catalog/apps/, never the rendered chart"
 

@@ -6,19 +6,21 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from generator.catalog import Catalog, Resolved
-from generator.chart.gpumem import GpuMemory
+from generator.chart import GpuMemory
 from generator.chart.plan import plan
-from generator.core.data import Data
+from generator.core import Data
 from generator.engines import EngineSpec
-from generator.engines.base import cap_of
-from generator.engines.argv import Argv, normalize, origin_label
-from generator.engines.settings import Settings
-from generator.core.errors import UsageError
-from generator.fit.calibrate import basis_of
-from generator.fit.devices import DevicePlan, device_plan, device_plans, judged_on_device, variant_on
-from generator.fit.estimate import Fit, estimate
-from generator.fit.roofline import Measured, Reading, Roofline, reading, roofline
-from generator.fit.speed import Speeds, speeds
+from generator.engines import cap_of
+from generator.engines import Argv, normalize, origin_label
+from generator.engines import Settings
+from generator.core import UsageError
+from generator.fit import basis_of
+from generator.fit import DevicePlan, device_plan, device_plans, judged_on_device, variant_on
+from generator.fit import Fit
+from generator.fit.estimate import estimate
+from generator.fit import Measured, Reading, Roofline, reading
+from generator.fit.roofline import roofline
+from generator.fit import Speeds, speeds
 
 
 @dataclass(frozen=True)

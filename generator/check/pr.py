@@ -14,13 +14,13 @@ from collections.abc import Callable
 
 from generator.catalog import Catalog, Resolved, display_path
 from generator.check.run import AppResult, by_subject, check_app
-from generator.core.findings import Finding
-from generator.adapters.git import Git
-from generator.adapters.helm import Helm
-from generator.versions.gitbase import GitCharts, chart_version
-from generator.chart.pipeline import render_app
-from generator.versions.state import content_hash, parse_version
-from generator.chart.writer import Tree
+from generator.core import Finding
+from generator.adapters import Git
+from generator.adapters import Helm
+from generator.versions import GitCharts, chart_version
+from generator.chart import render_app
+from generator.versions import content_hash, parse_version
+from generator.chart import Tree
 from generator.check.drift import deleted, drift
 
 # Catalog folders whose change can move every chart.

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from generator.core.terminal import markup as escape
-from generator.core.text import safe_line
+from generator.core import markup as escape
+from generator.core import safe_line
 
 if TYPE_CHECKING:  # `catalog check` prints through none of these: the explain half imports them on use
     from rich.console import Console
@@ -19,9 +19,9 @@ if TYPE_CHECKING:  # `catalog check` prints through none of these: the explain h
 
     from generator.check.explain import CardPlan, Explanation
     from generator.check.run import AppResult
-    from generator.fit.devices import DevicePlan
-    from generator.fit.estimate import Fit
-    from generator.fit.speed import Speeds
+    from generator.fit import DevicePlan
+    from generator.fit import Fit
+    from generator.fit import Speeds
 
 STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -171,7 +171,7 @@ def _print_roofline(data: Explanation, console: Console) -> None:
 
 
 def _print_fit(fit: Fit, console: Console) -> None:
-    from generator.fit.calibrate import basis_of
+    from generator.fit import basis_of
 
     style = {"FIT": "green", "TIGHT": "yellow", "FAIL": "bold red"}[fit.verdict]
     table = _table(f"Memory — [{style}]{escape(fit.summary())}[/]", "component", "MiB", "basis", "note")

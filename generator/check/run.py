@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING
 
 from generator.catalog import Catalog, Resolved, display_path
 from generator.chart.render import render
-from generator.chart.writer import Tree
+from generator.chart import Tree
 from generator.check.drift import deleted, drift
-from generator.core.data import Data
-from generator.core.findings import Finding, has_errors
+from generator.core import Data
+from generator.core import Finding, has_errors
 from generator.rules import context, run_rules
 
 if TYPE_CHECKING:
-    from generator.adapters.helm import Helm
+    from generator.adapters import Helm
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
@@ -48,7 +48,7 @@ def _sorted(findings: list[Finding]) -> list[Finding]:
 
 
 def _lint(resolved: Resolved, tree: Tree, charts_dir: str, helm: Helm | None) -> list[Finding]:
-    from generator.lint.run import lint_chart  # heavy (Helm engine, Kubernetes schemas): imported only when linting
+    from generator.lint import lint_chart  # heavy (Helm engine, Kubernetes schemas): imported only when linting
 
     return [replace(f, file=f"{charts_dir}/{f.file}") if f.file else f
             for f in lint_chart(resolved.app.name, tree, helm=helm, form=resolved.form)]
@@ -81,7 +81,7 @@ def _variant_findings(resolved: Resolved, catalog: Catalog) -> list[Finding]:
     """The catalog rules on the app as it runs on each more device it targets (`devices:`, generator/fit/devices.py),
     each finding naming the device; a device the app does not run on is `explain`'s to say, not a finding. The text
     rules (TEXT_RULES) are the app's own, not its variants'."""
-    from generator.fit.devices import variant_on
+    from generator.fit import variant_on
 
     out: list[Finding] = []
     for target in resolved.targets:
@@ -151,7 +151,7 @@ def _subject_status(finding: Finding, catalog: Catalog) -> str:
 
 def _gone(catalog: Catalog, charts: Path) -> list[AppResult]:
     """A result for each chart folder render would remove (its app file is gone)."""
-    from generator.chart.writer import stale_folders
+    from generator.chart import stale_folders
 
     names = {name for name, r in catalog.apps.items() if r.app.status != "removed"}
     out = []

@@ -98,10 +98,10 @@ def use_catalog(option: Path | None, *, command: str, writes: bool, into_catalog
 
 def refuse_inside_package(path: Path, command: str) -> None:
     """An output folder given on the command line may not be inside the installed package."""
-    from generator.core.locate import inside_package
+    from generator.core import inside_package
 
     if inside_package(path):
-        from generator.core.errors import UsageError
+        from generator.core import UsageError
 
         raise UsageError(f"`catalog {command}` would write into {path}, inside the installed tool; "
                          "give a folder of your own (`catalog init DIR` starts a store)")

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from generator.core.text import plural
+from generator.core import plural
 from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app, default_out, use_catalog
-from generator.core.errors import UsageError
+from generator.core import UsageError
 
 if TYPE_CHECKING:
-    from generator.versions.bump import BumpRun, Outcome
+    from generator.versions import BumpRun, Outcome
 
 
 class Level(StrEnum):
@@ -42,16 +42,16 @@ def _row(o: "Outcome") -> dict[str, Any]:
 
 
 def _check(run: "BumpRun", catalog: Path | None, out: Path | None, base: str | None) -> None:
-    from generator.versions.bump import check_message
+    from generator.versions import check_message
 
     problems = [m for m in (check_message(o) for o in run.outcomes) if m]
     if base:
-        from generator.adapters.git import Git
-        from generator.versions.gitbase import version_problems
+        from generator.adapters import Git
+        from generator.versions import version_problems
 
         charts = out or default_out(catalog)
         problems += version_problems(charts, base, {n: c.tree for n, c in run.currents.items()}, Git())
-    from generator.core.text import safe_line
+    from generator.core import safe_line
 
     for line in problems:
         print(safe_line(line), file=sys.stderr)  # app values reach these lines: one line each, escaped
@@ -89,7 +89,7 @@ def bump(
     An app that `catalog check` fails (crash rules, memory fit, chart lint) is refused, its findings on stderr,
     unless --force."""
     from generator.cli.gate import check_gate, enforce
-    from generator.versions.bump import Outcome, apply, assess_catalog, record_current
+    from generator.versions import Outcome, apply, assess_catalog, record_current
 
     if base and not check:
         raise UsageError("--base works with --check (it compares against the charts at a git ref)")

@@ -21,9 +21,9 @@ from typing import Annotated, Any
 import typer
 
 from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog, use_catalog
-from generator.core.errors import CatalogError, InputError, Problem, UsageError
+from generator.core import CatalogError, InputError, Problem, UsageError
 from generator.core.redact import redact
-from generator.core.text import safe_line
+from generator.core import safe_line
 
 AppArg = Annotated[str, typer.Argument(help="The app the log belongs to.", show_default=False)]
 LogOpt = Annotated[str, typer.Option("--log", help="The engine's boot log: a file, or - for standard input.")]
@@ -52,7 +52,7 @@ def calibrate(name: AppArg, log: LogOpt, write: WriteOpt = False, catalog: Catal
     r = cat.select([name], include_removed=True)[0]
     lines, where = _read(log)
     parsed = cal.parse(lines, where)
-    from generator.engines.family import family_for, family_of
+    from generator.engines import family_for, family_of
 
     engine = family_of(r.stack)  # the family whose boot-log lines the log must hold (fit/calibrate.py `needs`)
 
@@ -99,7 +99,7 @@ MAX_LOG_LINE = 64 * 2**10  # the longest line kept (vLLM's config line is ~3 KB)
 def _read(log: str) -> tuple[Iterator[str], str]:
     """The log's lines, read within MAX_LOG_BYTES (core/bounded.py): a file must be a regular file (no FIFO, device
     or link), standard input is read line by line and refused past the cap."""
-    from generator.core.bounded import iter_lines, read_regular_file
+    from generator.core import iter_lines, read_regular_file
 
     if log == "-":
         raw = getattr(sys.stdin, "buffer", None)  # a text stream without one (a test's StringIO): read within the cap
@@ -177,15 +177,15 @@ def weight_label(r: Any) -> str:
 
 def _app_budget(r: Any) -> tuple[float | None, int]:
     """The utilization (vLLM) and the cap the app runs under: its own, or the fit's when it leaves them out."""
-    from generator.engines.settings import decided
-    from generator.fit.sizing import sized
+    from generator.engines import decided
+    from generator.fit import sized
 
     return decided(r := sized(r)).budget_utilization, int(r.app.gpu_memory_mib)
 
 
 def _gpu_rows(parsed: Any, prov: Any, gpu_mib: float) -> list[Any]:
     """gpu_total (NVML) and cuda_context = NVML minus every CUDA buffer llama.cpp reported."""
-    from generator.engines.bootlog import Row, cal
+    from generator.engines import Row, cal
 
     on_gpu = sum(x.value for x in parsed.readings if x.kind in ("kv_buffer", "recurrent_state"))
     on_gpu += sum(x.value for x in parsed.readings if x.kind in ("model_buffer", "compute_buffer")
@@ -197,7 +197,7 @@ def _gpu_rows(parsed: Any, prov: Any, gpu_mib: float) -> list[Any]:
 
 
 def _with(r: Any, rows: list[Any]) -> Any:
-    from generator.fit.calibrate import with_rows
+    from generator.fit import with_rows
 
     app_rows = [row.row for row in rows if row.target == "app"]
     model_rows = [row.row for row in rows if row.target == "model"]
@@ -206,9 +206,9 @@ def _with(r: Any, rows: list[Any]) -> Any:
 
 
 def _summary(r: Any) -> dict[str, Any]:
-    from generator.fit.calibrate import largest_context
+    from generator.fit import largest_context
     from generator.fit.estimate import estimate
-    from generator.fit.sizing import sized
+    from generator.fit import sized
 
     r = sized(r)  # an app that leaves gpu_memory_mib out: the cap the fit gives it (with these rows)
     fit = estimate(r)
@@ -217,7 +217,7 @@ def _summary(r: Any) -> dict[str, Any]:
 
 
 def _write(cat: Any, r: Any, rows: list[Any]) -> list[str]:
-    from generator.fit.calibrate import with_rows
+    from generator.fit import with_rows
 
     done: list[str] = []
     for target, path, existing in (("app", cat.file_of(r.app.name), r.app.calibration),
@@ -233,7 +233,7 @@ def write_calibration(path: Path, rows: tuple[Any, ...]) -> None:
     """Replace the `calibration:` block of a catalog file (or append one); every other line stays as it was."""
     from ruamel.yaml import YAML
 
-    from generator.core.fileio import atomic_write_text
+    from generator.core import atomic_write_text
     from generator.yamlio import yamlout
 
     text = path.read_text(encoding="utf-8")

@@ -16,9 +16,9 @@ from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app, default_out, lo
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from generator.adapters.helm import Helm
+    from generator.adapters import Helm
     from generator.catalog import Catalog
-    from generator.core.findings import Finding
+    from generator.core import Finding
 
 NoLintOpt = Annotated[bool, typer.Option("--no-lint", help="Skip the chart lint (Helm engine, Kubernetes schemas, "
                                                            "Olares chart rules).")]
@@ -37,7 +37,7 @@ def check(apps: AppsArg = None, catalog: CatalogOpt = None, as_json: JsonOpt = F
     """Check apps: catalog validity, crash rules, memory fit, the rendered chart (lint) and render drift."""
     from rich.console import Console
 
-    from generator.check.report import check_json, print_check
+    from generator.check import check_json, print_check
 
     annotate = os.environ.get("GITHUB_ACTIONS") == "true"
     catalog = use_catalog(catalog, command="check", writes=False, quiet=as_json)
@@ -49,15 +49,15 @@ def check(apps: AppsArg = None, catalog: CatalogOpt = None, as_json: JsonOpt = F
             if status is not None:
                 status.update(f"checking {name}")
         if base:
-            from generator.adapters.git import Git
-            from generator.check.pr import check_changed
+            from generator.adapters import Git
+            from generator.check import check_changed
 
             scope, results = check_changed(cat, charts, base, git=Git(), helm=_helm(no_lint), lint=not no_lint,
                                            on_app=progress)
             if not as_json:
                 err.print(f"PR check against {base}: {scope.why}", highlight=False)
         else:
-            from generator.check.run import check_all
+            from generator.check import check_all
 
             results = check_all(cat, cat.select(apps or []), lint=not no_lint, charts=charts, helm=_helm(no_lint),
                                 on_app=progress, drift=not no_drift, every=not apps)
@@ -78,7 +78,7 @@ def _helm(no_lint: bool) -> "Helm | None":
     """The Helm engine the lint uses; none without lint (nothing else of `check` calls it)."""
     if no_lint:
         return None
-    from generator.adapters.helm import Helm
+    from generator.adapters import Helm
 
     return Helm()
 
@@ -88,7 +88,7 @@ def _say_oac(err: "Console", no_lint: bool) -> None:
     if no_lint:
         why: str | None = "the platform's validator (oac) did not run: --no-lint"
     else:
-        from generator.lint.oac import why_not_run
+        from generator.lint import why_not_run
 
         why = why_not_run()
     if why is not None:
@@ -97,13 +97,13 @@ def _say_oac(err: "Console", no_lint: bool) -> None:
 
 def _load(catalog: Path | None, annotate: bool) -> "Catalog":
     """Load the catalog; in GitHub Actions, a broken file also becomes an annotation on its line."""
-    from generator.core.errors import CatalogError
+    from generator.core import CatalogError
 
     try:
         return load_catalog(catalog)
     except CatalogError as exc:
         if annotate:
-            from generator.core.findings import Finding
+            from generator.core import Finding
 
             _annotations([Finding("CATALOG", "error", "", p.message if not p.field else f"{p.field}: {p.message}",
                                   file=p.file, line=p.line) for p in exc.problems])
@@ -111,7 +111,7 @@ def _load(catalog: Path | None, annotate: bool) -> "Catalog":
 
 
 def _annotations(findings: "list[Finding]") -> None:
-    from generator.check.pr import annotation
+    from generator.check import annotation
 
     for finding in findings:
         if finding.severity in ("error", "warning"):

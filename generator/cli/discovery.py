@@ -5,8 +5,8 @@ embedded catalog refused."""
 import sys
 from pathlib import Path
 
-from generator.core.errors import UsageError
-from generator.core.locate import CatalogChoice, choose_catalog
+from generator.core import UsageError
+from generator.core import CatalogChoice, choose_catalog
 
 
 class _State:

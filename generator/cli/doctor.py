@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog, use_catalog
-from generator.core.terminal import markup, printable
+from generator.core import markup, printable
 
 if TYPE_CHECKING:
-    from generator.smoke.pod import Diagnosis
+    from generator.smoke import Diagnosis
 
 
 @app.command()
@@ -33,10 +33,10 @@ def doctor(
     Exit 0 when the pod matches its chart and shows nothing known, 1 on drift, a signature or a crashing pod,
     2 when the cluster cannot be reached within --timeout.
     """
-    from generator.adapters.deadline import Deadline
-    from generator.adapters.kube import Kube
+    from generator.adapters import Deadline
+    from generator.adapters import Kube
     from generator.chart.plan import plan
-    from generator.smoke.pod import diagnose, observe
+    from generator.smoke import diagnose, observe
 
     cat = load_catalog(use_catalog(catalog, command="doctor", writes=False, quiet=as_json))
     spec = plan(cat.select([app_name])[0])

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog, use_catalog
-from generator.core.errors import UsageError
+from generator.core import UsageError
 
 if TYPE_CHECKING:
     from generator.catalog import Catalog
@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 def _explain_draft(cat: "Catalog", name: str, as_json: bool) -> None:
     """An app the import left in drafts/apps/: shown as a draft with what blocks it and the drafts it needs
     (exit 1: a draft is not an app of the catalog yet). Returns when there is no such draft."""
-    from generator.core.text import safe_line
-    from generator.importer.drafts import read_drafts
+    from generator.core import safe_line
+    from generator.importer import read_drafts
 
     drafts = read_drafts(cat.root)
     draft = next((d for d in drafts if d.kind == "app" and d.id == name), None)
@@ -55,10 +55,10 @@ def _app_on_device(cat: "Catalog", name: str, device: str, as_json: bool) -> Non
     from rich.console import Console
 
     from generator.catalog import load_device_file
-    from generator.check.explain import app_on_device, speed_data
-    from generator.check.report import print_devices, print_speeds
-    from generator.fit.devices import variant_on
-    from generator.fit.speed import on_device, speeds
+    from generator.check import app_on_device, speed_data
+    from generator.check import print_devices, print_speeds
+    from generator.fit import variant_on
+    from generator.fit import on_device, speeds
 
     resolved = cat.select([name], include_removed=True)[0]
     targets = {resolved.device.id, *(t.device.id for t in resolved.targets)}
@@ -104,8 +104,8 @@ def explain(name: AppArg = None, catalog: CatalogOpt = None, as_json: JsonOpt = 
     with APP and --device: what the fit gives the app on that device (docs/devices.md)."""
     from rich.console import Console
 
-    from generator.check.explain import card_plan, explain_data
-    from generator.check.report import card_json, explain_json, print_card, print_explain
+    from generator.check import card_plan, explain_data
+    from generator.check import card_json, explain_json, print_card, print_explain
 
     if name is None and device is None:
         raise UsageError("give an APP to explain, or --device DEVICE, or both")
@@ -124,7 +124,7 @@ def explain(name: AppArg = None, catalog: CatalogOpt = None, as_json: JsonOpt = 
     if name not in cat.apps:
         _explain_draft(cat, name, as_json)
     from generator.cli.listing import latest_measured
-    from generator.smoke.ledger import history
+    from generator.smoke import history
 
     resolved = cat.select([name], include_removed=True)[0]
     data = explain_data(resolved, cat, latest_measured(resolved.app, history(cat.root, resolved.app.name)))

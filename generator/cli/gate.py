@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.cli.app import default_out, load_catalog
-from generator.core.text import plural, safe_line
+from generator.core import plural, safe_line
 
 SHOWN = 5  # findings printed per refused app (`catalog check APP` prints them all)
 
@@ -32,8 +32,8 @@ def check_gate(catalog: Path | None, names: list[str], *, drift: bool = False) -
     not the chart that was reviewed."""
     if not names:
         return Gate({})
-    from generator.adapters.helm import Helm
-    from generator.check.run import check_all
+    from generator.adapters import Helm
+    from generator.check import check_all
 
     cat = load_catalog(catalog)
     chosen = [cat.apps[name] for name in names if name in cat.apps]

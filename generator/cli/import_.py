@@ -31,9 +31,9 @@ def import_(
     as_json: JsonOpt = False,
 ) -> None:
     """Import Olares charts as catalog apps; drafts the models and stacks the catalog lacks (docs/import.md)."""
-    from generator.core.errors import InputError
+    from generator.core import InputError
     from generator.importer import SKIPPED_EXIT, import_paths
-    from generator.importer.report import print_report, report_json
+    from generator.importer import print_report, report_json
 
     cat = load_catalog(use_catalog(catalog, command="import", writes=not dry_run, quiet=as_json))
     report = import_paths(list(paths), cat, update=update, dry_run=dry_run, labels=[str(p) for p in paths])

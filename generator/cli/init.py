@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from generator.cli.app import app
-from generator.core.errors import UsageError, translate_os_error
+from generator.core import UsageError, translate_os_error
 
 if TYPE_CHECKING:  # imported where used: `catalog --help` starts without git's adapter and the install reader
     from generator.cli.install_source import ToolSource
     from generator.catalog import Catalog
-    from generator.versions.releases import Releases
+    from generator.versions import Releases
 
 EXAMPLE = "llamacppqwen36a3bone"  # a plain llama.cpp app: no fork, no drafter, smoke-testable on any server
 SHARED = ("devices", "models", "stacks", "flags", "genesis", "chat_templates")
@@ -93,7 +93,7 @@ def init(
 ) -> None:
     """Start a store of your own: catalog/, rendered charts/, CHANGELOG.md, CI workflow, pre-commit, README, git."""
     from generator.cli import discovery
-    from generator.core.locate import embedded_catalog
+    from generator.core import embedded_catalog
 
     discovery.STATE.writes = True
     here = folder is None or (folder.expanduser().absolute() == Path.cwd().absolute())
@@ -178,7 +178,7 @@ def _identity(owner: str | None, icons_url: str | None, title: str | None, folde
 
 def _check_target(target: Path, force: bool) -> bool:
     """Refuse a file, the installed package or (without --force) a non-empty folder; True when it has files."""
-    from generator.core.locate import inside_package
+    from generator.core import inside_package
 
     if os.path.lexists(target) and (target.is_symlink() or not target.is_dir()):
         what = "a link" if target.is_symlink() else "a file, not a folder"
@@ -217,11 +217,11 @@ def _existing_ancestor(path: Path) -> Path:
 def _build(staging: Path, source: Path, every: bool, identity: Identity, tool: "ToolSource") -> list[str]:
     """Write the whole store into `staging`; returns the app names copied."""
     from generator.catalog import load_catalog
-    from generator.chart.pipeline import render_apps
-    from generator.chart.writer import write_charts
-    from generator.core.locate import templates_dir
-    from generator.versions.changelog import INTRO, NEW_FILE, SECTION
-    from generator.versions.releases import Releases, load_releases, releases_path
+    from generator.chart import render_apps
+    from generator.chart import write_charts
+    from generator.core import templates_dir
+    from generator.versions import INTRO, NEW_FILE, SECTION
+    from generator.versions import Releases, load_releases, releases_path
 
     catalog = staging / "catalog"
     catalog.mkdir()
@@ -270,7 +270,7 @@ def _write_market(source: Path, dest: Path, identity: Identity, apps: list[str])
     maintainer's, not the store's."""
     from ruamel.yaml import YAML
 
-    from generator.yamlio.yamlout import dump
+    from generator.yamlio import dump
 
     settings = YAML(typ="safe", pure=True).load(source.read_text(encoding="utf-8")) if source.is_file() else {}
     settings = dict(settings) if isinstance(settings, dict) else {}
@@ -329,8 +329,8 @@ def _store_history(recorded: "Releases", cat: "Catalog", path: Path) -> None:
     app's current version, with the content the store renders); an app whose current content no release records
     gets its current version recorded as the store's first release. Older versions are not in the store's
     charts/, so listing them would make the new store's market say they are not served."""
-    from generator.versions.bump import current, today
-    from generator.versions.releases import Release, Releases
+    from generator.versions import current, today
+    from generator.versions import Release, Releases
 
     mine = Releases(path, {})
     for r in cat.select():
@@ -346,7 +346,7 @@ def _store_history(recorded: "Releases", cat: "Catalog", path: Path) -> None:
 
 
 def _one_line(text: str) -> str:
-    from generator.core.text import safe_line
+    from generator.core import safe_line
 
     return safe_line(text)
 
@@ -388,7 +388,7 @@ def _files(root: Path) -> list[Path]:
 
 def _git_repository(target: Path) -> Path | None:
     """The git work tree `target` already belongs to (then init leaves git alone), else None."""
-    from generator.adapters.git import Git
+    from generator.adapters import Git
 
     if not Git.installed():
         return None
@@ -398,7 +398,7 @@ def _git_repository(target: Path) -> Path | None:
 
 def _git_first_commit(staging: Path) -> str | None:
     """`git init` on main and one commit of every file; None when git is not installed."""
-    from generator.adapters.git import Git
+    from generator.adapters import Git
 
     if not Git.installed():
         return None

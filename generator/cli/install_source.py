@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from generator.adapters.git import VCS
-from generator.core.redact import safe_url, split_userinfo
+from generator.adapters import VCS
+from generator.core import safe_url, split_userinfo
 
 DISTRIBUTION = "olares-llm-catalog"
 # A requirement written into YAML and a shell variable: only URL characters, never a quote, space or `$`.
@@ -174,7 +174,7 @@ def read_record(text: str | None) -> tuple[object, str]:
 
 def _clone(folder: Path) -> tuple[str, str] | None:
     """(origin URL, HEAD commit) of a git clone, None when it is not one (or git is missing)."""
-    from generator.adapters.git import Git
+    from generator.adapters import Git
 
     if not folder.is_dir() or not Git.installed():
         return None

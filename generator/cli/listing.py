@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from generator.core.text import plural
+from generator.core import plural
 from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog, use_catalog
 
 if TYPE_CHECKING:
@@ -14,15 +14,15 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from generator.catalog import Catalog, Resolved
-    from generator.fit.roofline import Measured
+    from generator.fit import Measured
     from generator.schema import App
-    from generator.smoke.ledger import SmokeRecord
+    from generator.smoke import SmokeRecord
 
 
 def latest_measured(app: "App", ledger: "list[SmokeRecord]") -> "Measured | None":
     """The newest measured speed of an app: its last passing smoke in the ledger, or its latest catalog benchmark
     when that is newer (or the ledger has no pass). Ledger rows record no context (0: an empty cache)."""
-    from generator.fit.roofline import Measured
+    from generator.fit import Measured
 
     bench = Measured.of_benchmark(app)
     passed = next((row for row in reversed(ledger) if row.verdict == "pass" and row.tokens_per_s), None)
@@ -35,8 +35,9 @@ def latest_measured(app: "App", ledger: "list[SmokeRecord]") -> "Measured | None
 
 
 def _rows(cat: "Catalog") -> list[dict[str, Any]]:
-    from generator.fit.roofline import reading, roofline
-    from generator.smoke.ledger import history
+    from generator.fit import reading
+    from generator.fit.roofline import roofline
+    from generator.smoke import history
 
     rows = []
     for r in cat.select(include_removed=True):
@@ -75,7 +76,7 @@ def _rows(cat: "Catalog") -> list[dict[str, Any]]:
 def _predicted(r: "Resolved | None") -> dict[str, Any]:
     """The speed model's two predictions (generator/fit/speed.py); nulls for a removed app, a device without
     bandwidth, an architecture without a family (its band is in `explain`)."""
-    from generator.fit.speed import speeds
+    from generator.fit import speeds
 
     found = speeds(r) if r is not None and r.app.status != "removed" else None
     if found is None:
@@ -89,8 +90,8 @@ def _predicted(r: "Resolved | None") -> dict[str, Any]:
 def _device_rows(cat: "Catalog", device_id: str) -> list[dict[str, Any]]:
     """`catalog list --device D`: the apps that target D (their own device or `devices:`), each row as the fit plans
     it there (generator/fit/devices.py): its context and roofline on D, or status `excluded` and why."""
-    from generator.core.errors import UsageError
-    from generator.fit.devices import device_plan, variant_on
+    from generator.core import UsageError
+    from generator.fit import device_plan, variant_on
 
     if device_id not in cat.devices:
         raise UsageError(f"unknown device {device_id!r}; known: {', '.join(sorted(cat.devices)) or 'none'}")
@@ -120,7 +121,7 @@ def _device_rows(cat: "Catalog", device_id: str) -> list[dict[str, Any]]:
 
 def _draft_rows(cat: "Catalog", apps: set[str]) -> list[dict[str, Any]]:
     """The apps `catalog import` left in drafts/apps/: status `draft`, `blocked_by` what keeps them out."""
-    from generator.importer.drafts import read_drafts
+    from generator.importer import read_drafts
 
     rows = []
     for draft in read_drafts(cat.root):
@@ -180,7 +181,7 @@ def _title(rows: list[dict[str, Any]]) -> str:
 
 def _print_blocks(rows: list[dict[str, Any]], console: "Console") -> None:
     """Under the table: each draft app and what blocks it (`catalog explain NAME` says more)."""
-    from generator.core.text import safe_line
+    from generator.core import safe_line
 
     for row in rows:
         if row["status"] == "draft":
@@ -201,7 +202,7 @@ TITLE_MIN = 12  # the one column that wraps; narrower than this it is dropped in
 
 
 def _cells(row: dict[str, Any]) -> dict[str, str]:
-    from generator.core.terminal import markup
+    from generator.core import markup
 
     tps = f"{row['tokens_per_s']:.1f}" if row["tokens_per_s"] else "—"
     roof = f"{row['speed_per_roof']:.0%}" if row["speed_per_roof"] is not None else "—"

@@ -63,10 +63,10 @@ def new(
     import json
     import sys
 
-    from generator.adapters.hf import HfApi
+    from generator.adapters import HfApi
     from generator.core.redact import redact
-    from generator.core.text import safe_line
-    from generator.newapp.build import Request, new_app
+    from generator.core import safe_line
+    from generator.newapp import Request, new_app
 
     def say(text: str) -> None:  # a URL or a name from a stranger's file: credentials masked, controls escaped
         print(safe_line(redact(text)))

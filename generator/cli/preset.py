@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from generator.cli.app import CatalogOpt, JsonOpt, app, load_catalog, use_catalog
-from generator.core.errors import UsageError
+from generator.core import UsageError
 
 AppArg = Annotated[str | None, typer.Argument(help="The app (default: every active app, each on its family's base).",
                                               show_default=False)]
@@ -27,9 +27,9 @@ def preset(name: AppArg = None, base: BaseOpt = None, device: DeviceOpt = None, 
 
     MODEL_SOURCE, MODEL_NAME, MODEL_SUPPORTS, ENGINE_ARGS (the context the fit sizes, KV type, slots, batch and the
     stack's flags the base's image takes) and the GPU memory. Exit 1 when a preset is refused."""
-    from generator.core.text import safe_line
-    from generator.preset.bases import flag_table, load_base
-    from generator.preset.build import Preset, base_for, build_preset
+    from generator.core import safe_line
+    from generator.preset import flag_table, load_base
+    from generator.preset import Preset, base_for, build_preset
 
     cat = load_catalog(use_catalog(catalog, command="preset", writes=False, quiet=as_json))
     if name is not None and name not in cat.apps:

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from generator.cli.app import CatalogOpt, JsonOpt, app, default_out, load_catalog, use_catalog
-from generator.core.errors import UsageError
+from generator.core import UsageError
 
 if TYPE_CHECKING:
-    from generator.prune.apply import AppChanges
-    from generator.prune.gate import PruneItem
+    from generator.prune import AppChanges
+    from generator.prune import PruneItem
 
 
 @app.command()
@@ -34,8 +34,9 @@ def prune(
     Exit 0 when every deprecated app was pruned (or there is none), 1 when the gate blocked any.
     """
     from generator.smoke import ledger as smoke_ledger
-    from generator.prune.gate import plan, replacements
-    from generator.prune.apply import apply, prepare
+    from generator.prune import plan, replacements
+    from generator.prune import prepare
+    from generator.prune.apply import apply
     _check_options(deprecated, market, remove, yes)
     catalog = use_catalog(catalog, command="prune", writes=not dry_run, quiet=as_json)
     cat = load_catalog(catalog)

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from generator.cli.app import AppsArg, CatalogOpt, JsonOpt, app, use_catalog
-from generator.core.errors import UsageError
+from generator.core import UsageError
 
 if TYPE_CHECKING:
-    from generator.publish.core import Item, Result, Target
+    from generator.publish import Item, Result, Target
 
 
 def _summary(results: "list[Result]", as_json: bool) -> None:
@@ -27,7 +27,7 @@ def _summary(results: "list[Result]", as_json: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from generator.core.terminal import markup as escape
+    from generator.core import markup as escape
 
     table = Table(title=f"publish: {sum(r.ok for r in results)}/{len(results)} ok")
     for col in ("app", "version", "target", "action", "detail"):
@@ -45,9 +45,9 @@ def _run_with_progress(target: "Target", items: "list[Item]", dry_run: bool, cat
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from generator.core.redact import redact
-    from generator.core.terminal import markup
-    from generator.publish.core import run
-    from generator.rules.versions_upstream import load_sync
+    from generator.core import markup
+    from generator.publish import run
+    from generator.rules import load_sync
 
     def escape(text: str) -> str:
         return markup(redact(text))
@@ -95,13 +95,13 @@ def publish(
     unless --force. Apps marked `removed` are left alone unless `--remove --yes`: `catalog prune` prepares the
     reversible SUSPEND, and a REMOVE pull request deletes the market folder for good."""
     from generator.cli.gate import check_gate, enforce
-    from generator.publish.core import Result
-    from generator.adapters.git import Git
-    from generator.adapters.github import DEFAULT_API, GitHubApi
-    from generator.adapters.helm import Helm
+    from generator.publish import Result
+    from generator.adapters import Git
+    from generator.adapters import DEFAULT_API, GitHubApi
+    from generator.adapters import Helm
     from generator.publish import Tools, make_target
-    from generator.publish.items import items_for
-    from generator.publish.secrets import github_token
+    from generator.publish import items_for
+    from generator.publish import github_token
 
     tools = Tools(git=Git(network_timeout_s=timeout), helm=Helm(),
                   github=GitHubApi(api=github_api or DEFAULT_API, token=github_token(), timeout_s=timeout),

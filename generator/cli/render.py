@@ -37,10 +37,10 @@ def render(
 ) -> None:
     """Render apps into Olares application charts: olares-v3 (0.12.0/v3, Olares >= 1.12.6) by default, olares-v2
     (0.10.0/v2, Olares <= 1.12.5) with --profile olares-v2 or `profile: olares-v2` in catalog/market.yaml."""
-    from generator.chart.pipeline import render_apps, rendered_apps
-    from generator.chart.profiles import get_profile
-    from generator.chart.writer import diff_tree, manifest_diff, read_tree, stale_folders, write_charts
-    from generator.core.text import safe_line
+    from generator.chart import render_apps, rendered_apps
+    from generator.chart import get_profile
+    from generator.chart import diff_tree, manifest_diff, read_tree, stale_folders, write_charts
+    from generator.core import safe_line
 
     if out is not None and not check:
         refuse_inside_package(out, "render")

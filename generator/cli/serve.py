@@ -7,18 +7,18 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from generator.core.text import plural
+from generator.core import plural
 from generator.cli.app import CatalogOpt, app, default_out, use_catalog
 
 if TYPE_CHECKING:
-    from generator.market.history import LedgerReader
-    from generator.market.server import Sources
+    from generator.market import LedgerReader
+    from generator.market import Sources
 
 
 def ledger_reader() -> "LedgerReader":
     """The store page's view of the smoke ledger, read by the smoke stage's own reader (see market/history.py)."""
-    from generator.market.history import SmokePoint
-    from generator.smoke.ledger import history
+    from generator.market import SmokePoint
+    from generator.smoke import history
 
     def read(root: Path, app_name: str) -> list[SmokePoint]:
         rows = history(root, app_name)
@@ -31,7 +31,7 @@ def public_url(url: str) -> str:
     """A `--base-url` as it may be shown and published: without userinfo and with secret query values masked (the
     one redactor, core/redact.py `safe_url`). The store page and its package links are public, and Olares adds a
     source by its bare URL: a `user:password@` there would only leak (issue 40 cause 6)."""
-    from generator.core.redact import safe_url
+    from generator.core import safe_url
 
     bare = safe_url(url).rstrip("/")
     if bare != url.rstrip("/"):
@@ -43,7 +43,7 @@ def public_url(url: str) -> str:
 def sources_for(catalog: Path | None, source_url: str | None, *, command: str) -> "Sources":
     """Where the market is built from: the catalog the command uses (cli/discovery.py), charts/ beside it. The
     source URL is the public one (`public_url`)."""
-    from generator.market.server import Sources
+    from generator.market import Sources
 
     root = use_catalog(catalog, command=command, writes=False)
     return Sources(root, default_out(root), ledger_reader(), public_url(source_url) if source_url else None)
@@ -66,8 +66,8 @@ def serve(
     Answers are rebuilt when releases.yaml, the charts or the ledger change; the server is not restarted."""
     import importlib.util
 
-    from generator.core.errors import missing_module
-    from generator.core.imports import require
+    from generator.core import missing_module
+    from generator.core import require
 
     uvicorn = require("uvicorn", "market")
     require("starlette", "market")
@@ -76,9 +76,9 @@ def serve(
     # for here (importing it and numpy is ~0.3 s of the start, bench/RESULTS.md)
     if importlib.util.find_spec("matplotlib") is None:
         raise missing_module("matplotlib", "market")
-    from generator.market.api import make_app, olares_range
-    from generator.market.limits import KEEP_ALIVE_S, GuardedHttpToolsProtocol, connection_cap
-    from generator.market.server import start
+    from generator.market import make_app, olares_range
+    from generator.market import KEEP_ALIVE_S, GuardedHttpToolsProtocol, connection_cap
+    from generator.market import start
 
     url = public_url(base_url or f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}")
     holder, watcher = start(sources_for(catalog, url, command="serve"), interval=poll)

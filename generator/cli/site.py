@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from generator.core.text import plural
+from generator.core import plural
 from generator.cli.app import CatalogOpt, app, display_path, refuse_inside_package
 
 
@@ -22,10 +22,10 @@ def site(
 
     Files are written only when they change: a second run with the same catalog writes nothing."""
     from generator.cli.serve import public_url, sources_for
-    from generator.core.imports import require
-    from generator.market.page import check_site_folder, write_site
-    from generator.market.server import build
-    from generator.market.source import PackageCache
+    from generator.core import require
+    from generator.market import check_site_folder, write_site
+    from generator.market import build
+    from generator.market import PackageCache
 
     require("matplotlib", "market")
     refuse_inside_package(out, "site")

@@ -12,17 +12,17 @@ from pathlib import Path
 import typer
 
 from generator.cli.app import CatalogOpt, JsonOpt, app, display_path, load_catalog, use_catalog
-from generator.core.terminal import markup, printable
-from generator.core.errors import CatalogError, FileSystemError, InputError, Problem, UsageError, translate_os_error
+from generator.core import markup, printable
+from generator.core import CatalogError, FileSystemError, InputError, Problem, UsageError, translate_os_error
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from generator.catalog import Resolved
-    from generator.smoke.ledger import SmokeRecord
-    from generator.smoke.pod import PodObservation
-    from generator.smoke.run import Measurement, SmokeOptions
-    from generator.smoke.verdict import Baseline
+    from generator.smoke import SmokeRecord
+    from generator.smoke import PodObservation
+    from generator.smoke import Measurement, SmokeOptions
+    from generator.smoke import Baseline
 
 EndpointOpt = Annotated[str | None, typer.Option(
     "--endpoint", help="The app's OpenAI-compatible base URL, e.g. http://127.0.0.1:8000 (no /v1).")]
@@ -76,9 +76,9 @@ def smoke(
     measured) unless --record-errors.
     """
     from generator.smoke import ledger as smoke_ledger
-    from generator.smoke.identity import chart_content
-    from generator.smoke.run import SmokeOptions, Target, measure
-    from generator.smoke.verdict import conclude
+    from generator.smoke import chart_content
+    from generator.smoke import SmokeOptions, Target, measure
+    from generator.smoke import conclude
 
     app_name = _app_to_smoke(app_name, build_llama_server, local)
     if app_name is None:
@@ -144,7 +144,7 @@ def _app_to_smoke(app_name: str | None, build: bool, local: bool) -> str | None:
 
 def _build_llama_server(app_name: str | None, local: bool) -> None:
     """`--build-llama-server`: build (or find built) the llama-server `--local` uses; its path on stdout."""
-    from generator.adapters.llama import BUILD_COST, build_server, cache_folder
+    from generator.adapters import BUILD_COST, build_server, cache_folder
 
     if app_name is not None and not local:
         raise UsageError("--build-llama-server builds the server `--local` uses: give it alone, or with APP --local")
@@ -169,10 +169,10 @@ def _refuse_mixtures(no_record: bool, accept_baseline: bool, local: bool, with_t
 def _local(resolved: "Resolved", options: "SmokeOptions", *, tolerance: float, as_json: bool) -> None:
     """`--local` (generator/smoke/local.py): the real smoke against a llama-server booted here; never recorded."""
     from generator.smoke import ledger as smoke_ledger
-    from generator.smoke.identity import chart_content
-    from generator.smoke.local import local_server, runnable
-    from generator.smoke.run import measure
-    from generator.smoke.verdict import conclude
+    from generator.smoke import chart_content
+    from generator.smoke import local_server, runnable
+    from generator.smoke import measure
+    from generator.smoke import conclude
 
     runnable(resolved)
     with _progress(as_json) as (say, wait):
@@ -217,8 +217,8 @@ def limits(resolved: "Resolved", measurement: "Measurement") -> tuple[float | No
 def predicted_baseline(resolved: "Resolved", measurement: "Measurement") -> "Baseline | None":
     """The speed model's figure for this smoke (generator/fit/speed.py: at the bound's context, the measured
     acceptance), its band the tolerance; None where the device states no bandwidth or the family is unknown."""
-    from generator.fit.speed import predict
-    from generator.smoke.verdict import Baseline
+    from generator.fit import predict
+    from generator.smoke import Baseline
 
     if resolved.device.memory_bandwidth_gb_s is None:
         return None
@@ -255,7 +255,7 @@ def pod_mismatches(pod: "PodObservation", resolved: "Resolved") -> list[str]:
     """The engine container's image, command and args as the pod's spec has them, against the chart's plan: each
     difference a failure that names the field (env is `catalog doctor`'s: Olares and HAMi add entries)."""
     from generator.chart.plan import plan
-    from generator.smoke.pod import compare_pod
+    from generator.smoke import compare_pod
 
     return [f"pod {d.field}: the pod runs {d.pod or '(none)'}; the chart says {d.chart or '(none)'}"
             for d in compare_pod(pod, plan(resolved)) if d.field in ("image", "command", "args")]
@@ -265,8 +265,8 @@ def pod_mismatches(pod: "PodObservation", resolved: "Resolved") -> list[str]:
 def _reach(app_name: str, endpoint: str | None, context: str | None,
            namespace: str | None) -> "Iterator[tuple[str, str, PodObservation | None]]":
     """(URL to call, endpoint as the ledger records it, the pod as its spec shows it with --kube-context)."""
-    from generator.smoke.http import SmokeFailure, check_endpoint
-    from generator.smoke.ledger import redact
+    from generator.smoke import SmokeFailure, check_endpoint
+    from generator.smoke import redact
 
     kube = context is not None or namespace is not None
     if endpoint and kube:
@@ -280,9 +280,9 @@ def _reach(app_name: str, endpoint: str | None, context: str | None,
         return
     if not kube:
         raise UsageError("say where the app runs: --endpoint URL, or --kube-context/--namespace to port-forward")
-    from generator.adapters.kube import Kube
-    from generator.smoke.kube_forward import LocalForward, find_target, portforward_connector
-    from generator.smoke.pod import observe
+    from generator.adapters import Kube
+    from generator.smoke import LocalForward, find_target, portforward_connector
+    from generator.smoke import observe
 
     cluster = Kube.from_kubeconfig(context)
     target = find_target(cluster, app_name, namespace)

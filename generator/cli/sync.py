@@ -19,7 +19,7 @@ SourcesArg = Annotated[list[str], typer.Argument(help="The upstream: a folder of
 
 def _short(value: object, limit: int = 48) -> str:
     from generator.core.redact import redact
-    from generator.core.text import safe_line
+    from generator.core import safe_line
 
     text = redact(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
     return safe_line(text if len(text) <= limit else text[: limit - 1] + "…")
@@ -35,9 +35,10 @@ def sync_(
 ) -> None:
     """Merge what upstream changed into the catalog, three ways: the catalog's own apps and edits win (shown as
     conflicts), an app is removed only if upstream had it, no version moves unless its chart does."""
-    from generator.adapters.git import Git
-    from generator.core.redact import redact, safe_url
-    from generator.core.text import safe_line
+    from generator.adapters import Git
+    from generator.core import safe_url
+    from generator.core.redact import redact
+    from generator.core import safe_line
     from generator.sync import sync
 
     cat = load_catalog(use_catalog(catalog, command="sync", writes=not dry_run, quiet=as_json))

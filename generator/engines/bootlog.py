@@ -16,9 +16,9 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from generator.core.errors import InputError, Problem
-from generator.core.text import safe_line
-from generator.schema.calibration import Calibration
+from generator.core import InputError, Problem
+from generator.core import safe_line
+from generator.schema import Calibration
 
 GIB_MIB = 1024.0
 NUMBER = r"([0-9][0-9,]*(?:\.[0-9]+)?)"  # one figure of a line, thousands commas allowed

@@ -15,7 +15,7 @@ from importlib import import_module
 
 from generator.engines.interface import EngineFamily, Parser, Server
 from generator.schema import Stack
-from generator.schema.engines import ENGINES, FAMILIES, Family, declaration, declared
+from generator.schema import ENGINES, FAMILIES, Family, declaration, declared
 
 
 @cache

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from generator.schema.engines import Declared
+from generator.schema import Declared
 
 if TYPE_CHECKING:
     from generator.catalog import Resolved

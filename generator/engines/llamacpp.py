@@ -18,7 +18,7 @@ from generator.engines.base import (SLOT_DIR, Arg, EngineSpec, Head, Own, Sized,
 from generator.engines.interface import EngineFamily, Get, Knobs, Parser, Said, Server, Text, count
 from generator.engines.settings import LlamaCppSettings, llama_of, llama_settings
 from generator.schema import WeightFile
-from generator.schema.engines import declaration
+from generator.schema import declaration
 
 if TYPE_CHECKING:
     from generator.engines.bootlog import BootReader, Parsed, Provenance, Reading, Row

@@ -12,7 +12,7 @@ from generator.engines.interface import EngineFamily, Knobs
 from generator.engines.llamacpp import PARSER, SERVER, speculative
 from generator.engines.llamacpp import supports as llamacpp_supports
 from generator.engines.settings import LuceboxSettings, lucebox_of, lucebox_settings
-from generator.schema.engines import declaration
+from generator.schema import declaration
 
 if TYPE_CHECKING:
     from generator.engines.readback import Launcher, Mapped, Spelling, Token

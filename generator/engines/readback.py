@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from generator.core.errors import Problem
+from generator.core import Problem
 from generator.schema import Stack
 
 

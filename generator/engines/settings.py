@@ -19,7 +19,7 @@ from generator.engines.argv import Argv, Flag, Given, env_var, normalize
 from generator.catalog import Resolved
 from generator.engines.base import EngineSpec, EnvVar, Sized
 from generator.engines.family import family_for
-from generator.schema.engines import Family
+from generator.schema import Family
 from generator.engines.genesis_env import patch_states
 from generator.engines.kvbytes import MODEL_DTYPE_CONV_BYTES, SGLANG_KV_BYTES, TURBOQUANT_BITS, vllm_slot_bytes
 from generator.engines.values import EngineFamily, Settings, Value

@@ -41,12 +41,12 @@ from typing import TYPE_CHECKING
 from generator.catalog import Resolved
 from generator.engines.argv import Flag, Given
 from generator.engines.base import Arg, EngineSpec, Head, Own, Sized, build, cap_of, chat_template_path, given_args
-from generator.core.errors import Problem
+from generator.core import Problem
 from generator.engines.kvbytes import SGLANG_KV_BYTES
 from generator.engines.interface import EngineFamily, Get, Knobs, Said, Server, Text, count, semver
 from generator.engines.settings import SglangSettings, sglang_of, sglang_settings
 from generator.engines.sglang_facts import SglangMemory, sglang_memory
-from generator.schema.engines import declaration
+from generator.schema import declaration
 from generator.schema import Architecture, AttentionGroup, Mamba2Group
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from generator.engines.base import EngineSpec
 from generator.engines.genesis_env import PatchState
 from generator.engines.kvbytes import ALL_TURBO, GGML_CONV_BYTES, TURBO_TYPES, ggml_slot_bytes
 from generator.schema import Stack
-from generator.schema.engines import Family
+from generator.schema import Family
 
 EngineFamily = Family  # the family names: generator/schema/engines.py
 T = TypeVar("T")

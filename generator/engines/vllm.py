@@ -11,7 +11,7 @@ from generator.catalog import Resolved
 from generator.engines.argv import Flag, Given
 from generator.engines.base import (Arg, EngineSpec, Head, Own, Sized, build, chat_template_path, compact_json,
                                     engine_env, given_args)
-from generator.core.errors import Problem
+from generator.core import Problem
 from generator.engines.interface import (
     EngineFamily,
     Get,
@@ -24,7 +24,7 @@ from generator.engines.interface import (
     semver,
 )
 from generator.engines.settings import VllmSettings, vllm_of, vllm_settings
-from generator.schema.engines import declaration
+from generator.schema import declaration
 
 if TYPE_CHECKING:
     from generator.engines.bootlog import BootReader, Parsed, Provenance, Reading, Row

@@ -15,12 +15,13 @@ from datetime import date
 from typing import Literal, Protocol
 
 from generator.catalog import Resolved
-from generator.core.errors import InputError, Problem
-from generator.core.text import safe_line
-from generator.engines.bootlog import MAX_DIGITS, BadFigure, BootReader, Parsed, Provenance, Reading, Row, noted
-from generator.engines.family import FAMILIES, Family, family
+from generator.core import InputError, Problem
+from generator.core import safe_line
+from generator.engines import MAX_DIGITS, BadFigure, BootReader, Parsed, Provenance, Reading, Row, noted
+from generator.engines import FAMILIES, Family
+from generator.engines.family import family
 from generator.fit.ledger import Pool
-from generator.schema.calibration import Calibration
+from generator.schema import Calibration
 
 
 def readers() -> list[tuple[Family, BootReader]]:
@@ -119,7 +120,7 @@ def largest_context(r: Resolved, upper: int | None = None) -> int:
     app's cap (the fit's, sized at the app's own context, when it leaves gpu_memory_mib out); 0 if none."""
     from dataclasses import replace as dc_replace
 
-    from generator.engines.settings import Value, decided
+    from generator.engines import Value, decided
     from generator.fit.estimate import estimate
     from generator.fit.sizing import sized
 

@@ -21,12 +21,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from generator.catalog import Resolved, Target
-from generator.core.data import Data
-from generator.engines.base import Sized
-from generator.engines.settings import AnySettings, decided
+from generator.core import Data
+from generator.engines import Sized
+from generator.engines import AnySettings, decided
 from generator.fit.sizing import limit, size_gpu, sized
 from generator.fit.ledger import Verdict, cap_mib
-from generator.schema.device import SM
+from generator.schema import SM
 
 STEP_TOKENS = 1024  # a chosen context is a whole number of these (or the model's maximum)
 # The kernels a GPU generation brings (compute capability, major.minor):

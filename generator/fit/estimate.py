@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from generator.core.data import Data
-from generator.engines.base import Sized
-from generator.engines.settings import AnySettings, decided
+from generator.core import Data
+from generator.engines import Sized
+from generator.engines import AnySettings, decided
 from generator.fit.ledger import (KV_COMPONENTS, TIGHT_FRACTION, TIGHT_MIN_MIB, Ledger, Part, Pool, Verdict, cap_mib,
                                   verdict_of)
 from generator.fit.sizing import GpuSizing, place, size_from

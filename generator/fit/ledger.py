@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from generator.engines.base import Sized
+from generator.engines import Sized
 
 Verdict = Literal["FIT", "TIGHT", "FAIL"]
 KV_COMPONENTS = ("KV ", "recurrent state", "drafter KV", "calibration: KV need")  # parts that are one request's KV

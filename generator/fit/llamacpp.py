@@ -13,12 +13,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from generator.catalog import Resolved
-from generator.engines.base import Sized
+from generator.engines import Sized
 from generator.fit.ledger import Ledger, cap_mib
 from generator.fit.vllm import weights_part
 from generator.fit.memory import (GGML_BYTES, MIB, Geometry, align_up, ggml_group_bytes_per_token, ggml_slot_bytes,
                                   group_bytes_per_token, mla_latent, recurrent_kind, recurrent_state_bytes)
-from generator.engines.settings import GgufSettings as Settings
+from generator.engines import GgufSettings as Settings
 from generator.schema import AttentionGroup, Calibration, Mamba2Group
 
 if TYPE_CHECKING:

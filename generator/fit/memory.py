@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.engines.kvbytes import (GGML_BYTES, GGML_DEFAULT, TQ_NORM_BYTES, TURBOQUANT_BITS, VLLM_BYTES,
+from generator.engines import (GGML_BYTES, GGML_DEFAULT, TQ_NORM_BYTES, TURBOQUANT_BITS, VLLM_BYTES,
                                      ggml_slot_bytes, vllm_slot_bytes)
 from generator.schema import Architecture, AttentionGroup, Mamba2Group, RecurrentGroup
 

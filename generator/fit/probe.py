@@ -79,8 +79,8 @@ def probe_for(r: Any) -> Probe | None:
     from dataclasses import replace as dc_replace
 
     from generator.engines import engine_for
-    from generator.engines.family import family_for
-    from generator.engines.settings import GgufSettings, decided
+    from generator.engines import family_for
+    from generator.engines import GgufSettings, decided
     from generator.fit.estimate import estimate
     from generator.fit.llamacpp import compute_formula
     from generator.fit.sizing import sized

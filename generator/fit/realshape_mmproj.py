@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.core.errors import UsageError
+from generator.core import UsageError
 from generator.fit.realshape import Spec, Tensor, write_spec
 
 

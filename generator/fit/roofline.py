@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from generator.catalog import Resolved
-from generator.core.data import Data
-from generator.core.errors import UsageError
-from generator.engines.settings import AnySettings, decided
+from generator.core import Data
+from generator.core import UsageError
+from generator.engines import AnySettings, decided
 from generator.fit.memory import MIB, Geometry, group_bytes_per_token, recurrent_state_bytes
 from generator.fit.sizing import sized
 from generator.fit.vllm import SSM_BYTES, weights_part

@@ -7,8 +7,8 @@ fit (a render of a catalog with no SGLang app never loads it).
 
 from __future__ import annotations
 
-from generator.engines.base import Sized
-from generator.engines.settings import SglangSettings
+from generator.engines import Sized
+from generator.engines import SglangSettings
 from generator.fit.ledger import Ledger, cap_mib
 
 

@@ -33,8 +33,8 @@ from typing import cast
 
 from generator.catalog import Resolved
 from generator.engines import Sized
-from generator.engines.family import family_for
-from generator.engines.settings import AnySettings, decided
+from generator.engines import family_for
+from generator.engines import AnySettings, decided
 from generator.fit import vllm as fit_vllm
 from generator.fit.ledger import Ledger
 

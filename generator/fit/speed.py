@@ -45,10 +45,10 @@ from dataclasses import dataclass, replace
 from statistics import median
 
 from generator.catalog import Resolved
-from generator.core.data import Data
-from generator.core.errors import UsageError
-from generator.engines.family import family_for
-from generator.engines.settings import decided
+from generator.core import Data
+from generator.core import UsageError
+from generator.engines import family_for
+from generator.engines import decided
 from generator.fit.roofline import DEFAULT_DRAFT_TOKENS, DFLASH_DRAFT_TOKENS, GB, roofline
 from generator.fit.sizing import sized
 from generator.schema import Device

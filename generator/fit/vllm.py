@@ -23,11 +23,11 @@ from __future__ import annotations
 from statistics import mean
 
 from generator.catalog import Resolved
-from generator.engines.base import Sized
+from generator.engines import Sized
 from generator.fit.ledger import KV_COMPONENTS, Ledger, cap_mib
 from generator.fit.memory import (MIB, TURBOQUANT_BITS, Geometry, align_up, cdiv, group_bytes_per_token,
                                   recurrent_kind, recurrent_layer_bytes, vllm_group_bytes_per_token, vllm_slot_bytes)
-from generator.engines.settings import VllmSettings as Settings
+from generator.engines import VllmSettings as Settings
 from generator.schema import Calibration, Mamba2Group
 
 DEFAULT_BLOCK = 16

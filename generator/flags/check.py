@@ -13,9 +13,9 @@ import json
 import re
 from dataclasses import dataclass
 
-from generator.core.findings import Severity
+from generator.core import Severity
 from generator.engines import EngineSpec
-from generator.engines.family import parser_of
+from generator.engines import parser_of
 from generator.flags.tables import Flag, FlagTable, JsonKey
 
 INT = re.compile(r"^[+-]?\d")

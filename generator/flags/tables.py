@@ -19,12 +19,12 @@ from pydantic import Field, StringConstraints, ValidationError, model_validator
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from generator.core.errors import InputError, Problem
+from generator.core import InputError, Problem
 from generator.flags import cache as table_cache
-from generator.schema.engines import Engine  # the one list of engine names (the registry)
-from generator.schema.stack import Fork  # the fork names
-from generator.yamlio.loader import load_model, read_bytes, read_document, refuse_aliases
-from generator.schema.common import Date, EnvName, Id, Sources, Strict
+from generator.schema import Engine  # the one list of engine names (the registry)
+from generator.schema import Fork  # the fork names
+from generator.yamlio import load_model, read_bytes, read_document, refuse_aliases
+from generator.schema import Date, EnvName, Id, Sources, Strict
 
 FlagName = Annotated[str, StringConstraints(pattern=r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")]
 Nargs = Literal["0", "1", "2", "?", "+", "*"]

@@ -14,14 +14,16 @@ emits and edits them); report.py prints the report. docs/import.md describes the
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING  # for the face below (scripts/faces.py)
+
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.adapters.helm import Helm
+from generator.adapters import Helm
 from generator.catalog import Catalog
 from collections.abc import Mapping
-from generator.core.errors import InputError, Problem
+from generator.core import InputError, Problem
 from generator.importer.build import import_chart
 from generator.importer.context import HAMI_ENV
 from generator.importer.result import APP_KEYS, Imported, _where_key
@@ -213,4 +215,38 @@ def import_paths(paths: list[Path], cat: Catalog, *, update: bool = False, dry_r
     return report
 
 
-__all__ = ["SKIPPED_EXIT", "Imported", "Report", "expand_paths", "import_paths"]
+# The face: written by scripts/faces.py from the imports of other packages (run it; do not edit this part).
+__all__ = ["APP_KEYS", "FileWrite", "Imported", "MAX_FILE_BYTES", "MAX_TOTAL_BYTES", "Report", "SKIPPED_EXIT",
+           "base_name", "gguf_quant", "import_paths", "print_report", "read_back", "read_chart", "read_drafts",
+           "report_json", "slug", "update_text"]
+
+if TYPE_CHECKING:
+    from .write import FileWrite as FileWrite
+    from .source import MAX_FILE_BYTES as MAX_FILE_BYTES
+    from .source import MAX_TOTAL_BYTES as MAX_TOTAL_BYTES
+    from .drafts import base_name as base_name
+    from .drafts import gguf_quant as gguf_quant
+    from .report import print_report as print_report
+    from .appyaml import read_back as read_back
+    from .drafts import read_drafts as read_drafts
+    from .report import report_json as report_json
+    from .drafts import slug as slug
+    from .appyaml import update_text as update_text
+
+_FACE: dict[str, str] = {"FileWrite": "write", "MAX_FILE_BYTES": "source", "MAX_TOTAL_BYTES": "source",
+                         "base_name": "drafts", "gguf_quant": "drafts", "print_report": "report",
+                         "read_back": "appyaml", "read_drafts": "drafts", "report_json": "report", "slug": "drafts",
+                         "update_text": "appyaml"}
+
+if not TYPE_CHECKING:
+    def __getattr__(name: str) -> object:
+        """PEP 562: load a public name from its submodule on first use, then keep it here."""
+        try:
+            module = _FACE[name]
+        except KeyError:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+        value = __import__(f"{__name__}.{module}", fromlist=(name,))  # the submodule
+        if name != module:
+            value = getattr(value, name)
+        globals()[name] = value
+        return value

@@ -23,10 +23,10 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
 
-from generator.core.data import Data
-from generator.core.errors import InputError, Problem, translate_os_error
-from generator.schema.common import MAX_ITEMS
-from generator.yamlio.loader import read_document
+from generator.core import Data
+from generator.core import InputError, Problem, translate_os_error
+from generator.schema import MAX_ITEMS
+from generator.yamlio import read_document
 
 FLOW_LISTS = {"owners", "genesis_patches", "extra_args", "tokens", "aliases", "features", "spec_methods", "command",
               "args", "runs"}

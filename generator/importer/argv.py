@@ -7,9 +7,10 @@ the catalog has one, else the family's `Syntax`).
 
 from __future__ import annotations
 
-from generator.engines.family import Family, family
-from generator.engines.readback import Mapped, Spelling, Syntax, Token, is_flag
-from generator.flags.tables import FlagTable
+from generator.engines import Family
+from generator.engines.family import family
+from generator.engines import Mapped, Spelling, Syntax, Token, is_flag
+from generator.flags import FlagTable
 from generator.schema import Stack
 
 

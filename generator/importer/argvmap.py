@@ -8,8 +8,8 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
-from generator.core.data import Data
-from generator.core.redact import literal_secret, secret_name
+from generator.core import Data
+from generator.core import literal_secret, secret_name
 from generator.importer.argv import Mapped, is_flag
 from generator.importer.drafts import Pool
 from generator.importer.helmview import marked_envs

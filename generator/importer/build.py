@@ -14,19 +14,19 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from generator.core.data import Data, tuples
-from generator.adapters.helm import CappedRenderer
+from generator.core import Data, tuples
+from generator.adapters import CappedRenderer
 from generator.catalog import Catalog, ChatTemplateFile, Resolved
-from generator.chart.profiles import PROFILES
-from generator.core.errors import InputError
-from generator.fit.sizing import sized
+from generator.chart import PROFILES
+from generator.core import InputError
+from generator.fit import sized
 from generator.importer import programs
 from generator.importer.argv import Mapped, map_argv
 from generator.importer.drafts import Pool, StackDraft, list_at, map_at
 from generator.importer.helmview import marked_envs, render_chart
 from generator.importer.source import ChartFiles
 from generator.importer.workload import read_pod
-from generator.yamlio.loader import Document
+from generator.yamlio import Document
 from generator.schema import App
 from generator.importer.argvmap import _apply_argv
 from generator.importer.context import _Ctx, _declared, _launcher

@@ -5,7 +5,7 @@ the fit's number (docs/fit.md "Measured beats modeled"; docs/import.md "This too
 
 from __future__ import annotations
 
-from generator.chart.carried import FIELDS, read_block
+from generator.chart import FIELDS, read_block
 from generator.importer.source import ChartFiles
 
 VALUES = "values.yaml"

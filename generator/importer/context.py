@@ -7,15 +7,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from generator.chart.profiles import PROFILES, Profile
-from generator.engines.family import Family, family
-from generator.engines.readback import Launcher
+from generator.chart import PROFILES, Profile
+from generator.engines import Family
+from generator.engines.family import family
+from generator.engines import Launcher
 from generator.importer.helmview import Rendered, env_mark, marked_envs
 from generator.importer.objects import maps
 from generator.importer.workload import Origin, Token
 from generator.importer.podenv import Lines
 from generator.importer.writes import Written
-from generator.schema.engines import Declared
+from generator.schema import Declared
 from generator.importer.result import Imported
 
 HAMI_ENV = "CUDA_DEVICE_MEMORY_LIMIT_0"

@@ -21,9 +21,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from generator.core.data import Data, tuples
+from generator.core import Data, tuples
 from generator.catalog import Catalog
-from generator.core.errors import InputError, Problem
+from generator.core import InputError, Problem
 from generator.schema import ChatTemplate, Model, Stack
 
 GGUF_QUANT = re.compile(r"(?i)(?:^|[-_.])"
@@ -480,7 +480,7 @@ def draft_text(path: Path, name: str) -> str:
     """A draft's text read as a catalog file is (it is one, from whoever committed it): a regular file of at most
     1 MiB, UTF-8, without an alias (the loader below would share it, and a walk of the data expand it);
     InputError otherwise."""
-    from generator.yamlio.loader import read_bytes, refuse_aliases
+    from generator.yamlio import read_bytes, refuse_aliases
 
     raw = read_bytes(path, name, max_bytes=MAX_DRAFT_BYTES)
     try:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from generator.core.data import Data
+from generator.core import Data
 from generator.catalog import Catalog
-from generator.core.redact import literal_secret, secret_name
+from generator.core import literal_secret, secret_name
 from generator.importer.argv import Mapped
 from generator.importer.workload import Launch, Pod
 from generator.importer.podenv import EnvEntry

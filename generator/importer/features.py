@@ -12,14 +12,14 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from generator.core.data import Data
-from generator.engines.base import CHAT_TEMPLATE_DIR, CHAT_TEMPLATE_FILE, SLOT_DIR
+from generator.core import Data
+from generator.engines import CHAT_TEMPLATE_DIR, CHAT_TEMPLATE_FILE, SLOT_DIR
 from generator.importer.argv import Mapped
 from generator.importer.drafts import Pool
 from generator.importer.workload import Launch, pod_spec
 from generator.importer.writes import Written, on_volume
 from generator.schema import Stack
-from generator.schema.app import PipPackage
+from generator.schema import PipPackage
 from generator.importer import objects
 from generator.importer.context import _Ctx, _declared, _launcher, _take
 

@@ -33,14 +33,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.adapters.helm import CappedRenderer, Helm, HelmFailure
-from generator.core.errors import InputError, Problem, translate_os_error
+from generator.adapters import CappedRenderer, Helm, HelmFailure
+from generator.core import InputError, Problem, translate_os_error
 from generator.importer.objects import maps
 from generator.importer.shellwords import MAX_ARG_BYTES
 from generator.importer.source import ChartFiles
-from generator.lint.helm import Doc, documents
-from generator.lint.values import OWNER, olares_values
-from generator.yamlio.loader import load_untrusted
+from generator.lint import Doc, documents
+from generator.lint import OWNER, olares_values
+from generator.yamlio import load_untrusted
 
 MANIFEST = "OlaresManifest.yaml"
 MANIFEST_TEMPLATE = "templates/zz-catalog-import-manifest.yaml"  # not `_*`: Helm does not render partials

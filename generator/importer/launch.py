@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any, cast
 
 from generator.catalog import Catalog
-from generator.core.errors import CatalogError, InputError, Problem
-from generator.engines.family import Family, family_of, stack_engine
-from generator.flags.tables import FlagTable, FlagTables
+from generator.core import CatalogError, InputError, Problem
+from generator.engines import Family, family_of, stack_engine
+from generator.flags import FlagTable, FlagTables
 from generator.importer import programs
 from generator.importer.drafts import Pool, StackDraft, slug
 from generator.importer.source import ChartFiles

@@ -13,13 +13,13 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from generator.catalog import Catalog
-from generator.chart.profiles import Profile
-from generator.core.data import Data
-from generator.core.errors import InputError, Problem
-from generator.core.text import safe_line
+from generator.chart import Profile
+from generator.core import Data
+from generator.core import InputError, Problem
+from generator.core import safe_line
 from generator.importer.workload import Token
 from generator.schema import Stack
-from generator.schema.common import AppName
+from generator.schema import AppName
 from generator.importer.context import _Ctx, _env_default, _perm
 from generator.importer.objects import section
 

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 
-from generator.core.data import Data, tuples
+from generator.core import Data, tuples
 from generator.catalog import Catalog, Resolved, device_targets
-from generator.chart.pipeline import render_app
-from generator.chart.writer import Tree
-from generator.core.errors import CatalogError, InputError, Problem
+from generator.chart import render_app
+from generator.chart import Tree
+from generator.core import CatalogError, InputError, Problem
 from generator.schema import App
-from generator.yamlio.loader import Document, load_untrusted
+from generator.yamlio import Document, load_untrusted
 
 Resolver = Callable[[Catalog, App], Resolved | None]  # build.py `_resolved`: an App with its references
 MAX_TRIES = 48  # renders per chart at most: a few devices x stacks x speculation

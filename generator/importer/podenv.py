@@ -8,11 +8,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from generator.core.errors import Problem
-from generator.engines.readback import Origin
+from generator.core import Problem
+from generator.engines import Origin
 from generator.importer.helmview import Rendered, marked_envs
 from generator.importer.shellwords import ShellError, k8s_expand
-from generator.lint.helm import Doc
+from generator.lint import Doc
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from generator.chart.profiles import Profile
+from generator.chart import Profile
 from generator.importer.workload import Launch, Pod, pod_spec
 from generator.importer.writes import Written
-from generator.lint.helm import Doc
-from generator.lint.values import olares_values
+from generator.lint import Doc
+from generator.lint import olares_values
 from generator.importer import objects
 from generator.importer.context import _Ctx
 

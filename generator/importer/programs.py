@@ -21,8 +21,9 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from generator.engines.family import FAMILIES, Family, family
-from generator.engines.readback import Launcher
+from generator.engines import FAMILIES, Family
+from generator.engines.family import family
+from generator.engines import Launcher
 
 SHELLS = ("sh", "bash", "dash", "ash", "zsh")
 PYTHON = re.compile(r"^(python[0-9.]*|uvicorn|gunicorn|fastapi)$")

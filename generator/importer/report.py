@@ -14,8 +14,9 @@ import json
 import re
 from typing import Any, TextIO
 
-from generator.core.redact import MASK, redact, secret_name
-from generator.core.text import safe_line
+from generator.core import MASK, secret_name
+from generator.core.redact import redact
+from generator.core import safe_line
 from generator.importer import Report
 
 MARK = {"ok": "ok", "draft": "draft", "unsupported": "unsupported", "error": "ERROR"}

@@ -10,12 +10,12 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from generator.core.data import Data
+from generator.core import Data
 from generator.catalog import Catalog
-from generator.chart.plan import whole_cores
+from generator.chart import whole_cores
 from generator.importer.helmview import doc_key, path_to
 from generator.importer.workload import Launch, Origin
-from generator.lint.quantity import parse_quantity
+from generator.lint import parse_quantity
 from generator.schema import App
 from generator.importer import objects
 from generator.importer.context import HAMI_ENV, _Ctx, _env_default

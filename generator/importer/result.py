@@ -8,8 +8,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TypedDict
 
-from generator.core.data import Data
-from generator.core.errors import Problem
+from generator.core import Data
+from generator.core import Problem
 from generator.importer import programs
 from generator.schema import App
 

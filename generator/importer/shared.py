@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 
 from generator.catalog import Catalog, Resolved
-from generator.core.errors import CatalogError
+from generator.core import CatalogError
 from generator.importer.result import APP_KEYS, Imported
 from generator.importer.source import ChartFiles
 
@@ -224,7 +224,7 @@ def _modes(app: dict[str, Any], manifest: Mapping[str, object], cat: Catalog, no
 def _resolved(app: dict[str, Any], cat: Catalog) -> Resolved | None:
     """The imported app resolved against the catalog (None where it cannot be yet: a draft's model or stack)."""
     from generator.schema import App
-    from generator.yamlio.loader import parse_document
+    from generator.yamlio import parse_document
 
     def tuples(node: Any) -> Any:  # the strict schema reads YAML sequences as tuples
         if isinstance(node, list):
@@ -243,7 +243,7 @@ def _resolved(app: dict[str, Any], cat: Catalog) -> Resolved | None:
 def _fit_says(app: dict[str, Any], cat: Catalog) -> str:
     """What the fit sizes for the imported app, in the words of `check`'s FIT002 (the cap, the need and the margin),
     or where to read it when the app cannot be resolved yet (a draft)."""
-    from generator.fit.sizing import size_gpu
+    from generator.fit import size_gpu
 
     r = _resolved({k: v for k, v in app.items() if k != "gpu_memory_mib"}, cat)
     if r is None:
@@ -256,10 +256,10 @@ def _fit_says(app: dict[str, Any], cat: Catalog) -> str:
 def _slots(app: dict[str, Any], cat: Catalog, notes: list[str]) -> None:
     """The slot flag the shared form writes out (generator/chart/shared.py `explicit_slots`) read back from the argv
     is dropped from extra_args where, without it, the shared form writes the same one again."""
-    from generator.chart.shared import knobs_for
+    from generator.chart import knobs_for
     from generator.engines import engine_for
-    from generator.engines.settings import settings_for
-    from generator.fit.sizing import sized
+    from generator.engines import settings_for
+    from generator.fit import sized
 
     extra = list(app.get("extra_args") or ())
     r = _resolved(app, cat)

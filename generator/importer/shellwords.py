@@ -4,7 +4,7 @@ bounds every expansion is checked against (importer/shell.py reads whole launche
 
 from __future__ import annotations
 
-from generator.core.errors import InputError
+from generator.core import InputError
 
 import re
 from collections.abc import Callable

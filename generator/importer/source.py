@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.core.errors import InputError, Problem, translate_os_error
-from generator.core.text import safe_line
+from generator.core import InputError, Problem, translate_os_error
+from generator.core import safe_line
 
 MAX_FILES = 2000
 MAX_FILE_BYTES = 4 * 2**20  # a chart's largest text file is tens of KiB; a subchart package a few hundred

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.core.errors import InputError, Problem
-from generator.engines.readback import Origin, Token
+from generator.core import InputError, Problem
+from generator.engines import Origin, Token
 from generator.importer import programs
 from generator.importer import objects
 from generator.importer.helmview import Rendered
@@ -27,7 +27,7 @@ from generator.importer.shellwords import (
     simple_commands,
     split_words,
 )
-from generator.lint.helm import Doc
+from generator.lint import Doc
 from generator.importer.podenv import EnvEntry, Lines, _configmaps, resolve_env
 from generator.importer.writes import Written, _mounts, _written, on_volume
 

@@ -13,11 +13,11 @@ from typing import Any, NotRequired, TypedDict
 from pydantic import ValidationError
 from ruamel.yaml import YAML
 
-from generator.core.data import Data, tuples
+from generator.core import Data, tuples
 from generator.catalog import Catalog, display_path
-from generator.core.errors import InputError, Problem, translate_os_error
-from generator.core.fileio import atomic_write_text, writable
-from generator.core.text import safe_line
+from generator.core import InputError, Problem, translate_os_error
+from generator.core import atomic_write_text, writable
+from generator.core import safe_line
 from generator.importer.appyaml import _plain, emit, read_back, update_text
 from generator.importer.result import APP_KEYS, CHART_FIELDS, Imported
 from generator.importer.drafts import ModelDraft, Pool, StackDraft

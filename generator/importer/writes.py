@@ -10,11 +10,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from generator.core.errors import Problem
-from generator.engines.readback import Origin
+from generator.core import Problem
+from generator.engines import Origin
 from generator.importer.shell import ScriptLine
 from generator.importer.shellwords import ShellError, split_outside_quotes, split_words
-from generator.lint.helm import Doc
+from generator.lint import Doc
 from generator.importer.podenv import EnvEntry
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Iterator
 
-from generator.adapters.helm import Helm
-from generator.core.errors import translate_os_error
+from generator.adapters import Helm
+from generator.core import translate_os_error
 
 KUBE_VERSION = "v1.30.0"
 _SAFE_DIR = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
@@ -87,7 +87,7 @@ def yaml_loader() -> Any:
     """PyYAML's safe loader (libyaml when built with it): YAML 1.1, as Go's yaml reads charts; an alias or nesting
     past 64 levels is refused before anything is constructed (yamlio/loader.py `UntrustedLoader`): Helm's output of
     a stranger's chart is input from outside."""
-    from generator.yamlio.loader import UntrustedLoader
+    from generator.yamlio import UntrustedLoader
 
     return UntrustedLoader
 

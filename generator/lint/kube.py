@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from generator.core.imports import require
+from generator.core import require
 
 KUBE_VERSION = "1.30.0"
 

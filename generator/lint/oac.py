@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from functools import cache
 
-from generator.adapters.oac import Oac
-from generator.core.findings import Finding
+from generator.adapters import Oac
+from generator.core import Finding
 from generator.lint import helm as _helm
 from generator.lint.registry import register
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from collections.abc import Callable, Iterable
 
-from generator.core.findings import Severity
-from generator.core.ruleset import RULES, Rule
+from generator.core import Severity
+from generator.core import RULES, Rule
 
 
 @dataclass(frozen=True)

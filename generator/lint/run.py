@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from generator.adapters.helm import Helm
+from generator.adapters import Helm
 from generator.lint import olares  # noqa: F401  (registers the OLARES rules)
 from generator.lint.oac import oac_findings
 from generator.lint import shared  # noqa: F401  (registers the SHARED rules)
@@ -24,7 +24,7 @@ from generator.lint import kube
 from generator.lint.registry import CHART_RULES, ChartRule, Issue, checks, register
 from generator.lint.values import olares_values
 from generator.lint.view import ChartView, build_view, main_gpu_type
-from generator.core.findings import Finding
+from generator.core import Finding
 
 register("HELM001", "`helm lint --strict` (Kubernetes v1.30.0) reports no error with the values Olares injects",
          "Market ingest and `olares-cli chart lint` run the Helm engine; a lint error blocks the upload",

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Iterator
 
-from generator.adapters.helm import Helm, HelmFailure
+from generator.adapters import Helm, HelmFailure
 from generator.lint import helm
 from generator.lint.helm import Doc
 from generator.lint.values import OAC_NAMESPACE, OWNER, filled_env, olares_values

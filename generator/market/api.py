@@ -40,9 +40,9 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
-from generator.core.lazy import Lazy, Once
-from generator.publish.market import MarketBuild, format_for
-from generator.publish.market_entry import js_ordered
+from generator.core import Lazy, Once
+from generator.publish import MarketBuild, format_for
+from generator.publish import js_ordered
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -56,8 +56,8 @@ DEFAULT_VERSION = "1.12.3"  # the worker's default when ?version= is missing (it
 def answered_for(asked: str | None) -> str:
     """The `version` an answer echoes: the device's own; without one (missing or empty), the first Olares version of
     the newest format, the one answered (not the worker's 1.12.3, whose format a device would not get)."""
-    from generator.chart.profiles import PROFILES
-    from generator.publish.market import formats_newest_first, min_olares
+    from generator.chart import PROFILES
+    from generator.publish import formats_newest_first, min_olares
 
     if asked:
         return asked
@@ -266,8 +266,8 @@ class Holder:
 
 def olares_range(profile: str) -> str:
     """The Olares versions that get `profile` ("1.12.3 - 1.12.5", ">= 1.12.6")."""
-    from generator.chart.profiles import PROFILES
-    from generator.publish.market import formats_newest_first, min_olares
+    from generator.chart import PROFILES
+    from generator.publish import formats_newest_first, min_olares
 
     ordered = formats_newest_first()
     low = ".".join(map(str, min_olares(PROFILES[profile])))

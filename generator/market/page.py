@@ -23,15 +23,15 @@ from jinja2 import Environment
 
 from generator.catalog import Catalog, Resolved, load_catalog
 from generator.chart.plan import plan
-from generator.core.errors import CatalogError
-from generator.core.lazy import Lazy, Maker
-from generator.fit.devices import DevicePlan, device_plans
+from generator.core import CatalogError
+from generator.core import Lazy, Maker
+from generator.fit import DevicePlan, device_plans
 from generator.fit.estimate import estimate
-from generator.fit.sizing import sized
+from generator.fit import sized
 from generator.market.history import LedgerReader, SmokePoint
 from generator.market.plots import BenchmarkPoint, fit_svg, speed_svg
-from generator.preset.build import Preset, page_preset
-from generator.publish.market import MarketBuild, writable_below, write_if_changed
+from generator.preset import Preset, page_preset
+from generator.publish import MarketBuild, writable_below, write_if_changed
 
 
 @dataclass(frozen=True)
@@ -104,8 +104,8 @@ def _benchmarks(r: Resolved) -> list[BenchmarkPoint]:
 
 def _predicted(r: Resolved, devices: tuple[DevicePlan, ...]) -> tuple[Predicted, ...]:
     """Per device the app runs on (its own first): the predicted speeds, and the measured one on its own device."""
-    from generator.fit.devices import variant_on
-    from generator.fit.speed import speeds
+    from generator.fit import variant_on
+    from generator.fit import speeds
 
     if r.app.status == "removed":
         return ()
@@ -205,7 +205,7 @@ def check_site_folder(out: Path, forbidden: Sequence[Path] = ()) -> None:
     """`out` can hold the static site: a folder or nothing (a file is refused), outside each of `forbidden`
     (the catalog and charts folders: the site would be taken for their content), with no link on the way to
     the files it writes (plots/, icons/, index.html). An InputError names the problem; nothing is written."""
-    from generator.core.errors import InputError, Problem
+    from generator.core import InputError, Problem
 
     where = os.path.abspath(out)
     if os.path.lexists(out) and not os.path.isdir(out) or os.path.islink(out):
@@ -246,8 +246,8 @@ def write_bytes_if_changed(path: Path, data: bytes) -> bool:
     """Write `data` atomically unless the file already holds it (same rules as write_if_changed)."""
     import tempfile
 
-    from generator.core.errors import translate_os_error
-    from generator.core.fileio import writable
+    from generator.core import translate_os_error
+    from generator.core import writable
 
     try:
         if path.is_file() and not path.is_symlink() and path.read_bytes() == data:

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from generator.core.imports import require
-from generator.fit.estimate import Fit
+from generator.core import require
+from generator.fit import Fit
 from generator.market.history import SmokePoint
 
 if TYPE_CHECKING:

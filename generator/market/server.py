@@ -25,14 +25,14 @@ from pathlib import Path
 from ruamel.yaml.error import YAMLError
 
 from generator.catalog import Catalog, load_catalog
-from generator.core.errors import CatalogError, InputError, Problem, translate_os_error
-from generator.core.lazy import Once
+from generator.core import CatalogError, InputError, Problem, translate_os_error
+from generator.core import Once
 from generator.market.api import Holder, Snapshot
 from generator.market.history import LedgerReader
 from generator.market.page import StorePage, store_page
 from generator.market.source import Collected, PackageCache, collect, signature
-from generator.publish.market import MarketBuild, build_markets, read_icons
-from generator.versions.releases import releases_path
+from generator.publish import MarketBuild, build_markets, read_icons
+from generator.versions import releases_path
 from generator.yamlio import chartdata
 
 # What a rebuild may raise on input it did not plan for, besides the error tree: a bug's classes, named so that

@@ -25,18 +25,18 @@ from pathlib import Path
 
 from ruamel.yaml.error import YAMLError
 
-from generator.adapters.git import Git
-from generator.adapters.helm import Helm
+from generator.adapters import Git
+from generator.adapters import Helm
 from generator.catalog import Catalog
-from generator.chart.profiles import PROFILES
-from generator.chart.writer import Tree, read_tree
-from generator.core.errors import CatalogError, translate_os_error
-from generator.core.lazy import Maker
-from generator.publish.market import Released, package_bytes, profile_of
-from generator.versions.formats import Variant, variant_version, variants
-from generator.versions.gitbase import GitCharts, chart_version
-from generator.versions.releases import Release, Releases, load_releases
-from generator.versions.state import content_hash, parse_version
+from generator.chart import PROFILES
+from generator.chart import Tree, read_tree
+from generator.core import CatalogError, translate_os_error
+from generator.core import Maker
+from generator.publish import Released, package_bytes, profile_of
+from generator.versions import Variant, variant_version, variants
+from generator.versions import GitCharts, chart_version
+from generator.versions import Release, Releases, load_releases
+from generator.versions import content_hash, parse_version
 
 
 @dataclass

@@ -23,14 +23,14 @@ from urllib.parse import unquote, urlsplit
 
 import yaml
 
-from generator.adapters.hf import DEFAULT_HEAD_CAP, HfApi, display
+from generator.adapters import DEFAULT_HEAD_CAP, HfApi, display
 from generator.catalog import Catalog, load_catalog
-from generator.core.errors import InputError, UsageError, translate_os_error
-from generator.core.fileio import atomic_write_text, writable
-from generator.importer.drafts import base_name, gguf_quant, slug
+from generator.core import InputError, UsageError, translate_os_error
+from generator.core import atomic_write_text, writable
+from generator.importer import base_name, gguf_quant, slug
 from generator.newapp.facts import Facts, read_facts
 from generator.newapp.gguf import Header, Short, parse, parse_or_none
-from generator.schema.gguf import compact
+from generator.schema import compact
 
 APP_NAME = re.compile(r"^[a-z][a-z0-9]{0,29}$")  # Olares' app name rule (lowercase alphanumeric, <= 30)
 RESOLVE = re.compile(r"^/(?P<repo>[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*)/resolve/(?P<rev>[^/]+)/"
@@ -361,7 +361,7 @@ def _staged(root: Path, files: dict[str, str]) -> tuple[Catalog, Path]:
 
 
 def _fit_context(cat: Catalog, app: str) -> int:
-    from generator.fit.devices import largest_fitting
+    from generator.fit import largest_fitting
 
     r = cat.apps[app]
     return largest_fitting(r)

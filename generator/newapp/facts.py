@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from generator.core.errors import InputError
+from generator.core import InputError
 from generator.newapp.gguf import ArrayInfo, Header, Scalar, TensorInfo
 
 # GGUF general.architecture -> the Hugging Face model_type of its checkpoints (convert_hf_to_gguf.py registers

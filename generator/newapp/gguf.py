@@ -18,8 +18,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from generator.core.errors import InputError
-from generator.schema.gguf import GGML_TYPE_TABLE, tensor_bytes
+from generator.core import InputError
+from generator.schema import GGML_TYPE_TABLE, tensor_bytes
 
 MAGIC = b"GGUF"
 DEFAULT_ALIGNMENT = 32

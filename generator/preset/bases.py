@@ -14,11 +14,11 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
-from generator.core.errors import InputError, Problem, UsageError
-from generator.core.locate import embedded_catalog
-from generator.flags.tables import FlagTable, FlagTables
-from generator.schema.common import Id, Strict
-from generator.yamlio.loader import load_model, read_document
+from generator.core import InputError, Problem, UsageError
+from generator.core import embedded_catalog
+from generator.flags import FlagTable, FlagTables
+from generator.schema import Id, Strict
+from generator.yamlio import load_model, read_document
 
 EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]{0,63}$")]
 BASE_NAMES = ("llamacppllmbasev3", "vllmllmbasev3", "sglangllmbasev3")

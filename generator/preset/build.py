@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.catalog import Resolved
-from generator.chart.card import card_for
+from generator.chart import card_for
 from generator.chart.plan import plan
-from generator.chart.shared import explicit_slots, knobs_for, slots_of
-from generator.core.data import Data
-from generator.core.errors import CatalogError, UsageError
-from generator.engines.family import family_for, family_of
-from generator.flags.tables import FlagTable
+from generator.chart import explicit_slots, knobs_for, slots_of
+from generator.core import Data
+from generator.core import CatalogError, UsageError
+from generator.engines import family_for, family_of
+from generator.flags import FlagTable
 from generator.preset.bases import Base
 
 # A value that names a path inside our pod (a file our chart fetches or ships): a base fetches only MODEL_SOURCE.
@@ -156,7 +156,7 @@ def build_preset(r: Resolved, base: Base, table: FlagTable | None, device: str |
                          f"{family_for(r.stack).olares_base or 'of its family'}")
     on = device or r.device.id
     if device is not None and device != r.device.id:
-        from generator.fit.devices import variant_on
+        from generator.fit import variant_on
 
         variant = variant_on(r, device)
         if variant is None:

@@ -25,16 +25,16 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 
 from generator.catalog import Catalog, display_path
-from generator.chart.writer import ensure_writable, write_charts
-from generator.core.errors import InputError, UsageError
-from generator.core.fileio import atomic_write_text
-from generator.yamlio.loader import load_model, parse_document
+from generator.chart import ensure_writable, write_charts
+from generator.core import InputError, UsageError
+from generator.core import atomic_write_text
+from generator.yamlio import load_model, parse_document
 from generator.prune.market import MarketChange, chart_version, folder_of, plan_remove, plan_suspend
 from generator.prune.market import apply as apply_market
 from generator.prune.gate import PruneItem
 from generator.schema import App
-from generator.versions.state import parse_version
-from generator.yamlio.yamlout import dump, load
+from generator.versions import parse_version
+from generator.yamlio import dump, load
 
 
 @dataclass
@@ -87,7 +87,7 @@ def prepare(catalog: Catalog, items: list[PruneItem], *, charts: Path, market: P
 
 def _suspend_versions(root: Path, apps: list[str]) -> dict[str, str]:
     """The version `catalog bump` will give each app when it is suspended (read-only assessment)."""
-    from generator.versions.bump import assess_catalog
+    from generator.versions import assess_catalog
 
     if not apps:
         return {}
@@ -109,7 +109,7 @@ def _suspend(version: str, market: Path, app: str, new: str) -> MarketChange:
 
 def apply(changes: list[AppChanges], *, charts: Path) -> None:
     """Per app: the catalog bump of a SUSPEND, the market change, the catalog file, then the chart."""
-    from generator.versions.bump import bump_for_suspend
+    from generator.versions import bump_for_suspend
 
     for change in changes:
         if change.bump_to is not None:

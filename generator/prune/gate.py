@@ -17,7 +17,7 @@ from typing import Literal
 from collections.abc import Callable, Mapping, Sequence
 
 from generator.catalog import Catalog, Resolved
-from generator.smoke.ledger import SmokeRecord
+from generator.smoke import SmokeRecord
 
 Action = Literal["prune", "blocked"]
 IDENTITY_NEEDED = "model"  # the identity field a pass must have matched to count
@@ -51,7 +51,7 @@ def plan(catalog: Catalog, ledgers: Mapping[str, Sequence[SmokeRecord]],
     """One item per deprecated app, in name order. `content_of`: the content hash of an app's chart as the
     catalog renders it now (default: render it, generator/smoke/identity.py:chart_content)."""
     if content_of is None:
-        from generator.smoke.identity import chart_content
+        from generator.smoke import chart_content
 
         content_of = chart_content
     contents: dict[str, str] = {}

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Callable
 
-from generator.core.errors import UsageError
-from generator.core.fileio import atomic_write_text
-from generator.core.text import safe_line
+from generator.core import UsageError
+from generator.core import atomic_write_text
+from generator.core import safe_line
 
 SUSPEND, REMOVE = ".suspend", ".remove"
 CHART, MANIFEST = "Chart.yaml", "OlaresManifest.yaml"

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from generator.adapters.git import Git
-from generator.adapters.github import GitHubApi
-from generator.adapters.helm import Helm
-from generator.core.errors import UsageError
+from generator.adapters import Git
+from generator.adapters import GitHubApi
+from generator.adapters import Helm
+from generator.core import UsageError
 
 if TYPE_CHECKING:
     from generator.publish.gitmarket import GitMarketTarget
@@ -66,4 +66,47 @@ def make_target(spec: str, tools: Tools, *, plain_http: bool = False, registry_c
     raise UsageError(f"--to {spec!r}: expected git:PATH_OR_URL[#BRANCH], oci://HOST/PATH, dir:PATH or market:DIR")
 
 
-__all__ = ["DEFAULT_TIMEOUT_S", "Tools", "make_target"]
+# The face: written by scripts/faces.py from the imports of other packages (run it; do not edit this part).
+__all__ = ["Item", "MarketBuild", "Released", "Result", "Target", "Tools", "build_markets", "format_for",
+           "formats_newest_first", "github_token", "items_for", "js_ordered", "make_target", "min_olares",
+           "package_bytes", "profile_of", "read_icons", "run", "writable_below", "write_if_changed"]
+
+if TYPE_CHECKING:
+    from .core import Item as Item
+    from .market import MarketBuild as MarketBuild
+    from .market import Released as Released
+    from .core import Result as Result
+    from .core import Target as Target
+    from .market import build_markets as build_markets
+    from .market import format_for as format_for
+    from .market import formats_newest_first as formats_newest_first
+    from .secrets import github_token as github_token
+    from .items import items_for as items_for
+    from .market_entry import js_ordered as js_ordered
+    from .market import min_olares as min_olares
+    from .market import package_bytes as package_bytes
+    from .market import profile_of as profile_of
+    from .market import read_icons as read_icons
+    from .core import run as run
+    from .market import writable_below as writable_below
+    from .market import write_if_changed as write_if_changed
+
+_FACE: dict[str, str] = {"Item": "core", "MarketBuild": "market", "Released": "market", "Result": "core",
+                         "Target": "core", "build_markets": "market", "format_for": "market",
+                         "formats_newest_first": "market", "github_token": "secrets", "items_for": "items",
+                         "js_ordered": "market_entry", "min_olares": "market", "package_bytes": "market",
+                         "profile_of": "market", "read_icons": "market", "run": "core", "writable_below": "market",
+                         "write_if_changed": "market"}
+
+if not TYPE_CHECKING:
+    def __getattr__(name: str) -> object:
+        """PEP 562: load a public name from its submodule on first use, then keep it here."""
+        try:
+            module = _FACE[name]
+        except KeyError:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+        value = __import__(f"{__name__}.{module}", fromlist=(name,))  # the submodule
+        if name != module:
+            value = getattr(value, name)
+        globals()[name] = value
+        return value

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from typing import Protocol
 from collections.abc import Callable
 
-from generator.adapters.deadline import DeadlineExceeded
-from generator.chart.writer import Tree
-from generator.core.errors import CatalogError
-from generator.versions.formats import Variant
+from generator.adapters import DeadlineExceeded
+from generator.chart import Tree
+from generator.core import CatalogError
+from generator.versions import Variant
 from generator.publish.secrets import PublishError, Redactor
-from generator.rules.versions_upstream import chart_digest, version_refusal
-from generator.schema.upstream import SyncFile
+from generator.rules import chart_digest, version_refusal
+from generator.schema import SyncFile
 
 # What a target may raise for one app: the error tree, and secrets.PublishError (raised for the credentials
 # found in the environment) until it joins the tree.

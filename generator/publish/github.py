@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from generator.adapters.github import DEFAULT_API, GitHubApi
-from generator.core.errors import RemoteError, UsageError
+from generator.adapters import DEFAULT_API, GitHubApi
+from generator.core import RemoteError, UsageError
 
 _GITHUB_URL = re.compile(r"^(?:https://(?:[^@/]+@)?github\.com/|git@github\.com:|ssh://git@github\.com/)"
                          r"(?P<owner>[A-Za-z0-9-]+)/(?P<repo>[A-Za-z0-9._-]+?)(?:\.git)?/?$")

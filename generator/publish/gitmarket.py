@@ -23,12 +23,12 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from generator.adapters.git import Git
-from generator.adapters.github import GitHubApi
-from generator.core.errors import ToolError, UsageError, translate_os_error
-from generator.versions.gitbase import GitCharts, chart_version
-from generator.versions.state import content_hash, parse_version
-from generator.chart.writer import Tree
+from generator.adapters import Git
+from generator.adapters import GitHubApi
+from generator.core import ToolError, UsageError, translate_os_error
+from generator.versions import GitCharts, chart_version
+from generator.versions import content_hash, parse_version
+from generator.chart import Tree
 from generator.publish.core import Decision, Item, PullRequestPlan
 from generator.publish.github import PullRequests, github_repo
 from generator.publish.secrets import Redactor, safe_url

@@ -14,10 +14,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from generator.adapters.helm import Helm
-from generator.core.errors import FileSystemError, translate_os_error
+from generator.adapters import Helm
+from generator.core import FileSystemError, translate_os_error
 from generator.yamlio import yamlout
-from generator.versions.state import content_hash
+from generator.versions import content_hash
 from generator.publish.core import Decision, Item, refuse_other_content
 from generator.publish.package import package, tree_of_package
 from generator.publish.secrets import Redactor

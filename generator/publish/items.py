@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from generator.versions.bump import current, today
-from generator.versions.formats import Variant, variants
-from generator.versions.releases import Release
+from generator.versions import current, today
+from generator.versions import Variant, variants
+from generator.versions import Release
 from generator.catalog import Resolved, load_catalog
-from generator.versions.releases import Releases, load_releases
+from generator.versions import Releases, load_releases
 from generator.publish.core import Item, Result
 
 _NEXT_NOTE = re.compile(r"\s(?=\d+\.\d+\.\d+: )")

@@ -45,16 +45,16 @@ from pathlib import Path
 
 import re
 import stat
-from generator.adapters.helm import Helm
+from generator.adapters import Helm
 from pydantic import JsonValue
 
-from generator.chart.profiles import PROFILES, Profile
-from generator.chart.writer import Tree
-from generator.core.bounded import read_regular_file
-from generator.core.errors import CatalogError, InputError, Problem, translate_os_error
-from generator.core.fileio import atomic_write_text
-from generator.core.lazy import Lazy, Maker
-from generator.core.text import safe_line
+from generator.chart import PROFILES, Profile
+from generator.chart import Tree
+from generator.core import read_regular_file
+from generator.core import CatalogError, InputError, Problem, translate_os_error
+from generator.core import atomic_write_text
+from generator.core import Lazy, Maker
+from generator.core import safe_line
 from generator.publish.core import Decision, Item, refuse_other_content
 from generator.publish.market_entry import (
     AppEntry,
@@ -66,7 +66,7 @@ from generator.publish.market_entry import (
 )
 from generator.publish.package import PackageRefused, package, tree_of_package
 from generator.publish.secrets import Redactor
-from generator.versions.state import content_hash, parse_version
+from generator.versions import content_hash, parse_version
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 SRC = "src"
@@ -453,7 +453,7 @@ def refuse_links_below(root: Path, folder: Path) -> None:
 
 def writable_below(root: Path, path: Path) -> None:
     """`path` may be written: no link on the way from `root`, and itself a regular file or missing."""
-    from generator.core.fileio import writable
+    from generator.core import writable
 
     refuse_links_below(root, path.parent)
     writable(path)

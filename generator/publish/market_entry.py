@@ -34,9 +34,9 @@ from typing import Any, cast
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from generator.chart.profiles import PROFILES
-from generator.chart.writer import Tree
-from generator.core.errors import InputError, Problem
+from generator.chart import PROFILES
+from generator.chart import Tree
+from generator.core import InputError, Problem
 from generator.yamlio import chartdata
 
 MANIFEST = "OlaresManifest.yaml"

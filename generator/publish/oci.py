@@ -14,9 +14,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from generator.adapters.helm import DEFAULT_REGISTRY_TIMEOUT_S, Helm, HelmFailure, HelmRegistry
-from generator.core.errors import ToolError, UsageError
-from generator.versions.state import content_hash
+from generator.adapters import DEFAULT_REGISTRY_TIMEOUT_S, Helm, HelmFailure, HelmRegistry
+from generator.core import ToolError, UsageError
+from generator.versions import content_hash
 from generator.publish.core import Decision, Item, refuse_other_content
 from generator.publish.package import package, tree_of_package
 from generator.publish.secrets import Redactor, registry_login

@@ -17,9 +17,9 @@ import tarfile
 import zlib
 from pathlib import Path
 
-from generator.adapters.helm import Helm
-from generator.chart.writer import Tree
-from generator.core.errors import ExternalError, ToolError, translate_os_error
+from generator.adapters import Helm
+from generator.chart import Tree
+from generator.core import ExternalError, ToolError, translate_os_error
 
 MAX_TOTAL = 100 * 1024 * 1024  # decompressed bytes of the whole package (headers included)
 MAX_FILE = 5 * 1024 * 1024  # one file of the chart

@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from generator.core.redact import MASK, redact, secret_forms
-from generator.core.redact import safe_url as _safe_url
+from generator.core import MASK, secret_forms
+from generator.core.redact import redact
+from generator.core import safe_url as _safe_url
 
 TOKEN_ENV = ("CATALOG_GITHUB_TOKEN", "GITHUB_TOKEN")
 REGISTRY_USER_ENV, REGISTRY_PASSWORD_ENV = "CATALOG_REGISTRY_USERNAME", "CATALOG_REGISTRY_PASSWORD"

@@ -15,16 +15,17 @@ from collections.abc import Callable, Iterable
 
 from generator.catalog import Catalog, Resolved
 from generator.engines import EngineSpec, Sized
-from generator.engines.base import cap_of
+from generator.engines import cap_of
 from generator.schema import App
-from generator.core.findings import Finding, Severity
-from generator.core.ruleset import RULES, Rule
-from generator.chart.plan import ChartSpec, plan
+from generator.core import Finding, Severity
+from generator.core import RULES, Rule
+from generator.chart import ChartSpec
+from generator.chart.plan import plan
 
 if TYPE_CHECKING:
-    from generator.fit.estimate import Fit
-    from generator.flags.check import Issue
-    from generator.flags.tables import FlagTable
+    from generator.fit import Fit
+    from generator.flags import Issue
+    from generator.flags import FlagTable
 
 
 @dataclass
@@ -100,3 +101,36 @@ def run_rules(ctx: AppContext) -> list[Finding]:
         if r.check is not None:
             findings.extend(r.check(ctx))
     return findings
+
+
+# The face: written by scripts/faces.py from the imports of other packages (run it; do not edit this part).
+__all__ = ["REGISTRY", "SIGNATURES", "SYNC_FILE", "Signature", "all_rules", "chart_digest", "context", "hami_bytes",
+           "load_corrections", "load_sync", "run_rules", "version_refusal"]
+
+if TYPE_CHECKING:
+    from .signatures import SIGNATURES as SIGNATURES
+    from .versions_upstream import SYNC_FILE as SYNC_FILE
+    from .signatures import Signature as Signature
+    from .versions_upstream import chart_digest as chart_digest
+    from .hami import hami_bytes as hami_bytes
+    from .versions_upstream import load_corrections as load_corrections
+    from .versions_upstream import load_sync as load_sync
+    from .versions_upstream import version_refusal as version_refusal
+
+_FACE: dict[str, str] = {"SIGNATURES": "signatures", "SYNC_FILE": "versions_upstream", "Signature": "signatures",
+                         "chart_digest": "versions_upstream", "hami_bytes": "hami",
+                         "load_corrections": "versions_upstream", "load_sync": "versions_upstream",
+                         "version_refusal": "versions_upstream"}
+
+if not TYPE_CHECKING:
+    def __getattr__(name: str) -> object:
+        """PEP 562: load a public name from its submodule on first use, then keep it here."""
+        try:
+            module = _FACE[name]
+        except KeyError:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+        value = __import__(f"{__name__}.{module}", fromlist=(name,))  # the submodule
+        if name != module:
+            value = getattr(value, name)
+        globals()[name] = value
+        return value

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from generator.core.findings import Finding
+from generator.core import Finding
 from generator.rules import AppContext, rule
 from generator.rules.hami import hami_bytes, requested_gpu_mib
 from generator.rules.locate import fit, settings

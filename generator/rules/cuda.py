@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from generator.core.findings import Finding
+from generator.core import Finding
 from generator.rules import AppContext, rule
-from generator.schema.device import cuda_tuple
+from generator.schema import cuda_tuple
 
 SRC = ("github.com/aamsellem/olares-one-market@e35a9ddabb97440a62af22dfd22dcf23eefc6554 "
        "llamacppqwen38mtpone/OlaresManifest.yaml ('nvidia-container-cli rejects it (image declares cuda>=13.3, Olares "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from generator.core.ruleset import RULES, Rule, Stage
+from generator.core import RULES, Rule, Stage
 from generator.lint import run as _lint_run  # noqa: F401  (registers the HELM, K8S and OLARES rules)
 from generator.rules import all_rules
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from generator.engines.argv import Argv, Flag
-from generator.core.findings import Finding, Severity
-from generator.engines.kvbytes import ALL_TURBO, TURBO_TYPES
-from generator.engines.settings import Value
+from generator.engines import Argv, Flag
+from generator.core import Finding, Severity
+from generator.engines import ALL_TURBO, TURBO_TYPES
+from generator.engines import Value
 from generator.rules import AppContext, rule
 from generator.rules.locate import at_flag, settings
 

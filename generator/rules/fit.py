@@ -6,11 +6,12 @@ from __future__ import annotations
 from dataclasses import replace
 from collections.abc import Callable, Iterable
 
-from generator.core.findings import Finding, Severity
-from generator.fit.estimate import Fit, estimate
-from generator.fit.sizing import FAR_ABOVE_MIB
+from generator.core import Finding, Severity
+from generator.fit import Fit
+from generator.fit.estimate import estimate
+from generator.fit import FAR_ABOVE_MIB
 from generator.engines import Sized
-from generator.engines.settings import Value, decided
+from generator.engines import Value, decided
 from generator.rules import AppContext, rule
 from generator.rules.locate import fit, settings
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from generator.catalog import display_path
-from generator.core.errors import CatalogError
-from generator.core.findings import Finding
-from generator.flags.check import ArgvChecker, Issue, Token, check_env, tokens
-from generator.flags.tables import FlagTable, FlagTables
+from generator.core import CatalogError
+from generator.core import Finding
+from generator.flags import ArgvChecker, Issue, Token, check_env, tokens
+from generator.flags import FlagTable, FlagTables
 from generator.rules import AppContext, rule
 
 SOURCE = "catalog/flags/<table>.yaml (provenance in each table); docs/flags.md"

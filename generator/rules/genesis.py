@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from generator.core.findings import Finding
-from generator.engines.genesis_env import PatchState, is_genesis_name, suggestion, unknown_vars
+from generator.core import Finding
+from generator.engines import PatchState, is_genesis_name, suggestion, unknown_vars
 from generator.rules import AppContext, rule
 from generator.rules.locate import at_env, env_where, settings
 

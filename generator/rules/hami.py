@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from generator.chart.gpumem import GpuMemory, gpu_memory, measured_belt
+from generator.chart import GpuMemory, gpu_memory, measured_belt
 from generator.engines import EnvVar
-from generator.core.findings import Finding
+from generator.core import Finding
 from generator.rules import AppContext, rule
 from generator.rules.locate import at_env, env_where
 

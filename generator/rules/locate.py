@@ -6,14 +6,15 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from generator.engines.argv import Flag
+from generator.engines import Flag
 from generator.catalog import display_path
 from generator.engines import EnvVar
-from generator.core.errors import CatalogError
-from generator.core.findings import Finding, Severity
-from generator.fit.estimate import Fit, estimate
-from generator.yamlio.loader import Document, read_document
-from generator.engines.settings import AnySettings
+from generator.core import CatalogError
+from generator.core import Finding, Severity
+from generator.fit import Fit
+from generator.fit.estimate import estimate
+from generator.yamlio import Document, read_document
+from generator.engines import AnySettings
 from generator.rules import AppContext
 
 # Arg/EnvVar origins written by the engine modules -> the app field they come from.

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from generator.core.findings import Finding
+from generator.core import Finding
 from generator.rules import AppContext, rule
 from generator.rules.locate import fit
 

@@ -24,9 +24,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from generator.catalog import display_path
-from generator.core.bounded import read_regular_file
-from generator.core.errors import CatalogError
-from generator.core.findings import Finding
+from generator.core import read_regular_file
+from generator.core import CatalogError
+from generator.core import Finding
 from generator.rules import AppContext, rule
 
 MACHINE_PATH = re.compile(

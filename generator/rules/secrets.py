@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from generator.core.findings import Finding
-from generator.core.redact import secrets_in
+from generator.core import Finding
+from generator.core import secrets_in
 from generator.rules import AppContext, rule
 
 OLARES_WAY = ("remove it: the chart gives the engine HF_TOKEN from the Olares env its manifest declares under `envs` "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from generator.core.findings import Finding
+from generator.core import Finding
 from generator.rules import AppContext, rule
 from generator.rules.flags import _table
 

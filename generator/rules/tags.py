@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from generator.core.findings import Finding
+from generator.core import Finding
 from generator.rules import AppContext, rule
 
 FLOATING = frozenset({"nightly", "latest", "main", "master"})

@@ -24,10 +24,10 @@ import semver
 
 from generator.catalog import display_path
 from generator.chart.render import render
-from generator.core.findings import Finding
+from generator.core import Finding
 from generator.rules import AppContext, rule
-from generator.schema.upstream import Corrections, SyncFile, SyncRecord
-from generator.yamlio.loader import load_model, read_document
+from generator.schema import Corrections, SyncFile, SyncRecord
+from generator.yamlio import load_model, read_document
 
 SYNC_FILE = "sync.yaml"
 CORRECTIONS_FILE = "corrections.yaml"

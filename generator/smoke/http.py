@@ -26,8 +26,9 @@ import httpcore
 if TYPE_CHECKING:
     import httpx
 
-from generator.core.data import Data
-from generator.core.redact import credentials, redact, secret_forms
+from generator.core import Data
+from generator.core import credentials, secret_forms
+from generator.core.redact import redact
 
 JSON_CAP = 1 << 20  # /health, /v1/models, /props
 METRICS_CAP = 8 << 20  # /metrics of a busy vLLM is a few hundred KiB

@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from generator.core.redact import redact
-from generator.core.terminal import printable
-from generator.engines.family import ENGINES, server_of
+from generator.core import printable
+from generator.engines import ENGINES, server_of
 from generator.engines import llamacpp
-from generator.engines.interface import Said, Server
-from generator.schema.common import Strict
-from generator.schema.engines import Engine  # the one list of engine names
+from generator.engines import Said, Server
+from generator.schema import Strict
+from generator.schema import Engine  # the one list of engine names
 from generator.smoke.http import Deadline, Http, SmokeFailure
 
 if TYPE_CHECKING:
@@ -197,8 +197,8 @@ def prompt_set_sha256(prompts: list[str] | tuple[str, ...], max_tokens: int) -> 
 
 def chart_content(resolved: Resolved) -> str:
     """The content hash of the app's chart as the catalog renders it now (generator/versions/state.py)."""
-    from generator.chart.pipeline import render_app
-    from generator.versions.state import content_hash
+    from generator.chart import render_app
+    from generator.versions import content_hash
 
     return content_hash(render_app(resolved))
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 from collections.abc import Callable, Iterator
 
-from generator.adapters.kube import Kube
-from generator.core.errors import CatalogError, UsageError
+from generator.adapters import Kube
+from generator.core import CatalogError, UsageError
 
 NAME_LABEL = "app.kubernetes.io/name"
 CHUNK = 65536

@@ -23,15 +23,15 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import Field, StringConstraints
 
 from generator.catalog import display_path
-from generator.core.errors import CatalogError, InputError, Problem
+from generator.core import CatalogError, InputError, Problem
 from generator.core.redact import redact as redact_text
-from generator.core.redact import split_userinfo
-from generator.core.bounded import read_regular_file
-from generator.core.fileio import atomic_write_text, writable
-from generator.yamlio.loader import MAX_FILE_BYTES, Document, read_document, validation_problems
-from generator.schema.common import AppName, SemVer, Strict
+from generator.core import split_userinfo
+from generator.core import read_regular_file
+from generator.core import atomic_write_text, writable
+from generator.yamlio import MAX_FILE_BYTES, Document, read_document, validation_problems
+from generator.schema import AppName, SemVer, Strict
 from generator.smoke.identity import ServedIdentity
-from generator.yamlio.yamlout import dump, load
+from generator.yamlio import dump, load
 
 Verdict = Literal["pass", "regression", "fail", "suspect", "error"]
 Rate = Annotated[float, Field(ge=0)]

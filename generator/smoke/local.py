@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from generator.adapters.llama import LlamaServer
-from generator.core.errors import UsageError
+from generator.adapters import LlamaServer
+from generator.core import UsageError
 from generator.smoke import tinygguf
 from generator.smoke.identity import LLAMACPP_BUILD
 from generator.smoke.run import Target
@@ -56,7 +56,7 @@ class LocalRun:
 
 def runnable(resolved: Resolved) -> None:
     """UsageError, with what to do instead, for an app a local llama-server cannot stand in for."""
-    from generator.engines.family import family_for
+    from generator.engines import family_for
 
     if not family_for(resolved.stack).local_smoke:  # the family says (engines/interface.py `local_smoke`)
         engine = resolved.stack.engine

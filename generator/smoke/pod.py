@@ -20,16 +20,17 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
-from generator.adapters.kube import ContainerView, EnvEntry, Kube, PodView
-from generator.chart.plan import CONTAINER, ChartSpec
-from generator.core.data import Data
-from generator.core.errors import CatalogError, UsageError
-from generator.core.redact import MASK, redact
-from generator.core.text import safe_line
+from generator.adapters import ContainerView, EnvEntry, Kube, PodView
+from generator.chart import CONTAINER, ChartSpec
+from generator.core import Data
+from generator.core import CatalogError, UsageError
+from generator.core import MASK
+from generator.core.redact import redact
+from generator.core import safe_line
 from generator.engines import EnvVar
-from generator.engines.genesis_env import patch_states
-from generator.rules.hami import hami_bytes
-from generator.rules.signatures import SIGNATURES, Signature
+from generator.engines import patch_states
+from generator.rules import hami_bytes
+from generator.rules import SIGNATURES, Signature
 from generator.schema import GenesisRegistry
 from generator.smoke.kube_forward import AppService, app_service
 
@@ -242,7 +243,7 @@ def _mib(quantity: str | None) -> float | None:
 
 def _fit_cap_mib(spec: ChartSpec) -> int | None:
     """The GPU memory the fit sizes for the app (generator/fit/sizing.py: need + margin, within the device cap)."""
-    from generator.fit.sizing import size_gpu
+    from generator.fit import size_gpu
 
     try:
         return size_gpu(spec.resolved).cap_mib

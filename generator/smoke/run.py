@@ -22,10 +22,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
-from generator.core.data import Data
+from generator.core import Data
 from generator.core.redact import redact
-from generator.core.terminal import printable
-from generator.engines.family import server_of
+from generator.core import printable
+from generator.engines import server_of
 from generator.smoke.content import problems as content_problems
 from generator.smoke.http import METRICS_CAP, Deadline, Http, SmokeFailure, Unreached, parse_json
 from generator.smoke.identity import Expected, ServedIdentity, compare, observe
@@ -66,7 +66,7 @@ class Target:
 
     @classmethod
     def of(cls, resolved: Any) -> Target:
-        from generator.fit.sizing import sized
+        from generator.fit import sized
 
         app, stack = resolved.app, resolved.stack
         probe = app.probe

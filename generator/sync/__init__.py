@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from generator.adapters.git import Git
+from generator.adapters import Git
 from generator.catalog import Catalog
-from generator.rules.versions_upstream import load_corrections, load_sync
+from generator.rules import load_corrections, load_sync
 from generator.sync.apply import Write, edit_text, overlaid, planned_writes, validate, write_all
-from generator.sync.plan import (AppPlan, Change, SyncPlan, _at_or_below, _our_digest, _under_roof, build_plan,
-                                 plain, stack_images)
+from generator.sync.plan import SyncPlan, _at_or_below, _our_digest, _under_roof, build_plan, plain, stack_images
 from generator.sync.source import open_upstream
 
 
@@ -91,4 +90,5 @@ def sync(sources: list[str], cat: Catalog, *, git: Git, dry_run: bool = False) -
     return plan, writes
 
 
-__all__ = ["AppPlan", "Change", "SyncPlan", "Write", "settle_versions", "sync"]
+# The face: written by scripts/faces.py from the imports of other packages (run it; do not edit this part).
+__all__ = ["settle_versions", "sync"]

@@ -18,15 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.catalog import Catalog, display_path, load_catalog
-from generator.core.errors import InputError, Problem
-from generator.core.fileio import atomic_write_text, writable
-from generator.importer.appyaml import read_back, update_text
-from generator.importer.result import APP_KEYS
-from generator.importer.write import FileWrite
-from generator.rules.versions_upstream import SYNC_FILE
+from generator.core import InputError, Problem
+from generator.core import atomic_write_text, writable
+from generator.importer import read_back, update_text
+from generator.importer import APP_KEYS
+from generator.importer import FileWrite
+from generator.rules import SYNC_FILE
 from generator.schema import App
-from generator.schema.app import Benchmark
-from generator.schema.upstream import SyncFile, SyncRecord
+from generator.schema import Benchmark
+from generator.schema import SyncFile, SyncRecord
 from generator.sync.plan import TOUCHED, AppPlan, SyncPlan, _defaults, plain
 from generator.sync.source import where, without_credentials
 from generator.yamlio import yamlout

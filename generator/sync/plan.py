@@ -35,13 +35,13 @@ from generator.chart.render import render
 from generator.fit.roofline import roofline
 from generator.importer import Imported, Report, import_paths
 from generator.schema import App
-from generator.rules.versions_upstream import chart_digest
-from generator.schema.upstream import Corrections, MeasuredGround, SyncFile, SyncRecord
-from generator.core.errors import InputError, Problem
+from generator.rules import chart_digest
+from generator.schema import Corrections, MeasuredGround, SyncFile, SyncRecord
+from generator.core import InputError, Problem
 from generator.sync.source import Upstream, UpstreamChart
 from generator.sync.source import where as upstream_at
 from generator.sync.source import without_credentials
-from generator.yamlio.loader import parse_document
+from generator.yamlio import parse_document
 
 # The fields compared, by facet (the words: image, args, context, env, resources, metadata). `stack`
 # carries the image; the flag-like fields are the engine's args.

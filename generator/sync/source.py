@@ -35,13 +35,13 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import semver
 
-from generator.adapters.git import Git
-from generator.core.bounded import read_regular_file
-from generator.core.errors import CatalogError, InputError, Problem, UsageError
-from generator.core.redact import secret_name, split_userinfo
-from generator.importer.source import MAX_FILE_BYTES, MAX_TOTAL_BYTES, read_chart
-from generator.rules.versions_upstream import chart_digest
-from generator.yamlio.loader import parse_document
+from generator.adapters import Git
+from generator.core import read_regular_file
+from generator.core import CatalogError, InputError, Problem, UsageError
+from generator.core import secret_name, split_userinfo
+from generator.importer import MAX_FILE_BYTES, MAX_TOTAL_BYTES, read_chart
+from generator.rules import chart_digest
+from generator.yamlio import parse_document
 
 GIT_PREFIXES = ("https://", "http://", "ssh://", "git://", "file://", "git@")
 MAX_SOURCES_BYTES = 4 * 2**20  # a mirror's SOURCES.tsv: one short line per file (the maintainer's: ~40 KiB)

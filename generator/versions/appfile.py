@@ -16,9 +16,9 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
 
-from generator.core.errors import InputError, Problem
-from generator.core.fileio import atomic_write_text
-from generator.yamlio.loader import parse_document, read_document
+from generator.core import InputError, Problem
+from generator.core import atomic_write_text
+from generator.yamlio import parse_document, read_document
 
 NOTE_FIELD = "upgrade_description"
 AFTER_KEYS = ("removed_on", "reason", "replaced_by", "status", "version")  # where a new note goes

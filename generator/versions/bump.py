@@ -16,16 +16,17 @@ from pathlib import Path
 from generator.catalog import Catalog, Resolved, load_catalog
 from generator.versions.changelog import changelog_path, write_entries
 from generator.versions.appfile import write_app_file
-from generator.core.errors import UsageError
-from generator.core.text import safe_line
+from generator.core import UsageError
+from generator.core import safe_line
 from generator.versions.releases import Release, Releases, load_releases
-from generator.chart.plan import ChartSpec, plan
+from generator.chart import ChartSpec
+from generator.chart.plan import plan
 from generator.versions.diff import Change, diff_states, level_of, quiet_flags
 from generator.versions.formats import variants
 from generator.chart.render import render
 from generator.versions.state import ReleaseState, content_hash, next_version, parse_version, release_state
-from generator.chart.writer import Tree, ensure_writable, write_charts
-from generator.core.fileio import writable
+from generator.chart import Tree, ensure_writable, write_charts
+from generator.core import writable
 
 UNCHANGED_NOTE = Change("", "Re-released without a chart change", "patch")
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from generator.core.fileio import atomic_write_text
-from generator.core.text import safe_line
+from generator.core import atomic_write_text
+from generator.core import safe_line
 
 SECTION = "## Apps"
 INTRO = "Entries written by `catalog bump` (docs/versioning.md), newest first."

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 
 from generator.catalog import Resolved
 from generator.chart.plan import plan
-from generator.chart.profiles import PROFILES, Profile
+from generator.chart import PROFILES, Profile
 from generator.chart.render import render
-from generator.chart.writer import Tree
-from generator.core.errors import CatalogError
+from generator.chart import Tree
+from generator.core import CatalogError
 from generator.versions.state import content_hash
 
 

@@ -12,11 +12,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.adapters.git import Git
+from generator.adapters import Git
 from generator.yamlio import chartdata
-from generator.core.errors import ToolError, UsageError
+from generator.core import ToolError, UsageError
 from generator.versions.state import content_hash, parse_version
-from generator.chart.writer import Tree
+from generator.chart import Tree
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from generator.yamlio import yamlout
-from generator.core.errors import InputError, Problem
-from generator.core.fileio import atomic_write_text
-from generator.yamlio.loader import Document, read_document
+from generator.core import InputError, Problem
+from generator.core import atomic_write_text
+from generator.yamlio import Document, read_document
 from generator.versions.state import HASH_PREFIX, ReleaseState, parse_version
 
 FILE_NAME = "releases.yaml"

@@ -20,10 +20,10 @@ import semver
 from pydantic import BaseModel, ConfigDict
 
 from generator.catalog import Resolved
-from generator.chart.parts import Data, key_paths
-from generator.core.errors import InputError, Problem
-from generator.chart.plan import ChartSpec
-from generator.chart.writer import Tree
+from generator.chart import Data, key_paths
+from generator.core import InputError, Problem
+from generator.chart import ChartSpec
+from generator.chart import Tree
 from generator.yamlio import chartdata
 
 HASH_PREFIX = "sha256:"

@@ -24,7 +24,7 @@ from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.reader import ReaderError as YAMLReaderError
 
-from generator.core.errors import InputError, Problem, translate_os_error
+from generator.core import InputError, Problem, translate_os_error
 from generator.yamlio.resolve import CachedScalarResolve
 
 T = TypeVar("T", bound=BaseModel)
