@@ -40,9 +40,13 @@ HERE = Path(__file__).resolve().parent
 # a llama.cpp app whose argv stands in for a model whose own app runs another engine, by speed family
 TEMPLATE = {"qwen3.5-27b": "llamacppqwen36mtpone"}
 # the lent H100's llama-bench sweeps (one card kind, one build, the same files: every row is a row of the H100)
-H100_RUNS = ("h100", "h100-run3", "h100-run4", "h100-run5")
+H100_RUNS = ("h100", "h100-run3", "h100-run4", "h100-run5", "h100-run6")
+# every lent GPU's llama-bench sweeps: run folder -> the device file of the card it ran on (its public specification)
+BENCH_RUNS: dict[str, str] = {run: "h100-sxm" for run in H100_RUNS}
 # the lent H100's llama-server rows, speculation off, one per file (the served path the catalog's figures take)
 SERVED_RUN = "h100-run4"
+# every lent GPU's llama-server rows: run folder -> (its plan, the device file of its card)
+SERVED_RUNS: dict[str, tuple[str, str]] = {SERVED_RUN: ("served-plan.json", "h100-sxm")}
 MAX_OVERHEAD_US = 200  # the grid of the per-layer launch + sync cost a step, µs
 OVERHEAD_STEP_US = 2
 
@@ -60,6 +64,7 @@ class Row:
     method: str
     source: str
     half: str
+    kv: str = ""  # the KV cache type a lent-GPU row ran at (its plan's); "" for the catalog's and public rows
 
 
 def _split() -> dict[str, str]:
@@ -74,30 +79,39 @@ def _kind(d: Device) -> str:
 def rows() -> list[Row]:
     split = _split()
     cat = load_catalog(str(ROOT / "catalog"))
-    h100 = load_device_file(HERE / "devices" / "h100-sxm.yaml")
     out: list[Row] = []
-    for run in H100_RUNS:
-        out += _h100_rows(cat, h100, run, split)
-    out += _served_rows(cat, h100, split)
+    for run, device in BENCH_RUNS.items():
+        if (HERE / run / "bench.jsonl").exists():
+            out += _h100_rows(cat, _device(device), run, split)
+    for run, (plan, device) in SERVED_RUNS.items():
+        out += _served_rows(cat, _device(device), run, plan, split)
     return out + _catalog_rows(cat, split)
 
 
-def _served_rows(cat: Catalog, h100: Device, split: dict[str, str]) -> list[Row]:
-    """llama-server on the H100, speculation off: 256 tokens after a 54-token prompt, taken at the middle of that."""
+def _device(name: str) -> Device:
+    return load_device_file(HERE / "devices" / f"{name}.yaml")
+
+
+def _card(d: Device) -> str:
+    return d.name.split()[0]  # "H100", "H200": the lent card a row ran on
+
+
+def _served_rows(cat: Catalog, card: Device, run: str, plan_file: str, split: dict[str, str]) -> list[Row]:
+    """llama-server on a lent GPU, speculation off: 256 tokens after a 54-token prompt, taken at the middle of that."""
     out: list[Row] = []
-    plan = {p["gguf"]: p for p in json.loads((HERE / SERVED_RUN / "served-plan.json").read_text())}
-    for line in (HERE / SERVED_RUN / "served.jsonl").read_text().splitlines():
+    plan = {(p["gguf"], p["kv"]): p for p in json.loads((HERE / run / plan_file).read_text())}
+    for line in (HERE / run / "served.jsonl").read_text().splitlines():
         s = json.loads(line)
         t = s.get("timings")
         if not t:
             continue
-        p = plan[s["gguf"]]
-        out.append(Row(_realshape(cat, h100, p), p["model"], _kind(h100), t["prompt_n"] + t["predicted_n"] // 2,
+        p = plan[(s["gguf"], s["kv"])]
+        out.append(Row(_realshape(cat, card, p), p["model"], _kind(card), t["prompt_n"] + t["predicted_n"] // 2,
                        float(t["predicted_per_second"]), None, True, False,
                        f"llama-server, speculation off, {t['predicted_n']} greedy tokens, -fa on -ngl 99, "
                        f"KV {p['kv']}, real-shape {p['gguf']}",
-                       f"bench/speed/{SERVED_RUN}/served.jsonl (lent H100, llama.cpp 11434, 2026-12-06)",
-                       split.get(p["model"], "unsplit")))
+                       f"bench/speed/{run}/served.jsonl (lent {_card(card)}, llama.cpp 11434, 2026-12-06)",
+                       split.get(p["model"], "unsplit"), p["kv"]))
     return out
 
 
@@ -119,18 +133,19 @@ def _realshape(cat: Catalog, h100: Device, p: dict[str, Any]) -> Resolved:
     return _sized(replace(base, device=h100, model=model, app=app))
 
 
-def _h100_rows(cat: Catalog, h100: Device, run: str, split: dict[str, str]) -> list[Row]:
+def _h100_rows(cat: Catalog, card: Device, run: str, split: dict[str, str]) -> list[Row]:
+    """llama-bench rows of a lent GPU; a plan row is one (file, KV type): a file may run at several KV types."""
     out: list[Row] = []
-    plan = {p["gguf"]: p for p in json.loads((HERE / run / "plan.json").read_text())}
+    plan = {(p["gguf"], p["kv"]): p for p in json.loads((HERE / run / "plan.json").read_text())}
     for line in (HERE / run / "bench.jsonl").read_text().splitlines():
         b = json.loads(line)
-        p = plan[Path(b["model_filename"]).name]
-        out.append(Row(_realshape(cat, h100, p), p["model"], _kind(h100), int(b["n_depth"]), float(b["avg_ts"]),
+        p = plan[(Path(b["model_filename"]).name, b["type_k"])]
+        out.append(Row(_realshape(cat, card, p), p["model"], _kind(card), int(b["n_depth"]), float(b["avg_ts"]),
                        None, False, False,
                        f"llama-bench tg{b['n_gen']} x {len(b['samples_ts'])} at depth {b['n_depth']}, "
                        f"-fa 1 -ngl 99, KV {b['type_k']}, real-shape {p['gguf']}",
-                       f"bench/speed/{run}/bench.jsonl (lent H100, llama.cpp 11434, 2026-12-06)",
-                       split.get(p["model"], "unsplit")))
+                       f"bench/speed/{run}/bench.jsonl (lent {_card(card)}, llama.cpp 11434, 2026-12-06)",
+                       split.get(p["model"], "unsplit"), p["kv"]))
     return out
 
 
@@ -188,6 +203,8 @@ def measured_spec() -> tuple[float, float, float]:
     c3 = steps[3]["predicted_ms"] / steps[3]["predicted_n"] / t0
     bare: dict[str, list[float]] = {}
     for run in H100_RUNS:
+        if not (HERE / run / "bench.jsonl").exists():
+            continue
         for line in (HERE / run / "bench.jsonl").read_text().splitlines():
             b = json.loads(line)
             if b["n_depth"] == 0:
@@ -227,7 +244,7 @@ def kv_efficiencies(fit_rows: list[Row]) -> dict[tuple[str, str, str], float]:
     groups: dict[tuple[str, str, bool], list[Row]] = {}
     for r in fit_rows:
         if _plain(r):
-            groups.setdefault((r.resolved.app.name + r.model, r.resolved.device.id, r.served), []).append(r)
+            groups.setdefault((r.resolved.app.name + r.model + r.kv, r.resolved.device.id, r.served), []).append(r)
     for rs in groups.values():
         rs.sort(key=lambda x: x.context)
         low = rs[0]
