@@ -40,9 +40,15 @@ HERE = Path(__file__).resolve().parent
 # a llama.cpp app whose argv stands in for a model whose own app runs another engine, by speed family
 TEMPLATE = {"qwen3.5-27b": "llamacppqwen36mtpone"}
 # the lent H100's llama-bench sweeps (one card kind, one build, the same files: every row is a row of the H100)
-H100_RUNS = ("h100", "h100-run3", "h100-run4", "h100-run5")
+H100_RUNS = ("h100", "h100-run3", "h100-run4", "h100-run5", "h100-run6")
+# every lent GPU's llama-bench sweeps: run folder -> the device file of the card it ran on (its public specification)
+BENCH_RUNS: dict[str, str] = {run: "h100-sxm" for run in H100_RUNS}
 # the lent H100's llama-server rows, speculation off, one per file (the served path the catalog's figures take)
 SERVED_RUN = "h100-run4"
+# the lent H100's MTP step on two files of different step times, in one call (bench/speed/h100-run6/README.md)
+SPEC_RUN = "h100-run6"
+# every lent GPU's llama-server rows: run folder -> (its plan, the device file of its card)
+SERVED_RUNS: dict[str, tuple[str, str]] = {SERVED_RUN: ("served-plan.json", "h100-sxm")}
 MAX_OVERHEAD_US = 200  # the grid of the per-layer launch + sync cost a step, µs
 OVERHEAD_STEP_US = 2
 
@@ -60,6 +66,7 @@ class Row:
     method: str
     source: str
     half: str
+    kv: str = ""  # the KV cache type a lent-GPU row ran at (its plan's); "" for the catalog's and public rows
 
 
 def _split() -> dict[str, str]:
@@ -74,30 +81,39 @@ def _kind(d: Device) -> str:
 def rows() -> list[Row]:
     split = _split()
     cat = load_catalog(str(ROOT / "catalog"))
-    h100 = load_device_file(HERE / "devices" / "h100-sxm.yaml")
     out: list[Row] = []
-    for run in H100_RUNS:
-        out += _h100_rows(cat, h100, run, split)
-    out += _served_rows(cat, h100, split)
+    for run, device in BENCH_RUNS.items():
+        if (HERE / run / "bench.jsonl").exists():
+            out += _h100_rows(cat, _device(device), run, split)
+    for run, (plan, device) in SERVED_RUNS.items():
+        out += _served_rows(cat, _device(device), run, plan, split)
     return out + _catalog_rows(cat, split)
 
 
-def _served_rows(cat: Catalog, h100: Device, split: dict[str, str]) -> list[Row]:
-    """llama-server on the H100, speculation off: 256 tokens after a 54-token prompt, taken at the middle of that."""
+def _device(name: str) -> Device:
+    return load_device_file(HERE / "devices" / f"{name}.yaml")
+
+
+def _card(d: Device) -> str:
+    return d.name.split()[0]  # "H100", "H200": the lent card a row ran on
+
+
+def _served_rows(cat: Catalog, card: Device, run: str, plan_file: str, split: dict[str, str]) -> list[Row]:
+    """llama-server on a lent GPU, speculation off: 256 tokens after a 54-token prompt, taken at the middle of that."""
     out: list[Row] = []
-    plan = {p["gguf"]: p for p in json.loads((HERE / SERVED_RUN / "served-plan.json").read_text())}
-    for line in (HERE / SERVED_RUN / "served.jsonl").read_text().splitlines():
+    plan = {(p["gguf"], p["kv"]): p for p in json.loads((HERE / run / plan_file).read_text())}
+    for line in (HERE / run / "served.jsonl").read_text().splitlines():
         s = json.loads(line)
         t = s.get("timings")
         if not t:
             continue
-        p = plan[s["gguf"]]
-        out.append(Row(_realshape(cat, h100, p), p["model"], _kind(h100), t["prompt_n"] + t["predicted_n"] // 2,
+        p = plan[(s["gguf"], s["kv"])]
+        out.append(Row(_realshape(cat, card, p), p["model"], _kind(card), t["prompt_n"] + t["predicted_n"] // 2,
                        float(t["predicted_per_second"]), None, True, False,
                        f"llama-server, speculation off, {t['predicted_n']} greedy tokens, -fa on -ngl 99, "
                        f"KV {p['kv']}, real-shape {p['gguf']}",
-                       f"bench/speed/{SERVED_RUN}/served.jsonl (lent H100, llama.cpp 11434, 2026-12-06)",
-                       split.get(p["model"], "unsplit")))
+                       f"bench/speed/{run}/served.jsonl (lent {_card(card)}, llama.cpp 11434, 2026-12-06)",
+                       split.get(p["model"], "unsplit"), p["kv"]))
     return out
 
 
@@ -119,18 +135,19 @@ def _realshape(cat: Catalog, h100: Device, p: dict[str, Any]) -> Resolved:
     return _sized(replace(base, device=h100, model=model, app=app))
 
 
-def _h100_rows(cat: Catalog, h100: Device, run: str, split: dict[str, str]) -> list[Row]:
+def _h100_rows(cat: Catalog, card: Device, run: str, split: dict[str, str]) -> list[Row]:
+    """llama-bench rows of a lent GPU; a plan row is one (file, KV type): a file may run at several KV types."""
     out: list[Row] = []
-    plan = {p["gguf"]: p for p in json.loads((HERE / run / "plan.json").read_text())}
+    plan = {(p["gguf"], p["kv"]): p for p in json.loads((HERE / run / "plan.json").read_text())}
     for line in (HERE / run / "bench.jsonl").read_text().splitlines():
         b = json.loads(line)
-        p = plan[Path(b["model_filename"]).name]
-        out.append(Row(_realshape(cat, h100, p), p["model"], _kind(h100), int(b["n_depth"]), float(b["avg_ts"]),
+        p = plan[(Path(b["model_filename"]).name, b["type_k"])]
+        out.append(Row(_realshape(cat, card, p), p["model"], _kind(card), int(b["n_depth"]), float(b["avg_ts"]),
                        None, False, False,
                        f"llama-bench tg{b['n_gen']} x {len(b['samples_ts'])} at depth {b['n_depth']}, "
                        f"-fa 1 -ngl 99, KV {b['type_k']}, real-shape {p['gguf']}",
-                       f"bench/speed/{run}/bench.jsonl (lent H100, llama.cpp 11434, 2026-12-06)",
-                       split.get(p["model"], "unsplit")))
+                       f"bench/speed/{run}/bench.jsonl (lent {_card(card)}, llama.cpp 11434, 2026-12-06)",
+                       split.get(p["model"], "unsplit"), p["kv"]))
     return out
 
 
@@ -174,20 +191,18 @@ def usable_for_fit(row: Row) -> bool:
     return s.spec_method is None or (row.acceptance is not None and s.spec_tokens is not None)
 
 
-def measured_spec() -> tuple[float, float, float]:
-    """(sampling s per vocabulary entry, SPEC_FIRST, SPEC_NEXT) from the H100's llama-server rows: the step costs
-    from the MTP runs of `h100/spec.jsonl`; the sampling from llama-server against llama-bench on the same file,
-    speculation off (`h100-run4/served.jsonl`), the median over the fit half's models of the served time a token
-    less the kernels' time at an empty cache (the mean over the H100 runs), per vocabulary entry."""
-    rows_ = [json.loads(x) for x in (HERE / "h100" / "spec.jsonl").read_text().splitlines()]
-    plain = next(r for r in rows_ if not r["argv_extra"])["timings"]
-    steps = {int(r["argv_extra"][-1]): r["timings"] for r in rows_ if r["argv_extra"] and "timings" in r}
-    t0 = plain["predicted_ms"] / plain["predicted_n"]
-    # no draft was accepted: one token a step, so ms per token is ms per step
-    c1 = steps[1]["predicted_ms"] / steps[1]["predicted_n"] / t0
-    c3 = steps[3]["predicted_ms"] / steps[3]["predicted_n"] / t0
+def measured_spec() -> tuple[float, float, float, float]:
+    """(sampling s per vocabulary entry, SPEC_FIRST_S, SPEC_NEXT_S, SPEC_NEXT_SHARE) from the H100's llama-server
+    rows. The drafter's cost from the MTP runs of two files in one call (`h100-run6/spec35.jsonl`, `spec27.jsonl`:
+    a 4.9 ms and a 14.1 ms plain step): the first draft token's extra time is the same on both (its mean), each next
+    one's is a fixed time plus a share of the plain step (the line through the two files, the plain step less its
+    sampling). The sampling from llama-server against llama-bench on the same file, speculation off
+    (`h100-run4/served.jsonl`), the median over the fit half's models of the served time a token less the kernels'
+    time at an empty cache (the mean over the H100 runs), per vocabulary entry."""
     bare: dict[str, list[float]] = {}
     for run in H100_RUNS:
+        if not (HERE / run / "bench.jsonl").exists():
+            continue
         for line in (HERE / run / "bench.jsonl").read_text().splitlines():
             b = json.loads(line)
             if b["n_depth"] == 0:
@@ -202,7 +217,16 @@ def measured_spec() -> tuple[float, float, float]:
         if s.get("timings") and split.get(model) == "fit" and s["gguf"] in bare:
             served = s["timings"]["predicted_ms"] / s["timings"]["predicted_n"] / 1e3
             per_vocab.append((served - sum(bare[s["gguf"]]) / len(bare[s["gguf"]])) / vocab[model])
-    return median(per_vocab), c1 - 1, (c3 - c1) / 2
+    sampling = median(per_vocab)
+    points = []  # (plain step less sampling, extra at N = 1, extra per next draft token), seconds
+    for name, model in (("spec35.jsonl", "qwen36-35b-a3b"), ("spec27.jsonl", "qwen36-27b")):
+        rows_ = [json.loads(x) for x in (HERE / SPEC_RUN / name).read_text().splitlines()]
+        per = {(int(r["argv_extra"][-1]) if r["argv_extra"] else 0):  # no draft accepted: a token is a step
+               r["timings"]["predicted_ms"] / r["timings"]["predicted_n"] / 1e3 for r in rows_ if r.get("timings")}
+        points.append((per[0] - vocab[model] * sampling, per[1] - per[0], (per[3] - per[1]) / 2))
+    (p_small, first_small, next_small), (p_big, first_big, next_big) = points
+    share = (next_big - next_small) / (p_big - p_small)
+    return sampling, (first_small + first_big) / 2, next_small - share * p_small, share
 
 
 def _key(r: Row) -> tuple[str, str, str]:
@@ -227,7 +251,7 @@ def kv_efficiencies(fit_rows: list[Row]) -> dict[tuple[str, str, str], float]:
     groups: dict[tuple[str, str, bool], list[Row]] = {}
     for r in fit_rows:
         if _plain(r):
-            groups.setdefault((r.resolved.app.name + r.model, r.resolved.device.id, r.served), []).append(r)
+            groups.setdefault((r.resolved.app.name + r.model + r.kv, r.resolved.device.id, r.served), []).append(r)
     for rs in groups.values():
         rs.sort(key=lambda x: x.context)
         low = rs[0]
@@ -246,31 +270,32 @@ def kv_efficiencies(fit_rows: list[Row]) -> dict[tuple[str, str, str], float]:
 
 
 def fit(all_rows: list[Row]) -> tuple[Coefficients, dict[str, object]]:
-    sampling, first, nxt = measured_spec()
+    sampling, first, nxt, share = measured_spec()
     fit_rows = [r for r in all_rows if usable_for_fit(r)]
     kv_eff = kv_efficiencies(fit_rows)
     efficiency: dict[tuple[str, str, str], float] = {}
     overhead: dict[tuple[str, str], float] = {}
     kinds = sorted({_key(r)[2] for r in fit_rows})
     for kind in kinds:  # a measured architecture: its own launch + sync cost and efficiencies
-        effs, per_layer = _search(fit_rows, [kind], kv_eff, sampling, first, nxt)
+        effs, per_layer = _search(fit_rows, [kind], kv_eff, sampling, first, nxt, share)
         efficiency.update(effs)
         overhead.update(per_layer)
     # a device architecture without a fit row: the launch + sync cost a layer fitted across every measured
     # architecture at once (the host's and driver's share of a step does not shrink with the card's bandwidth), with
     # the efficiencies that go with it, a family's median over the architectures (ANY_ARCH)
-    effs, per_layer = _search(fit_rows, kinds, kv_eff, sampling, first, nxt)
+    effs, per_layer = _search(fit_rows, kinds, kv_eff, sampling, first, nxt, share)
     anywhere: dict[tuple[str, str], list[float]] = {}
     for (e, f, _a), v in effs.items():
         anywhere.setdefault((e, f), []).append(v)
     efficiency.update({(e, f, speed.ANY_ARCH): round(median(v), 4) for (e, f), v in anywhere.items()})
     overhead.update({(e, speed.ANY_ARCH): v for (e, _a), v in per_layer.items()})
-    coef = Coefficients(efficiency, kv_eff, overhead, {"llamacpp": sampling}, first, nxt)
-    return coef, {"sampling": sampling, "spec_first": first, "spec_next": nxt}
+    coef = Coefficients(efficiency, kv_eff, overhead, {"llamacpp": sampling}, first, nxt, share)
+    return coef, {"sampling": sampling}
 
 
 def _search(fit_rows: list[Row], kinds: list[str], kv_eff: dict[tuple[str, str, str], float], sampling: float,
-            first: float, nxt: float) -> tuple[dict[tuple[str, str, str], float], dict[tuple[str, str], float]]:
+            first: float, nxt: float, share: float
+            ) -> tuple[dict[tuple[str, str, str], float], dict[tuple[str, str], float]]:
     """One launch + sync cost a kernel block, shared by the device architectures `kinds`, and the efficiencies it
     implies (the median per engine, family and architecture), chosen on the grid by the fit rows' p50 + p95 error,
     each architecture weighing the same."""
@@ -279,7 +304,7 @@ def _search(fit_rows: list[Row], kinds: list[str], kv_eff: dict[tuple[str, str, 
     best: tuple[float, dict[tuple[str, str, str], float], dict[tuple[str, str], float]] | None = None
     for us in range(0, MAX_OVERHEAD_US + 1, OVERHEAD_STEP_US):  # launch + sync: µs a kernel, a few kernels a layer
         per_layer = {(e, kind): round(us * 1e-6, 8) for e in engines for kind in kinds}
-        trial = Coefficients({}, kv_eff, per_layer, {"llamacpp": sampling}, first, nxt)
+        trial = Coefficients({}, kv_eff, per_layer, {"llamacpp": sampling}, first, nxt, share)
         implied: dict[tuple[str, str, str], list[float]] = {}
         for r in mine:
             eff = _implied(r, trial)
@@ -288,7 +313,7 @@ def _search(fit_rows: list[Row], kinds: list[str], kv_eff: dict[tuple[str, str, 
         effs = {k: round(median(v), 4) for k, v in implied.items()}
         if not effs:
             continue
-        coef = Coefficients(effs, kv_eff, per_layer, trial.sampling_s_per_vocab, first, nxt)
+        coef = Coefficients(effs, kv_eff, per_layer, trial.sampling_s_per_vocab, first, nxt, share)
         score = float(sum(1 for v in effs.values() if v > 1))  # no kernel streams faster than the bandwidth
         for kind in kinds:
             rows_ = [r for r in mine if _wkey(r)[2] == kind]
@@ -306,10 +331,10 @@ def _search(fit_rows: list[Row], kinds: list[str], kv_eff: dict[tuple[str, str, 
 def _implied(r: Row, coef: Coefficients) -> float | None:
     """The weights' efficiency that would make the model hit this row exactly (None where none can)."""
     unit = Coefficients({_wkey(r): 1.0}, coef.kv_efficiency, coef.overhead_s_per_layer, coef.sampling_s_per_vocab,
-                        coef.spec_first, coef.spec_next)
+                        coef.spec_first_s, coef.spec_next_s, coef.spec_next_share)
     p = predict(r.resolved, r.context, acceptance=r.acceptance, served=r.served, speculative=r.speculative, coef=unit)
     step = p.tokens_per_step / r.tokens_per_s
-    weights = (step - p.sampling_s) / p.step_cost - p.overhead_s - p.kv_s
+    weights = (step - p.sampling_s - p.spec_fixed_s) / (1 + p.spec_share) - p.overhead_s - p.kv_s
     if weights <= 0:
         return None
     return p.weights_s / weights  # the reads' time at efficiency 1 over the time they took
@@ -352,7 +377,8 @@ def report(all_rows: list[Row], coef: Coefficients, extra: dict[str, object]) ->
     coef_lines += [f"- launch + sync per kernel block a step ({e} on {a}): {v * 1e6:.0f} µs"
                    for (e, a), v in sorted(coef.overhead_s_per_layer.items())]
     coef_lines += [f"- sampling per vocabulary entry a served token: {extra['sampling']:.3e} s",
-                   f"- speculative step cost: 1 + {coef.spec_first:.3f} + {coef.spec_next:.3f} x (N - 1)"]
+                   f"- speculative step: the plain step x (1 + {coef.spec_next_share:.3f} x (N - 1)) + "
+                   f"{coef.spec_first_s * 1e3:.2f} ms + {coef.spec_next_s * 1e3:.2f} ms x (N - 1)"]
     return "\n".join(lines), "\n".join(coef_lines), "\n".join(table)  # type: ignore[return-value]
 
 
@@ -381,7 +407,8 @@ def write_coefficients(coef: Coefficients, bands: dict[str, float]) -> None:
             "kv_efficiency": rows(coef.kv_efficiency),  # type: ignore[arg-type]
             "overhead_s_per_layer": rows(coef.overhead_s_per_layer),  # type: ignore[arg-type]
             "sampling_s_per_vocab": {k: float(f"{v:.4e}") for k, v in sorted(coef.sampling_s_per_vocab.items())},
-            "spec_first": round(coef.spec_first, 4), "spec_next": round(coef.spec_next, 4),
+            "spec_first_s": round(coef.spec_first_s, 6), "spec_next_s": round(coef.spec_next_s, 6),
+            "spec_next_share": round(coef.spec_next_share, 4),
             "band_by_arch": dict(sorted(bands.items()))}
     path.write_text(json.dumps(data, indent=1) + "\n")
 

@@ -34,6 +34,8 @@ ROWS = [
     # test-half models the first sweeps did not reach (bench/speed/h100-run4)
     ("llamacppgemma412bone", "gemma-4-12b-qat", "ud-q4_k_xl", "q8_0", False),
     ("llamacppgemma426ba4bone", "gemma-4-26b-a4b-qat", "ud-q4_k_xl", "q8_0", False),
+    # the MTP step on a shorter-step target than the 27B's (bench/speed/h100-run6: spec.py only, no llama-bench row)
+    ("qwen36a3bvisionone", "qwen36-35b-a3b", "ud-q4kxl", "q4_0", True),
 ]
 
 

@@ -24,10 +24,11 @@ One decode step of a token therefore takes
   their median per vocabulary entry); a llama-bench row has none.
 
 Speculative decoding keeps `1 + acceptance x draft length` tokens a step (the acceptance the catalog measured:
-accepted / drafted, the newest benchmark that has one) for a step that costs `1 + SPEC_FIRST + SPEC_NEXT x (draft
-length - 1)` plain steps (drafting N tokens and verifying N + 1, measured with llama.cpp's MTP on the H100; a DFlash
-block drafter counted as a 3-token MTP step, an assumption). Without a measured acceptance the model predicts the
-plain speed and says so: a lower estimate, not a guess of the acceptance.
+accepted / drafted, the newest benchmark that has one) for a step that costs the plain step x `(1 + SPEC_NEXT_SHARE x
+(draft length - 1))` + `SPEC_FIRST_S + SPEC_NEXT_S x (draft length - 1)` seconds (drafting N tokens and verifying
+N + 1, measured with llama.cpp's MTP on the H100 on a 4.9 ms and a 14.1 ms step; a DFlash block drafter
+counted as a 3-token MTP step, an assumption). Without a measured acceptance the model predicts the plain speed and
+says so: a lower estimate, not a guess of the acceptance.
 
 The compute roof (`compute_tflops`) only matters where a verify step's 2 x active parameters x tokens would take
 longer than its reads; it is checked and named when it binds.
@@ -70,15 +71,17 @@ FAMILIES: dict[str, str] = {
 # architecture) -> bandwidth efficiency; the same -> the share of bandwidth the attention reads of the KV reach;
 # (engine fit kind, device architecture) -> launch and sync seconds a kernel block; engine fit kind -> seconds
 # per vocabulary entry a served token (0 for an engine without a measurement); the speculative step cost (drafting N
-# tokens and verifying N + 1 costs 1 + SPEC_FIRST + SPEC_NEXT x (N - 1) plain steps); device architecture -> the
+# tokens and verifying N + 1 costs the plain step x (1 + SPEC_NEXT_SHARE x (N - 1)) + SPEC_FIRST_S + SPEC_NEXT_S x
+# (N - 1) seconds); device architecture -> the
 # test half's p95 |predicted/measured - 1| of its fitted families (the band they carry).
 _FITTED = json.loads(resources.files("generator.fit").joinpath("speed_fitted.json").read_text(encoding="utf-8"))
 EFFICIENCY: dict[tuple[str, str, str], float] = {(e, f, a): v for e, f, a, v in _FITTED["efficiency"]}
 KV_EFFICIENCY: dict[tuple[str, str, str], float] = {(e, f, a): v for e, f, a, v in _FITTED["kv_efficiency"]}
 OVERHEAD_S_PER_LAYER: dict[tuple[str, str], float] = {(e, a): v for e, a, v in _FITTED["overhead_s_per_layer"]}
 SAMPLING_S_PER_VOCAB: dict[str, float] = dict(_FITTED["sampling_s_per_vocab"])
-SPEC_FIRST: float = _FITTED["spec_first"]
-SPEC_NEXT: float = _FITTED["spec_next"]
+SPEC_FIRST_S: float = _FITTED["spec_first_s"]
+SPEC_NEXT_S: float = _FITTED["spec_next_s"]
+SPEC_NEXT_SHARE: float = _FITTED["spec_next_share"]
 BAND_BY_ARCH: dict[str, float] = dict(_FITTED["band_by_arch"])
 # ---- end of fitted values ----
 
@@ -93,10 +96,10 @@ BLOCK_STEP_DRAFT = 3  # the MTP draft length whose measured step cost a DFlash s
 # test half was scored carries that p95 (BAND_BY_ARCH, written by bench/speed/fit.py), else BAND_FITTED
 BAND_FITTED = 0.20
 BAND_KIN = 0.50  # the family not fitted on this architecture, its sparsity's other families are (test worst 41 %)
-# the family measured on another device architecture only: the held-out-device check's p95 rounded up to 5 % (38 %:
+# the family measured on another device architecture only: the held-out-device check's p95 rounded up to 5 % (54 %:
 # every H100 row predicted from its device file's public specification by a fit without any H100 row,
-# bench/speed/heldout_device.py, bench/speed-accuracy.md; 52 % before the launch cost was counted per kernel block)
-BAND_OTHER_DEVICE = 0.40
+# bench/speed/heldout_device.py, bench/speed-accuracy.md; 38 % with the drafter's time as a ratio of the step)
+BAND_OTHER_DEVICE = 0.55
 BAND_NO_FAMILY = 0.90  # the family never measured with this engine (or the architecture has no family)
 
 # Attention at batch 1 costs per cached element more than per byte: flash attention dequantizes K and V as it reads
@@ -127,6 +130,8 @@ class Prediction:
     sampling_s: float
     tokens_per_step: float
     step_cost: float  # the speculative step's cost in plain steps (1 without speculation)
+    spec_fixed_s: float  # the drafter's seconds a step that do not scale with the target's step (0 without)
+    spec_share: float  # the drafter's time a step as a share of the target's plain step (0 without)
     bound: str  # "memory" or "compute"
     note: str
 
@@ -159,12 +164,14 @@ class Coefficients:
     kv_efficiency: dict[tuple[str, str, str], float]
     overhead_s_per_layer: dict[tuple[str, str], float]
     sampling_s_per_vocab: dict[str, float]
-    spec_first: float
-    spec_next: float
+    spec_first_s: float
+    spec_next_s: float
+    spec_next_share: float
 
     @classmethod
     def fitted(cls) -> Coefficients:
-        return cls(EFFICIENCY, KV_EFFICIENCY, OVERHEAD_S_PER_LAYER, SAMPLING_S_PER_VOCAB, SPEC_FIRST, SPEC_NEXT)
+        return cls(EFFICIENCY, KV_EFFICIENCY, OVERHEAD_S_PER_LAYER, SAMPLING_S_PER_VOCAB, SPEC_FIRST_S, SPEC_NEXT_S,
+                   SPEC_NEXT_SHARE)
 
     def overhead(self, engine: str, arch: str) -> float:
         """Seconds a kernel block: this engine on this device architecture, else the engine's cost fitted across
@@ -290,7 +297,7 @@ def predict(resolved: Resolved, context: int, *, acceptance: float | None = None
     kv = roof.kv_bytes / s.kv_element_bytes * KV_REFERENCE_BYTES / (bandwidth * kv_eff)
     memory = weights + kv
     sampling = arch.vocab_size * coef.sampling_s_per_vocab.get(engine, 0.0) if served else 0.0
-    tokens, cost, verified, note = 1.0, 1.0, 1, "no speculative decoding"
+    tokens, fixed, share, verified, note = 1.0, 0.0, 0.0, 1, "no speculative decoding"
     if s.spec_method is not None and speculative:
         draft = s.spec_tokens or (DFLASH_DRAFT_TOKENS if s.spec_method == "dflash" else DEFAULT_DRAFT_TOKENS)
         if acceptance is None:
@@ -300,9 +307,14 @@ def predict(resolved: Resolved, context: int, *, acceptance: float | None = None
             # a block drafter (DFlash) drafts its block in one pass: its step is counted as MTP's step of
             # BLOCK_STEP_DRAFT tokens (an assumption: no block drafter was measured on the lent GPU)
             steps = min(draft, BLOCK_STEP_DRAFT) if s.spec_method == "dflash" else draft
-            cost = 1 + coef.spec_first + coef.spec_next * (steps - 1)
+            # drafting: a fixed time (the host's and the draft head's launches) and, past the first draft token, a
+            # share of the target's step (measured: the MTP step of a 35B-A3B and a 27B, bench/speed/h100-run6)
+            fixed = coef.spec_first_s + coef.spec_next_s * (steps - 1)
+            share = coef.spec_next_share * (steps - 1)
+            plain = overhead + memory
             note = (f"{s.spec_method}: 1 + acceptance {acceptance:.0%} x draft {draft} = {tokens:.2f} tokens a step "
-                    f"at {cost:.2f}x a plain step's cost")
+                    f"at {(plain * (1 + share) + fixed) / plain:.2f}x a plain step's cost")
+    cost = ((overhead + memory) * (1 + share) + fixed) / (overhead + memory)
     bound = "memory"
     if device.compute_tflops is not None:
         compute = 2 * arch.active_params_b * 1e9 * verified / (device.compute_tflops * 1e12)
@@ -312,7 +324,7 @@ def predict(resolved: Resolved, context: int, *, acceptance: float | None = None
     value = tokens / step
     return Prediction(r.app.name, device.id, context, None if family is None else value, value * (1 - band),
                       value * (1 + band), band, basis, eff, overhead, memory, weights, kv, sampling, tokens, cost,
-                      bound, note)
+                      fixed if cost > 1 else 0.0, share if cost > 1 else 0.0, bound, note)
 
 
 def full_context(resolved: Resolved) -> int:

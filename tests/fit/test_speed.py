@@ -89,13 +89,30 @@ def test_speculation_with_measured_acceptance_is_faster_than_without(roof_cat):
     assert with_spec.tokens_per_s > plain.tokens_per_s
 
 
+def test_the_drafters_time_is_a_fixed_part_and_a_share_of_the_plain_step(roof_cat):
+    """Measured on the H100 (bench/speed/h100-run6): the MTP step of a 4.9 ms and a 14.1 ms target costs 2.3 and 1.8
+    ms more at N = 1, so the drafter's time is not a ratio of the target's step: a step of a shorter target costs
+    more plain steps."""
+    r = roof_cat.apps["qwenmtp"]
+    coef = replace(Coefficients.fitted(), spec_first_s=2e-3, spec_next_s=1e-3, spec_next_share=0.2)
+    p = predict(r, 0, acceptance=0.5, served=False, coef=coef)
+    plain = p.overhead_s + p.memory_s
+    n = round((p.tokens_per_step - 1) / 0.5)  # the app's draft length
+    assert p.spec_fixed_s == pytest.approx(2e-3 + 1e-3 * (n - 1)) and p.spec_share == pytest.approx(0.2 * (n - 1))
+    assert p.tokens_per_s == pytest.approx(p.tokens_per_step / (plain * (1 + 0.2 * (n - 1)) + 2e-3 + 1e-3 * (n - 1)))
+    faster_card = r.device.model_copy(update={"memory_bandwidth_gb_s": r.device.memory_bandwidth_gb_s * 4})
+    faster = predict(on_device(r, faster_card), 0,
+                     acceptance=0.5, served=False, coef=coef)
+    assert faster.step_cost > p.step_cost  # the fixed part weighs more on a shorter step
+
+
 def test_an_unmeasured_architecture_takes_the_fit_across_architectures(roof_cat):
     """A device whose architecture has no fit row gets the launch cost and the efficiency fitted across every
     measured architecture (ANY_ARCH), not one measured architecture's: stated in the basis, with the wider band; a
     measured architecture keeps its own."""
     coef = Coefficients(
         {("llamacpp", "dense", "Hopper"): 0.5, ("llamacpp", "dense", ANY_ARCH): 0.4}, {},
-        {("llamacpp", "Hopper"): 0.0, ("llamacpp", ANY_ARCH): 50e-6}, {}, 0.0, 0.0)
+        {("llamacpp", "Hopper"): 0.0, ("llamacpp", ANY_ARCH): 50e-6}, {}, 0.0, 0.0, 0.0)
     r = roof_cat.apps["llama7b4090"]  # Ada: no fit row
     layers = r.model.architecture.layers
     unseen = predict(r, 0, coef=coef)
@@ -154,7 +171,7 @@ def test_list_json_and_table_carry_the_prediction(capsys):
 def test_launch_cost_is_counted_per_kernel_block(roof_cat):
     """A transformer layer runs two kernel blocks (a mixer, an FFN); a Nemotron-H layer runs one (a Mamba-2 mixer, an
     attention or an FFN alone): the same layer count costs half the launches."""
-    coef = Coefficients({("llamacpp", "dense", ANY_ARCH): 0.5}, {}, {("llamacpp", ANY_ARCH): 40e-6}, {}, 0.0, 0.0)
+    coef = Coefficients({("llamacpp", "dense", ANY_ARCH): 0.5}, {}, {("llamacpp", ANY_ARCH): 40e-6}, {}, 0.0, 0.0, 0.0)
     r = roof_cat.apps["llama7b4090"]
     layers = r.model.architecture.layers
     assert blocks(r) == 2 * layers
@@ -171,7 +188,7 @@ def test_dense_families_share_one_weights_efficiency_moe_families_keep_their_own
     row of its own takes the `dense` class's efficiency as fitted; a MoE family is kept by its family."""
     assert weights_class("gemma4/dense") == weights_class("gqa/dense") == "dense"
     assert weights_class("gemma4/moe") == "gemma4/moe" and weights_class(None) is None
-    coef = Coefficients({("llamacpp", "dense", "Hopper"): 0.6}, {}, {("llamacpp", "Hopper"): 0.0}, {}, 0.0, 0.0)
+    coef = Coefficients({("llamacpp", "dense", "Hopper"): 0.6}, {}, {("llamacpp", "Hopper"): 0.0}, {}, 0.0, 0.0, 0.0)
     r = on_device(roof_cat.apps["llama7b4090"], load_device_file(H100))
     arch = r.model.architecture.model_copy(update={"arch": "gemma4"})
     gemma = replace(r, model=r.model.model_copy(update={"architecture": arch}))
