@@ -1,12 +1,11 @@
 """One module per engine family (the registry: generator/schema/engines.py; each module's `FAMILY`:
-generator/engines/interface.py); the argv builder and the Router card's supports of a resolved app, by its family.
+generator/engines/interface.py); the argv builder of a sized app, by its family.
 A family's module is imported when an app of that family is first built (`engines/family.py` `family`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING  # for the face below (scripts/faces.py)
 
-from generator.catalog import Resolved
 from generator.engines.base import EngineSpec, Sized
 from generator.engines.family import family_for
 
@@ -14,10 +13,6 @@ from generator.engines.family import family_for
 def engine_for(r: Sized) -> EngineSpec:
     """The app's argv and env, built by its family (`r` sized: generator/fit/sizing.py `sized`)."""
     return family_for(r.stack).build(r)
-
-
-def supports_for(r: Resolved, argv: list[str]) -> frozenset[str]:
-    return family_for(r.stack).supports(argv)
 
 
 # The face: written by scripts/faces.py from the imports of other packages (run it; do not edit this part).
