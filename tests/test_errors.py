@@ -200,10 +200,10 @@ DOCUMENTED = {
                                             "smoke/http.py turns httpcore's timeouts into SmokeFailure",
     ("Exit", "generator/cli/"): "typer.Exit: a command ends with its exit code",
 }
-# A package's face (scripts/faces.py): PEP 562's `__getattr__` says a name the package does not have with an
-# AttributeError, as Python's own attribute lookup does (`from generator.fit import nothing` is then an ImportError).
-DOCUMENTED |= {("AttributeError", f"generator/{p.name}/__init__.py"): "a face's PEP 562 __getattr__"
-               for p in sorted(GENERATOR.iterdir()) if (p / "__init__.py").is_file()}
+# A package's face (scripts/faces.py): PEP 562's `__getattr__` (generator/__init__.py `face`) says a name the package
+# does not have with an AttributeError, as Python's own attribute lookup does (`from generator.fit import nothing` is
+# then an ImportError).
+DOCUMENTED[("AttributeError", "generator/__init__.py")] = "a face's PEP 562 __getattr__"
 # Exception classes defined outside generator/core/errors.py that are not CatalogError subclasses.
 LOCAL_CLASSES = {"_Refused", "_Irregular", "_Unsure", "UnknownKind", "SmokeFailure", "PublishError"}
 

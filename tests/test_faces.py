@@ -158,7 +158,7 @@ def test_the_script_rewrites_a_small_tree_and_its_face_loads_lazily(tmp_path, mo
     the face loads its submodule on first use; a name defined twice stops it."""
     gen = tmp_path / "generator"
     files = {
-        "__init__.py": "",
+        "__init__.py": (GEN / "__init__.py").read_text(),  # the faces' loader (`face`)
         "alpha/__init__.py": '"""Alpha."""\n',
         "alpha/inner.py": "from generator.alpha.base import Base\n\nTHING = 1\n\n\ndef helper() -> int:\n    return 2\n",
         "alpha/base.py": "class Base:\n    pass\n",

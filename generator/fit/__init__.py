@@ -42,15 +42,7 @@ _FACE: dict[str, str] = {"DevicePlan": "devices", "FAR_ABOVE_MIB": "sizing", "Fi
                          "reading": "roofline", "size_gpu": "sizing", "sized": "sizing", "speeds": "speed",
                          "variant_on": "devices", "with_rows": "calibrate"}
 
-if not TYPE_CHECKING:
-    def __getattr__(name: str) -> object:
-        """PEP 562: load a public name from its submodule on first use, then keep it here."""
-        try:
-            module = _FACE[name]
-        except KeyError:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-        value = __import__(f"{__name__}.{module}", fromlist=(name,))  # the submodule
-        if name != module:
-            value = getattr(value, name)
-        globals()[name] = value
-        return value
+if not TYPE_CHECKING:  # PEP 562: a public name is loaded from its submodule on first use
+    from generator import face as _face
+
+    __getattr__ = _face(globals(), _FACE)

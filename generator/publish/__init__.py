@@ -98,15 +98,7 @@ _FACE: dict[str, str] = {"Item": "core", "MarketBuild": "market", "Released": "m
                          "profile_of": "market", "read_icons": "market", "run": "core", "writable_below": "market",
                          "write_if_changed": "market"}
 
-if not TYPE_CHECKING:
-    def __getattr__(name: str) -> object:
-        """PEP 562: load a public name from its submodule on first use, then keep it here."""
-        try:
-            module = _FACE[name]
-        except KeyError:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-        value = __import__(f"{__name__}.{module}", fromlist=(name,))  # the submodule
-        if name != module:
-            value = getattr(value, name)
-        globals()[name] = value
-        return value
+if not TYPE_CHECKING:  # PEP 562: a public name is loaded from its submodule on first use
+    from generator import face as _face
+
+    __getattr__ = _face(globals(), _FACE)
