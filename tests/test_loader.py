@@ -108,3 +108,16 @@ def test_the_common_scalars_load_as_ruamel_constructs_them(text: str) -> None:
     assert type(ours) is type(theirs)
     assert ours == theirs or (ours != ours and theirs != theirs)  # NaN
     assert str(ours) == str(theirs)
+
+
+def test_a_file_is_read_whole_by_its_size_and_refused_past_the_cap(tmp_path):
+    """read_bytes reads what the file holds (not a cap-sized buffer) and still refuses a file past the cap."""
+    from generator.core.errors import InputError
+    from generator.yamlio.loader import read_bytes
+
+    path = tmp_path / "app.yaml"
+    path.write_bytes(b"name: x\n" * 100)
+    assert read_bytes(path, "app.yaml", max_bytes=800) == b"name: x\n" * 100  # exactly the cap
+    assert read_bytes(path, "app.yaml") == b"name: x\n" * 100
+    with pytest.raises(InputError, match="larger than 799 bytes"):
+        read_bytes(path, "app.yaml", max_bytes=799)
