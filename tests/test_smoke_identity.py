@@ -87,8 +87,12 @@ def test_above_the_roofline_is_suspect_and_does_not_unblock(catalog_copy, long_s
     assert code == 1 and out["verdict"] == "suspect" and bound is not None and 20 < bound < 120, out
     assert out["tokens_per_s"] > bound
     reason = out["reasons"][0]
-    assert reason.startswith(f"{out['tokens_per_s']:.1f} t/s is above {bound:.1f} t/s, the fastest this app can "
-                             "decode (roofline 896 GB/s / (") and "GB weights" in reason, reason
+    # the message rounds the measured figure once, the JSON field separately (304.55 may read 304.6 in one, 304.5 in
+    # the other): the figure is compared as a number, the rest of the sentence as text
+    said, _, rest = reason.partition(" t/s is above ")
+    assert abs(float(said) - out["tokens_per_s"]) <= 0.051, reason
+    assert rest.startswith(f"{bound:.1f} t/s, the fastest this app can decode (roofline 896 GB/s / (") and \
+        "GB weights" in rest, reason
     assert out["accepted_baseline"] is False  # only a pass becomes a baseline
     assert any("--accept-baseline: not accepted, the verdict is suspect" in n for n in out["notes"])
     item = {i.app: i for i in plan(load_catalog(catalog_copy), {LONG: history(catalog_copy, LONG)})}[DENSE]
