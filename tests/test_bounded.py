@@ -52,3 +52,17 @@ def test_lines_are_bounded_in_all_and_each():
     assert cut == [b"x" * 8, b"next"]
     with pytest.raises(InputError):
         list(iter_lines(io.BytesIO(b"line\n" * 100), 50))
+
+
+def test_read_sized_reads_by_the_stated_size_and_on_up_to_the_cap_when_the_file_grew():
+    """read_sized asks for the size the stat gave (+1); where more came (the file grew), it reads on to cap + 1, so
+    the caller still sees an overrun; it never reads past cap + 1."""
+    import io
+
+    from generator.core.bounded import read_sized
+
+    assert read_sized(io.BytesIO(b"abcd"), 4, 10) == b"abcd"
+    assert read_sized(io.BytesIO(b"abcdefgh"), 4, 10) == b"abcdefgh"  # grew from 4 to 8 bytes: read whole
+    assert read_sized(io.BytesIO(b"x" * 20), 4, 10) == b"x" * 11  # grew past the cap: cap + 1, refused by the caller
+    assert read_sized(io.BytesIO(b"x" * 20), 15, 10) == b"x" * 11  # stated past the cap: cap + 1 at most
+    assert read_sized(io.BytesIO(b"x" * 10), 10, 10) == b"x" * 10

@@ -47,6 +47,7 @@ from pathlib import Path
 
 from generator.core import FileSystemError, UsageError, translate_os_error
 from generator.core import safe_line
+from generator.core import read_sized
 
 Tree = dict[str, str]  # relative path -> text
 
@@ -85,11 +86,7 @@ def _read_file(path: str) -> str:
             return _describe(path, info)
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
         with os.fdopen(fd, "rb") as fh:
-            # the size it has (+1: it grew), not the cap: read(n) allocates n bytes first, and 16 MiB for each of
-            # a store's ~8,000 chart files was seconds of `catalog serve`'s start
-            data = fh.read(info.st_size + 1)
-            if len(data) > info.st_size:  # it grew since lstat: read on, up to the cap as before
-                data += fh.read(MAX_READ_BYTES + 1 - len(data))
+            data = read_sized(fh, info.st_size, MAX_READ_BYTES)
     except OSError as exc:
         return f"<unreadable: {exc.strerror}>"
     try:

@@ -11,8 +11,8 @@ __all__ = ["CatalogChoice", "CatalogError", "Data", "ExternalError", "FileSystem
            "Rule", "Severity", "Stage", "ToolError", "UsageError", "atomic_write_text", "build_script",
            "choose_catalog", "credentials", "diskcache", "embedded_catalog", "has_errors", "inside_package",
            "iter_lines", "journal", "literal_secret", "lock", "markup", "missing_module", "plural", "printable",
-           "read_regular_file", "require", "safe_line", "safe_url", "secret_forms", "secret_name", "secrets_in",
-           "split_userinfo", "templates_dir", "translate_os_error", "tuples", "writable"]
+           "read_regular_file", "read_sized", "require", "safe_line", "safe_url", "secret_forms", "secret_name",
+           "secrets_in", "split_userinfo", "templates_dir", "translate_os_error", "tuples", "writable"]
 
 if TYPE_CHECKING:
     from .locate import CatalogChoice as CatalogChoice
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from .text import plural as plural
     from .terminal import printable as printable
     from .bounded import read_regular_file as read_regular_file
+    from .bounded import read_sized as read_sized
     from .imports import require as require
     from .text import safe_line as safe_line
     from .redact import safe_url as safe_url
@@ -76,10 +77,11 @@ _FACE: dict[str, str] = {"CatalogChoice": "locate", "CatalogError": "errors", "D
                          "has_errors": "findings", "inside_package": "locate", "iter_lines": "bounded",
                          "journal": "fileio", "literal_secret": "redact", "lock": "lock", "markup": "terminal",
                          "missing_module": "errors", "plural": "text", "printable": "terminal",
-                         "read_regular_file": "bounded", "require": "imports", "safe_line": "text",
-                         "safe_url": "redact", "secret_forms": "redact", "secret_name": "redact",
-                         "secrets_in": "redact", "split_userinfo": "redact", "templates_dir": "locate",
-                         "translate_os_error": "errors", "tuples": "data", "writable": "fileio"}
+                         "read_regular_file": "bounded", "read_sized": "bounded", "require": "imports",
+                         "safe_line": "text", "safe_url": "redact", "secret_forms": "redact",
+                         "secret_name": "redact", "secrets_in": "redact", "split_userinfo": "redact",
+                         "templates_dir": "locate", "translate_os_error": "errors", "tuples": "data",
+                         "writable": "fileio"}
 
 if not TYPE_CHECKING:  # PEP 562: a public name is loaded from its submodule on first use
     from generator import face as _face

@@ -69,6 +69,17 @@ def read_regular_file(path: Path | str, limit: int, what: str = "the file") -> b
         os.close(fd)
 
 
+def read_sized(fh: BinaryIO, size: int, cap: int) -> bytes:
+    """At most `cap + 1` bytes of an open file whose stat said `size`: read by that size (+1, to see that it grew),
+    then on up to the cap where it did. Not by the cap: `read(n)` allocates n bytes first, and 16 MiB for each of a
+    store's ~8,000 chart files was seconds of `catalog serve`'s start. The caller refuses a result over `cap`."""
+    want = min(size, cap) + 1
+    data = fh.read(want)
+    if len(data) == want and want <= cap:  # it grew since the stat: read on, up to the cap
+        data += fh.read(cap + 1 - want)
+    return data
+
+
 def read_stream(stream: BinaryIO, limit: int, name: str = "<stdin>", what: str = "the input") -> bytes:
     """At most `limit` bytes of a binary stream; more is an InputError (the rest is never read)."""
     parts: list[bytes] = []

@@ -22,6 +22,8 @@ import secrets
 import stat
 from pathlib import Path
 
+from generator.core.bounded import read_sized
+
 ENV = "CATALOG_CACHE_DIR"
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _FILE_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -106,9 +108,7 @@ def read_entry(dir_fd: int, name: str, magic: bytes, content_key: str, max_bytes
                 return None
             if info.st_size > max_bytes:
                 return None
-            data = fh.read(info.st_size + 1)  # its size, not the cap: read(n) allocates n bytes first
-            if len(data) > info.st_size:  # it grew since fstat: read on, up to the cap
-                data += fh.read(max_bytes + 1 - len(data))
+            data = read_sized(fh, info.st_size, max_bytes)
     except OSError:
         return None
     return opened(magic, data, content_key) if len(data) <= max_bytes else None

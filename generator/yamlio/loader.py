@@ -25,6 +25,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.reader import ReaderError as YAMLReaderError
 
 from generator.core import InputError, Problem, translate_os_error
+from generator.core import read_sized
 from generator.yamlio.resolve import CachedScalarResolve
 
 T = TypeVar("T", bound=BaseModel)
@@ -172,11 +173,7 @@ def read_bytes(path: Path, name: str, *, max_bytes: int = MAX_FILE_BYTES) -> byt
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise InputError([Problem(name, None, None, "not a regular file; a catalog file is plain YAML text")])
-        # the size it has (+1: it grew), not the cap: read(n) allocates n bytes first (16 MiB a catalog file)
-        want = min(info.st_size, max_bytes) + 1
-        data = fh.read(want)
-        if len(data) == want and want <= max_bytes:  # it grew since fstat: read on, up to the cap as before
-            data += fh.read(max_bytes + 1 - want)
+        data = read_sized(fh, info.st_size, max_bytes)
     if len(data) > max_bytes:
         raise InputError([Problem(name, 1, None, f"the file is larger than {_size(max_bytes)}, the cap for this "
                                                  "file; a catalog file this large is a mistake (or an attack): "
